@@ -1,0 +1,6 @@
+// Thin mount of the REST bridge; everything that makes a request correct lives in the handler.
+import { handleRestRequest } from "@/server/api/rest-bridge";
+
+export const dynamic = "force-dynamic";
+const handler = (req: Request) => handleRestRequest(req);
+export { handler as GET, handler as POST, handler as PATCH, handler as PUT, handler as DELETE, handler as HEAD, handler as OPTIONS };

@@ -1,0 +1,6 @@
+// `/api/v1` itself has no endpoint; the bridge answers with the 404 envelope.
+import { handleRestRequest } from "@/server/api/rest-bridge";
+
+export const dynamic = "force-dynamic";
+const handler = (req: Request) => handleRestRequest(req);
+export { handler as GET, handler as POST, handler as PATCH, handler as PUT, handler as DELETE };

@@ -1,0 +1,3 @@
+#!/bin/sh
+echo "schema engine stub: migrations run through scripts/migrate.ts" >&2
+exit 1

@@ -1,0 +1,166 @@
+// The /api/v1 REST contract over the tRPC router: a plain `(Request) => Promise<Response>` that any
+// host can mount (a Next route file, or the lean node:http front). Routes come from each
+// procedure's trpc-to-openapi `openapi` meta; the table is built once per process.
+//
+// It replaces trpc-to-openapi's own fetch adapter, whose behaviour breaks this contract: it rebuilds
+// its route table per request, shapes error bodies its own way, spreads non-object JSON bodies into
+// the input, coerces by rewriting the zod schemas in place (bodies and the dashboard endpoint
+// included) and sends an unexpected exception's message to the client.
+import { randomUUID } from "node:crypto";
+import { forEachOpenApiProcedure, getPathRegExp, normalizePath } from "trpc-to-openapi";
+import { AppError, badRequest, errorBody, toAppError } from "../errors";
+import { log } from "../log";
+import { appRouter } from "../router";
+import { createCallerFactory, type ProcedureMeta, type RequestContext } from "../trpc";
+import { getOpenApiDocument } from "./openapi";
+
+export const API_BASE_PATH = "/api/v1";
+export const MAX_BODY_BYTES = 1024 * 1024;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+type Route = {
+  method: string;
+  pattern: RegExp;
+  procedurePath: string[];
+  pathParams: string[];
+  /** Query parameters whose schema is a number: their string values are converted before validation. */
+  numericQuery: Set<string>;
+  successStatus: number;
+};
+
+function unwrap(schema: any): any {
+  let s = schema;
+  while (s?._zod?.def && ["optional", "nullable", "default", "prefault"].includes(s._zod.def.type)) s = s._zod.def.innerType;
+  return s;
+}
+
+function buildRouteTable(): Route[] {
+  const routes: Route[] = [];
+  forEachOpenApiProcedure(appRouter._def.procedures as any, ({ path, procedure, meta }: { path: string; procedure: { _def: unknown }; meta: ProcedureMeta }) => {
+    const openapi = meta.openapi!;
+    const input = (procedure._def as { inputs: any[] }).inputs[0];
+    const numericQuery = new Set<string>();
+    if (openapi.method === "GET" && input?._zod?.def?.shape) {
+      for (const [key, field] of Object.entries(input._zod.def.shape)) {
+        if (unwrap(field)?._zod?.def?.type === "number") numericQuery.add(key);
+      }
+    }
+    const routePath = normalizePath(openapi.path);
+    routes.push({
+      method: openapi.method,
+      pattern: getPathRegExp(routePath),
+      procedurePath: path.split("."),
+      pathParams: [...routePath.matchAll(/\{(.+?)\}/g)].map((m) => m[1]),
+      numericQuery,
+      successStatus: meta.successStatus ?? 200,
+    });
+  });
+  // Literal segments before parameters, so `/conversations/{id}/messages` never loses to a looser pattern.
+  return routes.sort((a, b) => b.pattern.source.length - a.pattern.source.length);
+}
+
+let routeTable: Route[] | undefined;
+const createCaller = createCallerFactory(appRouter);
+
+function match(method: string, path: string): { route: Route; params: Record<string, string> } | null {
+  routeTable ??= buildRouteTable();
+  for (const route of routeTable) {
+    if (route.method !== method) continue;
+    const m = route.pattern.exec(path);
+    if (m) return { route, params: { ...(m.groups ?? {}) } };
+  }
+  return null;
+}
+
+function queryInput(url: URL, route: Route): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  for (const key of new Set(url.searchParams.keys())) {
+    const values = url.searchParams.getAll(key);
+    if (values.length > 1) throw badRequest(`invalid field '${key}': given more than once`, key);
+    const value = values[0];
+    // Only numeric-looking strings become numbers; anything else reaches the schema as a string
+    // and fails there with a message naming the parameter.
+    input[key] = route.numericQuery.has(key) && /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
+  }
+  return input;
+}
+
+async function readBody(req: Request): Promise<string> {
+  const declared = Number(req.headers.get("content-length") ?? "0");
+  if (declared > MAX_BODY_BYTES) throw new AppError("bad_request", "request body exceeds 1 MiB", { status: 413 });
+  if (!req.body) return "";
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel();
+      throw new AppError("bad_request", "request body exceeds 1 MiB", { status: 413 });
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+async function bodyInput(req: Request, route: Route): Promise<Record<string, unknown>> {
+  const contentType = req.headers.get("content-type") ?? "";
+  if (!/^application\/json\s*(;|$)/i.test(contentType)) {
+    throw badRequest(`content-type must be application/json (got ${contentType ? `'${contentType.slice(0, 100)}'` : "none"})`);
+  }
+  const text = await readBody(req);
+  if (!text.trim()) throw badRequest("request body is required (a JSON object)");
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw badRequest("request body is not valid JSON");
+  }
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw badRequest("request body must be a JSON object");
+  }
+  for (const param of route.pathParams) {
+    if (param in body) throw badRequest(`unknown field '${param}': it is given by the path, not the body`, param);
+  }
+  return body as Record<string, unknown>;
+}
+
+function json(status: number, body: unknown, headers: Headers): Response {
+  headers.set("content-type", "application/json");
+  return new Response(JSON.stringify(body), { status, headers });
+}
+
+/** Answers one /api/v1 request. Never throws: every failure is an error envelope. */
+export async function handleRestRequest(req: Request): Promise<Response> {
+  const incomingId = req.headers.get("x-request-id");
+  const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : randomUUID();
+  const resHeaders = new Headers({ "x-request-id": requestId });
+  const url = new URL(req.url);
+  const method = req.method.toUpperCase();
+  const path = normalizePath(url.pathname.startsWith(API_BASE_PATH) ? url.pathname.slice(API_BASE_PATH.length) : url.pathname);
+
+  try {
+    if (method === "GET" && path === "/openapi.json") return json(200, getOpenApiDocument(), resHeaders);
+    const found = match(method, path);
+    if (!found) throw new AppError("not_found", `no endpoint ${method} ${API_BASE_PATH}${path === "/" ? "" : path}`);
+    const { route, params } = found;
+    const input = method === "GET" || method === "DELETE" ? queryInput(url, route) : await bodyInput(req, route);
+    Object.assign(input, params);
+
+    const ctx: RequestContext = { transport: "rest", headers: req.headers, requestId, resHeaders };
+    const caller: any = createCaller(ctx);
+    const procedure = route.procedurePath.reduce((node, segment) => node[segment], caller);
+    const data = await procedure(input);
+    return json(ctx.status ?? route.successStatus, data, resHeaders);
+  } catch (err) {
+    const error = toAppError(err);
+    if (error.errorCode === "internal_error") {
+      const cause = error.cause ?? err;
+      log.error("unhandled error", { requestId, method, path, error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) });
+    }
+    for (const [name, value] of Object.entries(error.headers ?? {})) resHeaders.set(name, value);
+    return json(error.status, errorBody(error), resHeaders);
+  }
+}

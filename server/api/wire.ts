@@ -1,0 +1,68 @@
+// Wire formats shared by every resource: ids, timestamps, dates, decimals, JSON objects.
+import { z } from "zod";
+
+export const uuid = () => z.uuid({ message: "must be a uuid" });
+
+/** ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z. */
+export const isoDateTime = () => z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time" });
+export const toIso = (d: Date) => d.toISOString();
+export const toIsoOrNull = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+/** YYYY-MM-DD, a real calendar date (2026-02-30 is refused). */
+export const calendarDate = () =>
+  z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be a date YYYY-MM-DD" }).refine(
+    (s) => {
+      const d = new Date(`${s}T00:00:00.000Z`);
+      return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
+    },
+    { message: "must be a real calendar date" },
+  );
+export const dateFromWire = (s: string) => new Date(`${s}T00:00:00.000Z`);
+export const dateToWire = (d: Date | null) => (d ? d.toISOString().slice(0, 10) : null);
+
+/** A free-keyed JSON object (attributes). */
+export const jsonObject = () => z.record(z.string(), z.unknown());
+
+/**
+ * Shallow merge used for `attributes`: keys in the patch overwrite or add, a `null` value deletes,
+ * other stored keys stay.
+ */
+export function mergeAttributes(stored: unknown, patch: Record<string, unknown>): Record<string, unknown> {
+  const next: Record<string, unknown> = { ...(stored && typeof stored === "object" ? (stored as object) : {}) };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete next[k];
+    else next[k] = v;
+  }
+  return next;
+}
+
+/** `numeric(65,30)`: at most 35 integer digits and 30 fractional digits are kept exactly. */
+const DECIMAL = /^[0-9]+(\.[0-9]+)?$/;
+const fitsNumeric = (s: string) => {
+  const [int, frac = ""] = s.split(".");
+  return int.replace(/^0+(?=\d)/, "").length <= 35 && frac.length <= 30;
+};
+
+/** Plain-notation decimal string of a JS number (never exponent form). */
+export function numberToDecimalString(n: number): string {
+  const s = String(n);
+  if (!/e/i.test(s)) return s;
+  // toLocaleString keeps every significant digit JS knows for the number, without an exponent.
+  return n.toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 100 });
+}
+
+/** A price: a number >= 0, or a decimal string for values a number would round. */
+export const decimalInput = () =>
+  z
+    .union([
+      z.number().nonnegative({ message: "must be >= 0" }).refine(Number.isFinite, { message: "must be finite" }),
+      z.string().regex(DECIMAL, { message: "must be a non-negative decimal string like \"1500.50\"" }),
+    ])
+    .transform((v) => (typeof v === "number" ? numberToDecimalString(v) : v))
+    .refine(fitsNumeric, { message: "must have at most 35 integer and 30 fractional digits" });
+
+/** A stored decimal (Prisma Decimal) in plain notation, trailing zeros removed. */
+export function decimalToWire(d: { toFixed(): string } | string): string {
+  const s = typeof d === "string" ? d : d.toFixed();
+  return s.includes(".") ? s.replace(/0+$/, "").replace(/\.$/, "") : s;
+}

@@ -1,0 +1,51 @@
+// Authenticates an API request: shape check (no I/O), one indexed lookup by prefix, a constant-time
+// hash comparison, and a coalesced last-used write that never blocks the request.
+import { AppError, MESSAGES } from "../errors";
+import { getDb } from "../db/client";
+import { log } from "../log";
+import { LOOKUP_PREFIX_LENGTH, parseBearerToken, verifySecret } from "./api-key-format";
+
+export type AuthenticatedKey = { id: string; tenantId: string; scopes: string[] };
+
+export async function authenticateApiKey(header: string | null, requestId: string): Promise<AuthenticatedKey> {
+  const token = parseBearerToken(header);
+  if (!token) {
+    log.info("api auth refused", { requestId, reason: "malformed" });
+    throw new AppError("unauthorized", MESSAGES.malformedAuth);
+  }
+  const db = await getDb();
+  // Revocation must apply on the next request, so this is read from the database every time.
+  const key = await db.apiKey.findUnique({
+    where: { prefix: token.slice(0, LOOKUP_PREFIX_LENGTH) },
+    select: { id: true, tenantId: true, scopes: true, salt: true, hash: true, revokedAt: true },
+  });
+  if (!key || key.revokedAt || !verifySecret(token, key.salt, key.hash)) {
+    log.info("api auth refused", { requestId, reason: key?.revokedAt ? "revoked" : "unknown" });
+    throw new AppError("unauthorized", MESSAGES.unknownKey);
+  }
+  touchLastUsed(key.id);
+  return { id: key.id, tenantId: key.tenantId, scopes: key.scopes };
+}
+
+// Last-used is written at most once per key per minute per process, and the conditional update
+// keeps several processes from writing more than that between them.
+const LAST_USED_INTERVAL_MS = 60_000;
+const lastWritten = new Map<string, number>();
+
+function touchLastUsed(keyId: string): void {
+  const now = Date.now();
+  if (now - (lastWritten.get(keyId) ?? 0) < LAST_USED_INTERVAL_MS) return;
+  lastWritten.set(keyId, now);
+  if (lastWritten.size > 100_000) lastWritten.clear();
+  void getDb()
+    .then((db) =>
+      db.apiKey.updateMany({
+        where: { id: keyId, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(now - LAST_USED_INTERVAL_MS) } }] },
+        data: { lastUsedAt: new Date(now) },
+      }),
+    )
+    .catch((err) => log.warn("last-used update failed", { keyId, error: String(err) }));
+}
+
+/** For tests: forget coalescing state so the next use writes. */
+export const resetLastUsedCoalescing = () => lastWritten.clear();

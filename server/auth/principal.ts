@@ -1,0 +1,31 @@
+// Who is calling, and what they may do.
+import { AppError, MESSAGES } from "../errors";
+
+export const SCOPES = [
+  "read", "leads:write", "appointments:write", "offerings:write", "conversations:write", "crm:write", "assistant:read",
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export type Role = "owner" | "admin" | "member";
+export const MANAGER_ROLES: readonly Role[] = ["owner", "admin"];
+
+export type Principal =
+  | { kind: "api_key"; tenantId: string; keyId: string; scopes: string[] }
+  | { kind: "user"; tenantId: string; userId: string; role: Role; email?: string };
+
+export function assertAllowed(principal: Principal, scope: Scope): void {
+  if (principal.kind === "api_key") {
+    if (!principal.scopes.includes(scope)) throw new AppError("forbidden", MESSAGES.missingScope(scope));
+    return;
+  }
+  if (scope !== "read" && scope !== "assistant:read" && !MANAGER_ROLES.includes(principal.role)) {
+    throw new AppError("forbidden", `role '${principal.role}' cannot make changes; an owner or admin can`);
+  }
+}
+
+/** The audit-log actor of a principal. */
+export function actorOf(principal: Principal) {
+  return principal.kind === "api_key"
+    ? { actorType: "api_key", actorId: principal.keyId, actorLabel: null }
+    : { actorType: "user", actorId: principal.userId, actorLabel: principal.email ?? null };
+}

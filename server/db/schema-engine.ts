@@ -1,0 +1,103 @@
+// Drives Prisma's official schema engine compiled to WebAssembly through a driver adapter, so
+// migrations apply (and can be created) without the native engine binary, which cannot be
+// downloaded everywhere. It writes the standard `_prisma_migrations` table, so
+// `prisma migrate deploy` keeps working wherever the native engine exists.
+import { readFile, readdir } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { bindMigrationAwareSqlAdapterFactory } from "@prisma/driver-adapter-utils";
+import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import type { MigrationList, SchemaEngine } from "@prisma/schema-engine-wasm";
+
+export const PRISMA_DIR = path.resolve(process.cwd(), "prisma");
+export const SCHEMA_PATH = path.join(PRISMA_DIR, "schema.prisma");
+export const MIGRATIONS_DIR = path.join(PRISMA_DIR, "migrations");
+const NO_FILTERS = { externalTables: [], externalEnums: [] };
+
+type EngineModule = typeof import("@prisma/schema-engine-wasm");
+let engineModule: Promise<EngineModule> | undefined;
+
+/** Instantiates the wasm once per process (the package's own entry relies on wasm ESM imports). */
+function loadEngineModule(): Promise<EngineModule> {
+  engineModule ??= (async () => {
+    // The package exports only its entry, so locate its folder from that entry's path.
+    const require = createRequire(import.meta.url);
+    const dir = path.dirname(require.resolve("@prisma/schema-engine-wasm"));
+    const bg = await import(pathToFileURL(path.join(dir, "schema_engine_bg.js")).href);
+    const bytes = await readFile(path.join(dir, "schema_engine_bg.wasm"));
+    const { instance } = await WebAssembly.instantiate(bytes, { "./schema_engine_bg.js": bg });
+    bg.__wbg_set_wasm(instance.exports);
+    (instance.exports as { __wbindgen_start?: () => void }).__wbindgen_start?.();
+    return bg as EngineModule;
+  })();
+  return engineModule;
+}
+
+async function withEngine<T>(
+  adapterFactory: SqlMigrationAwareDriverAdapterFactory,
+  run: (engine: SchemaEngine, datamodel: string) => Promise<T>,
+): Promise<T> {
+  const mod = await loadEngineModule();
+  const datamodel = await readFile(SCHEMA_PATH, "utf8");
+  const log = process.env.MIGRATE_DEBUG ? (line: string) => console.error(line) : () => {};
+  const engine = await mod.SchemaEngine.new(
+    { datamodels: [[SCHEMA_PATH, datamodel]] },
+    log,
+    bindMigrationAwareSqlAdapterFactory(adapterFactory),
+  );
+  try {
+    return await run(engine, datamodel);
+  } finally {
+    engine.free();
+  }
+}
+
+export async function readMigrationList(): Promise<MigrationList> {
+  const names = existsSync(MIGRATIONS_DIR)
+    ? (await readdir(MIGRATIONS_DIR, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort()
+    : [];
+  const lockPath = path.join(MIGRATIONS_DIR, "migration_lock.toml");
+  return {
+    baseDir: MIGRATIONS_DIR,
+    lockfile: { path: "migration_lock.toml", content: existsSync(lockPath) ? await readFile(lockPath, "utf8") : null },
+    shadowDbInitScript: "",
+    migrationDirectories: await Promise.all(
+      names.map(async (name) => ({
+        path: name,
+        migrationFile: {
+          path: "migration.sql",
+          content: { tag: "ok" as const, value: await readFile(path.join(MIGRATIONS_DIR, name, "migration.sql"), "utf8") },
+        },
+      })),
+    ),
+  };
+}
+
+/** Applies every migration in prisma/migrations not yet recorded in `_prisma_migrations`. */
+export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAdapterFactory): Promise<string[]> {
+  const migrationsList = await readMigrationList();
+  return withEngine(adapterFactory, async (engine) => {
+    const out = await engine.applyMigrations({ migrationsList, filters: NO_FILTERS });
+    return out.appliedMigrationNames;
+  });
+}
+
+/** The SQL that takes the migrations' end state to the schema (empty when they match). */
+export async function diffMigrationsToSchema(adapterFactory: SqlMigrationAwareDriverAdapterFactory): Promise<string> {
+  const migrationsList = await readMigrationList();
+  return withEngine(adapterFactory, async (engine, datamodel) => {
+    const from = migrationsList.migrationDirectories.length
+      ? ({ tag: "migrations", ...migrationsList } as const)
+      : ({ tag: "empty" } as const);
+    const result = await engine.diff({
+      from,
+      to: { tag: "schemaDatamodel", files: [{ path: SCHEMA_PATH, content: datamodel }] },
+      script: true,
+      exitCode: null,
+      filters: NO_FILTERS,
+    });
+    return (result.stdout ?? "").trim();
+  });
+}

@@ -1,0 +1,66 @@
+// Structural tenant isolation: every query made through `scopeToTenant(db, tenantId)` is filtered
+// by (and every row it creates is stamped with) that tenant, so a call site cannot forget the
+// `where`. Another tenant's row is then indistinguishable from a missing one.
+import type { PrismaClient } from "./generated/client";
+
+/** Models that carry a tenant_id column. */
+const TENANT_MODELS = new Set([
+  "ApiKey", "AuditLog", "Offering", "Appointment", "Conversation", "Message", "Lead", "Event",
+  "WebhookSubscription", "WebhookDelivery", "WebhookAttempt", "Notification", "CrmConnection",
+]);
+
+const FILTERED = new Set([
+  "findMany", "findFirst", "findFirstOrThrow", "count", "aggregate", "groupBy", "updateMany",
+  "updateManyAndReturn", "deleteMany",
+]);
+const UNIQUE = new Set(["findUnique", "findUniqueOrThrow", "update", "delete"]);
+
+type AnyArgs = Record<string, any>;
+
+function scopeArgs(operation: string, args: AnyArgs, tenantId: string): AnyArgs {
+  if (FILTERED.has(operation)) return { ...args, where: args.where ? { AND: [args.where, { tenantId }] } : { tenantId } };
+  if (UNIQUE.has(operation)) return { ...args, where: { ...args.where, tenantId } };
+  if (operation === "create") return { ...args, data: { ...args.data, tenantId } };
+  if (operation === "createMany" || operation === "createManyAndReturn") {
+    const rows = Array.isArray(args.data) ? args.data : [args.data];
+    return { ...args, data: rows.map((row: AnyArgs) => ({ ...row, tenantId })) };
+  }
+  if (operation === "upsert") {
+    return { ...args, where: { ...args.where, tenantId }, create: { ...args.create, tenantId } };
+  }
+  throw new Error(`tenant scope: unsupported operation ${operation}`);
+}
+
+function extend(db: PrismaClient, tenantId: string) {
+  return db.$extends({
+    name: "tenant-scope",
+    query: {
+      $allModels: {
+        async $allOperations({ model, operation, args, query }) {
+          if (!TENANT_MODELS.has(model)) return query(args);
+          return query(scopeArgs(operation, (args ?? {}) as AnyArgs, tenantId) as any);
+        },
+      },
+    },
+  });
+}
+
+export type TenantDb = ReturnType<typeof extend>;
+/** The transaction client of a tenant-scoped database. */
+export type TenantTx = Parameters<Parameters<TenantDb["$transaction"]>[0]>[0];
+
+// Extended clients are cheap to keep and not free to build: reuse one per tenant.
+const cache = new WeakMap<PrismaClient, Map<string, TenantDb>>();
+const MAX_CACHED_TENANTS = 10_000;
+
+export function scopeToTenant(db: PrismaClient, tenantId: string): TenantDb {
+  let perDb = cache.get(db);
+  if (!perDb) cache.set(db, (perDb = new Map()));
+  let scoped = perDb.get(tenantId);
+  if (!scoped) {
+    if (perDb.size >= MAX_CACHED_TENANTS) perDb.clear();
+    scoped = extend(db, tenantId);
+    perDb.set(tenantId, scoped);
+  }
+  return scoped;
+}

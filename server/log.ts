@@ -1,0 +1,18 @@
+// Structured JSON log lines on stdout/stderr. Never pass a secret (API key, webhook secret, CRM
+// credential) in `fields`.
+type Fields = Record<string, unknown>;
+const quiet = () => process.env.LOG_LEVEL === "silent";
+const line = (level: string, msg: string, fields?: Fields) =>
+  JSON.stringify({ level, time: new Date().toISOString(), msg, ...fields });
+
+export const log = {
+  info: (msg: string, fields?: Fields) => {
+    if (!quiet() && process.env.LOG_LEVEL !== "warn") console.log(line("info", msg, fields));
+  },
+  warn: (msg: string, fields?: Fields) => {
+    if (!quiet()) console.warn(line("warn", msg, fields));
+  },
+  error: (msg: string, fields?: Fields) => {
+    if (!quiet()) console.error(line("error", msg, fields));
+  },
+};

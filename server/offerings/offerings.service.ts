@@ -1,0 +1,98 @@
+// Offering actions. Every read and write goes through the tenant-scoped client.
+import type { Prisma } from "../db/generated/client";
+import type { TenantDb } from "../db/tenant-scope";
+import { lockTenantRow } from "../db/lock-row";
+import { dateFromWire, dateToWire, decimalToWire, mergeAttributes } from "../api/wire";
+import { keysetPage, toListEnvelope } from "../api/pagination";
+import { notFound } from "../errors";
+import { emitEvent } from "../events/emit-event";
+import type { CreateOfferingInput, Offering, UpdateOfferingInput } from "./offerings.types";
+
+type OfferingRow = Prisma.OfferingGetPayload<object>;
+
+export function offeringToWire(o: OfferingRow): Offering {
+  return {
+    id: o.id,
+    external_id: o.externalId,
+    reference_number: o.referenceNumber,
+    title: o.title,
+    title_ar: o.titleAr,
+    description: o.description,
+    description_ar: o.descriptionAr,
+    attributes: (o.attributes ?? {}) as Record<string, unknown>,
+    price: decimalToWire(o.price),
+    price_currency: o.priceCurrency,
+    address: o.address,
+    photos: o.photos,
+    status: o.status,
+    available_from: dateToWire(o.availableFrom),
+    created_at: o.createdAt.toISOString(),
+    updated_at: o.updatedAt.toISOString(),
+  };
+}
+
+/** Wire field -> column, for the fields a create or update may set directly. */
+const COLUMNS = {
+  external_id: "externalId", reference_number: "referenceNumber", title: "title", title_ar: "titleAr",
+  description: "description", description_ar: "descriptionAr", price: "price", price_currency: "priceCurrency",
+  address: "address", photos: "photos", status: "status",
+} as const;
+
+function toColumns(input: Partial<CreateOfferingInput>): Record<string, unknown> {
+  const data: Record<string, unknown> = {};
+  for (const [wire, column] of Object.entries(COLUMNS)) {
+    const value = input[wire as keyof typeof COLUMNS];
+    if (value !== undefined) data[column] = value;
+  }
+  if (input.available_from !== undefined) data.availableFrom = input.available_from === null ? null : dateFromWire(input.available_from);
+  return data;
+}
+
+export async function listOfferings(db: TenantDb, input: { limit?: number; cursor?: string }) {
+  const page = await keysetPage({
+    ...input,
+    sortKey: "createdAt",
+    direction: "desc",
+    // A cursor row soft-deleted after it was handed out still continues the list.
+    loadCursor: (id) => db.offering.findFirst({ where: { id }, select: { createdAt: true } }),
+    findMany: (args) => db.offering.findMany({ ...args, where: { ...args.where, deletedAt: null } }),
+  });
+  return toListEnvelope(page, offeringToWire);
+}
+
+export async function createOffering(db: TenantDb, input: CreateOfferingInput): Promise<Offering> {
+  return db.$transaction(async (tx) => {
+    const row = await tx.offering.create({
+      data: { ...toColumns(input), attributes: mergeAttributes({}, input.attributes ?? {}) } as never,
+    });
+    const offering = offeringToWire(row);
+    await emitEvent(tx, "offering.created", { object: offering });
+    return offering;
+  });
+}
+
+export async function updateOffering(db: TenantDb, tenantId: string, input: UpdateOfferingInput): Promise<Offering> {
+  const { id, attributes, ...rest } = input;
+  return db.$transaction(async (tx) => {
+    if (!(await lockTenantRow(tx, "offerings", tenantId, id))) throw notFound();
+    const before = await tx.offering.findFirst({ where: { id, deletedAt: null } });
+    if (!before) throw notFound();
+    const data = toColumns(rest);
+    if (attributes !== undefined) data.attributes = mergeAttributes(before.attributes, attributes);
+    const after = await tx.offering.update({ where: { id }, data: data as never });
+    const previous = offeringToWire(before);
+    const offering = offeringToWire(after);
+    await emitEvent(tx, "offering.updated", { object: offering, previous_attributes: changedFields(previous, offering) });
+    return offering;
+  });
+}
+
+/** Stripe-style `previous_attributes`: the old values of the fields that changed. */
+export function changedFields<T extends Record<string, unknown>>(before: T, after: T): Partial<T> {
+  const changed: Partial<T> = {};
+  for (const key of Object.keys(after) as (keyof T)[]) {
+    if (key === "updated_at") continue;
+    if (JSON.stringify(before[key]) !== JSON.stringify(after[key])) changed[key] = before[key];
+  }
+  return changed;
+}

@@ -1,0 +1,82 @@
+import { z } from "zod";
+import { calendarDate, decimalInput, jsonObject, uuid } from "../api/wire";
+import { listEnvelope, pageQuery } from "../api/pagination";
+import { unknownFieldMessage } from "../api/strict-body";
+
+export const offeringSchema = z
+  .object({
+    id: z.uuid(),
+    external_id: z.string().nullable(),
+    reference_number: z.string().nullable(),
+    title: z.string(),
+    title_ar: z.string().nullable().describe("Arabic title"),
+    description: z.string().nullable(),
+    description_ar: z.string().nullable(),
+    attributes: jsonObject().describe("Vertical-specific keys (bedrooms, area, service type, duration in minutes, …)"),
+    price: z.string().describe("Decimal in plain notation, as a string to keep precision"),
+    price_currency: z.string().length(3).describe("ISO 4217 code"),
+    address: z.string().nullable(),
+    photos: z.array(z.string()),
+    status: z.string(),
+    available_from: z.string().nullable().describe("YYYY-MM-DD"),
+    created_at: z.string().describe("ISO 8601 date-time"),
+    updated_at: z.string().describe("ISO 8601 date-time"),
+  })
+  .meta({ id: "Offering" });
+
+const strictBody = unknownFieldMessage(new Set(["assigned_user_id", "deleted_at", "metadata"]));
+
+const fields = {
+  external_id: z.string().max(120).nullable(),
+  reference_number: z.string().max(120).nullable(),
+  title: z.string().min(1).max(500),
+  title_ar: z.string().max(500).nullable(),
+  description: z.string().max(10000).nullable(),
+  description_ar: z.string().max(10000).nullable(),
+  attributes: jsonObject().describe("Shallow-merged on update: keys overwrite or add, a null value deletes the key"),
+  price: decimalInput().describe("A number >= 0, or a decimal string matching ^[0-9]+(\\.[0-9]+)?$ for values that lose precision as numbers"),
+  price_currency: z.string().regex(/^[A-Z]{3}$/, { message: "must be a 3-letter ISO 4217 code like USD" }),
+  address: z.string().max(500).nullable(),
+  photos: z.array(z.url({ message: "must be a URL" }).max(2048)).max(20),
+  status: z.string().max(40),
+  available_from: calendarDate().nullable(),
+};
+
+export const createOfferingInput = z.strictObject(
+  {
+    ...fields,
+    external_id: fields.external_id.optional(),
+    reference_number: fields.reference_number.optional(),
+    title_ar: fields.title_ar.optional(),
+    description: fields.description.optional(),
+    description_ar: fields.description_ar.optional(),
+    attributes: fields.attributes.optional(),
+    address: fields.address.optional(),
+    photos: fields.photos.optional(),
+    status: fields.status.optional(),
+    available_from: fields.available_from.optional(),
+  },
+  strictBody,
+);
+
+const updatableKeys = Object.keys(fields);
+export const updateOfferingInput = z
+  .strictObject(
+    {
+      id: uuid().describe("Offering id"),
+      ...Object.fromEntries(Object.entries(fields).map(([k, s]) => [k, s.optional()])) as {
+        [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]>;
+      },
+    },
+    strictBody,
+  )
+  .refine((body) => updatableKeys.some((k) => k in body), {
+    message: "request body must contain at least one updatable field",
+  });
+
+export const listOfferingsInput = z.object(pageQuery);
+export const offeringListSchema = listEnvelope(offeringSchema, "OfferingList");
+
+export type Offering = z.infer<typeof offeringSchema>;
+export type CreateOfferingInput = z.infer<typeof createOfferingInput>;
+export type UpdateOfferingInput = z.infer<typeof updateOfferingInput>;

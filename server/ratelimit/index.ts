@@ -1,0 +1,64 @@
+// Rate limiting for every surface. The store is chosen once per process from the environment:
+// UPSTASH_REDIS_REST_URL/TOKEN -> Upstash REST, else REDIS_URL -> Redis over TCP, else in-process.
+import { rateLimitConfigFromEnv, type RateLimitConfig } from "./config";
+import type { LimitDecision } from "./layered-limiter";
+import { createStore, createSurfaceLimiters, type SurfaceLimiters } from "./limiters";
+import type { LimitStore } from "./store";
+
+export type { LimitDecision, LayerConfig, LayeredLimiter, LayeredLimiterOptions } from "./layered-limiter";
+export { createLayeredLimiter } from "./layered-limiter";
+export type { LimitStore, StoreResult } from "./store";
+export { createMemoryStore } from "./memory-store";
+export { createRedisStore, createLimiterRedisClient } from "./redis-store";
+export { createUpstashStore } from "./upstash-store";
+export { rateLimitConfigFromEnv, type RateLimitConfig } from "./config";
+export { createSurfaceLimiters, createStore, type SurfaceLimiters } from "./limiters";
+
+let current: { store: LimitStore; limiters: SurfaceLimiters } | null = null;
+
+function limiters(): SurfaceLimiters {
+  if (!current) {
+    const config: RateLimitConfig = rateLimitConfigFromEnv();
+    const store = createStore(config);
+    current = { store, limiters: createSurfaceLimiters(store, config) };
+  }
+  return current.limiters;
+}
+
+/** /api/v1: per key and per tenant; success headers are the per-key layer's. */
+export function limitApiRequest(input: { keyId: string; tenantId: string }): Promise<LimitDecision> {
+  return limiters().api.check({ key: input.keyId, tenant: input.tenantId });
+}
+
+/** /api/trpc: per dashboard user and (when the user acts in a tenant) the shared per-tenant bucket. */
+export function limitDashboardRequest(input: { userId: string; tenantId: string | null }): Promise<LimitDecision> {
+  return limiters().dashboard.check({ user: input.userId, tenant: input.tenantId });
+}
+
+/** Internal agent tool endpoints: per (tenant, tool) and the shared per-tenant bucket. */
+export function limitAgentToolRequest(input: { tenantId: string; tool: string }): Promise<LimitDecision> {
+  return limiters().agentTool.check({ tool: `${input.tenantId}:${input.tool}`, tenant: input.tenantId });
+}
+
+/** Inbound /api/webhooks/* receivers: per client IP. */
+export function limitInboundRequest(input: { ip: string }): Promise<LimitDecision> {
+  return limiters().inbound.check({ ip: input.ip });
+}
+
+/** Releases the process store's connections (graceful shutdown); the next call re-reads the env. */
+export async function closeRateLimitStore(): Promise<void> {
+  const c = current;
+  current = null;
+  await c?.store.close();
+}
+
+/** Clears every counter of the process store and drops it, so the next call re-reads the env. */
+export async function resetRateLimitStoreForTests(): Promise<void> {
+  const store = current?.store ?? createStore(rateLimitConfigFromEnv());
+  current = null;
+  try {
+    await store.clear();
+  } finally {
+    await store.close();
+  }
+}

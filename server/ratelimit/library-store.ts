@@ -1,0 +1,43 @@
+// A LimitStore over @upstash/ratelimit's slidingWindow, for both Redis-backed stores: the Upstash
+// REST client as is, or ioredis through the script adapter.
+import { Ratelimit } from "@upstash/ratelimit";
+import { KEY_PREFIX, type LimitStore, type StoreKind, type StoreResult } from "./store";
+
+type RatelimitRedis = ConstructorParameters<typeof Ratelimit>[0]["redis"];
+
+export function createLibraryStore(opts: {
+  kind: StoreKind;
+  redis: unknown; // @upstash/redis client, or anything answering evalsha/eval like one
+  clear: () => Promise<void>;
+  close: () => Promise<void>;
+}): LimitStore {
+  const limiters = new Map<string, Ratelimit>();
+  const limiterFor = (limit: number, windowMs: number) => {
+    const id = `${limit}/${windowMs}`;
+    let rl = limiters.get(id);
+    if (!rl) {
+      rl = new Ratelimit({
+        redis: opts.redis as RatelimitRedis,
+        limiter: Ratelimit.slidingWindow(limit, `${windowMs} ms`),
+        prefix: KEY_PREFIX,
+        timeout: 0, // the fail-open wrapper owns the timeout (the library's would resolve as allowed)
+        // The library's cache blocks an identifier until the window end, stricter than the sliding
+        // window itself and invisible to other processes; keep results exactly the script's.
+        ephemeralCache: false,
+        analytics: false,
+        enableTelemetry: false,
+      });
+      limiters.set(id, rl);
+    }
+    return rl;
+  };
+  return {
+    kind: opts.kind,
+    async limit(identifier, limit, windowMs, rate = 1): Promise<StoreResult> {
+      const r = await limiterFor(limit, windowMs).limit(identifier, rate === 1 ? undefined : { rate });
+      return { success: r.success, limit: r.limit, remaining: r.remaining, reset: r.reset };
+    },
+    clear: opts.clear,
+    close: opts.close,
+  };
+}

@@ -1,0 +1,49 @@
+// The service's limiters, one per surface, over one shared store (the tenant layer is one bucket
+// across API keys, dashboard users and agent tools because it is the same key in the same store).
+import type { RateLimitConfig } from "./config";
+import { createLayeredLimiter, type LayerConfig, type LayeredLimiter } from "./layered-limiter";
+import { createMemoryStore } from "./memory-store";
+import { createLimiterRedisClient, createRedisStore } from "./redis-store";
+import type { LimitStore } from "./store";
+import { createUpstashStore } from "./upstash-store";
+
+export type SurfaceLimiters = {
+  api: LayeredLimiter; // key, tenant
+  dashboard: LayeredLimiter; // user, tenant
+  agentTool: LayeredLimiter; // tool, tenant
+  inbound: LayeredLimiter; // ip
+};
+
+export function createStore(config: RateLimitConfig): LimitStore {
+  const s = config.store;
+  if (s.kind === "upstash") return createUpstashStore({ url: s.url, token: s.token });
+  if (s.kind === "redis") return createRedisStore(createLimiterRedisClient(s.url), { ownsClient: true });
+  return createMemoryStore();
+}
+
+export function createSurfaceLimiters(
+  store: LimitStore,
+  config: Omit<RateLimitConfig, "store">,
+): SurfaceLimiters {
+  const layer = (name: string, limit: number, who: string): LayerConfig => ({
+    name,
+    limit,
+    windowMs: config.windowMs,
+    message: `per-${who} rate limit exceeded`,
+  });
+  const tenant = layer("tenant", config.perTenant, "tenant");
+  const make = (...layers: LayerConfig[]) =>
+    createLayeredLimiter({
+      store,
+      layers,
+      timeoutMs: config.timeoutMs,
+      warnIntervalMs: config.warnIntervalMs,
+      disabled: config.disabled,
+    });
+  return {
+    api: make(layer("key", config.perKey, "key"), tenant),
+    dashboard: make(layer("user", config.perUser, "user"), tenant),
+    agentTool: make(layer("tool", config.perTool, "tool"), tenant),
+    inbound: make(layer("ip", config.perIp, "ip")),
+  };
+}

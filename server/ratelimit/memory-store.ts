@@ -1,0 +1,56 @@
+// In-process store for the embedded default (no Redis configured). @upstash/ratelimit has no
+// in-memory mode, so this is the library's slidingWindow Lua script (2.2.0) transcribed to JS:
+// the current window's count plus the previous window's count weighted by how much of it still
+// overlaps the sliding window, floored. Counts are per process, not shared across instances.
+import { KEY_PREFIX, type LimitStore, type StoreResult } from "./store";
+
+type Counter = { count: number; expiresAt: number };
+
+const SWEEP_EVERY_MS = 60_000;
+
+export function createMemoryStore(): LimitStore {
+  const counters = new Map<string, Counter>();
+  let nextSweepAt = 0;
+
+  const read = (key: string, now: number): number => {
+    const c = counters.get(key);
+    return c && c.expiresAt > now ? c.count : 0;
+  };
+
+  const sweep = (now: number) => {
+    if (now < nextSweepAt) return;
+    nextSweepAt = now + SWEEP_EVERY_MS;
+    for (const [key, c] of counters) if (c.expiresAt <= now) counters.delete(key);
+  };
+
+  return {
+    kind: "memory",
+    async limit(identifier, limit, windowMs, rate = 1): Promise<StoreResult> {
+      const now = Date.now();
+      sweep(now);
+      const window = Math.floor(now / windowMs);
+      const currentKey = `${KEY_PREFIX}:${identifier}:${window}`;
+      const current = read(currentKey, now);
+      const previousRaw = read(`${KEY_PREFIX}:${identifier}:${window - 1}`, now);
+      const previous = Math.floor((1 - (now % windowMs) / windowMs) * previousRaw);
+      const reset = (window + 1) * windowMs;
+
+      if (rate > 0 && previous + current >= limit) return { success: false, limit, remaining: 0, reset };
+
+      let counter = counters.get(currentKey);
+      if (!counter || counter.expiresAt <= now) {
+        // Same lifetime as the script's PEXPIRE: long enough to serve as the next "previous" window.
+        counter = { count: 0, expiresAt: now + windowMs * 2 + 1000 };
+        counters.set(currentKey, counter);
+      }
+      counter.count += rate;
+      return { success: true, limit, remaining: Math.max(0, limit - (counter.count + previous)), reset };
+    },
+    async clear() {
+      counters.clear();
+    },
+    async close() {
+      counters.clear();
+    },
+  };
+}

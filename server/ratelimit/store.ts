@@ -1,0 +1,23 @@
+// The one interface every rate-limit store implements (Upstash REST, Redis over TCP, in-process).
+
+/** Outcome of counting one request against one bucket. `reset` is epoch milliseconds of the window end. */
+export type StoreResult = { success: boolean; limit: number; remaining: number; reset: number };
+
+export type StoreKind = "upstash" | "redis" | "memory";
+
+export interface LimitStore {
+  readonly kind: StoreKind;
+  /**
+   * Sliding-window count of one request (`rate` 1) or a refund of one (`rate` -1, never refused)
+   * against `identifier`, which is already namespaced by layer (e.g. `key:<id>`); the stored key
+   * is `rl:<identifier>:<window index>`.
+   */
+  limit(identifier: string, limit: number, windowMs: number, rate?: number): Promise<StoreResult>;
+  /** Deletes every counter under the `rl:` namespace (tests, benchmarks). */
+  clear(): Promise<void>;
+  /** Releases connections; the store is unusable afterwards. */
+  close(): Promise<void>;
+}
+
+/** Namespace of every rate-limit key in a shared Redis. */
+export const KEY_PREFIX = "rl";

@@ -1,0 +1,28 @@
+// Rate-limit store on Upstash Redis over REST (UPSTASH_REDIS_REST_URL / UPSTASH_REDIS_REST_TOKEN).
+import { Redis } from "@upstash/redis";
+import { createLibraryStore } from "./library-store";
+import { KEY_PREFIX, type LimitStore } from "./store";
+
+export function createUpstashStore(opts: { url: string; token: string; requestTimeoutMs?: number }): LimitStore {
+  const requestTimeoutMs = opts.requestTimeoutMs ?? 1000;
+  const redis = new Redis({
+    url: opts.url,
+    token: opts.token,
+    retry: false, // a failed call is admitted by the fail-open wrapper; retrying would only pile up
+    signal: () => AbortSignal.timeout(requestTimeoutMs), // calls abandoned by the wrapper still end
+    enableTelemetry: false,
+  });
+  return createLibraryStore({
+    kind: "upstash",
+    redis,
+    async clear() {
+      let cursor = "0";
+      do {
+        const [next, keys] = await redis.scan(cursor, { match: `${KEY_PREFIX}:*`, count: 1000 });
+        if (keys.length > 0) await redis.del(...keys);
+        cursor = String(next);
+      } while (cursor !== "0");
+    },
+    async close() {},
+  });
+}

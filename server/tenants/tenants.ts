@@ -1,0 +1,19 @@
+import { randomBytes } from "node:crypto";
+import { getDb } from "../db/client";
+
+function slugify(name: string): string {
+  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 40) || "tenant";
+  return `${base}-${randomBytes(3).toString("hex")}`;
+}
+
+export async function createTenant(input: { name: string; slug?: string }) {
+  const db = await getDb();
+  return db.tenant.create({ data: { name: input.name, slug: input.slug ?? slugify(input.name) } });
+}
+
+export const tenantToWire = (t: { id: string; name: string; slug: string; createdAt: Date }) => ({
+  id: t.id,
+  name: t.name,
+  slug: t.slug,
+  created_at: t.createdAt.toISOString(),
+});

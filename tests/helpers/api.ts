@@ -1,0 +1,58 @@
+// Calls the /api/v1 contract. In-process through the shared handler by default; against a running
+// server (either mount: Next route or the lean front) when API_BASE_URL is set.
+import { getDb } from "../../server/db/client";
+import { scopeToTenant } from "../../server/db/tenant-scope";
+import { issueApiKey } from "../../server/auth/api-keys";
+import { OPERATOR } from "../../server/audit/record-audit";
+import { SCOPES, type Scope } from "../../server/auth/principal";
+import { createTenant } from "../../server/tenants/tenants";
+import { handleRestRequest } from "../../server/api/rest-bridge";
+
+export const ALL_SCOPES = [...SCOPES] as Scope[];
+
+export type ApiResponse = { status: number; body: any; text: string; headers: Headers };
+
+export async function call(
+  method: string,
+  path: string,
+  opts: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  let body: string | undefined = opts.rawBody;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const base = process.env.API_BASE_URL ?? "http://127.0.0.1";
+  const request = new Request(`${base}/api/v1${path}`, { method, headers, body });
+  const res = process.env.API_BASE_URL ? await fetch(request) : await handleRestRequest(request);
+  const text = await res.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, body: parsed, text, headers: res.headers };
+}
+
+let counter = 0;
+export async function newTenant(name = "Test tenant") {
+  return createTenant({ name: `${name} ${process.pid}-${++counter}` });
+}
+
+export async function newKey(tenantId: string, scopes: Scope[] = ALL_SCOPES) {
+  const db = scopeToTenant(await getDb(), tenantId);
+  const { key, plaintext } = await issueApiKey(db, { name: "test key", scopes }, OPERATOR);
+  return { id: key.id, key: plaintext };
+}
+
+/** A tenant with one all-scopes key. */
+export async function tenantWithKey(scopes: Scope[] = ALL_SCOPES) {
+  const tenant = await newTenant();
+  const { id, key } = await newKey(tenant.id, scopes);
+  return { tenantId: tenant.id, keyId: id, key };
+}
+
+export const errorOf = (code: string, message: string) => ({ error: { code, message } });

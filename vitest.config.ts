@@ -1,0 +1,15 @@
+import path from "node:path";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  resolve: { alias: { "@": path.resolve(__dirname) } },
+  test: {
+    include: ["tests/**/*.test.ts"],
+    exclude: ["tests/e2e/**", "node_modules/**"],
+    testTimeout: 30000,
+    hookTimeout: 60000,
+    pool: "forks",
+    globalSetup: ["tests/setup/global-setup.ts"],
+    setupFiles: ["tests/setup/worker-env.ts"],
+  },
+});
