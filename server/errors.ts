@@ -57,7 +57,7 @@ export function fromZodError(err: ZodError): AppError {
   }
   const field = fieldPath(issue.path);
   if (!field) return badRequest(issue.message);
-  if (issue.code === "invalid_type" && issue.input === undefined) return badRequest(`missing required field '${field}'`, field);
+  if (issue.code === "invalid_type" && /received undefined$/.test(issue.message)) return badRequest(`missing required field '${field}'`, field);
   return badRequest(`invalid field '${field}': ${issue.message}`, field);
 }
 

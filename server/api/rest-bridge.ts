@@ -8,7 +8,7 @@
 // included) and sends an unexpected exception's message to the client.
 import { randomUUID } from "node:crypto";
 import { forEachOpenApiProcedure, getPathRegExp, normalizePath } from "trpc-to-openapi";
-import { AppError, badRequest, errorBody, toAppError } from "../errors";
+import { AppError, badRequest, errorBody, notFound, toAppError } from "../errors";
 import { log } from "../log";
 import { appRouter } from "../router";
 import { createCallerFactory, type ProcedureMeta, type RequestContext } from "../trpc";
@@ -72,6 +72,8 @@ function match(method: string, path: string): { route: Route; params: Record<str
   return null;
 }
 
+const pathParamsOf = (method: string, path: string) => match(method, path)?.route.pathParams;
+
 function queryInput(url: URL, route: Route): Record<string, unknown> {
   const input: Record<string, unknown> = {};
   for (const key of new Set(url.searchParams.keys())) {
@@ -122,9 +124,29 @@ async function bodyInput(req: Request, route: Route): Promise<Record<string, unk
     throw badRequest("request body must be a JSON object");
   }
   for (const param of route.pathParams) {
-    if (param in body) throw badRequest(`unknown field '${param}': it is given by the path, not the body`, param);
+    if (param in body) throw badRequest(`unknown field '${param}': it is given by the path, not the body`);
   }
+  const nulField = findNulCharacter(body, "");
+  if (nulField !== null) throw badRequest(`invalid field '${nulField}': must not contain NUL characters`, nulField);
   return body as Record<string, unknown>;
+}
+
+/** PostgreSQL text cannot hold U+0000: refuse it up front (naming the field) instead of failing in SQL. */
+function findNulCharacter(value: unknown, path: string): string | null {
+  if (typeof value === "string") return value.includes("\u0000") ? path : null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findNulCharacter(value[i], `${path}[${i}]`);
+      if (found !== null) return found;
+    }
+  } else if (value && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      if (key.includes("\u0000")) return path ? `${path}.${key}` : key;
+      const found = findNulCharacter(item, path ? `${path}.${key}` : key);
+      if (found !== null) return found;
+    }
+  }
+  return null;
 }
 
 function json(status: number, body: unknown, headers: Headers): Response {
@@ -155,7 +177,9 @@ export async function handleRestRequest(req: Request): Promise<Response> {
     const data = await procedure(input);
     return json(ctx.status ?? route.successStatus, data, resHeaders);
   } catch (err) {
-    const error = toAppError(err);
+    let error = toAppError(err);
+    // A malformed id in the path addresses nothing visible: the same 404 as a missing row.
+    if (error.errorCode === "bad_request" && error.field && pathParamsOf(method, path)?.includes(error.field)) error = notFound();
     if (error.errorCode === "internal_error") {
       const cause = error.cause ?? err;
       log.error("unhandled error", { requestId, method, path, error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) });

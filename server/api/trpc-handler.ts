@@ -4,6 +4,7 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { appRouter } from "../router";
 import type { DashboardIdentity } from "../trpc";
 import { log } from "../log";
+import { isTrustedOrigin } from "../dashboard/request-origin";
 
 export const TRPC_ENDPOINT = "/api/trpc";
 
@@ -16,6 +17,13 @@ export const setDashboardIdentityResolver = (fn: typeof identityResolver) => {
 export function handleTrpcRequest(req: Request): Promise<Response> {
   const requestId = randomUUID();
   const resHeaders = new Headers({ "x-request-id": requestId });
+  // Session cookies ride along on cross-site requests: a mutation must come from a trusted origin.
+  if (req.method !== "GET" && req.method !== "HEAD" && !isTrustedOrigin(req.headers)) {
+    return Promise.resolve(Response.json(
+      { error: { code: "forbidden", message: "untrusted origin" } },
+      { status: 403, headers: resHeaders },
+    ));
+  }
   return fetchRequestHandler({
     endpoint: TRPC_ENDPOINT,
     req,

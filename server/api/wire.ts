@@ -43,12 +43,18 @@ const fitsNumeric = (s: string) => {
   return int.replace(/^0+(?=\d)/, "").length <= 35 && frac.length <= 30;
 };
 
-/** Plain-notation decimal string of a JS number (never exponent form). */
+/** Plain-notation decimal string of a non-negative JS number (never exponent form). */
 export function numberToDecimalString(n: number): string {
   const s = String(n);
-  if (!/e/i.test(s)) return s;
-  // toLocaleString keeps every significant digit JS knows for the number, without an exponent.
-  return n.toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 100 });
+  const e = s.search(/e/i);
+  if (e < 0) return s;
+  // Shift the decimal point of the shortest round-trip digits by the exponent.
+  const [int, frac = ""] = s.slice(0, e).split(".");
+  const digits = int + frac;
+  const point = int.length + Number(s.slice(e + 1));
+  if (point <= 0) return `0.${"0".repeat(-point)}${digits}`;
+  if (point >= digits.length) return digits + "0".repeat(point - digits.length);
+  return `${digits.slice(0, point)}.${digits.slice(point)}`;
 }
 
 /** A price: a number >= 0, or a decimal string for values a number would round. */

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Throwaway PostgreSQL and Redis servers for tests and benchmarks, on 127.0.0.1.
+# Source it, then: start_postgres (exports DATABASE_URL), start_redis (exports REDIS_URL);
+# stop_services stops both (install it as an EXIT trap).
+set -euo pipefail
+
+SERVICES_DIR="${SERVICES_DIR:-$(mktemp -d /tmp/tdp-services.XXXXXX)}"
+PG_USER_NAME="${PG_USER_NAME:-tdptest}"
+
+free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+
+# PostgreSQL refuses to run as root: run it as an unprivileged user.
+as_pg_user() {
+  if [ "$(id -u)" = "0" ]; then
+    id -u "$PG_USER_NAME" >/dev/null 2>&1 || useradd --system --no-create-home "$PG_USER_NAME"
+    su -s /bin/sh "$PG_USER_NAME" -c "$*"
+  else
+    sh -c "$*"
+  fi
+}
+
+start_postgres() {
+  command -v initdb >/dev/null || { echo "initdb not found: install PostgreSQL server binaries (apt-get install postgresql)" >&2; return 1; }
+  local dir="$SERVICES_DIR/pg" port
+  port="$(free_port)"
+  mkdir -p "$dir"
+  [ "$(id -u)" = "0" ] && { id -u "$PG_USER_NAME" >/dev/null 2>&1 || useradd --system --no-create-home "$PG_USER_NAME"; chown -R "$PG_USER_NAME" "$dir"; chmod 755 "$SERVICES_DIR"; }
+  as_pg_user "initdb -D '$dir/data' --no-sync -A trust -U postgres -E UTF8 >'$dir/initdb.log' 2>&1"
+  as_pg_user "pg_ctl -D '$dir/data' -l '$dir/server.log' -w -o \"-p $port -k '$dir' -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200\" start >/dev/null"
+  export DATABASE_URL="postgresql://postgres@127.0.0.1:$port/postgres"
+  export PG_DATA_DIR="$dir/data"
+  echo "postgres on 127.0.0.1:$port" >&2
+}
+
+start_redis() {
+  command -v redis-server >/dev/null || { echo "redis-server not found: apt-get install redis-server" >&2; return 1; }
+  local port
+  port="$(free_port)"
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
+    --pidfile "$SERVICES_DIR/redis.pid" --logfile "$SERVICES_DIR/redis.log"
+  for _ in $(seq 1 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  export REDIS_URL="redis://127.0.0.1:$port"
+  echo "redis on 127.0.0.1:$port" >&2
+}
+
+stop_services() {
+  if [ -n "${PG_DATA_DIR:-}" ] && [ -d "${PG_DATA_DIR}" ]; then as_pg_user "pg_ctl -D '$PG_DATA_DIR' -m immediate stop >/dev/null 2>&1" || true; fi
+  if [ -f "$SERVICES_DIR/redis.pid" ]; then kill "$(cat "$SERVICES_DIR/redis.pid")" 2>/dev/null || true; fi
+  rm -rf "$SERVICES_DIR" 2>/dev/null || true
+}

@@ -1,0 +1,130 @@
+import { describe, expect, it } from "vitest";
+import { call, errorOf, newKey, tenantWithKey } from "../helpers/api";
+import { getDb, dbOperationCount } from "../../server/db/client";
+import { scopeToTenant } from "../../server/db/tenant-scope";
+import { revokeApiKey } from "../../server/auth/api-keys";
+import { OPERATOR } from "../../server/audit/record-audit";
+import { resetLastUsedCoalescing } from "../../server/auth/authenticate";
+
+const MALFORMED = errorOf("unauthorized", "missing or malformed Authorization header");
+const UNKNOWN = errorOf("unauthorized", "unknown or revoked api key");
+const hex48 = "0123456789abcdef".repeat(3);
+
+describe("401 malformed Authorization header", () => {
+  const cases: [string, Record<string, string>][] = [
+    ["missing header", {}],
+    ["other scheme", { authorization: `Basic xapk_live_${hex48}` }],
+    ["bearer without token", { authorization: "Bearer" }],
+    ["47 hex characters", { authorization: `Bearer xapk_live_${hex48.slice(1)}` }],
+    ["49 hex characters", { authorization: `Bearer xapk_live_${hex48}0` }],
+    ["upper-case hex", { authorization: `Bearer xapk_live_${hex48.toUpperCase()}` }],
+    ["wrong prefix", { authorization: `Bearer sk_live_${hex48}` }],
+    ["two tokens", { authorization: `Bearer xapk_live_${hex48} extra` }],
+  ];
+  it.each(cases)("401_malformed_token: %s", async (_name, headers) => {
+    const res = await call("GET", "/offerings", { headers });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual(MALFORMED);
+  });
+
+  it("401_malformed_token_makes_zero_database_queries", async () => {
+    await getDb();
+    await new Promise((r) => setTimeout(r, 50)); // let any background last-used write settle
+    const before = dbOperationCount();
+    for (const [, headers] of cases) await call("GET", "/appointments", { headers });
+    expect(dbOperationCount()).toBe(before);
+  });
+});
+
+describe("401 unknown or revoked key", () => {
+  it("401_unknown_well_formed_key", async () => {
+    const res = await call("GET", "/offerings", { key: `xapk_live_${hex48}` });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual(UNKNOWN);
+  });
+
+  it("401_known_prefix_wrong_secret", async () => {
+    const { key } = await tenantWithKey();
+    const forged = key.slice(0, 22) + (key[22] === "a" ? "b" : "a") + key.slice(23);
+    const res = await call("GET", "/offerings", { key: forged });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual(UNKNOWN);
+  });
+
+  it("401_revoked_key_on_the_next_request_and_revoke_is_idempotent", async () => {
+    const { tenantId, keyId, key } = await tenantWithKey();
+    expect((await call("GET", "/offerings", { key })).status).toBe(200);
+    const db = scopeToTenant(await getDb(), tenantId);
+    const first = await revokeApiKey(db, keyId, OPERATOR);
+    const res = await call("GET", "/offerings", { key });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual(UNKNOWN);
+    const second = await revokeApiKey(db, keyId, OPERATOR);
+    expect(second.revokedAt?.toISOString()).toBe(first.revokedAt?.toISOString());
+    const audits = await db.auditLog.findMany({ where: { targetId: keyId }, orderBy: { createdAt: "asc" } });
+    expect(audits.map((a) => a.action)).toEqual(["api_key.issued", "api_key.revoked"]);
+  });
+
+  it("401_response_never_echoes_the_key", async () => {
+    const token = `xapk_live_${hex48}`;
+    const res = await call("GET", "/offerings", { key: token });
+    expect(res.text).not.toContain(hex48);
+  });
+});
+
+describe("403 missing scope", () => {
+  it("403_names_the_required_scope_with_no_fallback", async () => {
+    const { key } = await tenantWithKey(["read"]);
+    const res = await call("POST", "/offerings", { key, body: { title: "x", price: 1, price_currency: "USD" } });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual(errorOf("forbidden", "key missing required scope 'offerings:write'"));
+  });
+
+  it("403_read_scope_required_for_lists", async () => {
+    const { key } = await tenantWithKey(["offerings:write"]);
+    const res = await call("GET", "/offerings", { key });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual(errorOf("forbidden", "key missing required scope 'read'"));
+  });
+});
+
+describe("key storage", () => {
+  it("key_format_58_chars_and_only_a_salted_hash_is_stored", async () => {
+    const { tenantId, keyId, key } = await tenantWithKey();
+    expect(key).toMatch(/^xapk_live_[0-9a-f]{48}$/);
+    expect(key).toHaveLength(58);
+    const row = await (await getDb()).apiKey.findUniqueOrThrow({ where: { id: keyId } });
+    expect(row.tenantId).toBe(tenantId);
+    expect(row.prefix).toBe(key.slice(0, 22));
+    expect(row.last4).toBe(key.slice(-4));
+    expect(row.hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(row)).not.toContain(key.slice(22));
+  });
+
+  it("two_keys_with_the_same_secret_tail_hash_differently (per-key salt)", async () => {
+    const { tenantId } = await tenantWithKey();
+    const a = await newKey(tenantId);
+    const b = await newKey(tenantId);
+    const db = await getDb();
+    const [ra, rb] = await Promise.all([a, b].map((k) => db.apiKey.findUniqueOrThrow({ where: { id: k.id } })));
+    expect(ra.salt).not.toBe(rb.salt);
+  });
+
+  it("last_used_at_is_written_off_the_request_path", async () => {
+    resetLastUsedCoalescing();
+    const { keyId, key } = await tenantWithKey();
+    const db = await getDb();
+    expect((await db.apiKey.findUniqueOrThrow({ where: { id: keyId } })).lastUsedAt).toBeNull();
+    expect((await call("GET", "/offerings", { key })).status).toBe(200);
+    let lastUsed: Date | null = null;
+    for (let i = 0; i < 50 && !lastUsed; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      lastUsed = (await db.apiKey.findUniqueOrThrow({ where: { id: keyId } })).lastUsedAt;
+    }
+    expect(lastUsed).toBeInstanceOf(Date);
+    // Coalesced: a second request within the minute does not write again.
+    await call("GET", "/offerings", { key });
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await db.apiKey.findUniqueOrThrow({ where: { id: keyId } })).lastUsedAt?.getTime()).toBe(lastUsed!.getTime());
+  });
+});
