@@ -6,8 +6,8 @@ export default defineConfig({
   test: {
     include: ["tests/**/*.test.ts"],
     exclude: ["tests/e2e/**", "node_modules/**"],
-    testTimeout: 30000,
-    hookTimeout: 60000,
+    testTimeout: 60000,
+    hookTimeout: 120000,
     pool: "forks",
     globalSetup: ["tests/setup/global-setup.ts"],
     setupFiles: ["tests/setup/worker-env.ts"],

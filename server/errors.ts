@@ -3,6 +3,7 @@
 import { TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import { ZodError, type core } from "zod";
+import { isMissingFieldMessage } from "./api/wire";
 
 export type ErrorCode =
   | "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "rate_limited" | "internal_error";
@@ -57,7 +58,7 @@ export function fromZodError(err: ZodError): AppError {
   }
   const field = fieldPath(issue.path);
   if (!field) return badRequest(issue.message);
-  if (issue.code === "invalid_type" && /received undefined$/.test(issue.message)) return badRequest(`missing required field '${field}'`, field);
+  if (isMissingFieldMessage(issue.message)) return badRequest(`missing required field '${field}'`, field);
   return badRequest(`invalid field '${field}': ${issue.message}`, field);
 }
 

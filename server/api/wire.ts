@@ -1,16 +1,26 @@
 // Wire formats shared by every resource: ids, timestamps, dates, decimals, JSON objects.
 import { z } from "zod";
 
-export const uuid = () => z.uuid({ message: "must be a uuid" });
+const MISSING = "missing required field";
+/**
+ * A custom message for a field's invalid values that still reports an absent field as missing
+ * (zod applies a custom message to every issue of the field, the absent case included).
+ */
+export const invalid = (message: string) => ({
+  error: (issue: { input?: unknown }) => (issue.input === undefined ? MISSING : message),
+});
+export const isMissingFieldMessage = (message: string) => message === MISSING || /received undefined$/.test(message);
+
+export const uuid = () => z.uuid(invalid("must be a uuid"));
 
 /** ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z. */
-export const isoDateTime = () => z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time" });
+export const isoDateTime = () => z.iso.datetime({ offset: true, ...invalid("must be an ISO 8601 date-time") });
 export const toIso = (d: Date) => d.toISOString();
 export const toIsoOrNull = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 /** YYYY-MM-DD, a real calendar date (2026-02-30 is refused). */
 export const calendarDate = () =>
-  z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be a date YYYY-MM-DD" }).refine(
+  z.string(invalid("must be a date YYYY-MM-DD")).regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be a date YYYY-MM-DD" }).refine(
     (s) => {
       const d = new Date(`${s}T00:00:00.000Z`);
       return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isoDateTime, uuid } from "../api/wire";
+import { invalid, isoDateTime, uuid } from "../api/wire";
 import { listEnvelope, pageQuery } from "../api/pagination";
 import { unknownFieldMessage } from "../api/strict-body";
 
@@ -28,7 +28,7 @@ export const appointmentSchema = z
 const fields = {
   customer_name: z.string().trim().min(1).max(200),
   customer_phone: z.string().trim().min(1).max(40),
-  customer_email: z.email({ message: "must be an email address" }).max(320).nullable(),
+  customer_email: z.email(invalid("must be an email address")).max(320).nullable(),
   scheduled_start: isoDateTime(),
   scheduled_end: isoDateTime(),
   conversation_id: uuid().nullable(),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { calendarDate, decimalInput, jsonObject, uuid } from "../api/wire";
+import { calendarDate, decimalInput, invalid, jsonObject, uuid } from "../api/wire";
 import { listEnvelope, pageQuery } from "../api/pagination";
 import { unknownFieldMessage } from "../api/strict-body";
 
@@ -35,9 +35,9 @@ const fields = {
   description_ar: z.string().max(10000).nullable(),
   attributes: jsonObject().describe("Shallow-merged on update: keys overwrite or add, a null value deletes the key"),
   price: decimalInput().describe("A number >= 0, or a decimal string matching ^[0-9]+(\\.[0-9]+)?$ for values that lose precision as numbers"),
-  price_currency: z.string().regex(/^[A-Z]{3}$/, { message: "must be a 3-letter ISO 4217 code like USD" }),
+  price_currency: z.string(invalid("must be a 3-letter ISO 4217 code like USD")).regex(/^[A-Z]{3}$/, { message: "must be a 3-letter ISO 4217 code like USD" }),
   address: z.string().max(500).nullable(),
-  photos: z.array(z.url({ message: "must be a URL" }).max(2048)).max(20),
+  photos: z.array(z.url(invalid("must be a URL")).max(2048)).max(20),
   status: z.string().max(40),
   available_from: calendarDate().nullable(),
 };

@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { call } from "../helpers/api";
+
+describe("GET /api/v1/openapi.json", () => {
+  it("serves_openapi_3_1_with_version_0_1_0_and_bearer_security", async () => {
+    const res = await call("GET", "/openapi.json");
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe("3.1.0");
+    expect(res.body.info.version).toBe("0.1.0");
+    expect(res.body.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
+  });
+
+  it("every_operation_documents_the_error_envelope_and_429_headers", async () => {
+    const doc = (await call("GET", "/openapi.json")).body;
+    const operations = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, op]) => ({ path, method, op })),
+    );
+    expect(operations.length).toBeGreaterThanOrEqual(6);
+    for (const { op } of operations) {
+      expect(op.security).toEqual([{ bearerAuth: [] }]);
+      for (const status of ["400", "401", "403", "429", "500"]) {
+        expect(op.responses[status].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ErrorEnvelope" });
+      }
+      expect(Object.keys(op.responses["429"].headers)).toEqual(
+        expect.arrayContaining(["Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]),
+      );
+    }
+    expect(doc.components.schemas.ErrorEnvelope.properties.error.properties.code.enum).toEqual([
+      "unauthorized", "forbidden", "rate_limited", "bad_request", "not_found", "conflict", "internal_error",
+    ]);
+  });
+
+  it("documents_creates_as_201_and_real_schemas", async () => {
+    const doc = (await call("GET", "/openapi.json")).body;
+    expect(doc.paths["/offerings"].post.responses["201"]).toBeDefined();
+    expect(doc.paths["/offerings"].post.responses["200"]).toBeUndefined();
+    expect(doc.paths["/appointments"].post.responses["201"]).toBeDefined();
+    expect(doc.paths["/offerings/{id}"].patch.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: "id", in: "path", required: true })]),
+    );
+    const listParams = doc.paths["/appointments"].get.parameters.map((p: any) => p.name);
+    expect(listParams).toEqual(expect.arrayContaining(["limit", "cursor"]));
+    expect(doc.components.schemas.Offering.required).toEqual(expect.arrayContaining(["id", "title", "price", "price_currency", "photos"]));
+  });
+});

@@ -1,0 +1,173 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { call, errorOf, tenantWithKey } from "../helpers/api";
+import { getDb } from "../../server/db/client";
+import { scopeToTenant } from "../../server/db/tenant-scope";
+
+let key: string;
+let tenantId: string;
+const NOT_FOUND = errorOf("not_found", "resource not found");
+const START = "2026-12-01T10:00:00.000Z";
+const END = "2026-12-01T11:00:00.000Z";
+
+const book = (body: Record<string, unknown> = {}, k = key) =>
+  call("POST", "/appointments", {
+    key: k,
+    body: { customer_name: "Layla", customer_phone: "+971501234567", scheduled_start: START, scheduled_end: END, ...body },
+  });
+const patch = (id: string, body: unknown, k = key) => call("PATCH", `/appointments/${id}`, { key: k, body });
+const eventsOf = async (type: string, id: string) =>
+  (await (await getDb()).event.findMany({ where: { tenantId, type }, orderBy: { createdAt: "asc" } })).filter(
+    (e) => (e.data as any).object.id === id,
+  );
+
+beforeAll(async () => {
+  ({ key, tenantId } = await tenantWithKey());
+});
+
+describe("POST /appointments", () => {
+  it("201_confirmed_with_every_field_and_booking_created", async () => {
+    const offering = await call("POST", "/offerings", { key, body: { title: "Viewing", price: 0, price_currency: "USD" } });
+    const res = await book({ customer_email: "layla@example.com", offering_id: offering.body.id, location_text: "Marina" });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.any(String), customer_name: "Layla", customer_phone: "+971501234567", customer_email: "layla@example.com",
+      scheduled_start: START, scheduled_end: END, status: "confirmed", conversation_id: null, lead_id: null,
+      offering_id: offering.body.id, location_text: "Marina", google_calendar_event_id: null,
+      created_at: expect.stringMatching(/Z$/), updated_at: expect.stringMatching(/Z$/),
+    });
+    expect(await eventsOf("booking.created", res.body.id)).toHaveLength(1);
+  });
+
+  it.each(["customer_name", "customer_phone", "scheduled_start", "scheduled_end"])("400_missing_%s", async (field) => {
+    const body: Record<string, unknown> = { customer_name: "A", customer_phone: "1", scheduled_start: START, scheduled_end: END };
+    delete body[field];
+    const res = await call("POST", "/appointments", { key, body });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(errorOf("bad_request", `missing required field '${field}'`));
+  });
+
+  it("400_end_not_after_start", async () => {
+    const res = await book({ scheduled_end: START });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(errorOf("bad_request", "invalid field 'scheduled_end': must be after scheduled_start"));
+  });
+
+  it("400_status_is_not_settable_on_create", async () => {
+    const res = await book({ status: "completed" });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(errorOf("bad_request", "unknown field 'status'"));
+  });
+
+  it.each([
+    ["scheduled_start", { scheduled_start: "tomorrow" }],
+    ["customer_email", { customer_email: "not-an-email" }],
+    ["offering_id", { offering_id: "123" }],
+  ])("400_invalid_%s", async (field, body) => {
+    const res = await book(body);
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toMatch(new RegExp(`^invalid field '${field}'`));
+  });
+
+  it("404_foreign_key_of_another_tenant_is_identical_to_missing", async () => {
+    const other = await tenantWithKey();
+    const theirs = await call("POST", "/offerings", { key: other.key, body: { title: "x", price: 1, price_currency: "USD" } });
+    const foreign = await book({ offering_id: theirs.body.id });
+    const missing = await book({ offering_id: "00000000-0000-4000-8000-000000000001" });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toEqual(NOT_FOUND);
+    expect(foreign.text).toBe(missing.text);
+  });
+});
+
+describe("PATCH /appointments/{id}", () => {
+  it("reschedule_emits_booking_rescheduled_with_previous_times", async () => {
+    const a = (await book()).body;
+    const res = await patch(a.id, { scheduled_start: "2026-12-02T10:00:00Z", scheduled_end: "2026-12-02T11:30:00Z" });
+    expect(res.status).toBe(200);
+    expect(res.body.scheduled_start).toBe("2026-12-02T10:00:00.000Z");
+    const [event] = await eventsOf("booking.rescheduled", a.id);
+    expect((event.data as any).previous_attributes).toEqual({ scheduled_start: START, scheduled_end: END });
+    expect(await eventsOf("booking.cancelled", a.id)).toHaveLength(0);
+  });
+
+  it("400_reschedule_that_puts_end_before_start", async () => {
+    const a = (await book()).body;
+    const res = await patch(a.id, { scheduled_start: "2026-12-01T12:00:00Z" });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(errorOf("bad_request", "invalid field 'scheduled_end': must be after scheduled_start"));
+  });
+
+  it.each([["cancelled", "booking.cancelled"], ["completed", "booking.completed"]])(
+    "status_%s_emits_%s_and_is_terminal",
+    async (status, type) => {
+      const a = (await book()).body;
+      const res = await patch(a.id, { status });
+      expect(res.status).toBe(200);
+      expect(res.body.status).toBe(status);
+      expect(await eventsOf(type, a.id)).toHaveLength(1);
+      const again = await patch(a.id, { status: "confirmed" });
+      expect(again.status).toBe(409);
+      expect(again.body).toEqual(errorOf("conflict", `appointment is ${status}; a ${status} appointment cannot be changed`));
+      const reschedule = await patch(a.id, { scheduled_start: "2026-12-01T09:00:00Z" });
+      expect(reschedule.status).toBe(409);
+      // Repeating the terminal state changes nothing: 200, and no second event.
+      const same = await patch(a.id, { status });
+      expect(same.status).toBe(200);
+      expect(await eventsOf(type, a.id)).toHaveLength(1);
+    },
+  );
+
+  it("400_unknown_status_value", async () => {
+    const a = (await book()).body;
+    const res = await patch(a.id, { status: "no_show" });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toMatch(/^invalid field 'status'/);
+  });
+
+  it("404_other_tenant_identical_to_missing", async () => {
+    const a = (await book()).body;
+    const other = await tenantWithKey();
+    const foreign = await patch(a.id, { status: "cancelled" }, other.key);
+    const missing = await patch("00000000-0000-4000-8000-000000000002", { status: "cancelled" }, other.key);
+    expect(foreign.status).toBe(404);
+    expect(foreign.text).toBe(missing.text);
+    const db = scopeToTenant(await getDb(), tenantId);
+    expect((await db.appointment.findFirstOrThrow({ where: { id: a.id } })).status).toBe("confirmed");
+  });
+
+  it("403_needs_appointments_write", async () => {
+    const a = (await book()).body;
+    const { key: readOnly } = await tenantWithKey(["read"]);
+    const res = await patch(a.id, { status: "cancelled" }, readOnly);
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual(errorOf("forbidden", "key missing required scope 'appointments:write'"));
+  });
+});
+
+describe("GET /appointments", () => {
+  it("orders_by_scheduled_start_desc_then_id_desc_across_pages_with_ties", async () => {
+    const { key: k, tenantId: t } = await tenantWithKey();
+    const db = scopeToTenant(await getDb(), t);
+    await db.appointment.createMany({
+      data: Array.from({ length: 25 }, (_, i) => ({
+        customerName: `c${i}`, customerPhone: "1", scheduledStart: new Date(Date.UTC(2026, 5, 1, i % 3)),
+        scheduledEnd: new Date(Date.UTC(2026, 5, 1, 5)),
+      })) as never,
+    });
+    const expected = (await db.appointment.findMany({ select: { id: true, scheduledStart: true } }))
+      .sort((a, b) => b.scheduledStart.getTime() - a.scheduledStart.getTime() || (a.id < b.id ? 1 : -1))
+      .map((r) => r.id);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res = await call("GET", `/appointments?limit=10${cursor ? `&cursor=${cursor}` : ""}`, { key: k });
+      expect(res.status).toBe(200);
+      seen.push(...res.body.data.map((a: any) => a.id));
+      cursor = res.body.next_cursor;
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect(seen).toEqual(expected);
+  });
+});
