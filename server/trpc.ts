@@ -8,7 +8,7 @@ import { scopeToTenant } from "./db/tenant-scope";
 import { authenticateApiKey } from "./auth/authenticate";
 import type { Principal, Scope } from "./auth/principal";
 import { assertAllowed } from "./auth/principal";
-import { limitApiRequest } from "./ratelimit";
+import { limitApiRequest, limitDashboardRequest } from "./ratelimit";
 
 export type DashboardIdentity = { userId: string; tenantId: string; role: "owner" | "admin" | "member"; email?: string };
 
@@ -56,6 +56,9 @@ async function resolvePrincipal(ctx: RequestContext): Promise<Principal> {
   }
   const identity = await ctx.dashboardIdentity?.();
   if (!identity) throw new AppError("unauthorized", "sign in to continue");
+  const decision = await limitDashboardRequest({ userId: identity.userId, tenantId: identity.tenantId });
+  for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
+  if (!decision.allowed) throw new AppError("rate_limited", decision.message, { headers: decision.headers });
   return { kind: "user", tenantId: identity.tenantId, userId: identity.userId, role: identity.role, email: identity.email };
 }
 

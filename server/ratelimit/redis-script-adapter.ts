@@ -14,7 +14,7 @@ export const sha1 = (text: string) => createHash("sha1").update(text).digest("he
 export const stripShebang = (script: string) => script.replace(SHEBANG, "");
 
 type Arg = string | number | null | undefined;
-const toArgs = (keys: string[], args: Arg[]) => [keys.length, ...keys, ...args.map((a) => (a == null ? "" : a))];
+const toArgs = (keys: string[], args: Arg[]): (string | number)[] => [...keys, ...args.map((a) => (a == null ? "" : a))];
 
 export interface ScriptAdapter {
   evalsha(sha: string, keys: string[], args: Arg[]): Promise<unknown>;
@@ -34,14 +34,14 @@ export function createScriptAdapter(client: Redis): ScriptAdapter {
       const known = stripped.get(sha);
       if (!known) throw new Error(`NOSCRIPT ${sha} not yet seen by the ioredis adapter`);
       // After a Redis restart the server answers NOSCRIPT itself and the library falls back to eval.
-      return client.evalsha(known.sha, ...toArgs(keys, args));
+      return client.evalsha(known.sha, keys.length, ...toArgs(keys, args));
     },
     async eval(script, keys, args) {
       const body = stripShebang(script);
       const sha = sha1(script);
       scripts.set(sha, script);
       stripped.set(sha, { body, sha: sha1(body) });
-      return client.eval(body, ...toArgs(keys, args));
+      return client.eval(body, keys.length, ...toArgs(keys, args));
     },
     get: (key) => client.get(key),
     set: (key, value) => client.set(key, value),
