@@ -45,6 +45,15 @@ export function limitInboundRequest(input: { ip: string }): Promise<LimitDecisio
   return limiters().inbound.check({ ip: input.ip });
 }
 
+/**
+ * Opens the process store and waits (bounded) for its first connection, so a server's first
+ * requests are limited rather than admitted by failure while Redis is still connecting.
+ */
+export async function warmUpRateLimiter(timeoutMs = 2000): Promise<void> {
+  limiters();
+  await current?.store.ready?.(timeoutMs);
+}
+
 /** Releases the process store's connections (graceful shutdown); the next call re-reads the env. */
 export async function closeRateLimitStore(): Promise<void> {
   const c = current;

@@ -10,6 +10,7 @@ export function createLibraryStore(opts: {
   redis: unknown; // @upstash/redis client, or anything answering evalsha/eval like one
   clear: () => Promise<void>;
   close: () => Promise<void>;
+  ready?: (timeoutMs: number) => Promise<void>;
 }): LimitStore {
   const limiters = new Map<string, Ratelimit>();
   const limiterFor = (limit: number, windowMs: number) => {
@@ -39,5 +40,6 @@ export function createLibraryStore(opts: {
     },
     clear: opts.clear,
     close: opts.close,
+    ready: opts.ready,
   };
 }

@@ -51,6 +51,7 @@ export function createRedisStore(client: Redis, opts: { ownsClient?: boolean } =
         cursor = next;
       } while (cursor !== "0");
     },
+    ready: (timeoutMs) => (client.status === "ready" ? Promise.resolve() : waitUntilReady(client, timeoutMs).catch(() => {})),
     async close() {
       if (opts.ownsClient) client.disconnect();
     },

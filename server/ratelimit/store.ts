@@ -15,6 +15,8 @@ export interface LimitStore {
   limit(identifier: string, limit: number, windowMs: number, rate?: number): Promise<StoreResult>;
   /** Deletes every counter under the `rl:` namespace (tests, benchmarks). */
   clear(): Promise<void>;
+  /** Resolves once the store can answer (a TCP store's first connection); never rejects. */
+  ready?(timeoutMs: number): Promise<void>;
   /** Releases connections; the store is unusable afterwards. */
   close(): Promise<void>;
 }

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The whole test suite, on real services:
+#   1. vitest on PostgreSQL + Redis (throwaway servers started here unless DATABASE_URL / REDIS_URL are set);
+#   2. vitest again on the embedded defaults (PGlite, in-process rate-limit store);
+#   3. the API contract suite over real HTTP through both mounts (lean front and Next route), after `next build`;
+#   4. browser tests (Playwright driving Debian's Chromium) against `next start`.
+# Set TEST_PHASES to a subset (e.g. "postgres pglite") to run fewer.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export NEXT_TELEMETRY_DISABLED=1 CHECKPOINT_DISABLE=1
+PHASES="${TEST_PHASES:-postgres pglite mounts e2e}"
+RESULTS="$(mktemp -d /tmp/tdp-results.XXXXXX)"
+status=0
+
+[ -d node_modules ] || npm ci
+# shellcheck source=scripts/services.sh
+source scripts/services.sh
+trap stop_services EXIT
+[ -n "${DATABASE_URL:-}" ] || start_postgres
+[ -n "${REDIS_URL:-}" ] || start_redis
+PG_URL="$DATABASE_URL"
+
+run_vitest() { # name, env..., -- vitest args...
+  local name="$1"; shift
+  echo; echo "=== vitest: $name"
+  env "$@" npx vitest run --reporter=default --reporter=json --outputFile="$RESULTS/vitest-$name.json" || status=1
+}
+
+for phase in $PHASES; do
+  case "$phase" in
+    postgres) run_vitest postgres DATABASE_URL="$PG_URL" REDIS_URL="$REDIS_URL" ;;
+    pglite) run_vitest pglite -u DATABASE_URL -u REDIS_URL -u UPSTASH_REDIS_REST_URL ;;
+    mounts)
+      if [ -x scripts/test-mounts.sh ]; then
+        echo; echo "=== API suite over HTTP through both mounts"
+        [ -f .next/BUILD_ID ] || npx next build >"$RESULTS/next-build.log" 2>&1 || { tail -50 "$RESULTS/next-build.log"; status=1; }
+        DATABASE_URL="$PG_URL" REDIS_URL="$REDIS_URL" RESULTS_DIR="$RESULTS" scripts/test-mounts.sh || status=1
+      fi ;;
+    e2e)
+      if [ -f playwright.config.ts ]; then
+        echo; echo "=== browser tests (Playwright + Chromium)"
+        [ -f .next/BUILD_ID ] || npx next build >"$RESULTS/next-build.log" 2>&1 || { tail -50 "$RESULTS/next-build.log"; status=1; }
+        PLAYWRIGHT_JSON_OUTPUT_NAME="$RESULTS/playwright.json" npx playwright test --reporter=list,json || status=1
+      fi ;;
+  esac
+done
+
+# One closing line over every runner's results.
+node -e '
+const fs = require("fs"), path = require("path");
+let passed = 0, failed = 0, skipped = 0;
+for (const f of fs.readdirSync(process.argv[1])) {
+  if (!f.endsWith(".json")) continue;
+  const r = JSON.parse(fs.readFileSync(path.join(process.argv[1], f), "utf8"));
+  if (r.stats && r.stats.expected !== undefined) { // Playwright
+    passed += r.stats.expected; failed += r.stats.unexpected + (r.stats.flaky || 0); skipped += r.stats.skipped;
+  } else if (r.numTotalTests !== undefined) { // vitest
+    passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + (r.numTodoTests || 0);
+  }
+}
+console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
+' "$RESULTS"
+rm -rf "$RESULTS"
+exit $status

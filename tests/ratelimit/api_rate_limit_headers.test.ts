@@ -1,0 +1,47 @@
+// The limiter as an API client meets it: through /api/v1, with the store this process is
+// configured with (Redis when REDIS_URL is set, in-process otherwise).
+import { beforeAll, describe, expect, it } from "vitest";
+import { call, errorOf, newKey, tenantWithKey } from "../helpers/api";
+import { warmUpRateLimiter } from "../../server/ratelimit";
+
+beforeAll(async () => {
+  await warmUpRateLimiter();
+});
+
+describe("/api/v1 per-key limit", () => {
+  it("200_admitted_of_205_the_201st_is_429_with_the_per_key_headers", async () => {
+    const { key } = await tenantWithKey(["read"]);
+    const statuses: number[] = [];
+    let first: Headers | undefined;
+    let refused: Awaited<ReturnType<typeof call>> | undefined;
+    for (let i = 0; i < 205; i++) {
+      const res = await call("GET", "/offerings?limit=1", { key });
+      statuses.push(res.status);
+      if (i === 0) first = res.headers;
+      if (res.status === 429 && !refused) refused = res;
+    }
+    expect(statuses.filter((s) => s === 200)).toHaveLength(200);
+    expect(statuses.indexOf(429)).toBe(200);
+    expect(first!.get("x-ratelimit-limit")).toBe("200");
+    expect(first!.get("x-ratelimit-remaining")).toBe("199");
+    expect(refused!.body).toEqual(errorOf("rate_limited", "per-key rate limit exceeded"));
+    const now = Math.floor(Date.now() / 1000);
+    const reset = Number(refused!.headers.get("x-ratelimit-reset"));
+    const retryAfter = Number(refused!.headers.get("retry-after"));
+    expect(refused!.headers.get("x-ratelimit-limit")).toBe("200");
+    expect(refused!.headers.get("x-ratelimit-remaining")).toBe("0");
+    expect(reset).toBeGreaterThan(now);
+    expect(reset).toBeLessThanOrEqual(now + 61);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+  });
+
+  it("a_second_key_of_the_same_tenant_has_its_own_bucket", async () => {
+    const { tenantId, key } = await tenantWithKey(["read"]);
+    for (let i = 0; i < 3; i++) await call("GET", "/offerings?limit=1", { key });
+    const second = await newKey(tenantId, ["read"]);
+    const res = await call("GET", "/offerings?limit=1", { key: second.key });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-ratelimit-remaining")).toBe("199");
+  });
+});
