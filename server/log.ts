@@ -1,5 +1,5 @@
-// Structured JSON log lines on stdout/stderr. Never pass a secret (API key, webhook secret, CRM
-// credential) in `fields`.
+// Structured JSON log lines, all on stderr: stdout belongs to command output (the CLI's JSON).
+// Never pass a secret (API key, webhook secret, CRM credential) in `fields`.
 type Fields = Record<string, unknown>;
 const quiet = () => process.env.LOG_LEVEL === "silent";
 const line = (level: string, msg: string, fields?: Fields) =>
@@ -7,7 +7,7 @@ const line = (level: string, msg: string, fields?: Fields) =>
 
 export const log = {
   info: (msg: string, fields?: Fields) => {
-    if (!quiet() && process.env.LOG_LEVEL !== "warn") console.log(line("info", msg, fields));
+    if (!quiet() && process.env.LOG_LEVEL !== "warn") console.error(line("info", msg, fields));
   },
   warn: (msg: string, fields?: Fields) => {
     if (!quiet()) console.warn(line("warn", msg, fields));

@@ -6,6 +6,9 @@ import { apiKeyToWire, issueApiKey, listApiKeys, revokeApiKey } from "../auth/ap
 import { SCOPES, type Scope } from "../auth/principal";
 import { OPERATOR } from "../audit/record-audit";
 import { createTenant, tenantToWire } from "../tenants/tenants";
+import { DASHBOARD_COMMANDS } from "../dashboard/dashboard.cli";
+import { WEBHOOK_COMMANDS } from "../webhooks/webhooks.cli";
+import { crmCommands } from "../crm/crm.cli";
 
 export class UsageError extends Error {}
 
@@ -30,6 +33,9 @@ async function tenantDb(tenantId: string) {
 
 /** Commands by "<group> <action>"; other domains register theirs here too. */
 export const COMMANDS: Record<string, Command> = {
+  ...DASHBOARD_COMMANDS,
+  ...WEBHOOK_COMMANDS,
+  ...crmCommands,
   "tenant create": async (_args, flags) => tenantToWire(await createTenant({ name: flag(flags, "name") })),
 
   "key create": async (_args, flags) => {
@@ -54,6 +60,24 @@ export const COMMANDS: Record<string, Command> = {
     return { data: (await listApiKeys(await tenantDb(tenantId))).map(apiKeyToWire) };
   },
 };
+
+/** `--flag value`, `--flag=value`, or a bare `--flag` (true); everything else is positional. */
+export function parseCliArgs(argv: string[]): { positionals: string[]; flags: Flags } {
+  const positionals: string[] = [];
+  const flags: Flags = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (!arg.startsWith("--")) {
+      positionals.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    if (eq > 0) flags[arg.slice(2, eq)] = arg.slice(eq + 1);
+    else if (i + 1 < argv.length && !argv[i + 1].startsWith("--")) flags[arg.slice(2)] = argv[++i];
+    else flags[arg.slice(2)] = true;
+  }
+  return { positionals, flags };
+}
 
 export async function runCli(positionals: string[], flags: Flags): Promise<number> {
   const [group, action, ...args] = positionals;

@@ -7,13 +7,16 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { PrismaClient } from "./generated/client";
 import { acquireEmbeddedLock, releaseEmbeddedLock } from "./embedded-lock";
+import { log } from "../log";
 
 export type Db = PrismaClient;
 /** The client handed to `$transaction(async (tx) => …)` callbacks. */
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
 
 type DbState = { prisma: PrismaClient; close: () => Promise<void>; kind: "postgres" | "pglite" };
-let state: Promise<DbState> | undefined;
+// Kept on globalThis: under the lean front, Next's bundled copy of this module and the front's own
+// copy run in one process, and must share one client (PGlite allows a single opener per directory).
+const shared = globalThis as { __tenantDataDb?: Promise<DbState> };
 /** Counts Prisma operations, so tests can prove a path touched no database (e.g. malformed tokens). */
 let operationCount = 0;
 
@@ -47,7 +50,7 @@ async function open(): Promise<DbState> {
   if (process.env.SKIP_MIGRATIONS !== "1") {
     const { applyMigrations } = await import("./schema-engine");
     const applied = await applyMigrations(adapter);
-    if (applied.length) console.log(JSON.stringify({ level: "info", msg: "migrations applied", applied }));
+    if (applied.length) log.info("migrations applied", { applied });
   }
   const base = new PrismaClient({ adapter });
   const prisma = base.$extends({
@@ -70,16 +73,16 @@ async function open(): Promise<DbState> {
 
 /** Opens (once) and returns the database client, applying pending migrations first. */
 export function getDb(): Promise<PrismaClient> {
-  state ??= open().catch((err) => {
-    state = undefined;
+  shared.__tenantDataDb ??= open().catch((err) => {
+    shared.__tenantDataDb = undefined;
     throw err;
   });
-  return state.then((s) => s.prisma);
+  return shared.__tenantDataDb.then((s) => s.prisma);
 }
 
 export async function closeDb(): Promise<void> {
-  const current = state;
-  state = undefined;
+  const current = shared.__tenantDataDb;
+  shared.__tenantDataDb = undefined;
   if (current) await (await current).close();
 }
 
