@@ -1,0 +1,185 @@
+// The event catalog: the 19 event names, the zod schema of each event's `data`, and the envelope
+// every webhook carries. `emitEvent` validates against these schemas, so what is documented here is
+// what consumers receive. Resource shapes are the domains' own wire schemas (one definition each).
+import { z } from "zod";
+import { offeringSchema } from "../offerings/offerings.types";
+import { appointmentSchema } from "../appointments/appointments.types";
+import { conversationSchema, messageSchema } from "../conversations/conversations.types";
+import { leadSchema } from "../leads/leads.types";
+
+const changes = z.record(z.string(), z.unknown()).describe("Old values of the fields that changed (Stripe-like)");
+const iso = () => z.string().describe("ISO 8601 date-time");
+
+/** A phone call handled by the receptionist (call.* events). */
+export const callSchema = z
+  .object({
+    id: z.uuid(),
+    conversation_id: z.uuid().nullable(),
+    direction: z.enum(["inbound", "outbound"]),
+    from: z.string().describe("E.164 caller number"),
+    to: z.string().describe("E.164 called number"),
+    status: z.enum(["ringing", "in_progress", "completed", "missed"]),
+    started_at: iso(),
+    ended_at: iso().nullable(),
+    duration_seconds: z.number().int().nonnegative().nullable(),
+  })
+  .meta({ id: "Call" });
+
+export const csatSchema = z
+  .object({
+    id: z.uuid(),
+    conversation_id: z.uuid(),
+    score: z.number().int().min(1).max(5),
+    comment: z.string().nullable(),
+    created_at: iso(),
+  })
+  .meta({ id: "CsatResponse" });
+
+const objectOnly = <T extends z.ZodType>(object: T) => z.strictObject({ object });
+const objectChanged = <T extends z.ZodType>(object: T) => z.strictObject({ object, previous_attributes: changes });
+
+/** The `data` schema of each event, by name. Top-level keys are strict: every key is documented. */
+export const EVENT_PAYLOADS = {
+  "lead.created": objectOnly(leadSchema),
+  "lead.updated": objectChanged(leadSchema),
+  "lead.qualified": z.strictObject({
+    object: leadSchema,
+    previous_attributes: changes,
+    messages: z.array(messageSchema).max(10).describe("The conversation's last 10 messages, oldest first"),
+  }),
+  "conversation.created": objectOnly(conversationSchema),
+  "conversation.handoff_requested": z.strictObject({
+    object: conversationSchema,
+    previous_attributes: changes,
+    lead: leadSchema.describe("The lead whose handoff was requested"),
+    reason: z.string().nullable(),
+  }),
+  "conversation.closed": objectChanged(conversationSchema),
+  "booking.created": objectOnly(appointmentSchema),
+  "booking.rescheduled": objectChanged(appointmentSchema),
+  "booking.cancelled": objectChanged(appointmentSchema),
+  "booking.completed": objectChanged(appointmentSchema),
+  "offering.created": objectOnly(offeringSchema),
+  "offering.updated": objectChanged(offeringSchema),
+  "call.started": objectOnly(callSchema),
+  "call.completed": objectChanged(callSchema),
+  "call.missed": objectOnly(callSchema),
+  "outbound.sent": z.strictObject({
+    object: messageSchema,
+    conversation: conversationSchema,
+    driver: z.string().describe("Channel driver that sent the message"),
+    provider_message_id: z.string().nullable(),
+  }),
+  "outbound.failed": z.strictObject({
+    object: messageSchema,
+    conversation: conversationSchema,
+    driver: z.string(),
+    error: z.string().describe("Why the channel refused or failed the message"),
+  }),
+  "sla.breached": z.strictObject({
+    object: conversationSchema,
+    sla: z.strictObject({
+      name: z.string().describe("e.g. first_response"),
+      threshold_seconds: z.number().int().positive(),
+      elapsed_seconds: z.number().int().nonnegative(),
+    }),
+  }),
+  "csat.received": objectOnly(csatSchema),
+} as const;
+
+export type EventType = keyof typeof EVENT_PAYLOADS;
+export const EVENT_TYPES = Object.keys(EVENT_PAYLOADS) as EventType[];
+export type EventPayload<T extends EventType> = z.input<(typeof EVENT_PAYLOADS)[T]>;
+
+/**
+ * Sent only by "send test event" to the one subscription it names; never fanned out, never
+ * subscribable, so a consumer can recognise and ignore it.
+ */
+export const TEST_EVENT_TYPE = "webhook.test" as const;
+export const testEventPayload = z.strictObject({
+  object: z.strictObject({ subscription_id: z.uuid(), message: z.string() }),
+});
+
+export const isEventType = (name: string): name is EventType => Object.hasOwn(EVENT_PAYLOADS, name);
+
+export const eventEnvelopeSchema = z
+  .strictObject({
+    id: z.string().regex(/^evt_[0-9a-f-]{36}$/).describe("`evt_<uuid>`; the consumer's idempotency key"),
+    event: z.enum(EVENT_TYPES as [EventType, ...EventType[]]),
+    created_at: iso(),
+    tenant_id: z.uuid(),
+    data: z.record(z.string(), z.unknown()).describe("The event's payload (see the catalog)"),
+  })
+  .meta({ id: "EventEnvelope" });
+
+export type EventEnvelope = { id: string; event: string; created_at: string; tenant_id: string; data: unknown };
+
+export const eventWireId = (id: string) => `evt_${id}`;
+
+/** The envelope of a stored event row. Its JSON text is exactly what is signed and sent. */
+export function toEnvelope(row: { id: string; type: string; createdAt: Date; tenantId: string; data: unknown }): EventEnvelope {
+  return { id: eventWireId(row.id), event: row.type, created_at: row.createdAt.toISOString(), tenant_id: row.tenantId, data: row.data };
+}
+
+const FIRES_WHEN: Record<EventType, string> = {
+  "lead.created": "a lead is created (agent or `POST /leads`)",
+  "lead.updated": "a lead changes (`PATCH /leads/{id}`)",
+  "lead.qualified": "a lead's status leaves `new` (once); `data.messages` holds the conversation's last 10 messages, oldest first",
+  "conversation.created": "`POST /conversations` creates a new (channel, customer) pair",
+  "conversation.handoff_requested": "a handoff to a human is requested (`POST /leads/{id}/handoff`); carries the lead and the reason",
+  "conversation.closed": "a conversation is closed (`PATCH /conversations/{id}` with status `closed`)",
+  "booking.created": "an appointment is booked (`POST /appointments`)",
+  "booking.rescheduled": "`scheduled_start` or `scheduled_end` changes; `previous_attributes` has the old values",
+  "booking.cancelled": "an appointment's status becomes `cancelled`",
+  "booking.completed": "an appointment's status becomes `completed`",
+  "offering.created": "an offering is created (`POST /offerings`)",
+  "offering.updated": "an offering is updated (`PATCH /offerings/{id}`)",
+  "call.started": "a voice call starts",
+  "call.completed": "a voice call ends after being answered",
+  "call.missed": "a voice call ends unanswered",
+  "outbound.sent": "an outbound message is accepted by its channel (`POST /conversations/{id}/send`)",
+  "outbound.failed": "an outbound message fails at its channel",
+  "sla.breached": "a conversation waits longer than a response-time target",
+  "csat.received": "a customer answers a satisfaction survey",
+};
+
+const DATA_SHAPE: Record<EventType, string> = {
+  "lead.created": "`{ object: Lead }`",
+  "lead.updated": "`{ object: Lead, previous_attributes }`",
+  "lead.qualified": "`{ object: Lead, previous_attributes, messages: Message[] }`",
+  "conversation.created": "`{ object: Conversation }`",
+  "conversation.handoff_requested": "`{ object: Conversation, previous_attributes, lead: Lead, reason }`",
+  "conversation.closed": "`{ object: Conversation, previous_attributes }`",
+  "booking.created": "`{ object: Appointment }`",
+  "booking.rescheduled": "`{ object: Appointment, previous_attributes }`",
+  "booking.cancelled": "`{ object: Appointment, previous_attributes }`",
+  "booking.completed": "`{ object: Appointment, previous_attributes }`",
+  "offering.created": "`{ object: Offering }`",
+  "offering.updated": "`{ object: Offering, previous_attributes }`",
+  "call.started": "`{ object: Call }`",
+  "call.completed": "`{ object: Call, previous_attributes }`",
+  "call.missed": "`{ object: Call }`",
+  "outbound.sent": "`{ object: Message, conversation: Conversation, driver, provider_message_id }`",
+  "outbound.failed": "`{ object: Message, conversation: Conversation, driver, error }`",
+  "sla.breached": "`{ object: Conversation, sla: { name, threshold_seconds, elapsed_seconds } }`",
+  "csat.received": "`{ object: CsatResponse }`",
+};
+
+/** Events and webhooks, for the OpenAPI document's description and the README. */
+export const EVENTS_MARKDOWN = `## Events and webhooks
+
+A tenant registers webhook subscriptions (URL + event names) in the dashboard. Each event is written in the same database transaction as the change that caused it, and POSTed as JSON to every enabled subscription of the tenant that lists its name.
+
+Envelope: \`{ "id": "evt_<uuid>", "event": "<name>", "created_at": "<ISO 8601 UTC>", "tenant_id": "<uuid>", "data": { ... } }\`. \`data\` is Stripe-like: \`object\` is the resource after the change, \`previous_attributes\` the old values of the fields that changed. The same event may arrive more than once: deduplicate on \`id\`.
+
+| Event | Fires when | \`data\` |
+|---|---|---|
+${EVENT_TYPES.map((t) => `| \`${t}\` | ${FIRES_WHEN[t]} | ${DATA_SHAPE[t]} |`).join("\n")}
+
+The dashboard's "send test event" sends \`${TEST_EVENT_TYPE}\` (\`{ object: { subscription_id, message } }\`) to that one subscription only.
+
+**Headers** (lowercase): \`content-type: application/json\`; \`x-webhook-signature\`: lowercase hex HMAC-SHA256 of the raw body bytes, keyed with the UTF-8 bytes of the whole secret (\`whsec_\` + 48 hex); \`x-event-type\`: the event name; \`x-delivery-id\`: a new uuid per attempt. Standard Webhooks headers too: \`webhook-id\` (the event id), \`webhook-timestamp\` (Unix seconds), \`webhook-signature\` (\`v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">\`), keyed with the same secret bytes: with the \`standardwebhooks\` library use \`new Webhook(secret, { format: "raw" })\` (or pass \`base64(secret)\`). Verify over the exact raw bytes: re-serialized JSON does not verify. Answer a failed verification with a 4xx.
+
+**Retries**: attempt 1 immediately, then 60 s, 5 min, 30 min, 2 h and 12 h after the previous failure; after the 6th failure the delivery is dead-lettered (the tenant's owners and admins are notified). Each attempt times out after 10 s. 2xx = delivered; 4xx (and any other non-2xx, non-5xx status, e.g. a redirect, which is never followed) = permanent failure, no retry; 5xx, timeout or network error = retried. A dead-lettered delivery can be replayed from the dashboard: a new cycle of 6 attempts.
+
+**Targets**: \`https\` only; a URL whose host is or resolves to a loopback, private, link-local, CGNAT, multicast or cloud-metadata address is refused when the subscription is saved and again before every attempt.`;

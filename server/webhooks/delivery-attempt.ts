@@ -1,0 +1,137 @@
+// One delivery attempt, the same for both engines: send the signed envelope, then record the
+// attempt and the delivery's next state in one statement. The statement appends the attempt row
+// only if the delivery is still at that (cycle, attempt) — a replay, a second worker that took an
+// expired lease, or a re-executed Inngest step can never overwrite or duplicate an earlier record.
+import type { PrismaClient } from "../db/generated/client";
+import { decryptSecret } from "../crypto/secret-box";
+import { toEnvelope } from "../events/catalog";
+import { log } from "../log";
+import { attemptTimeoutMs, classifyOutcome, nextStep, truncateBody, type AttemptOutcome, type DeliveryStatus } from "./retry-ladder";
+import { sendWebhook, type SendResult } from "./send-webhook";
+
+/** A claimed or loaded delivery with what its attempt needs (one row of a join). */
+export type DeliveryTarget = {
+  delivery_id: string;
+  tenant_id: string;
+  subscription_id: string;
+  cycle: number;
+  attempt_count: number;
+  status: string;
+  target_url: string;
+  secret_encrypted: string;
+  event_id: string;
+  event_type: string;
+  event_data: unknown;
+  event_created_at: Date;
+};
+
+/** Columns selected by every query that produces a DeliveryTarget (`d` deliveries, `s` subscriptions, `e` events). */
+export const TARGET_COLUMNS = `d.id::text AS delivery_id, d.tenant_id::text AS tenant_id, d.subscription_id::text AS subscription_id,
+  d.cycle, d.attempt_count, d.status, s.target_url, s.secret_encrypted,
+  e.id::text AS event_id, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at`;
+
+export type AttemptResult = {
+  attemptNumber: number;
+  outcome: AttemptOutcome;
+  status: DeliveryStatus;
+  statusCode: number | null;
+  nextDelayMs: number | null;
+  /** false when the delivery moved on meanwhile (replayed, or recorded by another runner). */
+  recorded: boolean;
+};
+
+const RECORD_SQL = `
+WITH d AS (
+  SELECT id, tenant_id FROM webhook_deliveries
+  WHERE id = $1::uuid AND cycle = $2::int AND attempt_count = $3::int - 1 AND status = 'pending'
+), a AS (
+  INSERT INTO webhook_attempts (id, tenant_id, delivery_id, cycle, attempt_number, outcome, status_code, duration_ms, response_body, error, created_at)
+  SELECT $4::uuid, d.tenant_id, d.id, $2::int, $3::int, $5::text, $6::int, $7::int, $8::text, $9::text, $10::timestamptz FROM d
+  ON CONFLICT (delivery_id, cycle, attempt_number) DO NOTHING
+  RETURNING delivery_id
+), u AS (
+  UPDATE webhook_deliveries w SET
+    status = $11::text,
+    attempt_count = $3::int,
+    next_attempt_at = CASE WHEN $12::int IS NULL THEN NULL ELSE now() + make_interval(secs => $12::int / 1000.0) END,
+    locked_until = NULL,
+    last_status_code = $6::int,
+    response_body = $13::text,
+    delivered_at = CASE WHEN $11::text = 'delivered' THEN now() ELSE w.delivered_at END,
+    updated_at = now()
+  FROM a WHERE w.id = a.delivery_id
+  RETURNING w.id, w.tenant_id, w.status
+), n AS (
+  INSERT INTO notifications (id, tenant_id, kind, title, body, data, created_at)
+  SELECT gen_random_uuid(), u.tenant_id, 'webhook.dead_letter', $14::text, $15::text, $16::jsonb, now() FROM u WHERE u.status = 'dead_letter'
+  RETURNING id
+)
+SELECT (SELECT count(*) FROM u)::int AS updated, (SELECT count(*) FROM n)::int AS notified`;
+
+// Decrypting per attempt is wasted work at hundreds of deliveries a second; the ciphertext is the
+// key, so a changed secret is simply a different entry. Bounded, and never logged.
+const secretCache = new Map<string, string>();
+function openSecret(ciphertext: string): string {
+  let plain = secretCache.get(ciphertext);
+  if (plain === undefined) {
+    plain = decryptSecret(ciphertext);
+    if (secretCache.size >= 1000) secretCache.clear();
+    secretCache.set(ciphertext, plain);
+  }
+  return plain;
+}
+
+/** Sends attempt `attempt_count + 1` of the target's cycle and records it. */
+export async function attemptDelivery(db: PrismaClient, target: DeliveryTarget): Promise<AttemptResult> {
+  const attemptNumber = target.attempt_count + 1;
+  const envelope = toEnvelope({
+    id: target.event_id, type: target.event_type, createdAt: new Date(target.event_created_at), tenantId: target.tenant_id,
+    data: typeof target.event_data === "string" ? JSON.parse(target.event_data) : target.event_data,
+  });
+  const startedAt = new Date();
+  let sent: SendResult;
+  try {
+    sent = await sendWebhook({
+      url: target.target_url,
+      secret: openSecret(target.secret_encrypted),
+      body: JSON.stringify(envelope),
+      eventId: envelope.id,
+      eventType: envelope.event,
+      timeoutMs: attemptTimeoutMs(),
+    });
+  } catch (err) {
+    // Only a broken secret can get here (sendWebhook itself never throws): record it, never leak it.
+    sent = { attemptId: crypto.randomUUID(), statusCode: null, durationMs: 0, responseBody: null, error: `cannot sign: ${(err as Error).name}` };
+  }
+  const outcome = classifyOutcome(sent.statusCode);
+  const next = nextStep(attemptNumber, outcome);
+  const lastText = truncateBody(sent.error ?? sent.responseBody);
+  const rows = await db.$queryRawUnsafe<{ updated: number; notified: number }[]>(
+    RECORD_SQL,
+    target.delivery_id, target.cycle, attemptNumber, sent.attemptId, outcome, sent.statusCode, sent.durationMs,
+    truncateBody(sent.responseBody), sent.error, startedAt.toISOString(), next.status, next.nextDelayMs, lastText,
+    "Webhook delivery dead-lettered",
+    `${envelope.event} (${envelope.id}) to ${target.target_url} failed ${attemptNumber} times; last error: ${lastText ?? "none"}`.slice(0, 4000),
+    JSON.stringify({ delivery_id: target.delivery_id, subscription_id: target.subscription_id, event_id: envelope.id, cycle: target.cycle }),
+  );
+  const recorded = rows[0]?.updated === 1;
+  if (recorded && next.status === "dead_letter") {
+    log.warn("webhook delivery dead-lettered", {
+      tenant_id: target.tenant_id, delivery_id: target.delivery_id, subscription_id: target.subscription_id,
+      event_id: envelope.id, cycle: target.cycle, last_error: lastText,
+    });
+  }
+  return { attemptNumber, outcome, status: next.status, statusCode: sent.statusCode, nextDelayMs: next.nextDelayMs, recorded };
+}
+
+/** The delivery with its subscription and event, by id (the Inngest engine's step input). */
+export async function loadDeliveryTarget(db: PrismaClient, deliveryId: string): Promise<DeliveryTarget | null> {
+  const rows = await db.$queryRawUnsafe<DeliveryTarget[]>(
+    `SELECT ${TARGET_COLUMNS} FROM webhook_deliveries d
+       JOIN webhook_subscriptions s ON s.id = d.subscription_id
+       JOIN events e ON e.id = d.event_id
+     WHERE d.id = $1::uuid`,
+    deliveryId,
+  );
+  return rows[0] ?? null;
+}

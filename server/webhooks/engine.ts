@@ -1,0 +1,26 @@
+// Starts this process's webhook engine: the Inngest dispatcher when Inngest is configured by its
+// standard environment variables, otherwise the embedded worker.
+import { log } from "../log";
+import { startEmbeddedWorker } from "./embedded-worker";
+import { inngestConfigured } from "./inngest-engine";
+import type { DeliveryWorker } from "./embedded-worker";
+
+let started: Promise<DeliveryWorker | null> | undefined;
+
+/** `WEBHOOK_ENGINE=off` starts nothing (a process that must not deliver, e.g. a read replica front). */
+export function startWebhookEngine(): Promise<DeliveryWorker | null> {
+  started ??= (async () => {
+    if (process.env.WEBHOOK_ENGINE === "off") return null;
+    if (inngestConfigured()) {
+      const { createInngestDispatcher } = await import("./inngest-engine");
+      const dispatcher = createInngestDispatcher();
+      await dispatcher.start();
+      log.info("webhook engine: inngest");
+      return dispatcher;
+    }
+    const worker = await startEmbeddedWorker();
+    log.info("webhook engine: embedded worker");
+    return worker;
+  })();
+  return started;
+}

@@ -1,0 +1,101 @@
+// The Inngest engine (production): one Inngest run per delivery cycle carries out the ladder,
+// `step.run` per attempt and `step.sleep` between attempts, with the function's own retries off
+// (the ladder is the retry policy). Deliveries reach Inngest through the same outbox claiming as
+// the embedded engine: the dispatcher claims due deliveries and sends one event per cycle.
+// Selected when Inngest's standard environment variables are set; without them nothing here
+// ever calls `inngest.send` (it would hang or fail without a server).
+import { Inngest } from "inngest";
+import type { PrismaClient } from "../db/generated/client";
+import { getDb } from "../db/client";
+import { log } from "../log";
+import { attemptDelivery, loadDeliveryTarget, type DeliveryTarget } from "./delivery-attempt";
+import { DeliveryWorker } from "./embedded-worker";
+import { MAX_ATTEMPTS, type DeliveryStatus } from "./retry-ladder";
+
+export const DELIVERY_REQUESTED = "webhooks/delivery.requested";
+export type DeliveryRequested = { name: typeof DELIVERY_REQUESTED; id?: string; data: { delivery_id: string; tenant_id: string; cycle: number } };
+
+export const inngestConfigured = (env: Record<string, string | undefined> = process.env) =>
+  Boolean(env.INNGEST_EVENT_KEY || env.INNGEST_SIGNING_KEY || env.INNGEST_BASE_URL || env.INNGEST_DEV);
+
+export const inngest = new Inngest({ id: "tenant-data-platform" });
+
+const DISPATCHED = "dispatched";
+
+/**
+ * First step of a run: take ownership of the delivery's cycle. The run the dispatcher asked for
+ * takes the dispatched cycle; any other run of the same delivery (a rerun from the Inngest console,
+ * a duplicate event) starts a new cycle, like a dashboard replay, so earlier attempts stay intact.
+ */
+export async function beginCycle(db: PrismaClient, deliveryId: string, requestedCycle: number, runId: string): Promise<number | null> {
+  const own = await db.$queryRawUnsafe<{ cycle: number }[]>(
+    `UPDATE webhook_deliveries SET inngest_run_id = $3, updated_at = now()
+     WHERE id = $1::uuid AND ((cycle = $2::int AND inngest_run_id = '${DISPATCHED}' AND status = 'pending') OR inngest_run_id = $3)
+     RETURNING cycle`,
+    deliveryId, requestedCycle, runId,
+  );
+  if (own.length) return own[0].cycle;
+  const next = await db.$queryRawUnsafe<{ cycle: number }[]>(
+    `UPDATE webhook_deliveries SET cycle = cycle + 1, attempt_count = 0, status = 'pending', inngest_run_id = $2,
+       next_attempt_at = NULL, locked_until = NULL, delivered_at = NULL, updated_at = now()
+     WHERE id = $1::uuid RETURNING cycle`,
+    deliveryId, runId,
+  );
+  return next[0]?.cycle ?? null; // null: the delivery (or its subscription) was deleted
+}
+
+export type StepResult = { attempt: number; status: DeliveryStatus; status_code: number | null; next_delay_ms: number | null };
+
+/** Attempt `attemptNumber` of `cycle`; a step re-executed after it was recorded reports the record. */
+export async function runAttemptStep(db: PrismaClient, deliveryId: string, cycle: number, attemptNumber: number): Promise<StepResult> {
+  const target = await loadDeliveryTarget(db, deliveryId);
+  if (!target || target.cycle !== cycle) return { attempt: attemptNumber, status: "permanent_fail", status_code: null, next_delay_ms: null };
+  if (target.attempt_count !== attemptNumber - 1 || target.status !== "pending") {
+    return { attempt: attemptNumber, status: target.status as DeliveryStatus, status_code: null, next_delay_ms: null };
+  }
+  const result = await attemptDelivery(db, target);
+  return { attempt: attemptNumber, status: result.status, status_code: result.statusCode, next_delay_ms: result.nextDelayMs };
+}
+
+export const deliverWebhook = inngest.createFunction(
+  { id: "deliver-webhook", retries: 0, triggers: [{ event: DELIVERY_REQUESTED }] },
+  async ({ event, step, runId }) => {
+    const { delivery_id: deliveryId, cycle: requested } = (event as unknown as DeliveryRequested).data;
+    const cycle = await step.run("begin-cycle", async () => beginCycle(await getDb(), deliveryId, requested, runId));
+    if (cycle === null) return { delivery_id: deliveryId, status: "gone" };
+    for (let n = 1; n <= MAX_ATTEMPTS; n++) {
+      const result = await step.run(`attempt-${n}`, async () => runAttemptStep(await getDb(), deliveryId, cycle, n));
+      if (result.status !== "pending" || result.next_delay_ms === null) return { delivery_id: deliveryId, cycle, ...result };
+      await step.sleep(`backoff-${n + 1}`, result.next_delay_ms);
+    }
+    return { delivery_id: deliveryId, cycle, status: "dead_letter" };
+  },
+);
+
+type Send = (events: DeliveryRequested[]) => Promise<unknown>;
+
+/** Hands claimed deliveries to Inngest: one event per (delivery, cycle), deduplicated by its id. */
+export async function dispatchToInngest(db: PrismaClient, claimed: DeliveryTarget[], send: Send): Promise<void> {
+  if (!claimed.length) return;
+  await send(claimed.map((c) => ({
+    name: DELIVERY_REQUESTED,
+    id: `${c.delivery_id}-${c.cycle}`,
+    data: { delivery_id: c.delivery_id, tenant_id: c.tenant_id, cycle: c.cycle },
+  })));
+  // After a failed send the claims simply expire and the next pass sends again.
+  await db.$executeRawUnsafe(
+    `UPDATE webhook_deliveries SET inngest_run_id = '${DISPATCHED}', locked_until = NULL WHERE id = ANY($1::uuid[]) AND inngest_run_id IS NULL`,
+    claimed.map((c) => c.delivery_id),
+  );
+}
+
+/** The dispatcher: the embedded worker's claiming with Inngest as the runner. */
+export function createInngestDispatcher(send: Send = (events) => inngest.send(events)) {
+  return new DeliveryWorker({
+    handle: (db, claimed) =>
+      dispatchToInngest(db, claimed, send).catch((err) => {
+        log.warn("webhook dispatch to Inngest failed; will retry", { error: (err as Error).message, deliveries: claimed.length });
+      }),
+    leaseMs: 30_000,
+  });
+}

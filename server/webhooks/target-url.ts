@@ -1,0 +1,101 @@
+// Which webhook targets are allowed: https only, and never an address inside our own network
+// (loopback, private, link-local, CGNAT, metadata, multicast, reserved…). Checked when a
+// subscription is saved and again at delivery time through the socket's own DNS lookup (DNS can
+// change, and checking a different resolution than the one connected to would be bypassable).
+// `WEBHOOK_ALLOW_LOOPBACK=1` (development and tests) also allows http://localhost and loopback.
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import { promises as dns } from "node:dns";
+import { isIP } from "node:net";
+import ipaddr from "ipaddr.js";
+import { badRequest } from "../errors";
+
+export const MAX_URL_LENGTH = 2048;
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "::1"]);
+
+export const loopbackAllowed = (env: Record<string, string | undefined> = process.env) => env.WEBHOOK_ALLOW_LOOPBACK === "1";
+
+/** Why an address may not be a webhook target, or null when it is a public unicast address. */
+export function refusedAddressReason(address: string, allowLoopback = loopbackAllowed()): string | null {
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    parsed = ipaddr.process(address); // IPv4-mapped IPv6 is judged as the IPv4 it carries
+  } catch {
+    return "is not an IP address";
+  }
+  const range = parsed.range();
+  if (range === "unicast") return null;
+  if (range === "loopback" && allowLoopback) return null;
+  return `is a ${range} address`;
+}
+
+export class RefusedTargetError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "RefusedTargetError";
+  }
+}
+
+const bare = (hostname: string) => hostname.replace(/^\[|\]$/g, "").toLowerCase();
+
+/** Scheme and shape rules (no DNS). Returns the parsed URL or the reason it is refused. */
+export function checkUrlShape(raw: string, allowLoopback = loopbackAllowed()): { url: URL } | { reason: string } {
+  if (raw.length > MAX_URL_LENGTH) return { reason: `must be at most ${MAX_URL_LENGTH} characters` };
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { reason: "must be an absolute https URL" };
+  }
+  const host = bare(url.hostname);
+  const devHttp = url.protocol === "http:" && allowLoopback && LOOPBACK_HOSTS.has(host);
+  if (url.protocol !== "https:" && !devHttp) return { reason: "must be an https URL" };
+  if (url.username || url.password) return { reason: "must not contain credentials" };
+  if (isIP(host)) {
+    const refused = refusedAddressReason(host, allowLoopback);
+    if (refused) return { reason: `host ${host} ${refused}` };
+  }
+  return { url };
+}
+
+/**
+ * Validation when a subscription is created or its URL changed: the shape rules, then every
+ * address the host resolves to must be allowed. Throws a 400 naming `field`.
+ */
+export async function assertAllowedTargetUrl(raw: string, field = "url"): Promise<string> {
+  const allowLoopback = loopbackAllowed();
+  const shape = checkUrlShape(raw, allowLoopback);
+  if ("reason" in shape) throw badRequest(`invalid field '${field}': ${shape.reason}`, field);
+  const host = bare(shape.url.hostname);
+  if (!isIP(host)) {
+    let addresses: LookupAddress[];
+    try {
+      addresses = await dns.lookup(host, { all: true, verbatim: true });
+    } catch {
+      throw badRequest(`invalid field '${field}': host ${host} does not resolve`, field);
+    }
+    for (const { address } of addresses) {
+      const refused = refusedAddressReason(address, allowLoopback);
+      if (refused) throw badRequest(`invalid field '${field}': host ${host} resolves to ${address}, which ${refused}`, field);
+    }
+  }
+  return shape.url.toString();
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A `lookup` for http(s).request: resolves like the system does, then refuses the connection when
+ * any resolved address is not allowed. The socket connects only to the addresses checked here.
+ */
+export function guardedLookup(hostname: string, options: { all?: boolean; family?: number } | number, callback: LookupCallback): void {
+  const opts = typeof options === "number" ? { family: options } : options ?? {};
+  dnsLookup(hostname, { family: opts.family ?? 0, all: true, verbatim: true }, (err, addresses) => {
+    if (err) return callback(err, opts.all ? [] : "", 0);
+    for (const { address } of addresses) {
+      const refused = refusedAddressReason(address);
+      if (refused) return callback(new RefusedTargetError(`refused target: ${hostname} resolves to ${address}, which ${refused}`), opts.all ? [] : "", 0);
+    }
+    if (opts.all) return callback(null, addresses);
+    callback(null, addresses[0].address, addresses[0].family);
+  });
+}

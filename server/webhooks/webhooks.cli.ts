@@ -1,0 +1,88 @@
+// Operator CLI commands for webhooks, spread into COMMANDS of server/cli/run-cli.ts:
+//   webhook create --tenant ID --url URL --events a,b [--description D]   (prints the secret once)
+//   webhook list --tenant ID | webhook delete ID
+//   delivery list --tenant ID [--subscription ID] | delivery replay ID
+import { z } from "zod";
+import { getDb } from "../db/client";
+import { scopeToTenant } from "../db/tenant-scope";
+import { OPERATOR } from "../audit/record-audit";
+import { AppError } from "../errors";
+import { createSubscription, deleteSubscription, listDeliveries, listSubscriptions, replayDelivery } from "./webhooks.service";
+import { createSubscriptionInput } from "./webhooks.types";
+
+type Flags = Record<string, string | boolean | undefined>;
+
+// Imported lazily: run-cli imports this module to build its command table.
+const usage = async (message: string) => new (await import("../cli/run-cli")).UsageError(message);
+
+async function flag(flags: Flags, name: string): Promise<string> {
+  const value = flags[name];
+  if (typeof value !== "string" || !value.trim()) throw await usage(`--${name} is required`);
+  return value.trim();
+}
+async function uuidOf(value: unknown, what: string): Promise<string> {
+  if (typeof value !== "string" || !z.uuid().safeParse(value).success) throw await usage(`${what} must be a uuid`);
+  return value.toLowerCase();
+}
+async function tenantDb(tenantId: string) {
+  const db = await getDb();
+  if (!(await db.tenant.findUnique({ where: { id: tenantId }, select: { id: true } }))) throw await usage(`tenant ${tenantId} not found`);
+  return scopeToTenant(db, tenantId);
+}
+/** A row addressed by id alone: find its tenant first, then work through that tenant's scope. */
+async function ownerTenant(model: "webhookSubscription" | "webhookDelivery", id: string, what: string) {
+  const db = await getDb();
+  const row = await (db[model] as { findUnique(a: object): Promise<{ tenantId: string } | null> }).findUnique({ where: { id }, select: { tenantId: true } });
+  if (!row) throw await usage(`${what} ${id} not found`);
+  return row.tenantId;
+}
+/** 400/409s from the service are the operator's input problems: show them as usage errors. */
+async function asUsage<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof AppError && err.status < 500) throw await usage(err.message);
+    throw err;
+  }
+}
+
+export const WEBHOOK_COMMANDS = {
+  "webhook create": async (_args: string[], flags: Flags) => {
+    const tenantId = await uuidOf(await flag(flags, "tenant"), "--tenant");
+    const parsed = createSubscriptionInput.safeParse({
+      url: await flag(flags, "url"),
+      events: (await flag(flags, "events")).split(",").map((s) => s.trim()).filter(Boolean),
+      ...(typeof flags.description === "string" ? { description: flags.description } : {}),
+    });
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw await usage(`--${String(issue.path[0])}: ${issue.message}`);
+    }
+    const db = await tenantDb(tenantId);
+    return { ...(await asUsage(() => createSubscription(db, parsed.data, OPERATOR))), tenant_id: tenantId };
+  },
+
+  "webhook list": async (_args: string[], flags: Flags) => {
+    const db = await tenantDb(await uuidOf(await flag(flags, "tenant"), "--tenant"));
+    return listSubscriptions(db, { limit: 100 });
+  },
+
+  "webhook delete": async (args: string[]) => {
+    const id = await uuidOf(args[0], "SUBSCRIPTION_ID");
+    const tenantId = await ownerTenant("webhookSubscription", id, "subscription");
+    return { ...(await deleteSubscription(scopeToTenant(await getDb(), tenantId), id, OPERATOR)), tenant_id: tenantId };
+  },
+
+  "delivery list": async (_args: string[], flags: Flags) => {
+    const db = await tenantDb(await uuidOf(await flag(flags, "tenant"), "--tenant"));
+    const subscription = flags.subscription === undefined ? undefined : await uuidOf(flags.subscription, "--subscription");
+    return listDeliveries(db, { limit: 100, subscription_id: subscription });
+  },
+
+  "delivery replay": async (args: string[]) => {
+    const id = await uuidOf(args[0], "DELIVERY_ID");
+    const tenantId = await ownerTenant("webhookDelivery", id, "delivery");
+    const db = scopeToTenant(await getDb(), tenantId);
+    return asUsage(() => replayDelivery(db, tenantId, id, OPERATOR));
+  },
+};

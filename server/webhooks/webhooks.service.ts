@@ -1,0 +1,234 @@
+// Webhook subscriptions, deliveries and notifications of one tenant (the dashboard's procedures
+// and the operator CLI). Every read and write goes through the tenant-scoped client; changes
+// write their audit entry in the same transaction.
+import type { Prisma } from "../db/generated/client";
+import type { TenantDb, TenantTx } from "../db/tenant-scope";
+import { keysetPage, toListEnvelope } from "../api/pagination";
+import { conflict, notFound } from "../errors";
+import { recordAudit, type AuditActor } from "../audit/record-audit";
+import { encryptSecret } from "../crypto/secret-box";
+import { eventWireId } from "../events/catalog";
+import { emitTestEvent, wakeDeliveryWorkers } from "../events/emit-event";
+import { generateWebhookSecret, secretPrefix } from "./signing";
+import { assertAllowedTargetUrl } from "./target-url";
+import type { CreateSubscriptionInput, Delivery, Subscription, UpdateSubscriptionInput } from "./webhooks.types";
+
+type SubscriptionRow = Prisma.WebhookSubscriptionGetPayload<object>;
+type DeliveryRow = Prisma.WebhookDeliveryGetPayload<{ include: { event: { select: { type: true } }; attempts: true } }>;
+type NotificationRow = Prisma.NotificationGetPayload<object>;
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function subscriptionToWire(s: SubscriptionRow): Subscription {
+  return {
+    id: s.id,
+    url: s.targetUrl,
+    description: s.description,
+    events: s.events as Subscription["events"],
+    enabled: s.enabled,
+    secret_prefix: s.secretPrefix,
+    created_at: s.createdAt.toISOString(),
+    updated_at: s.updatedAt.toISOString(),
+  };
+}
+
+export function deliveryToWire(d: DeliveryRow): Delivery {
+  return {
+    id: d.id,
+    subscription_id: d.subscriptionId,
+    event_id: eventWireId(d.eventId),
+    event_type: d.event.type,
+    status: d.status as Delivery["status"],
+    cycle: d.cycle,
+    attempt_count: d.attemptCount,
+    next_attempt_at: d.status === "pending" ? iso(d.nextAttemptAt) : null,
+    last_status_code: d.lastStatusCode,
+    response_body: d.responseBody,
+    delivered_at: iso(d.deliveredAt),
+    created_at: d.createdAt.toISOString(),
+    updated_at: d.updatedAt.toISOString(),
+    attempts: [...d.attempts]
+      .sort((a, b) => a.cycle - b.cycle || a.attemptNumber - b.attemptNumber)
+      .map((a) => ({
+        id: a.id,
+        cycle: a.cycle,
+        attempt_number: a.attemptNumber,
+        outcome: a.outcome as Delivery["attempts"][number]["outcome"],
+        status_code: a.statusCode,
+        duration_ms: a.durationMs,
+        response_body: a.responseBody,
+        error: a.error,
+        created_at: a.createdAt.toISOString(),
+      })),
+  };
+}
+
+export const notificationToWire = (n: NotificationRow) => ({
+  id: n.id,
+  kind: n.kind,
+  title: n.title,
+  body: n.body,
+  data: (n.data ?? {}) as Record<string, unknown>,
+  read_at: iso(n.readAt),
+  created_at: n.createdAt.toISOString(),
+});
+
+export async function listSubscriptions(db: TenantDb, input: { limit?: number; cursor?: string }) {
+  const page = await keysetPage({
+    ...input,
+    sortKey: "createdAt",
+    direction: "desc",
+    loadCursor: (id) => db.webhookSubscription.findFirst({ where: { id }, select: { createdAt: true } }),
+    findMany: (args) => db.webhookSubscription.findMany(args),
+  });
+  return toListEnvelope(page, subscriptionToWire);
+}
+
+/** Creates a subscription with a new secret; the plaintext secret is returned here only. */
+export async function createSubscription(db: TenantDb, input: CreateSubscriptionInput, actor: AuditActor) {
+  const url = await assertAllowedTargetUrl(input.url, "url");
+  const secret = generateWebhookSecret();
+  const row = await db.$transaction(async (tx) => {
+    const created = await tx.webhookSubscription.create({
+      data: {
+        targetUrl: url, events: input.events, description: input.description ?? null, enabled: input.enabled ?? true,
+        secretEncrypted: encryptSecret(secret), secretPrefix: secretPrefix(secret),
+      } as never,
+    });
+    await recordAudit(tx, {
+      ...actor, action: "webhook_subscription.created", targetType: "webhook_subscription", targetId: created.id,
+      details: { url, events: input.events, enabled: created.enabled },
+    });
+    return created;
+  });
+  return { ...subscriptionToWire(row), secret };
+}
+
+export async function updateSubscription(db: TenantDb, input: UpdateSubscriptionInput, actor: AuditActor): Promise<Subscription> {
+  const url = input.url === undefined ? undefined : await assertAllowedTargetUrl(input.url, "url");
+  return db.$transaction(async (tx) => {
+    const before = await tx.webhookSubscription.findFirst({ where: { id: input.id } });
+    if (!before) throw notFound();
+    const data: Record<string, unknown> = {};
+    if (url !== undefined) data.targetUrl = url;
+    if (input.events !== undefined) data.events = input.events;
+    if (input.description !== undefined) data.description = input.description;
+    if (input.enabled !== undefined) data.enabled = input.enabled;
+    const after = await tx.webhookSubscription.update({ where: { id: input.id }, data: data as never });
+    const previous = subscriptionToWire(before);
+    const next = subscriptionToWire(after);
+    const changed = (["url", "events", "description", "enabled"] as const).filter((k) => JSON.stringify(previous[k]) !== JSON.stringify(next[k]));
+    if (changed.length) {
+      await recordAudit(tx, {
+        ...actor, action: "webhook_subscription.changed", targetType: "webhook_subscription", targetId: input.id,
+        details: { changed: Object.fromEntries(changed.map((k) => [k, { from: previous[k], to: next[k] }])) } as Prisma.InputJsonValue,
+      });
+      // Re-enabling releases the deliveries that waited while the subscription was disabled.
+      if (changed.includes("enabled") && next.enabled) await wakeDeliveryWorkers(tx);
+    }
+    return next;
+  });
+}
+
+/** Deletes the subscription and its deliveries (their attempts go with them). */
+export async function deleteSubscription(db: TenantDb, id: string, actor: AuditActor): Promise<{ id: string; deleted: true }> {
+  return db.$transaction(async (tx) => {
+    const existing = await tx.webhookSubscription.findFirst({ where: { id } });
+    if (!existing) throw notFound();
+    await tx.webhookSubscription.delete({ where: { id } });
+    await recordAudit(tx, {
+      ...actor, action: "webhook_subscription.deleted", targetType: "webhook_subscription", targetId: id,
+      details: { url: existing.targetUrl, events: existing.events },
+    });
+    return { id, deleted: true as const };
+  });
+}
+
+const deliveryInclude = { event: { select: { type: true } }, attempts: true } as const;
+
+export async function listDeliveries(
+  db: TenantDb,
+  input: { limit?: number; cursor?: string; subscription_id?: string; status?: Delivery["status"] },
+) {
+  const filter: Record<string, unknown> = {};
+  if (input.subscription_id) filter.subscriptionId = input.subscription_id;
+  if (input.status) filter.status = input.status;
+  const page = await keysetPage({
+    limit: input.limit,
+    cursor: input.cursor,
+    sortKey: "createdAt",
+    direction: "desc",
+    loadCursor: (id) => db.webhookDelivery.findFirst({ where: { id, ...filter }, select: { createdAt: true } }),
+    findMany: (args) => db.webhookDelivery.findMany({ ...args, where: { ...args.where, ...filter }, include: deliveryInclude }),
+  });
+  return toListEnvelope(page, (row) => deliveryToWire(row as DeliveryRow));
+}
+
+export async function getDelivery(db: TenantDb, id: string): Promise<Delivery> {
+  const row = await db.webhookDelivery.findFirst({ where: { id }, include: deliveryInclude });
+  if (!row) throw notFound();
+  return deliveryToWire(row as DeliveryRow);
+}
+
+async function lockDelivery(tx: TenantTx, tenantId: string, id: string): Promise<boolean> {
+  const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
+    `SELECT id FROM webhook_deliveries WHERE id = $1::uuid AND tenant_id = $2::uuid FOR UPDATE`, id, tenantId,
+  );
+  return rows.length === 1;
+}
+
+/**
+ * Replays a dead-lettered delivery: a new cycle of the whole ladder (cycle + 1, attempts from 1).
+ * Earlier cycles' attempts stay. Only `dead_letter` can be replayed (409 otherwise).
+ */
+export async function replayDelivery(db: TenantDb, tenantId: string, id: string, actor: AuditActor): Promise<Delivery> {
+  return db.$transaction(async (tx) => {
+    if (!(await lockDelivery(tx, tenantId, id))) throw notFound();
+    const before = await tx.webhookDelivery.findFirst({ where: { id } });
+    if (!before) throw notFound();
+    if (before.status !== "dead_letter") throw conflict(`delivery is ${before.status}; only a dead_letter delivery can be replayed`);
+    await tx.webhookDelivery.update({
+      where: { id },
+      data: { status: "pending", cycle: before.cycle + 1, attemptCount: 0, nextAttemptAt: new Date(), lockedUntil: null, inngestRunId: null },
+    });
+    await recordAudit(tx, {
+      ...actor, action: "delivery.replayed", targetType: "webhook_delivery", targetId: id,
+      details: { subscription_id: before.subscriptionId, event_id: eventWireId(before.eventId), cycle: before.cycle + 1 },
+    });
+    await wakeDeliveryWorkers(tx);
+    const row = await tx.webhookDelivery.findFirst({ where: { id }, include: deliveryInclude });
+    return deliveryToWire(row as DeliveryRow);
+  });
+}
+
+/** Sends `webhook.test` to one enabled subscription only. */
+export async function sendTestEvent(db: TenantDb, subscriptionId: string): Promise<Delivery> {
+  return db.$transaction(async (tx) => {
+    const subscription = await tx.webhookSubscription.findFirst({ where: { id: subscriptionId }, select: { id: true, enabled: true } });
+    if (!subscription) throw notFound();
+    if (!subscription.enabled) throw conflict("subscription is disabled; enable it to send a test event");
+    const { eventId } = await emitTestEvent(tx, subscriptionId);
+    const row = await tx.webhookDelivery.findFirst({ where: { eventId, subscriptionId }, include: deliveryInclude });
+    return deliveryToWire(row as DeliveryRow);
+  });
+}
+
+export async function listNotifications(db: TenantDb, input: { limit?: number; cursor?: string; unread_only?: boolean }) {
+  const filter = input.unread_only ? { readAt: null } : {};
+  const page = await keysetPage({
+    limit: input.limit,
+    cursor: input.cursor,
+    sortKey: "createdAt",
+    direction: "desc",
+    loadCursor: (id) => db.notification.findFirst({ where: { id, ...filter }, select: { createdAt: true } }),
+    findMany: (args) => db.notification.findMany({ ...args, where: { ...args.where, ...filter } }),
+  });
+  return toListEnvelope(page, notificationToWire);
+}
+
+export async function markNotificationRead(db: TenantDb, id: string) {
+  const existing = await db.notification.findFirst({ where: { id } });
+  if (!existing) throw notFound();
+  const row = existing.readAt ? existing : await db.notification.update({ where: { id }, data: { readAt: new Date() } });
+  return notificationToWire(row);
+}

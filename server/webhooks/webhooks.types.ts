@@ -1,0 +1,116 @@
+import { z } from "zod";
+import { uuid } from "../api/wire";
+import { listEnvelope, pageQuery } from "../api/pagination";
+import { unknownFieldMessage } from "../api/strict-body";
+import { EVENT_TYPES, type EventType } from "../events/catalog";
+import { MAX_URL_LENGTH } from "./target-url";
+
+export const DELIVERY_STATUSES = ["pending", "delivered", "permanent_fail", "dead_letter"] as const;
+
+export const subscriptionSchema = z
+  .object({
+    id: z.uuid(),
+    url: z.string().describe("HTTPS endpoint that receives the POSTs"),
+    description: z.string().nullable(),
+    events: z.array(z.enum(EVENT_TYPES as [EventType, ...EventType[]])),
+    enabled: z.boolean().describe("A disabled subscription gets no new deliveries; its pending ones wait until it is enabled again"),
+    secret_prefix: z.string().describe("The first 12 characters of the signing secret"),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: "WebhookSubscription" });
+
+export const createdSubscriptionSchema = subscriptionSchema.extend({
+  secret: z.string().describe("`whsec_` + 48 hex characters; shown only in this response"),
+});
+
+export const attemptSchema = z.object({
+  id: z.uuid().describe("Sent as `x-delivery-id`"),
+  cycle: z.number().int(),
+  attempt_number: z.number().int(),
+  outcome: z.enum(["delivered", "permanent_fail", "retry"]),
+  status_code: z.number().int().nullable(),
+  duration_ms: z.number().int(),
+  response_body: z.string().nullable(),
+  error: z.string().nullable(),
+  created_at: z.string(),
+});
+
+export const deliverySchema = z
+  .object({
+    id: z.uuid(),
+    subscription_id: z.uuid(),
+    event_id: z.string().describe("`evt_<uuid>`"),
+    event_type: z.string(),
+    status: z.enum(DELIVERY_STATUSES),
+    cycle: z.number().int().describe("1 for the first ladder; each replay starts the next"),
+    attempt_count: z.number().int().describe("Attempts made in the current cycle"),
+    next_attempt_at: z.string().nullable(),
+    last_status_code: z.number().int().nullable(),
+    response_body: z.string().nullable().describe("Last response body or error text (at most 2048 characters)"),
+    delivered_at: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    attempts: z.array(attemptSchema).describe("Every attempt of every cycle, oldest first"),
+  })
+  .meta({ id: "WebhookDelivery" });
+
+export const notificationSchema = z.object({
+  id: z.uuid(),
+  kind: z.string(),
+  title: z.string(),
+  body: z.string(),
+  data: z.record(z.string(), z.unknown()),
+  read_at: z.string().nullable(),
+  created_at: z.string(),
+});
+
+const eventName = z.enum(EVENT_TYPES as [EventType, ...EventType[]], { message: `must be one of: ${EVENT_TYPES.join(", ")}` });
+const fields = {
+  url: z.string().min(1).max(MAX_URL_LENGTH),
+  events: z
+    .array(eventName)
+    .min(1, { message: "must list at least one event" })
+    .refine((list) => new Set(list).size === list.length, { message: "must not repeat an event" }),
+  description: z.string().max(500).nullable(),
+  enabled: z.boolean(),
+};
+
+export const createSubscriptionInput = z.strictObject(
+  { url: fields.url, events: fields.events, description: fields.description.optional(), enabled: fields.enabled.optional() },
+  unknownFieldMessage(),
+);
+
+export const updateSubscriptionInput = z
+  .strictObject(
+    {
+      id: uuid(),
+      url: fields.url.optional(),
+      events: fields.events.optional(),
+      description: fields.description.optional(),
+      enabled: fields.enabled.optional(),
+    },
+    unknownFieldMessage(new Set(["secret", "secret_prefix"])),
+  )
+  .refine((b) => ["url", "events", "description", "enabled"].some((k) => k in b), {
+    message: "request body must contain at least one updatable field",
+  });
+
+export const idInput = z.object({ id: uuid() });
+export const listSubscriptionsInput = z.object(pageQuery);
+export const listDeliveriesInput = z.object({
+  ...pageQuery,
+  subscription_id: uuid().optional(),
+  status: z.enum(DELIVERY_STATUSES).optional(),
+});
+export const sendTestEventInput = z.object({ subscription_id: uuid() });
+export const listNotificationsInput = z.object({ ...pageQuery, unread_only: z.boolean().optional() });
+
+export const subscriptionListSchema = listEnvelope(subscriptionSchema, "WebhookSubscriptionList");
+export const deliveryListSchema = listEnvelope(deliverySchema, "WebhookDeliveryList");
+export const notificationListSchema = listEnvelope(notificationSchema, "NotificationList");
+
+export type Subscription = z.infer<typeof subscriptionSchema>;
+export type Delivery = z.infer<typeof deliverySchema>;
+export type CreateSubscriptionInput = z.infer<typeof createSubscriptionInput>;
+export type UpdateSubscriptionInput = z.infer<typeof updateSubscriptionInput>;
