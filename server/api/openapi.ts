@@ -3,6 +3,7 @@
 // error envelope on every operation, 201 for creates, and the rate-limit headers.
 import { forEachOpenApiProcedure, generateOpenApiDocument, normalizePath, type OpenAPIObject } from "trpc-to-openapi";
 import { appRouter } from "../router";
+import { EVENTS_MARKDOWN } from "../events/catalog";
 import type { ProcedureMeta } from "../trpc";
 
 const ERROR_CODES = ["unauthorized", "forbidden", "rate_limited", "bad_request", "not_found", "conflict", "internal_error"];
@@ -43,7 +44,7 @@ function buildDocument(): OpenAPIObject {
   const doc = generateOpenApiDocument(appRouter, {
     title: "Tenant Data API",
     version: "0.1.0",
-    description: API_DESCRIPTION,
+    description: `${API_DESCRIPTION}\n\n${EVENTS_MARKDOWN}`,
     baseUrl: "/api/v1",
     securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "An API key: `xapk_live_` followed by 48 hex characters" } },
   });
