@@ -3,10 +3,22 @@
 import { router } from "./trpc";
 import { offeringsRouter } from "./offerings/offerings.router";
 import { appointmentsRouter } from "./appointments/appointments.router";
+import { conversationsRouter } from "./conversations/conversations.router";
+import { leadsRouter } from "./leads/leads.router";
+import { dashboardRouter } from "./dashboard/dashboard.router";
+import { analyticsRouter } from "./analytics/analytics.router";
+import { webhooksRouter } from "./webhooks/webhooks.router";
+import { crmRouter } from "./crm/crm.router";
 
 export const appRouter = router({
   offerings: offeringsRouter,
   appointments: appointmentsRouter,
+  conversations: conversationsRouter,
+  leads: leadsRouter,
+  dashboard: dashboardRouter,
+  analytics: analyticsRouter,
+  webhooks: webhooksRouter,
+  crm: crmRouter,
 });
 
 export type AppRouter = typeof appRouter;

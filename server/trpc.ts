@@ -19,13 +19,17 @@ export type RequestContext = {
   requestId: string;
   /** Headers a procedure adds to its response (rate-limit headers, for instance). */
   resHeaders: Headers;
-  /** Success status; procedures that create set 201. */
-  status?: number;
+  /**
+   * The response a procedure may shape beyond its data: a success status overriding
+   * `meta.successStatus` (e.g. 200 for a create that found the existing row). An object, because
+   * tRPC copies the context between middlewares and the bridge must see what the handler set.
+   */
+  response: { status?: number };
   /** Resolves the signed-in dashboard user and their active tenant (set by the tRPC route). */
   dashboardIdentity?: () => Promise<DashboardIdentity | null>;
 };
 
-/** `successStatus` documents and answers a create's 201 (a procedure may still set `ctx.status`). */
+/** `successStatus` documents and answers a create's 201 (a procedure may still set `ctx.response.status`). */
 export type ProcedureMeta = OpenApiMeta<{ successStatus?: 200 | 201 }>;
 
 const t = initTRPC

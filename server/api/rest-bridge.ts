@@ -171,11 +171,11 @@ export async function handleRestRequest(req: Request): Promise<Response> {
     const input = method === "GET" || method === "DELETE" ? queryInput(url, route) : await bodyInput(req, route);
     Object.assign(input, params);
 
-    const ctx: RequestContext = { transport: "rest", headers: req.headers, requestId, resHeaders };
+    const ctx: RequestContext = { transport: "rest", headers: req.headers, requestId, resHeaders, response: {} };
     const caller: any = createCaller(ctx);
     const procedure = route.procedurePath.reduce((node, segment) => node[segment], caller);
     const data = await procedure(input);
-    return json(ctx.status ?? route.successStatus, data, resHeaders);
+    return json(ctx.response.status ?? route.successStatus, data, resHeaders);
   } catch (err) {
     let error = toAppError(err);
     // A malformed id in the path addresses nothing visible: the same 404 as a missing row.

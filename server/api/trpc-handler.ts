@@ -33,6 +33,7 @@ export function handleTrpcRequest(req: Request): Promise<Response> {
       headers: req.headers,
       requestId,
       resHeaders,
+      response: {},
       dashboardIdentity: () => (identityResolver ? identityResolver(req.headers) : Promise.resolve(null)),
     }),
     responseMeta: () => ({ headers: resHeaders }),

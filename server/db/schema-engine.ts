@@ -4,7 +4,6 @@
 // `prisma migrate deploy` keeps working wherever the native engine exists.
 import { readFile, readdir } from "node:fs/promises";
 import { existsSync } from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { bindMigrationAwareSqlAdapterFactory } from "@prisma/driver-adapter-utils";
@@ -23,9 +22,11 @@ let engineModule: Promise<EngineModule> | undefined;
 function loadEngineModule(): Promise<EngineModule> {
   engineModule ??= (async () => {
     // The package exports only its entry, so locate its folder from that entry's path.
-    const require = createRequire(import.meta.url);
-    const dir = path.dirname(require.resolve("@prisma/schema-engine-wasm"));
-    const bg = await import(pathToFileURL(path.join(dir, "schema_engine_bg.js")).href);
+    // Resolved and imported by Node at run time, out of a bundler's sight: Next's Turbopack rewrites
+    // a visible `require.resolve("…")` into a module id, which is not a path.
+    const { createRequire } = process.getBuiltinModule("node:module");
+    const dir = path.dirname(createRequire(import.meta.url).resolve("@prisma/schema-engine-wasm"));
+    const bg = await import(/* turbopackIgnore: true */ /* webpackIgnore: true */ pathToFileURL(path.join(dir, "schema_engine_bg.js")).href);
     const bytes = await readFile(path.join(dir, "schema_engine_bg.wasm"));
     const { instance } = await WebAssembly.instantiate(bytes, { "./schema_engine_bg.js": bg });
     bg.__wbg_set_wasm(instance.exports);
@@ -33,6 +34,29 @@ function loadEngineModule(): Promise<EngineModule> {
     return bg as EngineModule;
   })();
   return engineModule;
+}
+
+/**
+ * @prisma/adapter-pg runs a script by splitting it on every `;`, dollar-quoted function bodies
+ * included, which breaks hand-written functions and triggers in migrations. PostgreSQL's simple
+ * query protocol runs a whole multi-statement script in one round trip: send it as it is.
+ */
+function runScriptsWhole(factory: SqlMigrationAwareDriverAdapterFactory): SqlMigrationAwareDriverAdapterFactory {
+  type ScriptAdapter = { executeScript(script: string): Promise<void>; client?: { query(sql: string): Promise<unknown> } };
+  const patch = <A>(adapter: A): A => {
+    const a = adapter as unknown as ScriptAdapter;
+    if (factory.adapterName === "@prisma/adapter-pg" && a.client?.query) {
+      const pool = a.client;
+      a.executeScript = async (script: string) => {
+        await pool.query(script);
+      };
+    }
+    return adapter;
+  };
+  return Object.assign(Object.create(factory) as SqlMigrationAwareDriverAdapterFactory, {
+    connect: async () => patch(await factory.connect()),
+    connectToShadowDb: async () => patch(await factory.connectToShadowDb()),
+  });
 }
 
 async function withEngine<T>(
@@ -45,7 +69,7 @@ async function withEngine<T>(
   const engine = await mod.SchemaEngine.new(
     { datamodels: [[SCHEMA_PATH, datamodel]] },
     log,
-    bindMigrationAwareSqlAdapterFactory(adapterFactory),
+    bindMigrationAwareSqlAdapterFactory(runScriptsWhole(adapterFactory)),
   );
   try {
     return await run(engine, datamodel);

@@ -8,6 +8,8 @@ import { OPERATOR } from "../audit/record-audit";
 import { createTenant } from "../tenants/tenants";
 import { createOffering } from "../offerings/offerings.service";
 import { createAppointment } from "../appointments/appointments.service";
+import { seedConversations } from "../conversations/seed-conversations";
+import { createDemoOwner } from "../dashboard/users";
 
 export const DEMO_TENANT_SLUG = "demo";
 
@@ -19,7 +21,7 @@ const OFFERINGS = [
 ];
 
 /** Seeds the demo tenant once; returns the plaintext key only when it was just created. */
-export async function seedDemoTenant(): Promise<{ tenantId: string; apiKey: string | null }> {
+export async function seedDemoTenant(): Promise<{ tenantId: string; apiKey: string | null; owner?: { email: string; password: string } }> {
   const db = await getDb();
   const existing = await db.tenant.findUnique({ where: { slug: DEMO_TENANT_SLUG } });
   if (existing) return { tenantId: existing.id, apiKey: null };
@@ -41,6 +43,8 @@ export async function seedDemoTenant(): Promise<{ tenantId: string; apiKey: stri
       location_text: i % 2 ? "Showroom, Marina Walk" : null,
     });
   }
+  await seedConversations(scoped, offerings);
   const { plaintext } = await issueApiKey(scoped, { name: "Demo key", scopes: [...SCOPES] }, OPERATOR);
-  return { tenantId: tenant.id, apiKey: plaintext };
+  const owner = await createDemoOwner(tenant.id);
+  return { tenantId: tenant.id, apiKey: plaintext, owner };
 }

@@ -2,8 +2,7 @@
 // conversion must never reach bodies or the dashboard's tRPC endpoint, and never mutate schemas.
 import { describe, expect, it } from "vitest";
 import { TRPCError } from "@trpc/server";
-import { call, tenantWithKey } from "../helpers/api";
-import { appRouter } from "../../server/router";
+import { call, dashboardCaller, tenantWithKey } from "../helpers/api";
 import { listOfferingsInput } from "../../server/offerings/offerings.types";
 
 describe("coercion", () => {
@@ -16,13 +15,7 @@ describe("coercion", () => {
     expect(listOfferingsInput.safeParse({ limit: null }).success).toBe(false);
 
     // The dashboard transport (tRPC) still refuses a string for a number.
-    const caller = appRouter.createCaller({
-      transport: "trpc",
-      headers: new Headers(),
-      requestId: "t",
-      resHeaders: new Headers(),
-      dashboardIdentity: async () => ({ userId: "u", tenantId, role: "owner" as const }),
-    });
+    const caller = dashboardCaller(tenantId);
     await expect(caller.offerings.list({ limit: "5" as unknown as number })).rejects.toBeInstanceOf(TRPCError);
     await expect(caller.offerings.list({ limit: 5 })).resolves.toMatchObject({ has_more: false });
   });

@@ -7,6 +7,8 @@ import { OPERATOR } from "../../server/audit/record-audit";
 import { SCOPES, type Scope } from "../../server/auth/principal";
 import { createTenant } from "../../server/tenants/tenants";
 import { handleRestRequest } from "../../server/api/rest-bridge";
+import { appRouter } from "../../server/router";
+import { createCallerFactory } from "../../server/trpc";
 
 export const ALL_SCOPES = [...SCOPES] as Scope[];
 
@@ -56,3 +58,15 @@ export async function tenantWithKey(scopes: Scope[] = ALL_SCOPES) {
 }
 
 export const errorOf = (code: string, message: string) => ({ error: { code, message } });
+
+/** The router as the dashboard calls it: a signed-in user of `tenantId` with `role`. */
+export function dashboardCaller(tenantId: string, role: "owner" | "admin" | "member" = "owner", userId = `user-${role}`) {
+  return createCallerFactory(appRouter)({
+    transport: "trpc",
+    headers: new Headers(),
+    requestId: "test",
+    resHeaders: new Headers(),
+    response: {},
+    dashboardIdentity: async () => ({ userId, tenantId, role, email: `${role}@example.test` }),
+  });
+}

@@ -1,0 +1,165 @@
+// The analytics rollup: per-UTC-day counts computed by PostgreSQL in one round trip, zero-filled
+// in SQL. Messages and conversations created (the large tables) are read from the per-day counters
+// that triggers keep in `analytics_daily_counts` (at most days x metrics rows: a 90-day rollup of a
+// million messages no longer counts a million rows); the rest are aggregates grouped by UTC day
+// over each table's indexed (tenant_id, <date column>) range.
+//
+// Raw SQL is the one place the tenant-scoped client cannot add the tenant filter itself, so every
+// table reference below carries `tenant_id = ${tenant}` as a bound parameter, visibly.
+import { Prisma } from "../db/generated/client";
+import type { TenantDb } from "../db/tenant-scope";
+import { CHANNELS } from "../conversations/customer-identifier";
+import { DEFAULT_ROLLUP_DAYS, type AnalyticsCounts, type AnalyticsDay, type WeeklyRollup } from "./analytics.types";
+
+const DAY_MS = 86_400_000;
+
+/** The period: the `days` UTC calendar days ending with today (today is partial). */
+export function rollupPeriod(days: number, now: Date) {
+  const endExclusive = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) + DAY_MS;
+  const start = new Date(endExclusive - days * DAY_MS);
+  return { start, end: new Date(endExclusive) };
+}
+
+type DayRow = {
+  date: string;
+  handoffs: number;
+  closed: number;
+  leads_created: number;
+  leads_created_converted: number;
+  leads_qualified: number;
+  leads_converted: number;
+  appointments_booked: number;
+  appointments_cancelled: number;
+  appointments_completed: number;
+  messages_inbound: number;
+  messages_outbound: number;
+} & Record<`channel_${(typeof CHANNELS)[number]}`, number>;
+
+/** `(day, metric, n)` rows: one table's rows counted per UTC day of `column`, within the period and the tenant. */
+function perDay(
+  metric: string,
+  table: string,
+  column: string,
+  [tenantId, start, end]: readonly [string, Date, Date],
+  extraWhere = Prisma.empty,
+) {
+  const col = Prisma.raw(`"${column}"`);
+  return Prisma.sql`
+    SELECT date_trunc('day', ${col} AT TIME ZONE 'UTC') AS day, ${metric} AS metric, count(*) AS n
+    FROM ${Prisma.raw(`"${table}"`)}
+    WHERE tenant_id = ${tenantId}::uuid
+      AND ${col} >= ${start.toISOString()}::timestamptz AND ${col} < ${end.toISOString()}::timestamptz
+      ${extraWhere}
+    GROUP BY 1`;
+}
+
+/** Output columns: [column name, metric]. Conversation channels come from the counters table. */
+const METRIC_COLUMNS: [keyof DayRow, string][] = [
+  ["handoffs", "handoffs"],
+  ["closed", "closed"],
+  ["leads_created", "leads_created"],
+  ["leads_created_converted", "leads_created_converted"],
+  ["leads_qualified", "leads_qualified"],
+  ["leads_converted", "leads_converted"],
+  ["appointments_booked", "appointments_booked"],
+  ["appointments_cancelled", "appointments_cancelled"],
+  ["appointments_completed", "appointments_completed"],
+  ["messages_inbound", "messages.inbound"],
+  ["messages_outbound", "messages.outbound"],
+  ...CHANNELS.map((c): [keyof DayRow, string] => [`channel_${c}`, `conversations.${c}`]),
+];
+
+// Every source yields (day, metric, n) rows, unioned and pivoted once per day. (One LEFT JOIN per
+// source instead made the planner's row estimates explode and JIT-compile for a second.)
+export function rollupQuery(tenantId: string, start: Date, end: Date): Prisma.Sql {
+  const range = [tenantId, start, end] as const;
+  const sum = (metric: string) => Prisma.sql`coalesce(sum(c.n) FILTER (WHERE c.metric = ${metric}), 0)::int`;
+  const columns = Prisma.join(METRIC_COLUMNS.map(([column, metric]) => Prisma.sql`${sum(metric)} AS ${Prisma.raw(`"${column}"`)}`));
+  return Prisma.sql`
+    WITH days AS (
+      SELECT generate_series(
+        ${start.toISOString()}::timestamptz AT TIME ZONE 'UTC',
+        ${end.toISOString()}::timestamptz AT TIME ZONE 'UTC' - interval '1 day',
+        interval '1 day') AS day
+    ),
+    counts AS (
+      -- messages per direction and conversations per channel: the trigger-kept counters
+      SELECT day::timestamp AS day, metric, count::bigint AS n
+      FROM analytics_daily_counts
+      WHERE tenant_id = ${tenantId}::uuid
+        AND day >= (${start.toISOString()}::timestamptz AT TIME ZONE 'UTC')::date
+        AND day < (${end.toISOString()}::timestamptz AT TIME ZONE 'UTC')::date
+      -- closed_at is set only while a conversation is closed (reopening clears it): no status test,
+      -- so the (tenant_id, closed_at) index answers alone
+      UNION ALL ${perDay("closed", "conversations", "closed_at", range)}
+      UNION ALL ${perDay("handoffs", "leads", "handoff_requested_at", range)}
+      UNION ALL ${perDay("leads_created", "leads", "created_at", range)}
+      UNION ALL ${perDay("leads_created_converted", "leads", "created_at", range, Prisma.sql`AND status = 'converted'`)}
+      UNION ALL ${perDay("leads_qualified", "leads", "qualified_at", range)}
+      UNION ALL ${perDay("leads_converted", "leads", "updated_at", range, Prisma.sql`AND status = 'converted'`)}
+      UNION ALL ${perDay("appointments_booked", "appointments", "created_at", range)}
+      UNION ALL ${perDay("appointments_cancelled", "appointments", "updated_at", range, Prisma.sql`AND status = 'cancelled'`)}
+      UNION ALL ${perDay("appointments_completed", "appointments", "updated_at", range, Prisma.sql`AND status = 'completed'`)}
+    )
+    SELECT to_char(d.day, 'YYYY-MM-DD') AS date, ${columns}
+    FROM days d
+    LEFT JOIN counts c ON c.day = d.day
+    GROUP BY d.day
+    ORDER BY d.day`;
+}
+
+/** Share of a cohort that converted, 4 decimals; null for an empty cohort. */
+const conversionRate = (converted: number, created: number) =>
+  created === 0 ? null : Math.round((converted / created) * 10_000) / 10_000;
+
+function toCounts(row: DayRow): AnalyticsCounts {
+  return {
+    conversations: {
+      total: CHANNELS.reduce((total, c) => total + row[`channel_${c}`], 0),
+      by_channel: Object.fromEntries(CHANNELS.map((c) => [c, row[`channel_${c}`]])) as AnalyticsCounts["conversations"]["by_channel"],
+      handoffs: row.handoffs,
+      closed: row.closed,
+    },
+    leads: {
+      created: row.leads_created,
+      qualified: row.leads_qualified,
+      converted: row.leads_converted,
+      conversion_rate: conversionRate(row.leads_created_converted, row.leads_created),
+    },
+    appointments: {
+      booked: row.appointments_booked,
+      cancelled: row.appointments_cancelled,
+      completed: row.appointments_completed,
+    },
+    messages: { inbound: row.messages_inbound, outbound: row.messages_outbound },
+  };
+}
+
+function sumRows(rows: DayRow[]): DayRow {
+  const total = {} as Record<string, number | string>;
+  for (const row of rows) {
+    for (const [key, value] of Object.entries(row)) {
+      if (typeof value === "number") total[key] = ((total[key] as number | undefined) ?? 0) + value;
+    }
+  }
+  return total as DayRow;
+}
+
+export async function weeklyRollup(
+  db: TenantDb,
+  tenantId: string,
+  input: { days?: number },
+  now: Date = new Date(),
+): Promise<WeeklyRollup> {
+  const days = input.days ?? DEFAULT_ROLLUP_DAYS;
+  const { start, end } = rollupPeriod(days, now);
+  const rows = await db.$queryRaw<DayRow[]>(rollupQuery(tenantId, start, end));
+  const daily: AnalyticsDay[] = rows.map((row) => ({ date: row.date, ...toCounts(row) }));
+  return {
+    days,
+    start_date: daily[0].date,
+    end_date: daily[daily.length - 1].date,
+    totals: toCounts(sumRows(rows)),
+    daily,
+  };
+}

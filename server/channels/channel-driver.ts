@@ -1,0 +1,93 @@
+// How an outbound message leaves the platform. The send path stores the message as `queued`, calls
+// the configured driver outside any database transaction (a slow provider must not hold a lock or
+// PGlite's single connection), then records `sent` or `failed` from the driver's answer.
+//
+// Configuration (read on every send, so a deployment switches providers by environment alone):
+//   CHANNEL_DRIVER=record (default)  records the message as sent; no external provider
+//   CHANNEL_DRIVER=http              POSTs each message to CHANNEL_HTTP_BASE_URL + "/messages"
+//                                    (optional CHANNEL_HTTP_TOKEN as a bearer token,
+//                                    CHANNEL_HTTP_TIMEOUT_MS, default 10000)
+
+export type OutboundConversation = { id: string; channel: string; customerIdentifier: string };
+export type OutboundMessage = { id: string; body: string };
+
+export type ChannelSendResult = { ok: true; providerMessageId?: string } | { ok: false; error: string };
+
+export interface ChannelDriver {
+  readonly name: string;
+  send(args: { tenantId: string; conversation: OutboundConversation; message: OutboundMessage }): Promise<ChannelSendResult>;
+}
+
+/** The default: the platform itself is the record of the outbound message (nothing leaves it). */
+export const recordOnlyDriver: ChannelDriver = {
+  name: "record",
+  async send() {
+    return { ok: true };
+  },
+};
+
+/** Longest provider error text kept in an event (a provider may answer with a whole HTML page). */
+const MAX_ERROR_LENGTH = 500;
+
+/**
+ * A generic HTTP provider: `POST {baseUrl}/messages` with
+ * `{ message_id, tenant_id, conversation_id, channel, to, body }`; any 2xx is sent (its JSON `id`,
+ * if any, is the provider's message id); anything else, a timeout or a network error is failed.
+ * `message_id` is also sent as `Idempotency-Key` so a provider can dedupe a retried send.
+ */
+export function httpChannelDriver(opts: { baseUrl: string; token?: string; timeoutMs?: number }): ChannelDriver {
+  const url = `${opts.baseUrl.replace(/\/+$/, "")}/messages`;
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  return {
+    name: "http",
+    async send({ tenantId, conversation, message }) {
+      const headers: Record<string, string> = { "content-type": "application/json", "idempotency-key": message.id };
+      if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+      let res: Response;
+      try {
+        res = await fetch(url, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({
+            message_id: message.id,
+            tenant_id: tenantId,
+            conversation_id: conversation.id,
+            channel: conversation.channel,
+            to: conversation.customerIdentifier,
+            body: message.body,
+          }),
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      } catch (err) {
+        const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
+        return { ok: false, error: timedOut ? `provider timed out after ${timeoutMs} ms` : "provider unreachable" };
+      }
+      const text = await res.text().catch(() => "");
+      if (!res.ok) {
+        const detail = text.trim().slice(0, MAX_ERROR_LENGTH);
+        return { ok: false, error: `provider responded ${res.status}${detail ? `: ${detail}` : ""}` };
+      }
+      let providerMessageId: string | undefined;
+      try {
+        const parsed = JSON.parse(text) as { id?: unknown };
+        if (typeof parsed?.id === "string" || typeof parsed?.id === "number") providerMessageId = String(parsed.id);
+      } catch {
+        // A 2xx without a JSON body is still a send.
+      }
+      return providerMessageId === undefined ? { ok: true } : { ok: true, providerMessageId };
+    },
+  };
+}
+
+/** The driver the environment selects. A misconfiguration fails loudly rather than silently recording. */
+export function getChannelDriver(env: NodeJS.ProcessEnv = process.env): ChannelDriver {
+  const name = env.CHANNEL_DRIVER ?? "record";
+  if (name === "record") return recordOnlyDriver;
+  if (name === "http") {
+    const baseUrl = env.CHANNEL_HTTP_BASE_URL;
+    if (!baseUrl) throw new Error("CHANNEL_DRIVER=http needs CHANNEL_HTTP_BASE_URL");
+    const timeoutMs = env.CHANNEL_HTTP_TIMEOUT_MS ? Number(env.CHANNEL_HTTP_TIMEOUT_MS) : undefined;
+    return httpChannelDriver({ baseUrl, token: env.CHANNEL_HTTP_TOKEN, timeoutMs });
+  }
+  throw new Error(`unknown CHANNEL_DRIVER '${name}' (expected 'record' or 'http')`);
+}

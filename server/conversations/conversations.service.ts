@@ -1,0 +1,204 @@
+// Conversation and message actions. Every read and write goes through the tenant-scoped client.
+import type { Prisma } from "../db/generated/client";
+import type { TenantDb, TenantTx } from "../db/tenant-scope";
+import { lockTenantRow } from "../db/lock-row";
+import { mergeAttributes, toIsoOrNull } from "../api/wire";
+import { keysetPage, toListEnvelope } from "../api/pagination";
+import { badRequest, conflict, notFound } from "../errors";
+import { emitEvent } from "../events/emit-event";
+import { log } from "../log";
+import { changedFields } from "../offerings/offerings.service";
+import { getChannelDriver, type ChannelSendResult } from "../channels/channel-driver";
+import { normalizeCustomerIdentifier } from "./customer-identifier";
+import type {
+  Conversation, CreateConversationInput, Message, SendMessageInput, UpdateConversationInput,
+} from "./conversations.types";
+
+type ConversationRow = Prisma.ConversationGetPayload<object>;
+type MessageRow = Prisma.MessageGetPayload<object>;
+
+export function conversationToWire(c: ConversationRow): Conversation {
+  return {
+    id: c.id,
+    channel: c.channel as Conversation["channel"],
+    customer_identifier: c.customerIdentifier,
+    customer_name: c.customerName,
+    status: c.status as Conversation["status"],
+    summary: c.summary,
+    attributes: (c.attributes ?? {}) as Record<string, unknown>,
+    last_message_at: toIsoOrNull(c.lastMessageAt),
+    message_count: c.messageCount,
+    closed_at: toIsoOrNull(c.closedAt),
+    created_at: c.createdAt.toISOString(),
+    updated_at: c.updatedAt.toISOString(),
+  };
+}
+
+export function messageToWire(m: MessageRow): Message {
+  return {
+    id: m.id,
+    conversation_id: m.conversationId,
+    direction: m.direction as Message["direction"],
+    author: m.author as Message["author"],
+    body: m.body,
+    status: m.status as Message["status"],
+    created_at: m.createdAt.toISOString(),
+  };
+}
+
+export async function listConversations(db: TenantDb, input: { limit?: number; cursor?: string }) {
+  const page = await keysetPage({
+    ...input,
+    sortKey: "createdAt",
+    direction: "desc",
+    loadCursor: (id) => db.conversation.findFirst({ where: { id }, select: { createdAt: true } }),
+    findMany: (args) => db.conversation.findMany(args),
+  });
+  return toListEnvelope(page, conversationToWire);
+}
+
+export async function getConversation(db: TenantDb, id: string): Promise<Conversation> {
+  const row = await db.conversation.findFirst({ where: { id } });
+  if (!row) throw notFound();
+  return conversationToWire(row);
+}
+
+/**
+ * Pre-creates the conversation of a (channel, customer identifier) pair, or returns the existing
+ * one untouched (`created: false`, no event) — that is what makes a retried POST safe. The insert
+ * is `INSERT … ON CONFLICT DO NOTHING` against the (tenant, channel, identifier) unique constraint:
+ * of two racing requests, the second waits for the first to commit, inserts nothing, and then
+ * reads the committed row, so no race can create a duplicate or answer a 500.
+ */
+export async function createConversation(
+  db: TenantDb,
+  input: CreateConversationInput,
+): Promise<{ conversation: Conversation; created: boolean }> {
+  const customerIdentifier = normalizeCustomerIdentifier(input.channel, input.customer_identifier);
+  return db.$transaction(async (tx) => {
+    const inserted = await tx.conversation.createManyAndReturn({
+      data: [{
+        channel: input.channel,
+        customerIdentifier,
+        customerName: input.customer_name ?? null,
+        summary: input.summary ?? null,
+        attributes: mergeAttributes({}, input.attributes ?? {}),
+      }] as never,
+      skipDuplicates: true,
+    });
+    if (inserted.length === 1) {
+      const conversation = conversationToWire(inserted[0] as ConversationRow);
+      await emitEvent(tx, "conversation.created", { object: conversation });
+      return { conversation, created: true };
+    }
+    const existing = await tx.conversation.findFirst({ where: { channel: input.channel, customerIdentifier } });
+    if (!existing) throw new Error("conversation insert skipped but no existing row was found");
+    return { conversation: conversationToWire(existing), created: false };
+  });
+}
+
+export async function updateConversation(db: TenantDb, tenantId: string, input: UpdateConversationInput): Promise<Conversation> {
+  const { id, status, attributes, customer_name, summary } = input;
+  return db.$transaction(async (tx) => {
+    if (!(await lockTenantRow(tx, "conversations", tenantId, id))) throw notFound();
+    const beforeRow = await tx.conversation.findFirst({ where: { id } });
+    if (!beforeRow) throw notFound();
+    const data: Record<string, unknown> = {};
+    if (customer_name !== undefined) data.customerName = customer_name;
+    if (summary !== undefined) data.summary = summary;
+    if (attributes !== undefined) data.attributes = mergeAttributes(beforeRow.attributes, attributes);
+    if (status !== undefined && status !== beforeRow.status) {
+      data.status = status;
+      // `closed_at` is when the conversation was closed, so it exists only while it is closed:
+      // reopening clears it, and closing again records the new time.
+      data.closedAt = status === "closed" ? new Date() : null;
+    }
+    const before = conversationToWire(beforeRow);
+    const candidate = conversationToWire({ ...beforeRow, ...data } as ConversationRow);
+    if (Object.keys(changedFields(before, candidate)).length === 0) return before;
+
+    const conversation = conversationToWire(await tx.conversation.update({ where: { id }, data: data as never }));
+    if (data.status === "closed") {
+      await emitEvent(tx, "conversation.closed", { object: conversation, previous_attributes: changedFields(before, conversation) });
+    }
+    return conversation;
+  });
+}
+
+/**
+ * Sends an operator message: stored `queued` (and counted on the conversation) in one transaction,
+ * handed to the channel driver outside any transaction, then marked `sent` or `failed` together with
+ * its `outbound.sent` / `outbound.failed` event. A provider failure is the message's state, not an
+ * API error: the answer is still 201 with the `failed` message.
+ */
+export async function sendMessage(db: TenantDb, tenantId: string, input: SendMessageInput): Promise<Message> {
+  // Resolved first: a misconfigured driver must fail before a message is stored.
+  const driver = getChannelDriver();
+  const { conversation, queued } = await db.$transaction(async (tx) => {
+    if (!(await lockTenantRow(tx, "conversations", tenantId, input.id))) throw notFound();
+    const row = await tx.conversation.findFirst({ where: { id: input.id } });
+    if (!row) throw notFound();
+    if (row.channel === "voice") {
+      throw badRequest("invalid field 'channel': a 'voice' conversation cannot be sent text messages", "channel");
+    }
+    if (row.status === "closed") throw conflict("conversation is closed; reopen it (PATCH status 'open') before sending");
+    const now = new Date();
+    const message = await tx.message.create({
+      data: { conversationId: row.id, direction: "outbound", author: "operator", body: input.body, status: "queued", createdAt: now } as never,
+    });
+    const updated = await tx.conversation.update({
+      where: { id: row.id },
+      data: { lastMessageAt: now, lastActivityAt: now, messageCount: { increment: 1 } },
+    });
+    return { conversation: updated, queued: message };
+  });
+
+  let result: ChannelSendResult;
+  try {
+    result = await driver.send({
+      tenantId,
+      conversation: { id: conversation.id, channel: conversation.channel, customerIdentifier: conversation.customerIdentifier },
+      message: { id: queued.id, body: queued.body },
+    });
+  } catch (err) {
+    result = { ok: false, error: `channel driver '${driver.name}' failed` };
+    log.error("channel driver threw", { driver: driver.name, messageId: queued.id, error: err instanceof Error ? err.message : String(err) });
+  }
+  if (!result.ok) log.warn("outbound message failed", { driver: driver.name, messageId: queued.id, error: result.error });
+
+  return db.$transaction(async (tx) => {
+    const row = await tx.message.update({ where: { id: queued.id }, data: { status: result.ok ? "sent" : "failed" } });
+    const message = messageToWire(row);
+    const context = { conversation: conversationToWire(conversation), driver: driver.name };
+    if (result.ok) {
+      await emitEvent(tx, "outbound.sent", { object: message, ...context, provider_message_id: result.providerMessageId ?? null });
+    } else {
+      await emitEvent(tx, "outbound.failed", { object: message, ...context, error: result.error });
+    }
+    return message;
+  });
+}
+
+export async function listMessages(db: TenantDb, input: { id: string; limit?: number; cursor?: string }) {
+  const conversation = await db.conversation.findFirst({ where: { id: input.id }, select: { id: true } });
+  if (!conversation) throw notFound();
+  const page = await keysetPage({
+    limit: input.limit,
+    cursor: input.cursor,
+    sortKey: "createdAt",
+    direction: "asc",
+    loadCursor: (id) => db.message.findFirst({ where: { id, conversationId: conversation.id }, select: { createdAt: true } }),
+    findMany: (args) => db.message.findMany({ ...args, where: { ...args.where, conversationId: conversation.id } }),
+  });
+  return toListEnvelope(page, messageToWire);
+}
+
+/** The conversation's latest `count` messages, oldest first (the `messages` of `lead.qualified`). */
+export async function latestMessages(tx: TenantTx, conversationId: string, count = 10): Promise<Message[]> {
+  const rows = await tx.message.findMany({
+    where: { conversationId },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: count,
+  });
+  return rows.reverse().map(messageToWire);
+}

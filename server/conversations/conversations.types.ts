@@ -1,0 +1,111 @@
+import { z } from "zod";
+import { invalid, jsonObject, uuid } from "../api/wire";
+import { listEnvelope, pageQuery } from "../api/pagination";
+import { unknownFieldMessage } from "../api/strict-body";
+import { CHANNELS } from "./customer-identifier";
+
+export const CONVERSATION_STATUSES = ["open", "handoff", "closed"] as const;
+export const MESSAGE_DIRECTIONS = ["inbound", "outbound"] as const;
+export const MESSAGE_AUTHORS = ["customer", "assistant", "operator"] as const;
+export const MESSAGE_STATUSES = ["received", "queued", "sent", "failed"] as const;
+export const MAX_MESSAGE_BODY = 4096;
+
+/** An enum whose error lists the allowed values (also when the field is missing). */
+export const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, invalid(`must be one of ${values.join(", ")}`));
+
+export const conversationSchema = z
+  .object({
+    id: z.uuid(),
+    channel: z.enum(CHANNELS),
+    customer_identifier: z.string().describe("Normalized: E.164 for voice/sms/whatsapp, lower-case for email, trimmed otherwise"),
+    customer_name: z.string().nullable(),
+    status: z.enum(CONVERSATION_STATUSES).describe("`open`, `handoff` (set by a lead handoff) or `closed`"),
+    summary: z.string().nullable(),
+    attributes: jsonObject(),
+    last_message_at: z.string().nullable().describe("ISO 8601 date-time of the latest message; null before the first"),
+    message_count: z.number().int(),
+    closed_at: z.string().nullable().describe("ISO 8601 date-time the conversation was closed; null while it is not closed"),
+    created_at: z.string().describe("ISO 8601 date-time"),
+    updated_at: z.string().describe("ISO 8601 date-time"),
+  })
+  .meta({ id: "Conversation" });
+
+export const messageSchema = z
+  .object({
+    id: z.uuid(),
+    conversation_id: z.uuid(),
+    direction: z.enum(MESSAGE_DIRECTIONS),
+    author: z.enum(MESSAGE_AUTHORS),
+    body: z.string(),
+    status: z.enum(MESSAGE_STATUSES).describe("Inbound messages are `received`; outbound ones go `queued`, then `sent` or `failed`"),
+    created_at: z.string().describe("ISO 8601 date-time"),
+  })
+  .meta({ id: "Message" });
+
+/** Fields a client may not set: they are derived, or fixed by the natural key. */
+const NOT_UPDATABLE = new Set(["channel", "customer_identifier", "last_message_at", "message_count", "closed_at", "created_at", "updated_at"]);
+
+const customerName = z.string().trim().max(200).nullable();
+const summary = z.string().max(10000).nullable();
+
+export const createConversationInput = z.strictObject(
+  {
+    channel: oneOf(CHANNELS),
+    customer_identifier: z
+      .string()
+      .max(320)
+      .describe("Phone number (voice, sms, whatsapp; E.164 such as +971501234567), email address (email) or the channel's own id (webchat)"),
+    customer_name: customerName.optional(),
+    summary: summary.optional(),
+    attributes: jsonObject().optional(),
+  },
+  unknownFieldMessage(),
+);
+
+const updatable = {
+  status: oneOf(["open", "closed"]).describe("`closed` sets `closed_at` and emits `conversation.closed`; `open` reopens and clears `closed_at`"),
+  customer_name: customerName,
+  summary,
+  attributes: jsonObject().describe("Shallow-merged: keys overwrite or add, a null value deletes the key"),
+};
+
+export const updateConversationInput = z
+  .strictObject(
+    {
+      id: uuid().describe("Conversation id"),
+      ...(Object.fromEntries(Object.entries(updatable).map(([k, s]) => [k, s.optional()])) as {
+        [K in keyof typeof updatable]: z.ZodOptional<(typeof updatable)[K]>;
+      }),
+    },
+    unknownFieldMessage(NOT_UPDATABLE),
+  )
+  .refine((body) => Object.keys(updatable).some((k) => k in body), {
+    message: "request body must contain at least one updatable field",
+  });
+
+export const sendMessageInput = z.strictObject(
+  {
+    id: uuid().describe("Conversation id"),
+    body: z
+      .string()
+      .min(1)
+      .max(MAX_MESSAGE_BODY)
+      .refine((s) => s.trim().length > 0, { message: "must not be blank" })
+      .describe("Message text, 1 to 4096 characters"),
+  },
+  unknownFieldMessage(),
+);
+
+export const conversationIdInput = z.object({ id: uuid().describe("Conversation id") });
+export const listConversationsInput = z.object(pageQuery);
+export const listMessagesInput = z.object({ id: uuid().describe("Conversation id"), ...pageQuery });
+
+export const conversationListSchema = listEnvelope(conversationSchema, "ConversationList");
+export const messageListSchema = listEnvelope(messageSchema, "MessageList");
+
+export type Conversation = z.infer<typeof conversationSchema>;
+export type Message = z.infer<typeof messageSchema>;
+export type CreateConversationInput = z.infer<typeof createConversationInput>;
+export type UpdateConversationInput = z.infer<typeof updateConversationInput>;
+export type SendMessageInput = z.infer<typeof sendMessageInput>;

@@ -1,0 +1,105 @@
+// The tenant's CRM connection (one per tenant): provider, base URL, encrypted credentials and the
+// canonical -> CRM field mapping. Managed from the dashboard and the operator CLI; every change is
+// audited as `crm_connection.changed`, and nothing here ever returns or logs the credentials.
+import type { TenantDb } from "../db/tenant-scope";
+import { badRequest, notFound } from "../errors";
+import { recordAudit, type AuditActor } from "../audit/record-audit";
+import { encryptSecret } from "../crypto/secret-box";
+import type { CrmProvider } from "./drivers/driver";
+import type { CrmConnectionWire, SetCrmConnectionInput } from "./crm.types";
+
+type ConnectionRow = {
+  provider: string; baseUrl: string; credentialsEncrypted: string; fieldMapping: unknown; createdAt: Date; updatedAt: Date;
+};
+
+export const mappingOf = (row: { fieldMapping: unknown }): Record<string, string> =>
+  row.fieldMapping && typeof row.fieldMapping === "object" ? (row.fieldMapping as Record<string, string>) : {};
+
+export function crmConnectionToWire(row: ConnectionRow): CrmConnectionWire {
+  return {
+    provider: row.provider as CrmProvider,
+    base_url: row.baseUrl,
+    field_mapping: mappingOf(row),
+    has_credentials: row.credentialsEncrypted.length > 0,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+/** Two canonical keys writing one CRM key would make a record's content depend on key order. */
+function assertMappingInjective(mapping: Record<string, string>) {
+  const seen = new Map<string, string>();
+  for (const [canonical, crmKey] of Object.entries(mapping)) {
+    const other = seen.get(crmKey);
+    if (other !== undefined) {
+      throw badRequest(`invalid field 'field_mapping.${canonical}': CRM key '${crmKey}' is already mapped from '${other}'`, `field_mapping.${canonical}`);
+    }
+    seen.set(crmKey, canonical);
+  }
+}
+
+/** Without secrets: what changed, for the audit entry. */
+const auditDetails = (change: string, wire: CrmConnectionWire | null, credentialsChanged: boolean) => ({
+  change,
+  provider: wire?.provider ?? null,
+  base_url: wire?.base_url ?? null,
+  mapped_keys: wire ? Object.keys(wire.field_mapping) : [],
+  credentials_changed: credentialsChanged,
+});
+
+export async function getCrmConnection(db: TenantDb): Promise<CrmConnectionWire | null> {
+  const row = await db.crmConnection.findFirst();
+  return row ? crmConnectionToWire(row) : null;
+}
+
+/** Creates or replaces the connection. The token is required the first time, optional afterwards. */
+export async function setCrmConnection(db: TenantDb, input: SetCrmConnectionInput, actor: AuditActor): Promise<CrmConnectionWire> {
+  if (input.field_mapping) assertMappingInjective(input.field_mapping);
+  return db.$transaction(async (tx) => {
+    const existing = await tx.crmConnection.findFirst();
+    if (!existing && !input.token) throw badRequest("missing required field 'token': a new CRM connection needs credentials", "token");
+    const data = {
+      provider: input.provider,
+      baseUrl: input.base_url,
+      ...(input.token ? { credentialsEncrypted: encryptSecret(JSON.stringify({ token: input.token })) } : {}),
+      ...(input.field_mapping ? { fieldMapping: input.field_mapping } : {}),
+    };
+    const row = existing
+      ? await tx.crmConnection.update({ where: { id: existing.id }, data })
+      : await tx.crmConnection.create({ data: { fieldMapping: {}, ...data } as never });
+    const wire = crmConnectionToWire(row);
+    await recordAudit(tx, {
+      ...actor, action: "crm_connection.changed", targetType: "crm_connection", targetId: row.id,
+      details: auditDetails(existing ? "updated" : "created", wire, Boolean(input.token)),
+    });
+    return wire;
+  });
+}
+
+export async function updateCrmMapping(db: TenantDb, mapping: Record<string, string>, actor: AuditActor): Promise<CrmConnectionWire> {
+  assertMappingInjective(mapping);
+  return db.$transaction(async (tx) => {
+    const existing = await tx.crmConnection.findFirst({ select: { id: true } });
+    if (!existing) throw notFound();
+    const wire = crmConnectionToWire(await tx.crmConnection.update({ where: { id: existing.id }, data: { fieldMapping: mapping } }));
+    await recordAudit(tx, {
+      ...actor, action: "crm_connection.changed", targetType: "crm_connection", targetId: existing.id,
+      details: auditDetails("mapping_updated", wire, false),
+    });
+    return wire;
+  });
+}
+
+/** Idempotent: deleting when there is no connection changes nothing and writes no audit entry. */
+export async function deleteCrmConnection(db: TenantDb, actor: AuditActor): Promise<{ deleted: boolean }> {
+  return db.$transaction(async (tx) => {
+    const existing = await tx.crmConnection.findFirst({ select: { id: true } });
+    if (!existing) return { deleted: false };
+    await tx.crmConnection.deleteMany({ where: { id: existing.id } });
+    await recordAudit(tx, {
+      ...actor, action: "crm_connection.changed", targetType: "crm_connection", targetId: existing.id,
+      details: auditDetails("deleted", null, true),
+    });
+    return { deleted: true };
+  });
+}

@@ -1,0 +1,167 @@
+// Lead actions. Every read and write goes through the tenant-scoped client.
+import type { Prisma } from "../db/generated/client";
+import type { TenantDb, TenantTx } from "../db/tenant-scope";
+import { lockTenantRow } from "../db/lock-row";
+import { mergeAttributes, toIsoOrNull } from "../api/wire";
+import { keysetPage, toListEnvelope } from "../api/pagination";
+import { conflict, notFound } from "../errors";
+import { emitEvent } from "../events/emit-event";
+import { changedFields } from "../offerings/offerings.service";
+import { conversationToWire, latestMessages } from "../conversations/conversations.service";
+import type { Conversation } from "../conversations/conversations.types";
+import type { CreateLeadInput, HandoffLeadInput, Lead, UpdateLeadInput } from "./leads.types";
+
+type LeadRow = Prisma.LeadGetPayload<object>;
+const DAY_MS = 24 * 3600 * 1000;
+
+export function leadToWire(l: LeadRow): Lead {
+  return {
+    id: l.id,
+    conversation_id: l.conversationId,
+    status: l.status as Lead["status"],
+    customer_name: l.customerName,
+    customer_phone: l.customerPhone,
+    customer_email: l.customerEmail,
+    offering_id: l.offeringId,
+    attributes: (l.attributes ?? {}) as Record<string, unknown>,
+    notes: l.notes,
+    qualified_at: toIsoOrNull(l.qualifiedAt),
+    handoff_requested_at: toIsoOrNull(l.handoffRequestedAt),
+    created_at: l.createdAt.toISOString(),
+    updated_at: l.updatedAt.toISOString(),
+  };
+}
+
+const COLUMNS = {
+  customer_name: "customerName", customer_phone: "customerPhone", customer_email: "customerEmail",
+  offering_id: "offeringId", notes: "notes", status: "status",
+} as const;
+
+function toColumns(input: Partial<UpdateLeadInput>): Record<string, unknown> {
+  const data: Record<string, unknown> = {};
+  for (const [wire, column] of Object.entries(COLUMNS)) {
+    const value = input[wire as keyof typeof COLUMNS];
+    if (value !== undefined) data[column] = value;
+  }
+  return data;
+}
+
+/** A referenced row must be visible to the tenant; otherwise 404, exactly like a missing one. */
+async function assertReferencesVisible(tx: TenantTx, refs: { conversation_id?: string; offering_id?: string | null }) {
+  const checks: Promise<unknown>[] = [];
+  if (refs.conversation_id) checks.push(tx.conversation.findFirst({ where: { id: refs.conversation_id }, select: { id: true } }));
+  if (refs.offering_id) checks.push(tx.offering.findFirst({ where: { id: refs.offering_id, deletedAt: null }, select: { id: true } }));
+  for (const found of await Promise.all(checks)) if (!found) throw notFound();
+}
+
+/**
+ * `stale_for_days=N`: qualified leads whose conversation's `last_activity_at` (its last message, or
+ * its creation) is more than N days old. One SQL query: the conversation condition is a semi-join
+ * the planner answers from the (tenant_id, last_activity_at) and (tenant_id, status,
+ * conversation_id) indexes, never a scan of the tenant's leads in JavaScript.
+ */
+export async function listLeads(db: TenantDb, tenantId: string, input: { limit?: number; cursor?: string; stale_for_days?: number }) {
+  const filter: Prisma.LeadWhereInput = {};
+  if (input.stale_for_days !== undefined) {
+    const cutoff = new Date(Date.now() - input.stale_for_days * DAY_MS);
+    filter.status = "qualified";
+    filter.conversation = { is: { tenantId, lastActivityAt: { lt: cutoff } } };
+  }
+  const page = await keysetPage({
+    limit: input.limit,
+    cursor: input.cursor,
+    sortKey: "createdAt",
+    direction: "desc",
+    loadCursor: (id) => db.lead.findFirst({ where: { id }, select: { createdAt: true } }),
+    findMany: (args) => db.lead.findMany({ ...args, where: { ...args.where, ...filter } }),
+  });
+  return toListEnvelope(page, leadToWire);
+}
+
+export async function createLead(db: TenantDb, input: CreateLeadInput): Promise<Lead> {
+  return db.$transaction(async (tx) => {
+    await assertReferencesVisible(tx, input);
+    const row = await tx.lead.create({
+      data: {
+        ...toColumns(input),
+        conversationId: input.conversation_id,
+        status: "new",
+        attributes: mergeAttributes({}, input.attributes ?? {}),
+      } as never,
+    });
+    const lead = leadToWire(row);
+    await emitEvent(tx, "lead.created", { object: lead });
+    return lead;
+  });
+}
+
+export async function updateLead(db: TenantDb, tenantId: string, input: UpdateLeadInput): Promise<Lead> {
+  const { id, attributes, ...rest } = input;
+  return db.$transaction(async (tx) => {
+    if (!(await lockTenantRow(tx, "leads", tenantId, id))) throw notFound();
+    const beforeRow = await tx.lead.findFirst({ where: { id } });
+    if (!beforeRow) throw notFound();
+    const data = toColumns(rest);
+    if (attributes !== undefined) data.attributes = mergeAttributes(beforeRow.attributes, attributes);
+    const before = leadToWire(beforeRow);
+    const candidate = leadToWire({ ...beforeRow, ...data } as LeadRow);
+    if (Object.keys(changedFields(before, candidate)).length === 0) return before;
+
+    if (candidate.status === "new" && before.status !== "new") {
+      throw conflict(`lead is ${before.status}; a lead cannot move back to 'new'`);
+    }
+    if (candidate.offering_id !== before.offering_id) await assertReferencesVisible(tx, { offering_id: candidate.offering_id });
+    // The status never returns to `new`, so a lead leaves it (and is qualified) at most once.
+    const qualifies = before.status === "new" && candidate.status !== "new" && beforeRow.qualifiedAt === null;
+    if (qualifies) data.qualifiedAt = new Date();
+
+    const lead = leadToWire(await tx.lead.update({ where: { id }, data: data as never }));
+    const previous = changedFields(before, lead);
+    await emitEvent(tx, "lead.updated", { object: lead, previous_attributes: previous });
+    if (qualifies) {
+      await emitEvent(tx, "lead.qualified", {
+        object: lead,
+        previous_attributes: { status: before.status, qualified_at: null },
+        messages: await latestMessages(tx, lead.conversation_id, 10),
+      });
+    }
+    return lead;
+  });
+}
+
+/**
+ * Hands the lead's conversation to a human: the lead records when, the conversation becomes
+ * `handoff`, and `conversation.handoff_requested` carries the conversation, the lead and the reason.
+ * Repeating it while the conversation is still in handoff for this lead changes nothing and emits
+ * nothing (a retried POST is safe). A closed conversation is a 409: reopen it first.
+ */
+export async function requestLeadHandoff(db: TenantDb, tenantId: string, input: HandoffLeadInput): Promise<Lead> {
+  return db.$transaction(async (tx) => {
+    if (!(await lockTenantRow(tx, "leads", tenantId, input.id))) throw notFound();
+    const leadRow = await tx.lead.findFirst({ where: { id: input.id } });
+    if (!leadRow) throw notFound();
+    await lockTenantRow(tx, "conversations", tenantId, leadRow.conversationId);
+    const conversationRow = await tx.conversation.findFirst({ where: { id: leadRow.conversationId } });
+    if (!conversationRow) throw notFound();
+    if (conversationRow.status === "closed") {
+      throw conflict("the lead's conversation is closed; reopen it (PATCH status 'open') before requesting a handoff");
+    }
+    if (conversationRow.status === "handoff" && leadRow.handoffRequestedAt) return leadToWire(leadRow);
+
+    const now = new Date();
+    const lead = leadToWire(await tx.lead.update({ where: { id: leadRow.id }, data: { handoffRequestedAt: now } }));
+    let conversation: Conversation = conversationToWire(conversationRow);
+    const previous: Record<string, unknown> = {};
+    if (conversationRow.status !== "handoff") {
+      conversation = conversationToWire(await tx.conversation.update({ where: { id: conversationRow.id }, data: { status: "handoff" } }));
+      previous.status = conversationRow.status;
+    }
+    await emitEvent(tx, "conversation.handoff_requested", {
+      object: conversation,
+      previous_attributes: previous,
+      lead,
+      reason: input.reason ?? null,
+    });
+    return lead;
+  });
+}
