@@ -1,12 +1,15 @@
 import { databaseKind, getDb } from "./db/client";
 import { log } from "./log";
+import { warmUpRateLimiter } from "./ratelimit";
 
-let started: Promise<void> | undefined;
+// On globalThis: under the lean front, Next's bundled copy of this module (instrumentation.ts) and
+// the front's own copy share one process, and must start it once.
+const shared = globalThis as { __tenantDataStarted?: Promise<void> };
 
 /** Once per server process, whichever front (Next or the lean server) starts it. */
 export function startServerProcess(): Promise<void> {
-  started ??= (async () => {
-    await getDb();
+  shared.__tenantDataStarted ??= (async () => {
+    await Promise.all([getDb(), warmUpRateLimiter()]);
     const seed = process.env.DEMO_SEED ?? (databaseKind() === "pglite" ? "1" : "0");
     if (seed === "1") {
       const { seedDemoTenant } = await import("./demo/seed-demo");
@@ -15,9 +18,11 @@ export function startServerProcess(): Promise<void> {
         // Printed once, at creation: the plaintext is not stored anywhere.
         console.log(`\nDemo tenant ${demo.tenantId} created.\nDemo API key (shown once): ${demo.apiKey}\n` +
           `Try: curl -H "Authorization: Bearer ${demo.apiKey}" http://127.0.0.1:${process.env.PORT ?? 3000}/api/v1/offerings\n`);
+        if (demo.owner) console.log(`Dashboard owner login (shown once): ${demo.owner.email} / ${demo.owner.password}\n`);
       }
     }
+    await (await import("./webhooks/engine")).startWebhookEngine();
     log.info("server process ready", { database: databaseKind() });
   })();
-  return started;
+  return shared.__tenantDataStarted;
 }

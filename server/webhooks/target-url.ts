@@ -9,7 +9,8 @@ import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
 import { badRequest } from "../errors";
 
-export const MAX_URL_LENGTH = 2048;
+import { MAX_URL_LENGTH } from "./webhooks.types";
+export { MAX_URL_LENGTH };
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "::1"]);
 
 export const loopbackAllowed = (env: Record<string, string | undefined> = process.env) => env.WEBHOOK_ALLOW_LOOPBACK === "1";

@@ -3,7 +3,9 @@ import { uuid } from "../api/wire";
 import { listEnvelope, pageQuery } from "../api/pagination";
 import { unknownFieldMessage } from "../api/strict-body";
 import { EVENT_TYPES, type EventType } from "../events/catalog";
-import { MAX_URL_LENGTH } from "./target-url";
+
+/** Longest target URL accepted (kept here, free of Node imports, so the dashboard can validate with it). */
+export const MAX_URL_LENGTH = 2048;
 
 export const DELIVERY_STATUSES = ["pending", "delivered", "permanent_fail", "dead_letter"] as const;
 

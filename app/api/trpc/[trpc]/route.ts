@@ -1,3 +1,4 @@
+import "@/server/dashboard/register";
 import { handleTrpcRequest } from "@/server/api/trpc-handler";
 
 export const dynamic = "force-dynamic";

@@ -1,0 +1,5 @@
+"use client";
+import { createAuthClient } from "better-auth/react";
+
+/** better-auth's browser client (same origin: /api/auth). */
+export const authClient = createAuthClient();

@@ -1,0 +1,54 @@
+"use client";
+import { AlertDialog as AlertPrimitive, Dialog as DialogPrimitive } from "radix-ui";
+import { X } from "lucide-react";
+import type { ReactNode } from "react";
+import { Button } from "./button";
+import { cn } from "./cn";
+
+const overlay = "fixed inset-0 z-40 bg-slate-900/40 backdrop-blur-[1px]";
+const panel = "fixed left-1/2 top-1/2 z-50 max-h-[90vh] w-[calc(100vw-2rem)] max-w-lg -translate-x-1/2 -translate-y-1/2 overflow-y-auto rounded-xl bg-white p-6 shadow-xl focus:outline-none";
+
+export function Dialog(props: { open: boolean; onOpenChange: (open: boolean) => void; title: string; description?: ReactNode; children: ReactNode; className?: string }) {
+  return (
+    <DialogPrimitive.Root open={props.open} onOpenChange={props.onOpenChange}>
+      <DialogPrimitive.Portal>
+        <DialogPrimitive.Overlay className={overlay} />
+        <DialogPrimitive.Content className={cn(panel, props.className)} aria-describedby={props.description ? undefined : undefined}>
+          <div className="mb-4 flex items-start justify-between gap-4">
+            <div>
+              <DialogPrimitive.Title className="text-lg font-semibold text-slate-900">{props.title}</DialogPrimitive.Title>
+              {props.description ? <DialogPrimitive.Description className="mt-1 text-sm text-slate-600">{props.description}</DialogPrimitive.Description> : null}
+            </div>
+            <DialogPrimitive.Close asChild>
+              <Button variant="ghost" size="icon" aria-label="Close"><X /></Button>
+            </DialogPrimitive.Close>
+          </div>
+          {props.children}
+        </DialogPrimitive.Content>
+      </DialogPrimitive.Portal>
+    </DialogPrimitive.Root>
+  );
+}
+
+/** "Are you sure?" for destructive actions. */
+export function ConfirmDialog(props: {
+  open: boolean; onOpenChange: (open: boolean) => void; title: string; description: ReactNode;
+  confirmLabel: string; onConfirm: () => void; pending?: boolean; error?: string | null;
+}) {
+  return (
+    <AlertPrimitive.Root open={props.open} onOpenChange={props.onOpenChange}>
+      <AlertPrimitive.Portal>
+        <AlertPrimitive.Overlay className={overlay} />
+        <AlertPrimitive.Content className={panel}>
+          <AlertPrimitive.Title className="text-lg font-semibold text-slate-900">{props.title}</AlertPrimitive.Title>
+          <AlertPrimitive.Description className="mt-2 text-sm text-slate-600">{props.description}</AlertPrimitive.Description>
+          {props.error ? <p className="mt-3 text-sm text-red-600">{props.error}</p> : null}
+          <div className="mt-6 flex justify-end gap-2">
+            <AlertPrimitive.Cancel asChild><Button variant="secondary">Cancel</Button></AlertPrimitive.Cancel>
+            <Button variant="danger" disabled={props.pending} onClick={props.onConfirm}>{props.pending ? "Working…" : props.confirmLabel}</Button>
+          </div>
+        </AlertPrimitive.Content>
+      </AlertPrimitive.Portal>
+    </AlertPrimitive.Root>
+  );
+}

@@ -1,0 +1,37 @@
+import { forwardRef, useId, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from "react";
+import { cn } from "./cn";
+
+const control =
+  "block w-full rounded-md border border-slate-300 bg-white px-3 py-2 text-sm text-slate-900 shadow-sm placeholder:text-slate-400 focus:border-indigo-500 focus:outline-none focus:ring-2 focus:ring-indigo-500/30 disabled:bg-slate-50 aria-[invalid=true]:border-red-500";
+
+export const Input = forwardRef<HTMLInputElement, InputHTMLAttributes<HTMLInputElement>>(({ className, ...props }, ref) => (
+  <input ref={ref} className={cn(control, className)} {...props} />
+));
+Input.displayName = "Input";
+
+export const Select = forwardRef<HTMLSelectElement, SelectHTMLAttributes<HTMLSelectElement>>(({ className, ...props }, ref) => (
+  <select ref={ref} className={cn(control, "pr-8", className)} {...props} />
+));
+Select.displayName = "Select";
+
+/** A labelled form control with its hint and its error (client-side or the server's). */
+export function Field(props: { label: string; error?: string; hint?: ReactNode; children: (id: string, describedBy: string | undefined) => ReactNode; className?: string }) {
+  const id = useId();
+  const describedBy = props.error ? `${id}-error` : props.hint ? `${id}-hint` : undefined;
+  return (
+    <div className={cn("space-y-1.5", props.className)}>
+      <label htmlFor={id} className="block text-sm font-medium text-slate-800">{props.label}</label>
+      {props.children(id, describedBy)}
+      {props.error ? (
+        <p id={`${id}-error`} className="text-sm text-red-600" data-field-error>{props.error}</p>
+      ) : props.hint ? (
+        <p id={`${id}-hint`} className="text-xs text-slate-500">{props.hint}</p>
+      ) : null}
+    </div>
+  );
+}
+
+export function FormError({ message }: { message?: string | null }) {
+  if (!message) return null;
+  return <p role="alert" className="rounded-md border border-red-200 bg-red-50 px-3 py-2 text-sm text-red-700">{message}</p>;
+}

@@ -1,0 +1,79 @@
+import type { HTMLAttributes, ReactNode } from "react";
+import { AlertTriangle, Inbox, Loader2 } from "lucide-react";
+import { cva, type VariantProps } from "class-variance-authority";
+import { cn } from "./cn";
+
+export function Card({ className, ...props }: HTMLAttributes<HTMLDivElement>) {
+  return <div className={cn("rounded-xl border border-slate-200 bg-white shadow-sm", className)} {...props} />;
+}
+
+export function PageHeader(props: { title: string; description?: ReactNode; actions?: ReactNode }) {
+  return (
+    <div className="mb-6 flex flex-col gap-3 sm:flex-row sm:items-end sm:justify-between">
+      <div>
+        <h1 className="text-2xl font-semibold tracking-tight text-slate-900">{props.title}</h1>
+        {props.description ? <p className="mt-1 max-w-2xl text-sm text-slate-600">{props.description}</p> : null}
+      </div>
+      {props.actions ? <div className="flex shrink-0 gap-2">{props.actions}</div> : null}
+    </div>
+  );
+}
+
+const badge = cva("inline-flex items-center rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset", {
+  variants: {
+    tone: {
+      neutral: "bg-slate-50 text-slate-700 ring-slate-200",
+      good: "bg-emerald-50 text-emerald-700 ring-emerald-200",
+      warn: "bg-amber-50 text-amber-800 ring-amber-200",
+      bad: "bg-red-50 text-red-700 ring-red-200",
+      info: "bg-indigo-50 text-indigo-700 ring-indigo-200",
+    },
+  },
+  defaultVariants: { tone: "neutral" },
+});
+
+export function Badge({ tone, className, ...props }: HTMLAttributes<HTMLSpanElement> & VariantProps<typeof badge>) {
+  return <span className={cn(badge({ tone }), className)} {...props} />;
+}
+
+export function LoadingState({ label = "Loading…" }: { label?: string }) {
+  return (
+    <div role="status" className="flex items-center justify-center gap-2 py-12 text-sm text-slate-500">
+      <Loader2 className="size-4 animate-spin" /> {label}
+    </div>
+  );
+}
+
+export function ErrorState({ message, onRetry }: { message: string; onRetry?: () => void }) {
+  return (
+    <div className="flex flex-col items-center gap-2 py-12 text-center" data-state="error">
+      <AlertTriangle className="size-6 text-red-500" />
+      <p className="text-sm font-medium text-slate-900">Could not load this</p>
+      <p className="text-sm text-slate-600">{message}</p>
+      {onRetry ? <button className="text-sm font-medium text-indigo-700 hover:underline" onClick={onRetry}>Try again</button> : null}
+    </div>
+  );
+}
+
+export function EmptyState({ title, children, action }: { title: string; children?: ReactNode; action?: ReactNode }) {
+  return (
+    <div className="flex flex-col items-center gap-2 px-6 py-12 text-center" data-state="empty">
+      <Inbox className="size-6 text-slate-400" />
+      <p className="text-sm font-medium text-slate-900">{title}</p>
+      {children ? <p className="max-w-md text-sm text-slate-600">{children}</p> : null}
+      {action ? <div className="mt-2">{action}</div> : null}
+    </div>
+  );
+}
+
+/** Table wrapper that scrolls sideways on narrow screens instead of squashing columns. */
+export function Table({ children, className }: { children: ReactNode; className?: string }) {
+  return (
+    // `relative`: absolutely positioned cell content (sr-only labels) is clipped with the rest.
+    <div className="relative overflow-x-auto">
+      <table className={cn("w-full min-w-[640px] text-left text-sm [&_td]:px-4 [&_td]:py-3 [&_th]:px-4 [&_th]:py-2.5 [&_th]:text-xs [&_th]:font-medium [&_th]:uppercase [&_th]:tracking-wide [&_th]:text-slate-500 [&_thead]:border-b [&_thead]:border-slate-200 [&_thead]:bg-slate-50 [&_tbody_tr]:border-b [&_tbody_tr]:border-slate-100 [&_tbody_tr:last-child]:border-0", className)}>
+        {children}
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,170 @@
+"use client";
+import { useState, type FormEvent } from "react";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { Plus } from "lucide-react";
+import { describeError, useTRPC } from "../../_lib/trpc";
+import { validate, type FieldErrors } from "../../_lib/form";
+import { issueApiKeyInput } from "@/server/dashboard/dashboard.types";
+import { SCOPES } from "@/server/auth/principal";
+import { Button } from "../../_ui/button";
+import { Checkbox } from "../../_ui/checkbox";
+import { ConfirmDialog, Dialog } from "../../_ui/dialog";
+import { Field, FormError, Input } from "../../_ui/field";
+import { SecretOnce } from "../../_ui/copy-button";
+import { Badge, Card, EmptyState, ErrorState, LoadingState, PageHeader, Table } from "../../_ui/surface";
+import { formatDateTime } from "../../_ui/format";
+import { READ_ONLY_HINT, useAccount } from "../account";
+
+const SCOPE_HELP: Record<string, string> = {
+  read: "Every GET endpoint",
+  "leads:write": "Create, update and hand off leads",
+  "appointments:write": "Create, reschedule, cancel, complete",
+  "offerings:write": "Create and update offerings",
+  "conversations:write": "Create, update, send messages",
+  "crm:write": "Write records into the connected CRM",
+  "assistant:read": "Assistant access",
+};
+
+type ApiKey = { id: string; name: string; prefix: string; last4: string; scopes: string[]; created_at: string; last_used_at: string | null; revoked_at: string | null };
+
+export default function ApiKeysPage() {
+  const trpc = useTRPC();
+  const { canManage } = useAccount();
+  const keys = useQuery(trpc.dashboard.apiKeys.list.queryOptions());
+  const [issuing, setIssuing] = useState(false);
+  const [revoking, setRevoking] = useState<ApiKey | null>(null);
+
+  return (
+    <>
+      <PageHeader
+        title="API keys"
+        description="Keys let your own systems call the REST API under /api/v1. Each key belongs to this tenant and carries only the scopes you choose."
+        actions={canManage ? <Button onClick={() => setIssuing(true)}><Plus /> Create key</Button> : null}
+      />
+      {!canManage ? <p className="mb-4 rounded-md bg-slate-100 px-3 py-2 text-sm text-slate-700" data-testid="read-only">{READ_ONLY_HINT}</p> : null}
+      <Card>
+        {keys.isPending ? (
+          <LoadingState />
+        ) : keys.error ? (
+          <ErrorState message={describeError(keys.error).message} onRetry={() => keys.refetch()} />
+        ) : keys.data.length === 0 ? (
+          <EmptyState
+            title="No API keys yet"
+            action={canManage ? <Button onClick={() => setIssuing(true)}><Plus /> Create your first key</Button> : null}
+          >
+            {canManage ? "Create a key, copy it into your integration, and call /api/v1 with it as a Bearer token." : "An owner or admin can create one."}
+          </EmptyState>
+        ) : (
+          <Table>
+            <thead>
+              <tr><th>Name</th><th>Key</th><th>Scopes</th><th>Created</th><th>Last used</th><th>Status</th><th><span className="sr-only">Actions</span></th></tr>
+            </thead>
+            <tbody>
+              {keys.data.map((k) => (
+                <tr key={k.id} data-testid="api-key-row" data-key-id={k.id}>
+                  <td className="font-medium text-slate-900">{k.name}</td>
+                  <td><code className="whitespace-nowrap font-mono text-xs text-slate-700">{k.prefix}…{k.last4}</code></td>
+                  <td><div className="flex max-w-xs flex-wrap gap-1">{k.scopes.map((s) => <Badge key={s}>{s}</Badge>)}</div></td>
+                  <td className="whitespace-nowrap text-slate-600">{formatDateTime(k.created_at)}</td>
+                  <td className="whitespace-nowrap text-slate-600">{k.last_used_at ? formatDateTime(k.last_used_at) : "Never"}</td>
+                  <td>{k.revoked_at ? <Badge tone="bad" title={formatDateTime(k.revoked_at)}>Revoked</Badge> : <Badge tone="good">Active</Badge>}</td>
+                  <td className="text-right">
+                    {canManage && !k.revoked_at ? <Button variant="secondary" size="sm" onClick={() => setRevoking(k)}>Revoke</Button> : null}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </Table>
+        )}
+      </Card>
+      {issuing ? <IssueKeyDialog onClose={() => setIssuing(false)} /> : null}
+      {revoking ? <RevokeKeyDialog apiKey={revoking} onClose={() => setRevoking(null)} /> : null}
+    </>
+  );
+}
+
+function IssueKeyDialog({ onClose }: { onClose: () => void }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [name, setName] = useState("");
+  const [scopes, setScopes] = useState<string[]>(["read"]);
+  const [errors, setErrors] = useState<FieldErrors>({});
+  const [formError, setFormError] = useState<string | null>(null);
+  const issue = useMutation(
+    trpc.dashboard.apiKeys.issue.mutationOptions({
+      onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.dashboard.apiKeys.list.queryKey() }),
+      onError: (err) => {
+        const e = describeError(err);
+        if (e.field) setErrors({ [e.field.split(/[.[]/)[0]]: e.message });
+        else setFormError(e.message);
+      },
+    }),
+  );
+
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    setFormError(null);
+    const { data, errors } = validate(issueApiKeyInput, { name, scopes });
+    setErrors(errors);
+    if (data) issue.mutate(data);
+  }
+
+  const toggle = (scope: string, on: boolean) => setScopes((s) => (on ? [...s, scope] : s.filter((x) => x !== scope)));
+
+  return (
+    <Dialog open onOpenChange={(open) => !open && onClose()} title={issue.data ? "Your new API key" : "Create an API key"}>
+      {issue.data ? (
+        <div className="space-y-4">
+          <SecretOnce value={issue.data.plaintext} what="API key" />
+          <p className="text-sm text-slate-600">Use it as <code className="font-mono text-xs">Authorization: Bearer &lt;key&gt;</code>.</p>
+          <div className="flex justify-end"><Button onClick={onClose}>Done</Button></div>
+        </div>
+      ) : (
+        <form onSubmit={submit} className="space-y-5" noValidate>
+          <Field label="Name" error={errors.name} hint="Where the key is used, e.g. “CRM sync”.">
+            {(id, describedBy) => <Input id={id} value={name} onChange={(e) => setName(e.target.value)} aria-invalid={!!errors.name} aria-describedby={describedBy} autoFocus />}
+          </Field>
+          <fieldset>
+            <legend className="mb-2 text-sm font-medium text-slate-800">Scopes</legend>
+            <div className="grid gap-3 sm:grid-cols-2">
+              {SCOPES.map((scope) => (
+                <Checkbox key={scope} label={scope} description={SCOPE_HELP[scope]} checked={scopes.includes(scope)} onCheckedChange={(on) => toggle(scope, on)} />
+              ))}
+            </div>
+            {errors.scopes ? <p className="mt-2 text-sm text-red-600" data-field-error>{errors.scopes}</p> : null}
+          </fieldset>
+          <FormError message={formError} />
+          <div className="flex justify-end gap-2">
+            <Button variant="secondary" onClick={onClose}>Cancel</Button>
+            <Button type="submit" disabled={issue.isPending}>{issue.isPending ? "Creating…" : "Create key"}</Button>
+          </div>
+        </form>
+      )}
+    </Dialog>
+  );
+}
+
+function RevokeKeyDialog({ apiKey, onClose }: { apiKey: ApiKey; onClose: () => void }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const revoke = useMutation(
+    trpc.dashboard.apiKeys.revoke.mutationOptions({
+      onSuccess: async () => {
+        await queryClient.invalidateQueries({ queryKey: trpc.dashboard.apiKeys.list.queryKey() });
+        onClose();
+      },
+    }),
+  );
+  return (
+    <ConfirmDialog
+      open
+      onOpenChange={(open) => !open && onClose()}
+      title={`Revoke “${apiKey.name}”?`}
+      description={<>Requests with <code className="font-mono text-xs">{apiKey.prefix}…{apiKey.last4}</code> will get 401 from the next request on. This cannot be undone.</>}
+      confirmLabel="Revoke key"
+      pending={revoke.isPending}
+      error={revoke.error ? describeError(revoke.error).message : null}
+      onConfirm={() => revoke.mutate({ id: apiKey.id })}
+    />
+  );
+}

@@ -1,0 +1,91 @@
+// Dashboard sign-in: better-auth (email + password) over the project's Prisma client, with the
+// organization plugin (an organization is a `Tenant`). Tables live in prisma/schema.prisma
+// (better-auth's CLI needs Node 22); Prisma maps its camelCase fields to the snake_case columns.
+import { randomBytes, randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { betterAuth } from "better-auth";
+import { prismaAdapter } from "better-auth/adapters/prisma";
+import { organization } from "better-auth/plugins/organization";
+import { dataDir, getDb } from "../db/client";
+import { authIpOptions, trustedOriginsFor } from "./request-origin";
+
+/**
+ * The signing secret: BETTER_AUTH_SECRET, or (embedded / local runs) one generated once and kept
+ * beside the data so sessions survive restarts.
+ */
+function authSecret(): string {
+  if (process.env.BETTER_AUTH_SECRET) return process.env.BETTER_AUTH_SECRET;
+  const file = path.join(dataDir(), "auth-secret");
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(dataDir(), { recursive: true });
+  const secret = randomBytes(32).toString("hex");
+  writeFileSync(file, secret, { mode: 0o600 });
+  return secret;
+}
+
+/** Sign-in attempts per client address and window (better-auth's own limiter, stored in the DB). */
+export const SIGN_IN_LIMIT = {
+  window: Number(process.env.AUTH_SIGNIN_RATE_WINDOW_SECONDS ?? 60),
+  max: Number(process.env.AUTH_SIGNIN_RATE_MAX ?? 10),
+};
+
+async function createAuth() {
+  const prisma = await getDb();
+  return betterAuth({
+    appName: "Tenant data platform",
+    baseURL: process.env.BETTER_AUTH_URL,
+    secret: authSecret(),
+    database: prismaAdapter(prisma, { provider: "postgresql" }),
+    // Users are created by the operator CLI (and invitations), never by public sign-up.
+    emailAndPassword: { enabled: true, disableSignUp: true, minPasswordLength: 8 },
+    trustedOrigins: (request) => trustedOriginsFor(request?.headers),
+    rateLimit: {
+      enabled: true,
+      storage: "database",
+      modelName: "rateLimit",
+      customRules: { "/sign-in/email": SIGN_IN_LIMIT },
+    },
+    advanced: {
+      ipAddress: authIpOptions(),
+      // Tenants have uuid ids; one generator for every better-auth table keeps it simple.
+      database: { generateId: () => randomUUID() },
+      cookiePrefix: "tdp",
+    },
+    databaseHooks: {
+      session: {
+        create: {
+          // better-auth starts a session with no active organization: pick the user's first tenant.
+          before: async (session) => {
+            const membership = await prisma.member.findFirst({
+              where: { userId: session.userId },
+              orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+              select: { organizationId: true },
+            });
+            return { data: { ...session, activeOrganizationId: membership?.organizationId ?? null } };
+          },
+        },
+      },
+    },
+    plugins: [
+      organization({
+        schema: { organization: { modelName: "tenant" } },
+        // Tenants are provisioned by operators (CLI), not created from the dashboard.
+        allowUserToCreateOrganization: false,
+        invitationExpiresIn: 7 * 24 * 3600,
+      }),
+    ],
+  });
+}
+
+export type Auth = Awaited<ReturnType<typeof createAuth>>;
+let auth: Promise<Auth> | undefined;
+
+/** The process's better-auth instance (built once, after the database is open). */
+export function getAuth(): Promise<Auth> {
+  auth ??= createAuth().catch((err) => {
+    auth = undefined;
+    throw err;
+  });
+  return auth;
+}

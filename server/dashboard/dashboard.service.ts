@@ -1,0 +1,84 @@
+// Dashboard-only reads and writes: the current account, the audit log, members and invitations.
+// API keys reuse server/auth/api-keys.ts (which records the audit entries).
+import { APIError } from "better-auth/api";
+import type { Db } from "../db/client";
+import type { TenantDb } from "../db/tenant-scope";
+import { keysetPage, toListEnvelope } from "../api/pagination";
+import { AppError, notFound, type ErrorCode } from "../errors";
+import { getAuth } from "./auth";
+import type { AuditEntry, InviteMemberInput } from "./dashboard.types";
+
+export async function currentAccount(db: Db, user: { userId: string; tenantId: string; role: string }) {
+  const [row, tenant, tenants] = await Promise.all([
+    db.user.findUnique({ where: { id: user.userId }, select: { id: true, email: true, name: true } }),
+    db.tenant.findUnique({ where: { id: user.tenantId }, select: { id: true, name: true, slug: true } }),
+    db.member.count({ where: { userId: user.userId } }),
+  ]);
+  if (!row || !tenant) throw notFound();
+  return { user: row, tenant, role: user.role, tenant_count: tenants };
+}
+
+type AuditRow = {
+  id: string; actorType: string; actorId: string | null; actorLabel: string | null; action: string;
+  targetType: string; targetId: string | null; details: unknown; createdAt: Date;
+};
+
+export const auditToWire = (a: AuditRow): AuditEntry => ({
+  id: a.id,
+  actor_type: a.actorType,
+  actor_id: a.actorId,
+  actor_label: a.actorLabel,
+  action: a.action,
+  target_type: a.targetType,
+  target_id: a.targetId,
+  details: (a.details ?? {}) as Record<string, unknown>,
+  created_at: a.createdAt.toISOString(),
+});
+
+export async function listAuditLog(db: TenantDb, page: { limit?: number; cursor?: string }) {
+  const result = await keysetPage({
+    ...page,
+    sortKey: "createdAt",
+    direction: "desc",
+    loadCursor: (id) => db.auditLog.findFirst({ where: { id }, select: { createdAt: true } }),
+    findMany: (args) => db.auditLog.findMany(args) as Promise<AuditRow[]>,
+  });
+  return toListEnvelope(result, auditToWire);
+}
+
+// Members are keyed by `organization_id` (better-auth's column), so they are filtered here by the
+// principal's tenant explicitly; the tenant-scoped client covers `tenant_id` tables only.
+export async function listMembers(db: Db, tenantId: string) {
+  const [members, invitations] = await Promise.all([
+    db.member.findMany({
+      where: { organizationId: tenantId },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+      include: { user: { select: { email: true, name: true } } },
+    }),
+    db.invitation.findMany({
+      where: { organizationId: tenantId, status: "pending", expiresAt: { gt: new Date() } },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    }),
+  ]);
+  return {
+    members: members.map((m) => ({ id: m.id, user_id: m.userId, email: m.user.email, name: m.user.name, role: m.role, created_at: m.createdAt.toISOString() })),
+    invitations: invitations.map((i) => ({ id: i.id, email: i.email, role: i.role ?? "member", expires_at: i.expiresAt.toISOString(), created_at: i.createdAt.toISOString() })),
+  };
+}
+
+const STATUS_CODES: Record<number, ErrorCode> = { 400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 409: "conflict", 429: "rate_limited" };
+
+/** better-auth's invitation rules (who may invite which role, duplicates) apply unchanged. */
+export async function inviteMember(headers: Headers, tenantId: string, input: InviteMemberInput) {
+  const auth = await getAuth();
+  try {
+    const invitation = await auth.api.createInvitation({ headers, body: { email: input.email, role: input.role, organizationId: tenantId } });
+    return { id: invitation.id, email: invitation.email, role: invitation.role, expires_at: new Date(invitation.expiresAt).toISOString() };
+  } catch (err) {
+    if (err instanceof APIError) {
+      const code = STATUS_CODES[err.statusCode] ?? "bad_request";
+      throw new AppError(code, String(err.body?.message ?? err.message).toLowerCase(), { field: "email" });
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,20 @@
+// Procedure builders for dashboard-only procedures (never exposed on /api/v1: no openapi meta).
+import { AppError } from "../errors";
+import { MANAGER_ROLES, type Principal } from "../auth/principal";
+import { tenantProcedure } from "../trpc";
+
+type UserPrincipal = Extract<Principal, { kind: "user" }>;
+
+/** Any signed-in member of the active tenant (read access). */
+export const memberProcedure = tenantProcedure("read").use(({ ctx, next }) => {
+  if (ctx.principal.kind !== "user") throw new AppError("forbidden", "dashboard procedures need a signed-in user");
+  return next({ ctx: { ...ctx, user: ctx.principal as UserPrincipal } });
+});
+
+/** Owners and admins: everything that changes keys, subscriptions, the CRM connection, members. */
+export const managerProcedure = memberProcedure.use(({ ctx, next }) => {
+  if (!MANAGER_ROLES.includes(ctx.user.role)) {
+    throw new AppError("forbidden", `role '${ctx.user.role}' cannot make changes; an owner or admin can`);
+  }
+  return next();
+});

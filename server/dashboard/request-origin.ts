@@ -1,0 +1,54 @@
+// Where a dashboard request comes from: the trusted browser origins (CSRF defence for cookie-
+// authenticated calls) and the client address the sign-in rate limit is keyed on.
+//
+// Origins: BETTER_AUTH_URL's origin plus AUTH_TRUSTED_ORIGINS (comma list). With neither set,
+// only the origin the request was addressed to (Host, and X-Forwarded-Proto) is trusted, i.e.
+// strictly same-origin.
+//
+// Client address: read from AUTH_IP_HEADER (default `x-forwarded-for`). `next start` fills
+// x-forwarded-for with the socket address only when the client sent none, so a server reachable
+// directly can be fed a forged single-value header: run it behind a proxy that sets the header,
+// and list that proxy in AUTH_TRUSTED_PROXIES (IPs/CIDRs) when it appends to an existing chain;
+// the chain is then read right to left, skipping trusted hops. A multi-value header with no trusted
+// proxies configured yields no address, and those requests share one bucket (fail closed).
+
+const list = (value: string | undefined) => (value ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+
+function originOf(url: string): string | null {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
+}
+
+export function trustedOriginsFor(headers: Headers | undefined): string[] {
+  const configured = [process.env.BETTER_AUTH_URL, ...list(process.env.AUTH_TRUSTED_ORIGINS)]
+    .map((u) => (u ? originOf(u) : null))
+    .filter((o): o is string => !!o);
+  if (configured.length) return configured;
+  const host = headers?.get("x-forwarded-host") ?? headers?.get("host");
+  if (!host) return [];
+  const proto = headers?.get("x-forwarded-proto")?.split(",")[0].trim() || "http";
+  const own = originOf(`${proto}://${host}`);
+  return own ? [own] : [];
+}
+
+/**
+ * Cookie-authenticated mutations need a browser Origin from the trusted list (better-auth checks
+ * its own routes; /api/trpc is outside them). A request without Origin is not from a browser
+ * form or script on another site, but it carries cookies only if a browser sent it, so it is
+ * refused too unless it has Sec-Fetch-Site: same-origin.
+ */
+export function isTrustedOrigin(headers: Headers): boolean {
+  const origin = headers.get("origin");
+  if (!origin || origin === "null") return headers.get("sec-fetch-site") === "same-origin";
+  return trustedOriginsFor(headers).includes(origin);
+}
+
+export function authIpOptions() {
+  return {
+    ipAddressHeaders: [process.env.AUTH_IP_HEADER?.trim().toLowerCase() || "x-forwarded-for"],
+    trustedProxies: list(process.env.AUTH_TRUSTED_PROXIES),
+  };
+}

@@ -1,0 +1,44 @@
+// Dashboard users and memberships, for the operator CLI and the demo seed. Passwords are hashed by
+// better-auth's own hasher so its sign-in verifies them.
+import { randomBytes, randomUUID } from "node:crypto";
+import { getDb } from "../db/client";
+import { conflict, notFound } from "../errors";
+import type { Role } from "../auth/principal";
+import { getAuth } from "./auth";
+
+export async function createDashboardUser(input: { email: string; password: string; name: string }) {
+  const email = input.email.trim().toLowerCase();
+  const ctx = await (await getAuth()).$context;
+  if (input.password.length < 8) throw new Error("password must be at least 8 characters");
+  if (await ctx.internalAdapter.findUserByEmail(email)) throw conflict(`a user with email ${email} exists`, "email");
+  const user = await ctx.internalAdapter.createUser({ email, name: input.name, emailVerified: true }, { method: "admin" });
+  await ctx.internalAdapter.linkAccount({
+    userId: user.id, providerId: "credential", accountId: user.id, password: await ctx.password.hash(input.password),
+  });
+  return { id: user.id, email: user.email, name: user.name };
+}
+
+/** Adds (or changes the role of) a user's membership in a tenant. */
+export async function addMember(input: { tenantId: string; email: string; role: Role }) {
+  const db = await getDb();
+  const [tenant, user] = await Promise.all([
+    db.tenant.findUnique({ where: { id: input.tenantId }, select: { id: true } }),
+    db.user.findUnique({ where: { email: input.email.trim().toLowerCase() }, select: { id: true, email: true } }),
+  ]);
+  if (!tenant || !user) throw notFound();
+  const member = await db.member.upsert({
+    where: { organizationId_userId: { organizationId: tenant.id, userId: user.id } },
+    create: { id: randomUUID(), organizationId: tenant.id, userId: user.id, role: input.role },
+    update: { role: input.role },
+  });
+  return { id: member.id, tenant_id: tenant.id, user_id: user.id, email: user.email, role: member.role };
+}
+
+/** The demo tenant's owner login, created with the demo tenant on an embedded first start. */
+export async function createDemoOwner(tenantId: string) {
+  const email = "owner@demo.local";
+  const password = randomBytes(9).toString("base64url");
+  await createDashboardUser({ email, password, name: "Demo Owner" });
+  await addMember({ tenantId, email, role: "owner" });
+  return { email, password };
+}

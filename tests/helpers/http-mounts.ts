@@ -1,0 +1,41 @@
+// Starts a real production mount (the lean front, or `next start`) on a free port on 127.0.0.1,
+// against this worker's database, for tests that send real HTTP requests through it.
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { freePort, spawnServer, type Running } from "../../scripts/bench/services";
+import { closeDb } from "../../server/db/client";
+
+export const ROOT = path.resolve(__dirname, "../..");
+export const hasNextBuild = () => existsSync(path.join(ROOT, ".next", "BUILD_ID"));
+
+export type MountKind = "lean" | "next";
+
+export const MOUNT_ARGS: Record<MountKind, string[]> = {
+  lean: ["--import", "tsx", path.join(ROOT, "server/http/main.ts")],
+  next: [path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "-H", "127.0.0.1"],
+};
+
+/**
+ * Starts a mount on this worker's database. The embedded PGlite allows one process per directory,
+ * so this process's own client is closed first (the server child then holds the lock).
+ */
+export async function startMount(kind: MountKind, env: Record<string, string | undefined> = {}): Promise<Running> {
+  await closeDb();
+  const port = await freePort();
+  const args = kind === "next" ? [...MOUNT_ARGS.next, "-p", String(port)] : MOUNT_ARGS.lean;
+  return spawnServer(kind, args, {
+    port,
+    cwd: ROOT,
+    readyPath: "/api/v1",
+    timeoutMs: 120_000,
+    env: {
+      DATABASE_URL: process.env.DATABASE_URL,
+      DATA_DIR: process.env.DATA_DIR,
+      DEMO_SEED: "0",
+      LOG_LEVEL: "warn",
+      NODE_ENV: "production",
+      NEXT_TELEMETRY_DISABLED: "1",
+      ...env,
+    },
+  });
+}
