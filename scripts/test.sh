@@ -20,6 +20,12 @@ trap stop_services EXIT
 [ -n "${REDIS_URL:-}" ] || start_redis
 PG_URL="$DATABASE_URL"
 
+# The HTTP-mount and browser tests run the production build.
+if [ -z "${SKIP_BUILD:-}" ]; then
+  echo "=== next build"
+  npx next build >"$RESULTS/next-build.log" 2>&1 || { tail -60 "$RESULTS/next-build.log"; echo "next build failed"; status=1; }
+fi
+
 run_vitest() { # name, env..., -- vitest args...
   local name="$1"; shift
   echo; echo "=== vitest: $name"
@@ -33,13 +39,11 @@ for phase in $PHASES; do
     mounts)
       if [ -x scripts/test-mounts.sh ]; then
         echo; echo "=== API suite over HTTP through both mounts"
-        [ -f .next/BUILD_ID ] || npx next build >"$RESULTS/next-build.log" 2>&1 || { tail -50 "$RESULTS/next-build.log"; status=1; }
         DATABASE_URL="$PG_URL" REDIS_URL="$REDIS_URL" RESULTS_DIR="$RESULTS" scripts/test-mounts.sh || status=1
       fi ;;
     e2e)
       if [ -f playwright.config.ts ]; then
         echo; echo "=== browser tests (Playwright + Chromium)"
-        [ -f .next/BUILD_ID ] || npx next build >"$RESULTS/next-build.log" 2>&1 || { tail -50 "$RESULTS/next-build.log"; status=1; }
         PLAYWRIGHT_JSON_OUTPUT_NAME="$RESULTS/playwright.json" npx playwright test --reporter=list,json || status=1
       fi ;;
   esac
