@@ -12,7 +12,7 @@ PHASES="${TEST_PHASES:-postgres pglite mounts e2e}"
 RESULTS="$(mktemp -d /tmp/tdp-results.XXXXXX)"
 status=0
 
-[ -d node_modules ] || npm ci
+[ -d node_modules ] || npm install --no-audit --no-fund
 # shellcheck source=scripts/services.sh
 source scripts/services.sh
 trap stop_services EXIT

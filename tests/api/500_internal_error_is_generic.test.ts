@@ -8,7 +8,9 @@ beforeAll(() => {
   process.env.SKIP_MIGRATIONS = "1";
 });
 
-describe("500", () => {
+// It breaks this process's database, so it cannot run against a separate server (API_BASE_URL):
+// there the mounts share the handler this in-process run proves.
+describe.skipIf(Boolean(process.env.API_BASE_URL))("500", () => {
   it("500_internal_error_without_detail", async () => {
     const res = await call("GET", "/offerings", { key: `xapk_live_${"ab".repeat(24)}` });
     expect(res.status).toBe(500);

@@ -1,0 +1,436 @@
+// `npm run bench`: one bounded run (a few minutes) measuring GET /api/v1/offerings?limit=20 on real
+// PostgreSQL through (1) the physical limit (node:http + one raw pg query), (2) the full stack through
+// the lean front, (3) the full stack through Next (`next start`), (4) a bare in-memory route handler;
+// the deep-page cost; the rate limiter's added latency; a CPU profile of (2). Prints a table and
+// writes bench-results/latest.json. Uses DATABASE_URL / REDIS_URL when set, else starts throwaway ones.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { createRequire } from "node:module";
+import { cpus, tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { freePort, processTreeCpuMs, spawnServer, startThrowawayPostgres, startThrowawayRedis } from "./services";
+import { summariseProfile, type ProfileSummary } from "./profile-summary";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const require = createRequire(import.meta.url);
+const autocannon = require("autocannon") as (opts: Record<string, unknown>) => Promise<any>;
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SLICE_S = Number(process.env.BENCH_SLICE ?? 4);
+const LIMITER_KEYS = 60;
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 200);
+const LIST_PATH = "/api/v1/offerings?limit=20";
+const OFFERINGS = 50;
+const APPOINTMENTS = 100_000;
+const DEEP_ROW = 90_000;
+
+const cleanups: (() => Promise<void>)[] = [];
+const step = (msg: string) => console.error(`[bench] ${msg}`);
+
+// ---------- measurement helpers ----------
+
+type Throughput = {
+  reqPerSec: number; p50: number; p99: number; non2xx: number; errors: number; requests: number;
+  /** CPU of the server's process tree per request: robust to other load on a shared machine. */
+  cpuMsPerRequest: number;
+  /** CPU of the PostgreSQL server per request (throwaway server only). */
+  pgCpuMsPerRequest: number | null;
+};
+type Target = { name: string; url: string; headers: Record<string, string>; pid: number };
+
+/**
+ * Throughput of several servers, measured in interleaved slices (round-robin, ROUNDS x SLICE_S each)
+ * so that load from other processes on a shared machine hits every server alike. Latency is the
+ * median over slices of each slice's p50 / p99; CPU is read from /proc around each slice.
+ */
+async function interleavedThroughput(targets: Target[], pgPid: (() => number) | null): Promise<Record<string, Throughput>> {
+  for (const t of targets) await autocannon({ url: t.url, connections: CONNECTIONS, duration: 2, headers: t.headers }); // warm-up
+  const acc = new Map(targets.map((t) => [t.name, { requests: 0, seconds: 0, p50: [] as number[], p99: [] as number[], non2xx: 0, errors: 0, cpuMs: 0, pgMs: 0 }]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const t of targets) {
+      const a = acc.get(t.name)!;
+      const cpu0 = processTreeCpuMs(t.pid);
+      const pg0 = pgPid ? processTreeCpuMs(pgPid()) : 0;
+      const r = await autocannon({ url: t.url, connections: CONNECTIONS, duration: SLICE_S, headers: t.headers });
+      a.cpuMs += processTreeCpuMs(t.pid) - cpu0;
+      if (pgPid) a.pgMs += processTreeCpuMs(pgPid()) - pg0;
+      a.requests += r.requests.total;
+      a.seconds += r.duration;
+      a.p50.push(r.latency.p50);
+      a.p99.push(r.latency.p99);
+      a.non2xx += r.non2xx;
+      a.errors += r.errors + r.timeouts;
+    }
+  }
+  const out: Record<string, Throughput> = {};
+  for (const [name, a] of acc) {
+    out[name] = {
+      reqPerSec: Math.round(a.requests / a.seconds),
+      p50: quantile(a.p50, 0.5),
+      p99: quantile(a.p99, 0.5),
+      non2xx: a.non2xx,
+      errors: a.errors,
+      requests: a.requests,
+      cpuMsPerRequest: round(a.cpuMs / Math.max(a.requests, 1), 3),
+      pgCpuMsPerRequest: pgPid ? round(a.pgMs / Math.max(a.requests, 1), 3) : null,
+    };
+  }
+  return out;
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+
+/** One GET; resolves with the elapsed milliseconds (high resolution) and the status. */
+function timedGet(url: string, headers: Record<string, string>): Promise<{ ms: number; status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const start = process.hrtime.bigint();
+    const req = request(url, { agent, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c) => chunks.push(c));
+      res.on("end", () => resolve({ ms: Number(process.hrtime.bigint() - start) / 1e6, status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+};
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+
+/** Sequential requests to two targets, interleaved so drift and noise hit both alike. */
+async function interleaved(a: () => Promise<{ ms: number; status: number }>, b: () => Promise<{ ms: number; status: number }>, n: number) {
+  for (let i = 0; i < 20; i++) await a(), await b(); // warm-up
+  const ta: number[] = [];
+  const tb: number[] = [];
+  const bad: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const x = await a();
+    const y = await b();
+    ta.push(x.ms);
+    tb.push(y.ms);
+    if (x.status !== 200) bad.push(x.status);
+    if (y.status !== 200) bad.push(y.status);
+  }
+  return {
+    a: { median: round(quantile(ta, 0.5), 3), p99: round(quantile(ta, 0.99), 3) },
+    b: { median: round(quantile(tb, 0.5), 3), p99: round(quantile(tb, 0.99), 3) },
+    non200: bad.length,
+  };
+}
+
+// ---------- setup ----------
+
+async function setUpDatabase(): Promise<{ url: string; pid: (() => number) | null }> {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, pid: null };
+  step("starting a throwaway PostgreSQL");
+  const pgServer = await startThrowawayPostgres();
+  cleanups.push(pgServer.stop);
+  return { url: pgServer.url, pid: pgServer.pid };
+}
+
+async function setUpRedis(): Promise<{ url: string; pid: number | null } | null> {
+  if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, pid: null };
+  if (spawnSync("redis-server", ["--version"]).status !== 0) return null;
+  step("starting a throwaway Redis");
+  const redis = await startThrowawayRedis();
+  cleanups.push(redis.stop);
+  return { url: redis.url, pid: redis.pid };
+}
+
+type Seed = { tenantId: string; keys: string[]; deepCursor: string; page2Cursor: string };
+
+async function seed(databaseUrl: string): Promise<Seed> {
+  step("applying migrations and seeding (100,000 appointments)");
+  const { PrismaPg } = await import("@prisma/adapter-pg");
+  const { applyMigrations } = await import("../../server/db/schema-engine");
+  await applyMigrations(new PrismaPg({ connectionString: databaseUrl }));
+  process.env.DATABASE_URL = databaseUrl;
+  process.env.SKIP_MIGRATIONS = "1";
+  const { getDb, closeDb } = await import("../../server/db/client");
+  const { scopeToTenant } = await import("../../server/db/tenant-scope");
+  const { createTenant } = await import("../../server/tenants/tenants");
+  const { issueApiKey } = await import("../../server/auth/api-keys");
+  const { OPERATOR } = await import("../../server/audit/record-audit");
+  const { SCOPES } = await import("../../server/auth/principal");
+
+  const tenant = await createTenant({ name: `Bench tenant ${Date.now()}` });
+  const db = scopeToTenant(await getDb(), tenant.id);
+  const keys: string[] = [];
+  // Key 0 for throughput runs (limiter off); the others share the limiter runs so no key nears 200/min.
+  for (let i = 0; i <= LIMITER_KEYS; i++) keys.push((await issueApiKey(db, { name: `bench ${i}`, scopes: [...SCOPES] }, OPERATOR)).plaintext);
+  await closeDb();
+
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  await client.query(
+    `INSERT INTO offerings (id, tenant_id, title, price, price_currency, attributes, photos, address, status, created_at, updated_at)
+     SELECT gen_random_uuid(), $1, 'Offering ' || g, (g * 125.5)::numeric, 'USD', jsonb_build_object('rooms', g % 5, 'area_sqm', 40 + g),
+            ARRAY['https://example.com/p/' || g || '.jpg'], 'Street ' || g, 'active', now() - g * interval '1 minute', now()
+     FROM generate_series(1, ${OFFERINGS}) g`,
+    [tenant.id],
+  );
+  await client.query(
+    `INSERT INTO appointments (id, tenant_id, customer_name, customer_phone, scheduled_start, scheduled_end, status, created_at, updated_at)
+     SELECT gen_random_uuid(), $1, 'Customer ' || g, '+1555' || lpad(g::text, 7, '0'),
+            timestamptz '2026-01-01 00:00Z' + g * interval '5 minutes', timestamptz '2026-01-01 00:30Z' + g * interval '5 minutes',
+            'confirmed', now(), now()
+     FROM generate_series(1, ${APPOINTMENTS}) g`,
+    [tenant.id],
+  );
+  await client.query("ANALYZE offerings; ANALYZE appointments; ANALYZE api_keys");
+  const rowAt = async (n: number) =>
+    (await client.query(`SELECT id FROM appointments WHERE tenant_id = $1 ORDER BY scheduled_start DESC, id DESC OFFSET ${n - 1} LIMIT 1`, [tenant.id])).rows[0].id as string;
+  const deepCursor = await rowAt(DEEP_ROW);
+  const page2Cursor = await rowAt(20);
+  await client.end();
+  return { tenantId: tenant.id, keys, deepCursor, page2Cursor };
+}
+
+function ensureBuild() {
+  if (existsSync(path.join(root, ".next", "BUILD_ID"))) return;
+  step("no .next build: running `next build`");
+  const r = spawnSync(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "build"], {
+    cwd: root,
+    stdio: "inherit",
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
+  });
+  if (r.status !== 0) throw new Error("next build failed");
+}
+
+// ---------- main ----------
+
+async function main() {
+  const t0 = Date.now();
+  const results: Record<string, any> = {
+    startedAt: new Date().toISOString(),
+    machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version },
+    settings: { rounds: ROUNDS, sliceS: SLICE_S, connections: CONNECTIONS, sequential: SEQUENTIAL, path: LIST_PATH },
+  };
+  const database = await setUpDatabase();
+  const databaseUrl = database.url;
+  const redis = await setUpRedis();
+  const redisUrl = redis?.url ?? null;
+  ensureBuild();
+  const data = await seed(databaseUrl);
+  const auth = { authorization: `Bearer ${data.keys[0]}` };
+
+  const serverEnv = {
+    DATABASE_URL: databaseUrl,
+    SKIP_MIGRATIONS: "1",
+    DEMO_SEED: "0",
+    LOG_LEVEL: "warn",
+    NODE_ENV: "production",
+    NEXT_TELEMETRY_DISABLED: "1",
+    REDIS_URL: undefined,
+    UPSTASH_REDIS_REST_URL: undefined,
+    RATE_LIMIT_DISABLED: "1",
+  };
+  const lean = ["--import", "tsx", path.join(root, "server/http/main.ts")];
+  const start = async (name: string, args: string[], env: Record<string, string | undefined> = {}, readyPath?: string) => {
+    const s = await spawnServer(name, args, { port: await freePort(), env: { ...serverEnv, ...env }, cwd: root, readyPath });
+    cleanups.push(s.stop);
+    return s;
+  };
+
+  step("starting servers: physical limit, lean front (limiter off), lean front (limiter on Redis), next start");
+  const [physical, leanFront, leanLimited, nextStart] = await Promise.all([
+    start("physical", ["--import", "tsx", path.join(root, "scripts/bench/physical-server.ts")], { BENCH_TENANT_ID: data.tenantId }, LIST_PATH),
+    start("lean", lean),
+    redisUrl ? start("lean+redis", lean, { REDIS_URL: redisUrl, RATE_LIMIT_DISABLED: undefined }) : Promise.resolve(null),
+    start("next", [path.join(root, "node_modules/next/dist/bin/next"), "start", "-H", "127.0.0.1"], {}, "/api/v1"),
+  ]);
+
+  // The same page from every front (the bare handler serves the full stack's bytes).
+  const leanPage = await timedGet(leanFront.url + LIST_PATH, auth);
+  const nextPage = await timedGet(nextStart.url + LIST_PATH, auth);
+  const physicalPage = await timedGet(physical.url + LIST_PATH, {});
+  if (leanPage.status !== 200) throw new Error(`lean front answered ${leanPage.status}: ${leanPage.body}\n${leanFront.output()}`);
+  const bodyFile = path.join(mkdtempSync(path.join(tmpdir(), "bench-body-")), "page.json");
+  writeFileSync(bodyFile, leanPage.body);
+  const bare = await start("bare", ["--import", "tsx", path.join(root, "scripts/bench/bare-server.ts")], { BENCH_BODY_FILE: bodyFile }, LIST_PATH);
+  results.sameAnswer = {
+    leanVsNext: nextPage.status === 200 && nextPage.body === leanPage.body,
+    leanVsPhysical: JSON.stringify(JSON.parse(physicalPage.body)) === JSON.stringify(JSON.parse(leanPage.body)),
+    bytes: leanPage.body.length,
+  };
+
+  step(`throughput: ${ROUNDS} interleaved rounds of ${SLICE_S} s per server, -c ${CONNECTIONS}, RATE_LIMIT_DISABLED=1 on the full stacks`);
+  const runs = await interleavedThroughput(
+    [
+      { name: "physical", url: physical.url + LIST_PATH, headers: {}, pid: physical.proc.pid! },
+      { name: "lean", url: leanFront.url + LIST_PATH, headers: auth, pid: leanFront.proc.pid! },
+      { name: "next", url: nextStart.url + LIST_PATH, headers: auth, pid: nextStart.proc.pid! },
+      { name: "bare", url: bare.url + LIST_PATH, headers: {}, pid: bare.proc.pid! },
+    ],
+    database.pid,
+  );
+  results.throughput = runs;
+  // Observed req/s depends on what else runs on the machine; CPU per request does much less.
+  const cpuRatio = (a: Throughput, b: Throughput) => round(b.cpuMsPerRequest / a.cpuMsPerRequest);
+  results.ratios = {
+    reqPerSec: {
+      leanOverPhysical: round(runs.lean.reqPerSec / runs.physical.reqPerSec),
+      leanOverNext: round(runs.lean.reqPerSec / runs.next.reqPerSec),
+      leanOverBare: round(runs.lean.reqPerSec / runs.bare.reqPerSec),
+    },
+    cpuCapacity: {
+      leanOverPhysical: cpuRatio(runs.lean, runs.physical),
+      leanOverNext: cpuRatio(runs.lean, runs.next),
+      leanOverBare: cpuRatio(runs.lean, runs.bare),
+    },
+  };
+
+  step(`deep page: ${SEQUENTIAL} sequential requests each, page 1 vs cursor at row ${DEEP_ROW.toLocaleString("en")} of ${APPOINTMENTS.toLocaleString("en")}`);
+  const page1 = `${leanFront.url}/api/v1/appointments?limit=20`;
+  const deepPage = `${page1}&cursor=${data.deepCursor}`;
+  const deep = await interleaved(() => timedGet(page1, auth), () => timedGet(deepPage, auth), SEQUENTIAL);
+  // Page 1 runs one query, any cursor page two (the cursor row's lookup, then the page): page 2
+  // vs the deep page isolates the cost of depth itself.
+  const page2 = `${page1}&cursor=${data.page2Cursor}`;
+  const byDepth = await interleaved(() => timedGet(page2, auth), () => timedGet(deepPage, auth), SEQUENTIAL);
+  results.deepPage = {
+    page1: deep.a, deep: deep.b, medianRatio: round(deep.b.median / deep.a.median), p99Ratio: round(deep.b.p99 / deep.a.p99),
+    page2: byDepth.a, deepVsPage2: { deep: byDepth.b, medianRatio: round(byDepth.b.median / byDepth.a.median), p99Ratio: round(byDepth.b.p99 / byDepth.a.p99) },
+    non200: deep.non200 + byDepth.non200,
+  };
+
+  if (leanLimited) {
+    step("rate limiter: limiter on Redis vs RATE_LIMIT_DISABLED=1, sequential, interleaved");
+    let k = 0;
+    const limitedKey = () => ({ authorization: `Bearer ${data.keys[1 + (k++ % LIMITER_KEYS)]}` });
+    const lim = await interleaved(() => timedGet(leanFront.url + LIST_PATH, auth), () => timedGet(leanLimited.url + LIST_PATH, limitedKey()), SEQUENTIAL * 2);
+    // CPU per request with and without the limiter, under load (keys rotated, well under the limits).
+    const cpuPerRequest = async (url: string, pid: number, keyed: boolean) => {
+      const cpu0 = processTreeCpuMs(pid);
+      const redis0 = redis?.pid ? processTreeCpuMs(redis.pid) : 0;
+      const r = await autocannon({
+        url, connections: 10, duration: 3,
+        requests: [{ setupRequest: (req: any) => ({ ...req, headers: { ...req.headers, ...(keyed ? limitedKey() : auth) } }) }],
+      });
+      return {
+        requests: r.requests.total, non2xx: r.non2xx,
+        appCpuMs: round((processTreeCpuMs(pid) - cpu0) / Math.max(r.requests.total, 1), 3),
+        redisCpuMs: redis?.pid ? round((processTreeCpuMs(redis.pid) - redis0) / Math.max(r.requests.total, 1), 3) : null,
+      };
+    };
+    const cpuOff = await cpuPerRequest(leanFront.url + LIST_PATH, leanFront.proc.pid!, false);
+    const cpuOn = await cpuPerRequest(leanLimited.url + LIST_PATH, leanLimited.proc.pid!, true);
+    results.rateLimit = {
+      disabled: lim.a, redis: lim.b, addedMedianMs: round(lim.b.median - lim.a.median, 3), non200: lim.non200, target: "< 0.3 ms",
+      cpuUnderLoad: { disabled: cpuOff, redis: cpuOn, addedAppCpuMs: round(cpuOn.appCpuMs - cpuOff.appCpuMs, 3) },
+    };
+  } else {
+    results.rateLimit = { skipped: "no redis-server on PATH and no REDIS_URL" };
+  }
+
+  step("CPU profile of the lean front under load (--cpu-prof)");
+  const profDir = mkdtempSync(path.join(tmpdir(), "bench-prof-"));
+  const profiled = await start("lean (profiled)", ["--cpu-prof", "--cpu-prof-dir", profDir, ...lean]);
+  await autocannon({ url: profiled.url + LIST_PATH, connections: CONNECTIONS, duration: 3, headers: auth });
+  const windowStartUs = Number(process.hrtime.bigint() / 1000n);
+  const profRun = await autocannon({ url: profiled.url + LIST_PATH, connections: CONNECTIONS, duration: 5, headers: auth });
+  const windowEndUs = Number(process.hrtime.bigint() / 1000n);
+  await profiled.stop();
+  const profFile = readdirSync(profDir).find((f) => f.endsWith(".cpuprofile"));
+  let profile: ProfileSummary | null = null;
+  if (profFile) {
+    // V8's profile clock and process.hrtime are both CLOCK_MONOTONIC: keep only the measured window.
+    profile = summariseProfile(path.join(profDir, profFile), 15, { fromUs: windowStartUs, toUs: windowEndUs });
+    mkdirSync(path.join(root, "bench-results"), { recursive: true });
+    results.profile = { ...profile, requests: profRun.requests.total, cpuMsPerRequest: round(profile.busyMs / Math.max(profRun.requests.total, 1), 3), file: path.join(profDir, profFile) };
+  }
+
+  for (const name of ["analytics", "webhooks"]) {
+    const file = path.join(root, "scripts/bench", `${name}.ts`);
+    if (!existsSync(file)) {
+      results[name] = { skipped: `scripts/bench/${name}.ts does not exist` };
+      continue;
+    }
+    step(`running scripts/bench/${name}.ts`);
+    try {
+      const mod = (await import(file)) as Record<string, unknown>;
+      const fns = Object.entries(mod).filter(([k, v]) => k.startsWith("bench") && typeof v === "function");
+      const out: Record<string, unknown> = {};
+      for (const [fnName, fn] of fns) {
+        out[fnName] = await (fn as (ctx: unknown) => Promise<unknown>)({
+          databaseUrl, redisUrl, tenantId: data.tenantId, apiKey: data.keys[0], leanUrl: leanFront.url, nextUrl: nextStart.url,
+        });
+      }
+      results[name] = out;
+    } catch (err) {
+      results[name] = { error: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  results.elapsedS = Math.round((Date.now() - t0) / 1000);
+  print(results);
+  mkdirSync(path.join(root, "bench-results"), { recursive: true });
+  writeFileSync(path.join(root, "bench-results/latest.json"), JSON.stringify(results, null, 2));
+  console.log(`\nwritten: bench-results/latest.json (${results.elapsedS} s)`);
+}
+
+function print(r: Record<string, any>) {
+  const t = r.throughput as Record<string, Throughput>;
+  const row = (label: string, x: Throughput) =>
+    `| ${label.padEnd(66)} | ${String(x.reqPerSec).padStart(6)} | ${String(x.p50).padStart(4)} ms | ${String(x.p99).padStart(4)} ms | ${x.cpuMsPerRequest.toFixed(3).padStart(7)} | ${x.pgCpuMsPerRequest === null ? "    n/a" : x.pgCpuMsPerRequest.toFixed(3).padStart(7)} | ${String(x.non2xx + x.errors).padStart(4)} |`;
+  console.log(`\nGET ${LIST_PATH} on PostgreSQL, autocannon -c ${CONNECTIONS}, 127.0.0.1, ${r.machine.cpus} CPUs (${r.machine.cpu}), ` +
+    `${ROUNDS} interleaved rounds of ${SLICE_S} s per row (req/s over all rounds; p50/p99: median over rounds).`);
+  console.log(`Full-stack rows: one API key, RATE_LIMIT_DISABLED=1 (the limiter's cost is measured separately below).`);
+  console.log(`CPU ms/req: CPU time of the server's process tree per request (and of PostgreSQL), read from /proc: unlike req/s it barely moves with other load on the machine.\n`);
+  console.log(`| ${"what answered".padEnd(66)} | req/s  | p50     | p99     | CPU/req | PG/req  | !2xx |`);
+  console.log(`|${"-".repeat(68)}|--------|---------|---------|---------|---------|------|`);
+  console.log(row("(1) physical limit: node:http + one raw pg query, no auth", t.physical));
+  console.log(row("(2) full stack through the lean front (node:http -> REST bridge)", t.lean));
+  console.log(row("(3) full stack through the Next route (next start)", t.next));
+  console.log(row("(4) bare handler, same JSON from memory, lean front's node:http", t.bare));
+  const q = r.ratios.reqPerSec;
+  const c = r.ratios.cpuCapacity;
+  console.log(`\nratios by req/s:          (2)/(1) = ${q.leanOverPhysical}   (2)/(3) = ${q.leanOverNext}   full stack/bare (2)/(4) = ${q.leanOverBare}`);
+  console.log(`ratios by CPU per request: (2)/(1) = ${c.leanOverPhysical}   (2)/(3) = ${c.leanOverNext}   full stack/bare (2)/(4) = ${c.leanOverBare}`);
+  console.log(`targets: (2)/(1) >= 0.33, (2)/(3) >= 5 (issue 7); full stack/bare >= 0.5 (issue 2)`);
+  console.log(`same JSON from lean and Next: ${r.sameAnswer.leanVsNext}; from lean and the raw query: ${r.sameAnswer.leanVsPhysical} (${r.sameAnswer.bytes} bytes)`);
+  const d = r.deepPage;
+  console.log(`\ndeep page (GET /api/v1/appointments?limit=20, cursor at row ${DEEP_ROW.toLocaleString("en")} of ${APPOINTMENTS.toLocaleString("en")}; ${SEQUENTIAL} sequential each, lean front):`);
+  console.log(`  page 1: median ${d.page1.median} ms, p99 ${d.page1.p99} ms   deep: median ${d.deep.median} ms, p99 ${d.deep.p99} ms   ratio: median ${d.medianRatio}x, p99 ${d.p99Ratio}x (target <= 1.3x)`);
+  console.log(`  page 2: median ${d.page2.median} ms, p99 ${d.page2.p99} ms   deep: median ${d.deepVsPage2.deep.median} ms, p99 ${d.deepVsPage2.deep.p99} ms   ratio: median ${d.deepVsPage2.medianRatio}x, p99 ${d.deepVsPage2.p99Ratio}x (same query shape: depth alone)`);
+  const l = r.rateLimit;
+  if (l.skipped) console.log(`\nrate limiter: skipped (${l.skipped})`);
+  else {
+    console.log(
+      `\nrate limiter (sequential, ${SEQUENTIAL * 2} each, interleaved): disabled median ${l.disabled.median} ms / p99 ${l.disabled.p99} ms; ` +
+        `Redis median ${l.redis.median} ms / p99 ${l.redis.p99} ms; added ${l.addedMedianMs} ms per request (target < 0.3 ms)` +
+        (l.non200 ? `; ${l.non200} non-200 answers` : ""),
+    );
+    const u = l.cpuUnderLoad;
+    console.log(`  CPU per request under load (-c 10, 3 s): app ${u.disabled.appCpuMs} ms without, ${u.redis.appCpuMs} ms with the limiter (+${u.addedAppCpuMs} ms); redis-server ${u.redis.redisCpuMs ?? "n/a"} ms`);
+  }
+  if (r.profile) {
+    const p = r.profile;
+    console.log(`\nCPU profile of (2), 5 s at -c ${CONNECTIONS}: ${p.requests} requests, ${p.busyMs} ms CPU on the main thread (${p.cpuMsPerRequest} ms/request)`);
+    console.log("  inclusive (share of busy samples with the component on the stack):");
+    for (const c of p.byComponentInclusive.slice(0, 12)) console.log(`    ${String(c.pct).padStart(5)}%  ${c.component}`);
+    console.log("  self time by component:");
+    for (const c of p.byComponentSelf.slice(0, 12)) console.log(`    ${String(c.pct).padStart(5)}%  ${c.component}`);
+    console.log("  top functions (self):");
+    for (const f of p.topFunctions.slice(0, 10)) console.log(`    ${String(f.pct).padStart(5)}%  ${f.fn}`);
+  }
+  for (const name of ["analytics", "webhooks"]) console.log(`\n${name}: ${JSON.stringify(r[name])}`);
+}
+
+main()
+  .catch((err) => {
+    console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+    process.exitCode = 1;
+  })
+  .finally(async () => {
+    for (const c of cleanups.reverse()) await c().catch(() => {});
+    agent.destroy();
+    process.exit();
+  });

@@ -1,0 +1,98 @@
+// The lean front and `next start` mount the same shared handlers, so a set of contract requests
+// (successes, each kind of 400, 401, 404, 413, the OpenAPI document) gets byte-identical answers
+// from both: status, body and the headers the contract defines.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Running } from "../../scripts/bench/services";
+import { call, tenantWithKey } from "../helpers/api";
+import { hasNextBuild, startMount, type MountKind } from "../helpers/http-mounts";
+
+type Contract = { name: string; method: string; path: string; auth?: string | null; contentType?: string; body?: string };
+type Answer = { status: number; body: string; headers: Record<string, string | null> };
+
+const CONTRACT_HEADERS = ["content-type", "location", "x-request-id", "x-ratelimit-limit", "x-ratelimit-remaining"];
+const WELL_FORMED_UNKNOWN_KEY = `xapk_live_${"0".repeat(48)}`;
+
+function contractRequests(key: string, cursor: string): Contract[] {
+  const json = "application/json";
+  return [
+    { name: "first page", method: "GET", path: "/offerings?limit=2", auth: key },
+    { name: "next page by cursor", method: "GET", path: `/offerings?limit=2&cursor=${cursor}`, auth: key },
+    { name: "appointments list", method: "GET", path: "/appointments?limit=1", auth: key },
+    { name: "limit below 1", method: "GET", path: "/offerings?limit=0", auth: key },
+    { name: "limit not a number", method: "GET", path: "/offerings?limit=abc", auth: key },
+    { name: "malformed cursor", method: "GET", path: "/offerings?cursor=not-a-uuid", auth: key },
+    { name: "no Authorization", method: "GET", path: "/offerings", auth: null },
+    { name: "malformed key", method: "GET", path: "/offerings", auth: "nope" },
+    { name: "unknown key", method: "GET", path: "/offerings", auth: WELL_FORMED_UNKNOWN_KEY },
+    { name: "unknown path", method: "GET", path: "/nothing-here", auth: key },
+    { name: "the API root", method: "GET", path: "", auth: key },
+    { name: "method the path lacks", method: "DELETE", path: "/offerings", auth: key },
+    { name: "malformed JSON", method: "POST", path: "/offerings", auth: key, contentType: json, body: "{" },
+    { name: "wrong content type", method: "POST", path: "/offerings", auth: key, contentType: "text/plain", body: "{}" },
+    { name: "non-object body", method: "POST", path: "/offerings", auth: key, contentType: json, body: "[]" },
+    { name: "missing body", method: "POST", path: "/offerings", auth: key, contentType: json, body: "" },
+    { name: "unknown field", method: "POST", path: "/offerings", auth: key, contentType: json, body: JSON.stringify({ title: "T", price: 1, price_currency: "USD", colour: "red" }) },
+    { name: "missing field", method: "POST", path: "/offerings", auth: key, contentType: json, body: JSON.stringify({ price: 1, price_currency: "USD" }) },
+    { name: "body over 1 MiB", method: "POST", path: "/offerings", auth: key, contentType: json, body: JSON.stringify({ title: "x".repeat(1024 * 1024 + 1) }) },
+    { name: "update a missing row", method: "PATCH", path: "/offerings/9b2f0c57-3a4e-4f6e-9d57-1a1f3c1f0a11", auth: key, contentType: json, body: JSON.stringify({ title: "x" }) },
+    { name: "OpenAPI document", method: "GET", path: "/openapi.json" },
+    { name: "trailing slash", method: "GET", path: "/offerings/", auth: key },
+  ];
+}
+
+async function ask(baseUrl: string, c: Contract, index: number): Promise<Answer> {
+  const headers: Record<string, string> = { "x-request-id": `contract-${index}` };
+  if (c.auth) headers.authorization = `Bearer ${c.auth}`;
+  if (c.contentType) headers["content-type"] = c.contentType;
+  const res = await fetch(`${baseUrl}/api/v1${c.path}`, { method: c.method, headers, body: c.body, redirect: "manual" });
+  return {
+    status: res.status,
+    body: await res.text(),
+    headers: Object.fromEntries(CONTRACT_HEADERS.map((h) => [h, res.headers.get(h)])),
+  };
+}
+
+describe.skipIf(!hasNextBuild())("both mounts answer identically (needs `next build`)", () => {
+  const answers: Partial<Record<MountKind, Answer[]>> = {};
+  let requests: Contract[];
+
+  beforeAll(async () => {
+    const { key } = await tenantWithKey();
+    for (const title of ["First", "Second", "Third"]) {
+      expect((await call("POST", "/offerings", { key, body: { title, price: "12.50", price_currency: "EUR", attributes: { rooms: 2 } } })).status).toBe(201);
+    }
+    const page = await call("GET", "/offerings?limit=1", { key });
+    requests = contractRequests(key, page.body.next_cursor);
+
+    // One mount at a time: on the embedded database only one process may hold it.
+    for (const kind of ["lean", "next"] as const) {
+      let server: Running | undefined;
+      try {
+        server = await startMount(kind);
+        const list: Answer[] = [];
+        for (const [i, c] of requests.entries()) list.push(await ask(server.url, c, i));
+        answers[kind] = list;
+      } finally {
+        await server?.stop();
+      }
+    }
+  }, 300_000);
+
+  it("gives the same status, body and contract headers for every request", () => {
+    const table = (kind: MountKind) => requests.map((c, i) => ({ request: `${c.method} /api/v1${c.path.slice(0, 60)} (${c.name})`, ...answers[kind]![i] }));
+    expect(table("lean")).toEqual(table("next"));
+  });
+
+  it("answers the contract itself on both (spot checks of the recorded answers)", () => {
+    const byName = (name: string) => answers.lean![requests.findIndex((c) => c.name === name)];
+    expect(byName("first page").status).toBe(200);
+    expect(JSON.parse(byName("first page").body).data.map((o: { title: string }) => o.title)).toEqual(["Third", "Second"]);
+    expect(byName("first page").headers["x-request-id"]).toBe("contract-0");
+    expect(byName("no Authorization").status).toBe(401);
+    expect(byName("unknown path").status).toBe(404);
+    expect(byName("body over 1 MiB").status).toBe(413);
+    expect(byName("OpenAPI document").status).toBe(200);
+    expect(JSON.parse(byName("OpenAPI document").body).openapi).toBe("3.1.0");
+    expect(byName("trailing slash")).toMatchObject({ status: 308, headers: { location: "/api/v1/offerings" } });
+  });
+});
