@@ -231,6 +231,9 @@ async function main() {
     REDIS_URL: undefined,
     UPSTASH_REDIS_REST_URL: undefined,
     RATE_LIMIT_DISABLED: "1",
+    // The servers only answer API requests here; a worker of theirs must not take the webhook
+    // benchmark's deliveries.
+    WEBHOOK_ENGINE: "off",
   };
   const lean = ["--import", "tsx", path.join(root, "server/http/main.ts")];
   const start = async (name: string, args: string[], env: Record<string, string | undefined> = {}, readyPath?: string) => {
