@@ -17,6 +17,8 @@ export function createLimiterRedisClient(url: string, opts: { commandTimeoutMs?:
     connectTimeout: 1000,
     commandTimeout: opts.commandTimeoutMs ?? 1000,
     retryStrategy: (times) => Math.min(50 * times, 1000),
+    // A request's layers are counted in the same tick: send their scripts in one write.
+    enableAutoPipelining: true,
   });
   // Failures surface through the limiter's fail-open log; without a listener ioredis prints each one.
   client.on("error", () => {});
