@@ -41,7 +41,7 @@ test("an owner subscribes a local consumer, sends a test event and sees it deliv
   await expect(page.getByText("No webhook endpoints yet")).toBeVisible();
   await shot(page, "webhooks-empty");
 
-  // The server's schema refuses a subscription without events; its message sits beside the field.
+  // The server's zod schema, run in the browser, refuses a subscription without events; its message sits beside the field.
   await page.getByRole("button", { name: "Add endpoint" }).first().click();
   await page.getByRole("dialog").getByLabel("Endpoint URL").fill(`http://127.0.0.1:${port}/ok`);
   await page.getByRole("dialog").getByRole("button", { name: "Add endpoint" }).click();
