@@ -43,12 +43,25 @@ export type KeysetOptions<Row extends { id: string }, K extends string> = {
   /** The cursor row's sort value, or null when it is not a row of this list. */
   loadCursor: (id: string) => Promise<Record<K, unknown> | null>;
   findMany: (args: { where: Where; orderBy: Record<string, "asc" | "desc">[]; take: number }) => Promise<Row[]>;
+  /**
+   * Optional: the page after a cursor in ONE query (the cursor row's sort key read by a subquery),
+   * for lists whose deep pages must cost what the first one does. An empty result is checked
+   * against `loadCursor` so an unknown cursor is still a 400.
+   */
+  findPageAfter?: (cursorId: string, take: number) => Promise<Row[]>;
 };
 
 export async function keysetPage<Row extends { id: string }, K extends string>(opts: KeysetOptions<Row, K>) {
   const limit = Math.min(opts.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
   const { sortKey: key, direction } = opts;
   let where: Where = {};
+  if (opts.cursor !== undefined && opts.findPageAfter) {
+    if (!UUID.test(opts.cursor)) throw invalidCursor();
+    const cursorId = opts.cursor.toLowerCase();
+    const rows = await opts.findPageAfter(cursorId, limit + 1);
+    if (rows.length === 0 && !(await opts.loadCursor(cursorId))) throw invalidCursor();
+    return pageOf(rows, limit);
+  }
   if (opts.cursor !== undefined) {
     if (!UUID.test(opts.cursor)) throw invalidCursor();
     const cursorRow = await opts.loadCursor(opts.cursor.toLowerCase());
@@ -62,6 +75,10 @@ export async function keysetPage<Row extends { id: string }, K extends string>(o
     };
   }
   const rows = await opts.findMany({ where, orderBy: [{ [key]: direction }, { id: direction }], take: limit + 1 });
+  return pageOf(rows, limit);
+}
+
+function pageOf<Row extends { id: string }>(rows: Row[], limit: number) {
   const hasMore = rows.length > limit;
   const page = hasMore ? rows.slice(0, limit) : rows;
   return { rows: page, hasMore, nextCursor: hasMore ? page[page.length - 1].id : null };

@@ -60,13 +60,29 @@ function assertEndAfterStart(start: Date, end: Date) {
   if (end.getTime() <= start.getTime()) throw badRequest("invalid field 'scheduled_end': must be after scheduled_start", "scheduled_end");
 }
 
-export async function listAppointments(db: TenantDb, input: { limit?: number; cursor?: string }) {
+/** Every column, named as Prisma names them, for the raw page query below. */
+const APPOINTMENT_COLUMNS = `id, tenant_id AS "tenantId", customer_name AS "customerName", customer_phone AS "customerPhone",
+  customer_email AS "customerEmail", scheduled_start AS "scheduledStart", scheduled_end AS "scheduledEnd", status,
+  conversation_id AS "conversationId", lead_id AS "leadId", offering_id AS "offeringId", location_text AS "locationText",
+  google_calendar_event_id AS "googleCalendarEventId", created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+export async function listAppointments(db: TenantDb, tenantId: string, input: { limit?: number; cursor?: string }) {
   const page = await keysetPage({
     ...input,
     sortKey: "scheduledStart",
     direction: "desc",
     loadCursor: (id) => db.appointment.findFirst({ where: { id }, select: { scheduledStart: true } }),
     findMany: (args) => db.appointment.findMany(args),
+    // One query per deep page: the row-value comparison against the cursor row is an index
+    // condition on (tenant_id, scheduled_start DESC, id DESC). Raw SQL, so the tenant is explicit.
+    findPageAfter: (cursorId, take) =>
+      db.$queryRawUnsafe<AppointmentRow[]>(
+        `SELECT ${APPOINTMENT_COLUMNS} FROM appointments
+         WHERE tenant_id = $1::uuid
+           AND (scheduled_start, id) < (SELECT scheduled_start, id FROM appointments WHERE id = $2::uuid AND tenant_id = $1::uuid)
+         ORDER BY scheduled_start DESC, id DESC LIMIT $3`,
+        tenantId, cursorId, take,
+      ),
   });
   return toListEnvelope(page, appointmentToWire);
 }

@@ -170,4 +170,18 @@ describe("GET /appointments", () => {
     expect(pages).toBe(3);
     expect(seen).toEqual(expected);
   });
+
+  it("400_cursor_unknown_or_of_another_tenant_and_200_empty_after_the_last_row", async () => {
+    const { key: k } = await tenantWithKey();
+    const only = (await book({}, k)).body;
+    const after = await call("GET", `/appointments?cursor=${only.id}`, { key: k });
+    expect(after.status).toBe(200);
+    expect(after.body).toEqual({ data: [], next_cursor: null, has_more: false });
+    const other = await tenantWithKey();
+    for (const cursor of [only.id, "00000000-0000-4000-8000-000000000009", "nope"]) {
+      const res = await call("GET", `/appointments?cursor=${cursor}`, { key: other.key });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(errorOf("bad_request", "invalid field 'cursor': not a cursor of this list"));
+    }
+  });
 });
