@@ -82,3 +82,23 @@ export function decimalToWire(d: { toFixed(): string } | string): string {
   const s = typeof d === "string" ? d : d.toFixed();
   return s.includes(".") ? s.replace(/0+$/, "").replace(/\.$/, "") : s;
 }
+
+/** Stripe-style `previous_attributes`: the old values of the wire fields that changed. */
+export function changedFields<T extends Record<string, unknown>>(before: T, after: T): Partial<T> {
+  const changed: Partial<T> = {};
+  for (const key of Object.keys(after) as (keyof T)[]) {
+    if (key === "updated_at") continue;
+    if (JSON.stringify(before[key]) !== JSON.stringify(after[key])) changed[key] = before[key];
+  }
+  return changed;
+}
+
+/** The Prisma columns of the wire fields an input sets (`undefined` = not given; `null` clears). */
+export function pickColumns<I extends object>(input: I, columns: Partial<Record<keyof I, string>>): Record<string, unknown> {
+  const data: Record<string, unknown> = {};
+  for (const [wire, column] of Object.entries(columns) as [keyof I, string][]) {
+    const value = input[wire];
+    if (value !== undefined) data[column] = value;
+  }
+  return data;
+}

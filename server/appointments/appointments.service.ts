@@ -6,7 +6,7 @@ import { lockTenantRow } from "../db/lock-row";
 import { keysetPage, toListEnvelope } from "../api/pagination";
 import { badRequest, conflict, notFound } from "../errors";
 import { emitEvent } from "../events/emit-event";
-import { changedFields } from "../offerings/offerings.service";
+import { changedFields, pickColumns } from "../api/wire";
 import { TERMINAL_STATUSES, type Appointment, type CreateAppointmentInput, type UpdateAppointmentInput } from "./appointments.types";
 
 type AppointmentRow = Prisma.AppointmentGetPayload<object>;
@@ -37,11 +37,7 @@ const COLUMNS = {
 } as const;
 
 function toColumns(input: Partial<UpdateAppointmentInput>): Record<string, unknown> {
-  const data: Record<string, unknown> = {};
-  for (const [wire, column] of Object.entries(COLUMNS)) {
-    const value = input[wire as keyof typeof COLUMNS];
-    if (value !== undefined) data[column] = value;
-  }
+  const data = pickColumns(input, COLUMNS);
   if (input.scheduled_start !== undefined) data.scheduledStart = new Date(input.scheduled_start);
   if (input.scheduled_end !== undefined) data.scheduledEnd = new Date(input.scheduled_end);
   return data;

@@ -2,12 +2,11 @@
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { mergeAttributes, toIsoOrNull } from "../api/wire";
+import { changedFields, mergeAttributes, toIsoOrNull } from "../api/wire";
 import { keysetPage, toListEnvelope } from "../api/pagination";
 import { badRequest, conflict, notFound } from "../errors";
 import { emitEvent } from "../events/emit-event";
 import { log } from "../log";
-import { changedFields } from "../offerings/offerings.service";
 import { getChannelDriver, type ChannelSendResult } from "../channels/channel-driver";
 import { normalizeCustomerIdentifier } from "./customer-identifier";
 import type {

@@ -2,11 +2,10 @@
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { mergeAttributes, toIsoOrNull } from "../api/wire";
+import { changedFields, mergeAttributes, pickColumns, toIsoOrNull } from "../api/wire";
 import { keysetPage, toListEnvelope } from "../api/pagination";
 import { conflict, notFound } from "../errors";
 import { emitEvent } from "../events/emit-event";
-import { changedFields } from "../offerings/offerings.service";
 import { conversationToWire, latestMessages } from "../conversations/conversations.service";
 import type { Conversation } from "../conversations/conversations.types";
 import type { CreateLeadInput, HandoffLeadInput, Lead, UpdateLeadInput } from "./leads.types";
@@ -37,14 +36,7 @@ const COLUMNS = {
   offering_id: "offeringId", notes: "notes", status: "status",
 } as const;
 
-function toColumns(input: Partial<UpdateLeadInput>): Record<string, unknown> {
-  const data: Record<string, unknown> = {};
-  for (const [wire, column] of Object.entries(COLUMNS)) {
-    const value = input[wire as keyof typeof COLUMNS];
-    if (value !== undefined) data[column] = value;
-  }
-  return data;
-}
+const toColumns = (input: Partial<UpdateLeadInput>) => pickColumns(input, COLUMNS);
 
 /** A referenced row must be visible to the tenant; otherwise 404, exactly like a missing one. */
 async function assertReferencesVisible(tx: TenantTx, refs: { conversation_id?: string; offering_id?: string | null }) {

@@ -2,7 +2,7 @@
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { dateFromWire, dateToWire, decimalToWire, mergeAttributes } from "../api/wire";
+import { changedFields, dateFromWire, dateToWire, decimalToWire, mergeAttributes, pickColumns } from "../api/wire";
 import { keysetPage, toListEnvelope } from "../api/pagination";
 import { notFound } from "../errors";
 import { emitEvent } from "../events/emit-event";
@@ -39,11 +39,7 @@ const COLUMNS = {
 } as const;
 
 function toColumns(input: Partial<CreateOfferingInput>): Record<string, unknown> {
-  const data: Record<string, unknown> = {};
-  for (const [wire, column] of Object.entries(COLUMNS)) {
-    const value = input[wire as keyof typeof COLUMNS];
-    if (value !== undefined) data[column] = value;
-  }
+  const data = pickColumns(input, COLUMNS);
   if (input.available_from !== undefined) data.availableFrom = input.available_from === null ? null : dateFromWire(input.available_from);
   return data;
 }
@@ -85,14 +81,4 @@ export async function updateOffering(db: TenantDb, tenantId: string, input: Upda
     await emitEvent(tx, "offering.updated", { object: offering, previous_attributes: changedFields(previous, offering) });
     return offering;
   });
-}
-
-/** Stripe-style `previous_attributes`: the old values of the fields that changed. */
-export function changedFields<T extends Record<string, unknown>>(before: T, after: T): Partial<T> {
-  const changed: Partial<T> = {};
-  for (const key of Object.keys(after) as (keyof T)[]) {
-    if (key === "updated_at") continue;
-    if (JSON.stringify(before[key]) !== JSON.stringify(after[key])) changed[key] = before[key];
-  }
-  return changed;
 }
