@@ -3,12 +3,12 @@
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { AppError, MESSAGES, toAppError } from "./errors";
-import { getDb } from "./db/client";
-import { scopeToTenant } from "./db/tenant-scope";
-import { authenticateApiKey } from "./auth/authenticate";
+import { getDb, getSql } from "./db/client";
+import { scopeSqlToTenant, scopeToTenant } from "./db/tenant-scope";
+import { authenticateApiKey, likelyOwnerOf, type AuthenticatedKey } from "./auth/authenticate";
 import type { Principal, Scope } from "./auth/principal";
-import { assertAllowed } from "./auth/principal";
-import { limitApiRequest, limitDashboardRequest } from "./ratelimit";
+import { forbiddenFor } from "./auth/principal";
+import { limitApiRequest, limitDashboardRequest, refundApiRequest, type LimitDecision } from "./ratelimit";
 
 export type DashboardIdentity = { userId: string; tenantId: string; role: "owner" | "admin" | "member"; email?: string };
 
@@ -50,32 +50,53 @@ export const router = t.router;
 export const publicProcedure = t.procedure;
 export const createCallerFactory = t.createCallerFactory;
 
-async function resolvePrincipal(ctx: RequestContext): Promise<Principal> {
+/**
+ * Who is calling, and their rate-limit decision. For an API key seen before in this process, the
+ * limiter is asked while the key is still being looked up (its key and tenant ids are known from
+ * its prefix), so the two round trips overlap; if the key then fails authentication, the tokens
+ * that request took are given back and it answers 401 as usual.
+ */
+async function identify(ctx: RequestContext): Promise<{ principal: Principal; decision: LimitDecision }> {
   if (ctx.transport === "rest") {
-    const key = await authenticateApiKey(ctx.headers.get("authorization"), ctx.requestId);
-    const decision = await limitApiRequest({ keyId: key.id, tenantId: key.tenantId });
-    for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
-    if (!decision.allowed) throw new AppError("rate_limited", decision.message, { headers: decision.headers });
-    return { kind: "api_key", tenantId: key.tenantId, keyId: key.id, scopes: key.scopes };
+    const authorization = ctx.headers.get("authorization");
+    const owner = likelyOwnerOf(authorization);
+    const early = owner ? limitApiRequest(owner) : null;
+    const giveBackEarly = () => void early?.then((d) => (d.allowed && owner ? refundApiRequest(owner) : undefined));
+    let key: AuthenticatedKey;
+    try {
+      key = await authenticateApiKey(authorization, ctx.requestId);
+    } catch (err) {
+      giveBackEarly();
+      throw err;
+    }
+    const counted = early && owner?.keyId === key.id && owner.tenantId === key.tenantId;
+    if (!counted) giveBackEarly();
+    const decision = await (counted ? early : limitApiRequest({ keyId: key.id, tenantId: key.tenantId }));
+    return { principal: { kind: "api_key", tenantId: key.tenantId, keyId: key.id, scopes: key.scopes }, decision };
   }
   const identity = await ctx.dashboardIdentity?.();
   if (!identity) throw new AppError("unauthorized", "sign in to continue");
-  const decision = await limitDashboardRequest({ userId: identity.userId, tenantId: identity.tenantId });
-  for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
-  if (!decision.allowed) throw new AppError("rate_limited", decision.message, { headers: decision.headers });
-  return { kind: "user", tenantId: identity.tenantId, userId: identity.userId, role: identity.role, email: identity.email };
+  return {
+    principal: { kind: "user", tenantId: identity.tenantId, userId: identity.userId, role: identity.role, email: identity.email },
+    decision: await limitDashboardRequest({ userId: identity.userId, tenantId: identity.tenantId }),
+  };
 }
 
 /**
  * A procedure over one tenant's data. `scope` is the API-key scope it needs; for dashboard users,
- * `read` is open to every role and any write scope needs owner or admin.
+ * `read` is open to every role and any write scope needs owner or admin. Answers, in this order:
+ * 401 (who), 429 (how often), 403 (what).
  */
 export function tenantProcedure(scope: Scope) {
   return t.procedure.use(async ({ ctx, next }) => {
-    const principal = await resolvePrincipal(ctx);
-    assertAllowed(principal, scope);
+    const { principal, decision } = await identify(ctx);
+    for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
+    if (!decision.allowed) throw new AppError("rate_limited", decision.message, { headers: decision.headers });
+    const forbidden = forbiddenFor(principal, scope);
+    if (forbidden) throw forbidden;
     const db = scopeToTenant(await getDb(), principal.tenantId);
-    return next({ ctx: { ...ctx, principal, tenantId: principal.tenantId, db } });
+    const sql = scopeSqlToTenant(await getSql(), principal.tenantId);
+    return next({ ctx: { ...ctx, principal, tenantId: principal.tenantId, db, sql } });
   });
 }
 

@@ -4,6 +4,8 @@
 // does not grow with its depth.
 import { z } from "zod";
 import { badRequest } from "../errors";
+import type { Statement } from "../db/client";
+import type { TenantSql } from "../db/tenant-scope";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -43,40 +45,82 @@ export type KeysetOptions<Row extends { id: string }, K extends string> = {
   /** The cursor row's sort value, or null when it is not a row of this list. */
   loadCursor: (id: string) => Promise<Record<K, unknown> | null>;
   findMany: (args: { where: Where; orderBy: Record<string, "asc" | "desc">[]; take: number }) => Promise<Row[]>;
-  /**
-   * Optional: the page after a cursor in ONE query (the cursor row's sort key read by a subquery),
-   * for lists whose deep pages must cost what the first one does. An empty result is checked
-   * against `loadCursor` so an unknown cursor is still a 400.
-   */
-  findPageAfter?: (cursorId: string, take: number) => Promise<Row[]>;
 };
 
 export async function keysetPage<Row extends { id: string }, K extends string>(opts: KeysetOptions<Row, K>) {
-  const limit = Math.min(opts.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+  const limit = pageSize(opts.limit);
   const { sortKey: key, direction } = opts;
   let where: Where = {};
-  if (opts.cursor !== undefined && opts.findPageAfter) {
-    if (!UUID.test(opts.cursor)) throw invalidCursor();
-    const cursorId = opts.cursor.toLowerCase();
-    const rows = await opts.findPageAfter(cursorId, limit + 1);
-    if (rows.length === 0 && !(await opts.loadCursor(cursorId))) throw invalidCursor();
-    return pageOf(rows, limit);
-  }
   if (opts.cursor !== undefined) {
-    if (!UUID.test(opts.cursor)) throw invalidCursor();
-    const cursorRow = await opts.loadCursor(opts.cursor.toLowerCase());
+    const cursorId = cursorIdOf(opts.cursor);
+    const cursorRow = await opts.loadCursor(cursorId);
     if (!cursorRow) throw invalidCursor();
     const value = cursorRow[key];
     const beyond = direction === "desc" ? "lt" : "gt";
     const bound = direction === "desc" ? "lte" : "gte";
     where = {
       [key]: { [bound]: value },
-      OR: [{ [key]: { [beyond]: value } }, { [key]: value, id: { [beyond]: opts.cursor.toLowerCase() } }],
+      OR: [{ [key]: { [beyond]: value } }, { [key]: value, id: { [beyond]: cursorId } }],
     };
   }
   const rows = await opts.findMany({ where, orderBy: [{ [key]: direction }, { id: direction }], take: limit + 1 });
   return pageOf(rows, limit);
 }
+
+const pageSize = (limit: number | undefined) => Math.min(limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+
+function cursorIdOf(cursor: string): string {
+  if (!UUID.test(cursor)) throw invalidCursor();
+  return cursor.toLowerCase();
+}
+
+/**
+ * A list read with prepared statements (the hot lists: see docs/architecture.md): rows come back
+ * in wire shape, and any page, first or deep, is ONE query. The page after a cursor compares
+ * (sort, id) as a row value against the cursor row, read by a subquery: an index condition on
+ * (tenant_id, sort DESC, id DESC), so a deep page costs what the first one does.
+ */
+export type SqlList = {
+  /** $1 tenant, $2 take. */
+  first: Statement;
+  /** $1 tenant, $2 take, $3 cursor id. */
+  after: Statement;
+  /** $1 tenant, $2 cursor id: whether the cursor is a row of this list (asked only for an empty page). */
+  cursorExists: Statement;
+};
+
+/**
+ * Builds the statements of a list. `select` lists the wire fields over the table aliased `t`;
+ * `where` narrows the list (never the cursor row: a row soft-deleted after it was handed out as
+ * a cursor still continues the list).
+ */
+export function sqlList(spec: { name: string; table: string; select: string; sortColumn: string; direction: "asc" | "desc"; where?: string }): SqlList {
+  const dir = spec.direction === "desc" ? "DESC" : "ASC";
+  const beyond = spec.direction === "desc" ? "<" : ">";
+  const filter = spec.where ? ` AND ${spec.where}` : "";
+  const head = `SELECT ${spec.select} FROM ${spec.table} t WHERE t.tenant_id = $1::uuid${filter}`;
+  const order = `ORDER BY t.${spec.sortColumn} ${dir}, t.id ${dir} LIMIT $2`;
+  return {
+    first: { name: `${spec.name}_first`, text: `${head} ${order}` },
+    after: {
+      name: `${spec.name}_after`,
+      text: `${head} AND (t.${spec.sortColumn}, t.id) ${beyond} (SELECT c.${spec.sortColumn}, c.id FROM ${spec.table} c WHERE c.tenant_id = $1::uuid AND c.id = $3::uuid) ${order}`,
+    },
+    cursorExists: { name: `${spec.name}_cursor`, text: `SELECT 1 FROM ${spec.table} c WHERE c.tenant_id = $1::uuid AND c.id = $2::uuid` },
+  };
+}
+
+export async function sqlKeysetPage<Row extends { id: string }>(sql: TenantSql, list: SqlList, input: { limit?: number; cursor?: string }) {
+  const limit = pageSize(input.limit);
+  if (input.cursor === undefined) return pageOf(await sql<Row>(list.first, [limit + 1]), limit);
+  const cursorId = cursorIdOf(input.cursor);
+  const rows = await sql<Row>(list.after, [limit + 1, cursorId]);
+  if (rows.length === 0 && (await sql(list.cursorExists, [cursorId])).length === 0) throw invalidCursor();
+  return pageOf(rows, limit);
+}
+
+/** A timestamptz column as the API's ISO 8601 UTC text with milliseconds (what `toISOString` gives). */
+export const isoText = (column: string) => `to_char(t.${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 function pageOf<Row extends { id: string }>(rows: Row[], limit: number) {
   const hasMore = rows.length > limit;

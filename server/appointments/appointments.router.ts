@@ -11,7 +11,7 @@ export const appointmentsRouter = router({
     .meta({ openapi: { method: "GET", path: "/appointments", tags: TAGS, summary: "List appointments", description: "Ordered by scheduled_start, then id, descending.", protect: true } })
     .input(listAppointmentsInput)
     .output(appointmentListSchema)
-    .query(({ ctx, input }) => listAppointments(ctx.db, ctx.tenantId, input)),
+    .query(({ ctx, input }) => listAppointments(ctx.sql, input)),
 
   create: tenantProcedure("appointments:write")
     .meta({ openapi: { method: "POST", path: "/appointments", tags: TAGS, summary: "Create an appointment", description: "Created as `confirmed`; `scheduled_end` must be after `scheduled_start`; referenced conversation, lead and offering must belong to the tenant. Emits `booking.created`.", protect: true }, successStatus: 201 })

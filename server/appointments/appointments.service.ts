@@ -1,9 +1,9 @@
 // Appointment actions: create (booking.created), and a PATCH whose status and schedule changes
 // emit booking.cancelled / booking.completed / booking.rescheduled.
 import type { Prisma } from "../db/generated/client";
-import type { TenantDb, TenantTx } from "../db/tenant-scope";
+import type { TenantDb, TenantSql, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { keysetPage, toListEnvelope } from "../api/pagination";
+import { isoText, sqlKeysetPage, sqlList, toListEnvelope } from "../api/pagination";
 import { badRequest, conflict, notFound } from "../errors";
 import { emitEvent } from "../events/emit-event";
 import { changedFields, pickColumns } from "../api/wire";
@@ -56,31 +56,19 @@ function assertEndAfterStart(start: Date, end: Date) {
   if (end.getTime() <= start.getTime()) throw badRequest("invalid field 'scheduled_end': must be after scheduled_start", "scheduled_end");
 }
 
-/** Every column, named as Prisma names them, for the raw page query below. */
-const APPOINTMENT_COLUMNS = `id, tenant_id AS "tenantId", customer_name AS "customerName", customer_phone AS "customerPhone",
-  customer_email AS "customerEmail", scheduled_start AS "scheduledStart", scheduled_end AS "scheduledEnd", status,
-  conversation_id AS "conversationId", lead_id AS "leadId", offering_id AS "offeringId", location_text AS "locationText",
-  google_calendar_event_id AS "googleCalendarEventId", created_at AS "createdAt", updated_at AS "updatedAt"`;
+/** The list, in prepared SQL answering wire-shaped rows: any page, however deep, is one indexed query. */
+const APPOINTMENTS_LIST = sqlList({
+  name: "appointments_list",
+  table: "appointments",
+  select: `t.id, t.customer_name, t.customer_phone, t.customer_email, ${isoText("scheduled_start")} AS scheduled_start,
+    ${isoText("scheduled_end")} AS scheduled_end, t.status, t.conversation_id, t.lead_id, t.offering_id, t.location_text,
+    t.google_calendar_event_id, ${isoText("created_at")} AS created_at, ${isoText("updated_at")} AS updated_at`,
+  sortColumn: "scheduled_start",
+  direction: "desc",
+});
 
-export async function listAppointments(db: TenantDb, tenantId: string, input: { limit?: number; cursor?: string }) {
-  const page = await keysetPage({
-    ...input,
-    sortKey: "scheduledStart",
-    direction: "desc",
-    loadCursor: (id) => db.appointment.findFirst({ where: { id }, select: { scheduledStart: true } }),
-    findMany: (args) => db.appointment.findMany(args),
-    // One query per deep page: the row-value comparison against the cursor row is an index
-    // condition on (tenant_id, scheduled_start DESC, id DESC). Raw SQL, so the tenant is explicit.
-    findPageAfter: (cursorId, take) =>
-      db.$queryRawUnsafe<AppointmentRow[]>(
-        `SELECT ${APPOINTMENT_COLUMNS} FROM appointments
-         WHERE tenant_id = $1::uuid
-           AND (scheduled_start, id) < (SELECT scheduled_start, id FROM appointments WHERE id = $2::uuid AND tenant_id = $1::uuid)
-         ORDER BY scheduled_start DESC, id DESC LIMIT $3`,
-        tenantId, cursorId, take,
-      ),
-  });
-  return toListEnvelope(page, appointmentToWire);
+export async function listAppointments(sql: TenantSql, input: { limit?: number; cursor?: string }) {
+  return toListEnvelope(await sqlKeysetPage<Appointment>(sql, APPOINTMENTS_LIST, input), (row) => row);
 }
 
 export async function createAppointment(db: TenantDb, input: CreateAppointmentInput): Promise<Appointment> {

@@ -1,11 +1,18 @@
 // Authenticates an API request: shape check (no I/O), one indexed lookup by prefix, a constant-time
 // hash comparison, and a coalesced last-used write that never blocks the request.
 import { AppError, MESSAGES } from "../errors";
-import { getDb } from "../db/client";
+import { getDb, getSql } from "../db/client";
 import { log } from "../log";
 import { LOOKUP_PREFIX_LENGTH, parseBearerToken, verifySecret } from "./api-key-format";
 
 export type AuthenticatedKey = { id: string; tenantId: string; scopes: string[] };
+
+type KeyRow = { id: string; tenant_id: string; scopes: string[]; salt: string; hash: string; revoked: boolean };
+// Every API request runs it: a prepared statement on the unique prefix index, not a Prisma query.
+const KEY_BY_PREFIX = {
+  name: "api_key_by_prefix",
+  text: "SELECT id, tenant_id, scopes, salt, hash, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE prefix = $1",
+};
 
 export async function authenticateApiKey(header: string | null, requestId: string): Promise<AuthenticatedKey> {
   const token = parseBearerToken(header);
@@ -13,18 +20,38 @@ export async function authenticateApiKey(header: string | null, requestId: strin
     log.info("api auth refused", { requestId, reason: "malformed" });
     throw new AppError("unauthorized", MESSAGES.malformedAuth);
   }
-  const db = await getDb();
   // Revocation must apply on the next request, so this is read from the database every time.
-  const key = await db.apiKey.findUnique({
-    where: { prefix: token.slice(0, LOOKUP_PREFIX_LENGTH) },
-    select: { id: true, tenantId: true, scopes: true, salt: true, hash: true, revokedAt: true },
-  });
-  if (!key || key.revokedAt || !verifySecret(token, key.salt, key.hash)) {
-    log.info("api auth refused", { requestId, reason: key?.revokedAt ? "revoked" : "unknown" });
+  const [key] = await (await getSql())<KeyRow>(KEY_BY_PREFIX, [token.slice(0, LOOKUP_PREFIX_LENGTH)]);
+  if (!key || key.revoked || !verifySecret(token, key.salt, key.hash)) {
+    log.info("api auth refused", { requestId, reason: key?.revoked ? "revoked" : "unknown" });
     throw new AppError("unauthorized", MESSAGES.unknownKey);
   }
   touchLastUsed(key.id);
-  return { id: key.id, tenantId: key.tenantId, scopes: key.scopes };
+  rememberOwner(token, key.id, key.tenant_id);
+  return { id: key.id, tenantId: key.tenant_id, scopes: key.scopes };
+}
+
+/*
+ * Which key and tenant a lookup prefix belongs to, learned from keys that authenticated in this
+ * process. Those two facts never change for a key, so this is not a cache of the authentication
+ * (every request is still looked up and verified, and a revoked key is refused on its next
+ * request); it only tells the rate limiter whose buckets to count before the lookup has answered,
+ * so the limiter's round trip overlaps the lookup's instead of following it.
+ */
+const ownerByPrefix = new Map<string, { keyId: string; tenantId: string }>();
+const MAX_REMEMBERED_KEYS = 100_000;
+
+function rememberOwner(token: string, keyId: string, tenantId: string) {
+  const prefix = token.slice(0, LOOKUP_PREFIX_LENGTH);
+  if (ownerByPrefix.has(prefix)) return;
+  if (ownerByPrefix.size >= MAX_REMEMBERED_KEYS) ownerByPrefix.clear();
+  ownerByPrefix.set(prefix, { keyId, tenantId });
+}
+
+/** The key and tenant a well-formed token's prefix belonged to when it last authenticated here, if it did. No I/O. */
+export function likelyOwnerOf(header: string | null): { keyId: string; tenantId: string } | null {
+  const token = parseBearerToken(header);
+  return token ? (ownerByPrefix.get(token.slice(0, LOOKUP_PREFIX_LENGTH)) ?? null) : null;
 }
 
 // Last-used is written at most once per key per minute per process, and the conditional update

@@ -13,14 +13,15 @@ export type Principal =
   | { kind: "api_key"; tenantId: string; keyId: string; scopes: string[] }
   | { kind: "user"; tenantId: string; userId: string; role: Role; email?: string };
 
-export function assertAllowed(principal: Principal, scope: Scope): void {
+/** Why `principal` may not act with `scope` (a 403), or null when it may. */
+export function forbiddenFor(principal: Principal, scope: Scope): AppError | null {
   if (principal.kind === "api_key") {
-    if (!principal.scopes.includes(scope)) throw new AppError("forbidden", MESSAGES.missingScope(scope));
-    return;
+    return principal.scopes.includes(scope) ? null : new AppError("forbidden", MESSAGES.missingScope(scope));
   }
   if (scope !== "read" && scope !== "assistant:read" && !MANAGER_ROLES.includes(principal.role)) {
-    throw new AppError("forbidden", `role '${principal.role}' cannot make changes; an owner or admin can`);
+    return new AppError("forbidden", `role '${principal.role}' cannot make changes; an owner or admin can`);
   }
+  return null;
 }
 
 /** The audit-log actor of a principal. */

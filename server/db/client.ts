@@ -4,6 +4,7 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { PrismaClient } from "./generated/client";
 import { acquireEmbeddedLock, releaseEmbeddedLock } from "./embedded-lock";
@@ -13,7 +14,20 @@ export type Db = PrismaClient;
 /** The client handed to `$transaction(async (tx) => …)` callbacks. */
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
 
-type DbState = { prisma: PrismaClient; close: () => Promise<void>; kind: "postgres" | "pglite" };
+/**
+ * A prepared SQL statement: `name` identifies it on each pooled connection (PostgreSQL parses and
+ * plans it once per connection). Hot read paths use these instead of the Prisma client, whose
+ * per-query work costs more CPU than the query itself (see docs/architecture.md, "Hot paths").
+ */
+export type Statement = { name: string; text: string };
+/**
+ * Runs a statement; rows come back with the column names of the SQL. Only json/jsonb, arrays,
+ * booleans, integers and text are converted (the SQL formats timestamps, dates and numerics as
+ * text), so both drivers return the same values.
+ */
+export type SqlRunner = <Row>(statement: Statement, values: unknown[]) => Promise<Row[]>;
+
+type DbState = { prisma: PrismaClient; sql: SqlRunner; close: () => Promise<void>; kind: "postgres" | "pglite" };
 // Kept on globalThis: under the lean front, Next's bundled copy of this module and the front's own
 // copy run in one process, and must share one client (PGlite allows a single opener per directory).
 const shared = globalThis as { __tenantDataDb?: Promise<DbState> };
@@ -28,9 +42,17 @@ async function open(): Promise<DbState> {
   let adapter: SqlMigrationAwareDriverAdapterFactory;
   let closeDriver = async () => {};
   let kind: DbState["kind"];
+  let sql: SqlRunner;
   if (url) {
     kind = "postgres";
-    adapter = new PrismaPg({ connectionString: url, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+    // One pool for Prisma and the prepared statements, so DATABASE_POOL_SIZE bounds both.
+    const pool = new pg.Pool({ connectionString: url, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+    adapter = new PrismaPg(pool);
+    sql = async (statement, values) => {
+      operationCount++;
+      return (await pool.query({ name: statement.name, text: statement.text, values })).rows;
+    };
+    closeDriver = () => pool.end();
   } else {
     kind = "pglite";
     const dir = path.join(dataDir(), "pglite");
@@ -42,6 +64,10 @@ async function open(): Promise<DbState> {
     ]);
     const pglite = await PGlite.create(dir);
     adapter = new PrismaPGlite(pglite);
+    sql = async <Row>(statement: Statement, values: unknown[]) => {
+      operationCount++;
+      return (await pglite.query<Row>(statement.text, values)).rows;
+    };
     closeDriver = async () => {
       await pglite.close();
       releaseEmbeddedLock(dataDir());
@@ -63,6 +89,7 @@ async function open(): Promise<DbState> {
   }) as unknown as PrismaClient;
   return {
     prisma,
+    sql,
     kind,
     close: async () => {
       await base.$disconnect();
@@ -78,6 +105,12 @@ export function getDb(): Promise<PrismaClient> {
     throw err;
   });
   return shared.__tenantDataDb.then((s) => s.prisma);
+}
+
+/** The prepared-statement runner over the same connections as `getDb()`. */
+export function getSql(): Promise<SqlRunner> {
+  void getDb();
+  return shared.__tenantDataDb!.then((s) => s.sql);
 }
 
 export async function closeDb(): Promise<void> {

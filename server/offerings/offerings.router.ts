@@ -9,7 +9,7 @@ export const offeringsRouter = router({
     .meta({ openapi: { method: "GET", path: "/offerings", tags: TAGS, summary: "List offerings", description: "Newest first (created_at, then id, descending); soft-deleted offerings are excluded.", protect: true } })
     .input(listOfferingsInput)
     .output(offeringListSchema)
-    .query(({ ctx, input }) => listOfferings(ctx.db, input)),
+    .query(({ ctx, input }) => listOfferings(ctx.sql, input)),
 
   create: tenantProcedure("offerings:write")
     .meta({ openapi: { method: "POST", path: "/offerings", tags: TAGS, summary: "Create an offering", protect: true }, successStatus: 201 })

@@ -30,6 +30,11 @@ export function limitApiRequest(input: { keyId: string; tenantId: string }): Pro
   return limiters().api.check({ key: input.keyId, tenant: input.tenantId });
 }
 
+/** Gives back an admitted /api/v1 request's tokens (its key then failed authentication). */
+export function refundApiRequest(input: { keyId: string; tenantId: string }): Promise<void> {
+  return limiters().api.refund({ key: input.keyId, tenant: input.tenantId });
+}
+
 /** /api/trpc: per dashboard user and (when the user acts in a tenant) the shared per-tenant bucket. */
 export function limitDashboardRequest(input: { userId: string; tenantId: string | null }): Promise<LimitDecision> {
   return limiters().dashboard.check({ user: input.userId, tenant: input.tenantId });

@@ -28,6 +28,11 @@ export type LayeredLimiterOptions = {
 export interface LayeredLimiter {
   /** Identifier per layer name; a layer whose identifier is null/undefined is skipped. */
   check(ids: Record<string, string | null | undefined>): Promise<LimitDecision>;
+  /**
+   * Gives back the token an admitted check() took from each layer (the request turned out not to
+   * count, e.g. its API key then failed authentication).
+   */
+  refund(ids: Record<string, string | null | undefined>): Promise<void>;
 }
 
 const toSeconds = (ms: number) => Math.ceil(ms / 1000);
@@ -58,13 +63,20 @@ export function createLayeredLimiter(opts: LayeredLimiterOptions): LayeredLimite
   const count = (layer: LayerConfig, id: string, rate: number) =>
     limitFailOpen(store, () => store.limit(`${layer.name}:${id}`, layer.limit, layer.windowMs, rate), guard);
 
+  const activeLayers = (ids: Record<string, string | null | undefined>) =>
+    layers.flatMap((layer) => {
+      const id = ids[layer.name];
+      return id == null ? [] : [{ layer, id }];
+    });
+
   return {
+    async refund(ids) {
+      if (opts.disabled) return;
+      await Promise.all(activeLayers(ids).map(({ layer, id }) => count(layer, id, -1)));
+    },
     async check(ids) {
       if (opts.disabled) return { allowed: true, headers: {} };
-      const active = layers.flatMap((layer) => {
-        const id = ids[layer.name];
-        return id == null ? [] : [{ layer, id }];
-      });
+      const active = activeLayers(ids);
       const results = await Promise.all(active.map(({ layer, id }) => count(layer, id, 1)));
       const now = Date.now();
 

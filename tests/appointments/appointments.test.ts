@@ -145,6 +145,18 @@ describe("PATCH /appointments/{id}", () => {
 });
 
 describe("GET /appointments", () => {
+  it("list_item_is_identical_to_the_create_and_patch_answers", async () => {
+    const { key: own } = await tenantWithKey();
+    const offering = await call("POST", "/offerings", { key: own, body: { title: "Viewing", price: 0, price_currency: "USD" } });
+    const a = await book({ customer_email: "l@example.com", offering_id: offering.body.id, location_text: "Marina" }, own);
+    const b = await book({ scheduled_start: "2026-12-02T10:00:00.123Z", scheduled_end: "2026-12-02T10:30:00.999Z" }, own);
+    const moved = await patch(b.body.id, { status: "cancelled" }, own);
+    expect([a.status, b.status, moved.status]).toEqual([201, 201, 200]);
+    const list = await call("GET", "/appointments", { key: own });
+    expect(list.status).toBe(200);
+    expect(JSON.stringify(list.body.data)).toBe(JSON.stringify([moved.body, a.body]));
+  });
+
   it("orders_by_scheduled_start_desc_then_id_desc_across_pages_with_ties", async () => {
     const { key: k, tenantId: t } = await tenantWithKey();
     const db = scopeToTenant(await getDb(), t);

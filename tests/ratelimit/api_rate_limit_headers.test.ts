@@ -2,7 +2,11 @@
 // configured with (Redis when REDIS_URL is set, in-process otherwise).
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, errorOf, newKey, tenantWithKey } from "../helpers/api";
-import { warmUpRateLimiter } from "../../server/ratelimit";
+import { limitApiRequest, warmUpRateLimiter } from "../../server/ratelimit";
+import { revokeApiKey } from "../../server/auth/api-keys";
+import { OPERATOR } from "../../server/audit/record-audit";
+import { getDb } from "../../server/db/client";
+import { scopeToTenant } from "../../server/db/tenant-scope";
 
 beforeAll(async () => {
   await warmUpRateLimiter();
@@ -47,5 +51,36 @@ describe("/api/v1 per-key limit", { timeout: 180_000 }, () => {
     const res = await call("GET", "/offerings?limit=1", { key: second.key });
     expect(res.status).toBe(200);
     expect(res.headers.get("x-ratelimit-remaining")).toBe("199");
+  });
+});
+
+// A key that authenticated before is counted while its lookup runs (the round trips overlap); a
+// request of it that then fails authentication must not count against it or its tenant.
+describe("/api/v1 requests that fail authentication", { timeout: 60_000 }, () => {
+  it("401_wrong_secret_or_revoked_known_key_takes_no_tokens", async () => {
+    const { tenantId, key, keyId } = await tenantWithKey(["read"]);
+    // Exact counts need one window (see above): start well inside one.
+    const intoWindow = Date.now() % 60_000;
+    if (intoWindow > 45_000) await new Promise((r) => setTimeout(r, 60_000 - intoWindow + 50));
+    const first = await call("GET", "/offerings?limit=1", { key });
+    expect(first.status).toBe(200);
+    expect(first.headers.get("x-ratelimit-remaining")).toBe("199");
+
+    const wrongSecret = key.slice(0, -6) + (key.endsWith("000000") ? "111111" : "000000");
+    for (let i = 0; i < 5; i++) {
+      const res = await call("GET", "/offerings?limit=1", { key: wrongSecret });
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(errorOf("unauthorized", "unknown or revoked api key"));
+      expect(res.headers.get("x-ratelimit-remaining")).toBeNull();
+    }
+    await new Promise((r) => setTimeout(r, 200)); // refunds are sent after the 401 is answered
+    const second = await call("GET", "/offerings?limit=1", { key });
+    expect(second.headers.get("x-ratelimit-remaining")).toBe("198");
+
+    await revokeApiKey(scopeToTenant(await getDb(), tenantId), keyId, OPERATOR);
+    for (let i = 0; i < 5; i++) expect((await call("GET", "/offerings?limit=1", { key })).status).toBe(401);
+    await new Promise((r) => setTimeout(r, 200));
+    const decision = await limitApiRequest({ keyId, tenantId });
+    expect(decision.headers["X-RateLimit-Remaining"]).toBe("197");
   });
 });
