@@ -4,7 +4,7 @@
 // the deep-page cost; the rate limiter's added latency; a CPU profile of (2). Prints a table and
 // writes bench-results/latest.json. Uses DATABASE_URL / REDIS_URL when set, else starts throwaway ones.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { createRequire } from "node:module";
 import { cpus, tmpdir } from "node:os";
@@ -23,10 +23,15 @@ const SLICE_S = Number(process.env.BENCH_SLICE ?? 4);
 const LIMITER_KEYS = 60;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 200);
+/** The limiter's added latency is a fraction of a millisecond in a noisy sum: more samples. */
+const LIMITER_SEQUENTIAL = Number(process.env.BENCH_LIMITER_SEQUENTIAL ?? 1000);
 const LIST_PATH = "/api/v1/offerings?limit=20";
 const OFFERINGS = 50;
 const APPOINTMENTS = 100_000;
 const DEEP_ROW = 90_000;
+
+/** BENCH_PARTS=throughput,limiter (say) runs only those parts; default: every part. */
+const PARTS = new Set((process.env.BENCH_PARTS ?? "throughput,deep,limiter,profile,analytics,webhooks").split(",").map((p) => p.trim()));
 
 const cleanups: (() => Promise<void>)[] = [];
 const step = (msg: string) => console.error(`[bench] ${msg}`);
@@ -193,9 +198,22 @@ async function seed(databaseUrl: string): Promise<Seed> {
   return { tenantId: tenant.id, keys, deepCursor, page2Cursor };
 }
 
+/** Newest modification time under a directory (source files only). */
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === "generated" || entry.name.startsWith(".")) continue;
+    const full = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(full) : statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds when there is no build or the sources changed since it: (3) must run today's code. */
 function ensureBuild() {
-  if (existsSync(path.join(root, ".next", "BUILD_ID"))) return;
-  step("no .next build: running `next build`");
+  const buildId = path.join(root, ".next", "BUILD_ID");
+  if (existsSync(buildId) && statSync(buildId).mtimeMs > Math.max(newestMtime(path.join(root, "server")), newestMtime(path.join(root, "app")))) return;
+  step("no .next build, or sources newer than it: running `next build`");
   const r = spawnSync(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "build"], {
     cwd: root,
     stdio: "inherit",
@@ -246,7 +264,7 @@ async function main() {
   const [physical, leanFront, leanLimited, nextStart] = await Promise.all([
     start("physical", ["--import", "tsx", path.join(root, "scripts/bench/physical-server.ts")], { BENCH_TENANT_ID: data.tenantId }, LIST_PATH),
     start("lean", lean),
-    redisUrl ? start("lean+redis", lean, { REDIS_URL: redisUrl, RATE_LIMIT_DISABLED: undefined }) : Promise.resolve(null),
+    redisUrl ? start("lean+redis", lean, { REDIS_URL: redisUrl, RATE_LIMIT_DISABLED: undefined, RATE_LIMIT_PER_TENANT: "1000000" }) : Promise.resolve(null),
     start("next", [path.join(root, "node_modules/next/dist/bin/next"), "start", "-H", "127.0.0.1"], {}, "/api/v1"),
   ]);
 
@@ -264,6 +282,8 @@ async function main() {
     bytes: leanPage.body.length,
   };
 
+  if (PARTS.has("throughput")) await throughputPart();
+  async function throughputPart() {
   step(`throughput: ${ROUNDS} interleaved rounds of ${SLICE_S} s per server, -c ${CONNECTIONS}, RATE_LIMIT_DISABLED=1 on the full stacks`);
   const runs = await interleavedThroughput(
     [
@@ -289,7 +309,10 @@ async function main() {
       leanOverBare: cpuRatio(runs.lean, runs.bare),
     },
   };
+  }
 
+  if (PARTS.has("deep")) await deepPart();
+  async function deepPart() {
   step(`deep page: ${SEQUENTIAL} sequential requests each, page 1 vs cursor at row ${DEEP_ROW.toLocaleString("en")} of ${APPOINTMENTS.toLocaleString("en")}`);
   const page1 = `${leanFront.url}/api/v1/appointments?limit=20`;
   const deepPage = `${page1}&cursor=${data.deepCursor}`;
@@ -303,36 +326,39 @@ async function main() {
     page2: byDepth.a, deepVsPage2: { deep: byDepth.b, medianRatio: round(byDepth.b.median / byDepth.a.median), p99Ratio: round(byDepth.b.p99 / byDepth.a.p99) },
     non200: deep.non200 + byDepth.non200,
   };
+  }
 
-  if (leanLimited) {
-    step("rate limiter: limiter on Redis vs RATE_LIMIT_DISABLED=1, sequential, interleaved");
+  if (PARTS.has("limiter") && leanLimited) {
+    step(`rate limiter: limiter on Redis vs RATE_LIMIT_DISABLED=1, ${LIMITER_SEQUENTIAL} sequential each, interleaved; then CPU under load`);
+    // Both servers get the same requests: keys rotated (so no key nears its 200/min), one tenant.
     let k = 0;
-    const limitedKey = () => ({ authorization: `Bearer ${data.keys[1 + (k++ % LIMITER_KEYS)]}` });
-    const lim = await interleaved(() => timedGet(leanFront.url + LIST_PATH, auth), () => timedGet(leanLimited.url + LIST_PATH, limitedKey()), SEQUENTIAL * 2);
-    // CPU per request with and without the limiter, under load (keys rotated, well under the limits).
-    const cpuPerRequest = async (url: string, pid: number, keyed: boolean) => {
+    const rotatedKey = () => ({ authorization: `Bearer ${data.keys[1 + (k++ % LIMITER_KEYS)]}` });
+    const lim = await interleaved(() => timedGet(leanFront.url + LIST_PATH, rotatedKey()), () => timedGet(leanLimited.url + LIST_PATH, rotatedKey()), LIMITER_SEQUENTIAL);
+    const cpuPerRequest = async (url: string, pid: number) => {
+      const load = (duration: number) =>
+        autocannon({ url, connections: 10, duration, requests: [{ setupRequest: (req: any) => ({ ...req, headers: { ...req.headers, ...rotatedKey() } }) }] });
+      await load(2); // warm-up: the sequential phase alone leaves the concurrent paths cold
       const cpu0 = processTreeCpuMs(pid);
       const redis0 = redis?.pid ? processTreeCpuMs(redis.pid) : 0;
-      const r = await autocannon({
-        url, connections: 10, duration: 3,
-        requests: [{ setupRequest: (req: any) => ({ ...req, headers: { ...req.headers, ...(keyed ? limitedKey() : auth) } }) }],
-      });
+      const r = await load(4);
       return {
         requests: r.requests.total, non2xx: r.non2xx,
         appCpuMs: round((processTreeCpuMs(pid) - cpu0) / Math.max(r.requests.total, 1), 3),
         redisCpuMs: redis?.pid ? round((processTreeCpuMs(redis.pid) - redis0) / Math.max(r.requests.total, 1), 3) : null,
       };
     };
-    const cpuOff = await cpuPerRequest(leanFront.url + LIST_PATH, leanFront.proc.pid!, false);
-    const cpuOn = await cpuPerRequest(leanLimited.url + LIST_PATH, leanLimited.proc.pid!, true);
+    const cpuOff = await cpuPerRequest(leanFront.url + LIST_PATH, leanFront.proc.pid!);
+    const cpuOn = await cpuPerRequest(leanLimited.url + LIST_PATH, leanLimited.proc.pid!);
     results.rateLimit = {
       disabled: lim.a, redis: lim.b, addedMedianMs: round(lim.b.median - lim.a.median, 3), non200: lim.non200, target: "< 0.3 ms",
       cpuUnderLoad: { disabled: cpuOff, redis: cpuOn, addedAppCpuMs: round(cpuOn.appCpuMs - cpuOff.appCpuMs, 3) },
     };
-  } else {
+  } else if (PARTS.has("limiter")) {
     results.rateLimit = { skipped: "no redis-server on PATH and no REDIS_URL" };
   }
 
+  if (PARTS.has("profile")) await profilePart();
+  async function profilePart() {
   step("CPU profile of the lean front under load (--cpu-prof)");
   const profDir = mkdtempSync(path.join(tmpdir(), "bench-prof-"));
   const profiled = await start("lean (profiled)", ["--cpu-prof", "--cpu-prof-dir", profDir, ...lean]);
@@ -349,8 +375,9 @@ async function main() {
     mkdirSync(path.join(root, "bench-results"), { recursive: true });
     results.profile = { ...profile, requests: profRun.requests.total, cpuMsPerRequest: round(profile.busyMs / Math.max(profRun.requests.total, 1), 3), file: path.join(profDir, profFile) };
   }
+  }
 
-  for (const name of ["analytics", "webhooks"]) {
+  for (const name of ["analytics", "webhooks"].filter((part) => PARTS.has(part))) {
     const file = path.join(root, "scripts/bench", `${name}.ts`);
     if (!existsSync(file)) {
       results[name] = { skipped: `scripts/bench/${name}.ts does not exist` };
@@ -380,9 +407,10 @@ async function main() {
 }
 
 function print(r: Record<string, any>) {
-  const t = r.throughput as Record<string, Throughput>;
+  const t = r.throughput as Record<string, Throughput> | undefined;
   const row = (label: string, x: Throughput) =>
     `| ${label.padEnd(66)} | ${String(x.reqPerSec).padStart(6)} | ${String(x.p50).padStart(4)} ms | ${String(x.p99).padStart(4)} ms | ${x.cpuMsPerRequest.toFixed(3).padStart(7)} | ${x.pgCpuMsPerRequest === null ? "    n/a" : x.pgCpuMsPerRequest.toFixed(3).padStart(7)} | ${String(x.non2xx + x.errors).padStart(4)} |`;
+  if (t) {
   console.log(`\nGET ${LIST_PATH} on PostgreSQL, autocannon -c ${CONNECTIONS}, 127.0.0.1, ${r.machine.cpus} CPUs (${r.machine.cpu}), ` +
     `${ROUNDS} interleaved rounds of ${SLICE_S} s per row (req/s over all rounds; p50/p99: median over rounds).`);
   console.log(`Full-stack rows: one API key, RATE_LIMIT_DISABLED=1 (the limiter's cost is measured separately below).`);
@@ -399,20 +427,25 @@ function print(r: Record<string, any>) {
   console.log(`ratios by CPU per request: (2)/(1) = ${c.leanOverPhysical}   (2)/(3) = ${c.leanOverNext}   full stack/bare (2)/(4) = ${c.leanOverBare}`);
   console.log(`targets: (2)/(1) >= 0.33, (2)/(3) >= 5 (issue 7); full stack/bare >= 0.5 (issue 2)`);
   console.log(`same JSON from lean and Next: ${r.sameAnswer.leanVsNext}; from lean and the raw query: ${r.sameAnswer.leanVsPhysical} (${r.sameAnswer.bytes} bytes)`);
+  }
   const d = r.deepPage;
+  if (d) {
   console.log(`\ndeep page (GET /api/v1/appointments?limit=20, cursor at row ${DEEP_ROW.toLocaleString("en")} of ${APPOINTMENTS.toLocaleString("en")}; ${SEQUENTIAL} sequential each, lean front):`);
   console.log(`  page 1: median ${d.page1.median} ms, p99 ${d.page1.p99} ms   deep: median ${d.deep.median} ms, p99 ${d.deep.p99} ms   ratio: median ${d.medianRatio}x, p99 ${d.p99Ratio}x (target <= 1.3x)`);
   console.log(`  page 2: median ${d.page2.median} ms, p99 ${d.page2.p99} ms   deep: median ${d.deepVsPage2.deep.median} ms, p99 ${d.deepVsPage2.deep.p99} ms   ratio: median ${d.deepVsPage2.medianRatio}x, p99 ${d.deepVsPage2.p99Ratio}x (same query shape: depth alone)`);
+  }
   const l = r.rateLimit;
-  if (l.skipped) console.log(`\nrate limiter: skipped (${l.skipped})`);
+  if (!l) {
+    // not run (BENCH_PARTS)
+  } else if (l.skipped) console.log(`\nrate limiter: skipped (${l.skipped})`);
   else {
     console.log(
-      `\nrate limiter (sequential, ${SEQUENTIAL * 2} each, interleaved): disabled median ${l.disabled.median} ms / p99 ${l.disabled.p99} ms; ` +
+      `\nrate limiter (sequential, ${LIMITER_SEQUENTIAL} each, interleaved, the same rotated keys on both): disabled median ${l.disabled.median} ms / p99 ${l.disabled.p99} ms; ` +
         `Redis median ${l.redis.median} ms / p99 ${l.redis.p99} ms; added ${l.addedMedianMs} ms per request (target < 0.3 ms)` +
         (l.non200 ? `; ${l.non200} non-200 answers` : ""),
     );
     const u = l.cpuUnderLoad;
-    console.log(`  CPU per request under load (-c 10, 3 s): app ${u.disabled.appCpuMs} ms without, ${u.redis.appCpuMs} ms with the limiter (+${u.addedAppCpuMs} ms); redis-server ${u.redis.redisCpuMs ?? "n/a"} ms`);
+    console.log(`  CPU per request under load (-c 10, 4 s after 2 s of warm-up): app ${u.disabled.appCpuMs} ms without, ${u.redis.appCpuMs} ms with the limiter (+${u.addedAppCpuMs} ms); redis-server ${u.redis.redisCpuMs ?? "n/a"} ms`);
   }
   if (r.profile) {
     const p = r.profile;
@@ -424,7 +457,7 @@ function print(r: Record<string, any>) {
     console.log("  top functions (self):");
     for (const f of p.topFunctions.slice(0, 10)) console.log(`    ${String(f.pct).padStart(5)}%  ${f.fn}`);
   }
-  for (const name of ["analytics", "webhooks"]) console.log(`\n${name}: ${JSON.stringify(r[name])}`);
+  for (const name of ["analytics", "webhooks"].filter((part) => r[part])) console.log(`\n${name}: ${JSON.stringify(r[name])}`);
 }
 
 main()

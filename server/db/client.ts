@@ -30,7 +30,7 @@ export type SqlRunner = <Row>(statement: Statement, values: unknown[]) => Promis
 type DbState = { prisma: PrismaClient; sql: SqlRunner; close: () => Promise<void>; kind: "postgres" | "pglite" };
 // Kept on globalThis: under the lean front, Next's bundled copy of this module and the front's own
 // copy run in one process, and must share one client (PGlite allows a single opener per directory).
-const shared = globalThis as { __tenantDataDb?: Promise<DbState> };
+const shared = globalThis as { __tenantDataDb?: Promise<DbState>; __tenantDataDbOpen?: DbState };
 /** Counts Prisma operations, so tests can prove a path touched no database (e.g. malformed tokens). */
 let operationCount = 0;
 
@@ -100,10 +100,19 @@ async function open(): Promise<DbState> {
 
 /** Opens (once) and returns the database client, applying pending migrations first. */
 export function getDb(): Promise<PrismaClient> {
-  shared.__tenantDataDb ??= open().catch((err) => {
-    shared.__tenantDataDb = undefined;
-    throw err;
-  });
+  if (!shared.__tenantDataDb) {
+    const opening: Promise<DbState> = open().then(
+      (state) => {
+        if (shared.__tenantDataDb === opening) shared.__tenantDataDbOpen = state;
+        return state;
+      },
+      (err) => {
+        shared.__tenantDataDb = undefined;
+        throw err;
+      },
+    );
+    shared.__tenantDataDb = opening;
+  }
   return shared.__tenantDataDb.then((s) => s.prisma);
 }
 
@@ -113,9 +122,13 @@ export function getSql(): Promise<SqlRunner> {
   return shared.__tenantDataDb!.then((s) => s.sql);
 }
 
+/** The runner without waiting, once the database is open: a hot path's query then leaves at once. */
+export const sqlIfOpen = (): SqlRunner | null => shared.__tenantDataDbOpen?.sql ?? null;
+
 export async function closeDb(): Promise<void> {
   const current = shared.__tenantDataDb;
   shared.__tenantDataDb = undefined;
+  shared.__tenantDataDbOpen = undefined;
   if (current) await (await current).close();
 }
 

@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { handleRestRequest } from "../api/rest-bridge";
 import { handleTrpcRequest } from "../api/trpc-handler";
+import { handleInngestRequest } from "../webhooks/inngest-engine";
 // As in app/api/trpc/[trpc]/route.ts: lets dashboard procedures resolve the signed-in user.
 import "../dashboard/register";
 import { AppError, errorBody, MESSAGES } from "../errors";
@@ -34,8 +35,6 @@ export function mountFor(pathname: string): Mount {
 export type LeanServerOptions = {
   /** Next's request handler (`app.getRequestHandler()`); answers everything not mounted here. */
   next: NodeHandler;
-  /** The Inngest serve handler; until one exists, /api/inngest goes to Next's route file. */
-  inngest?: FetchHandler;
   /** Origin used to build request URLs when a client sends no Host header. */
   origin: string;
 };
@@ -63,10 +62,10 @@ async function answerWithFetchHandler(mount: Mount, handler: FetchHandler, req: 
 }
 
 export function createLeanServer(options: LeanServerOptions): Server {
-  const handlers: Record<Exclude<Mount, "next">, FetchHandler | undefined> = {
+  const handlers: Record<Exclude<Mount, "next">, FetchHandler> = {
     rest: handleRestRequest,
     trpc: handleTrpcRequest,
-    inngest: options.inngest,
+    inngest: handleInngestRequest,
   };
   return createServer((req, res) => {
     const mount = mountFor(pathnameOf(req.url));

@@ -5,6 +5,7 @@
 // Selected when Inngest's standard environment variables are set; without them nothing here
 // ever calls `inngest.send` (it would hang or fail without a server).
 import { Inngest } from "inngest";
+import { serve } from "inngest/edge";
 import type { PrismaClient } from "../db/generated/client";
 import { getDb } from "../db/client";
 import { log } from "../log";
@@ -99,3 +100,9 @@ export function createInngestDispatcher(send: Send = (events) => inngest.send(ev
     leaseMs: 30_000,
   });
 }
+
+/**
+ * Inngest's endpoint (`/api/inngest`): the delivery function served to an Inngest server, as a plain
+ * `(Request) => Promise<Response>` that both the app-router route file and the lean front mount.
+ */
+export const handleInngestRequest: (req: Request) => Promise<Response> = serve({ client: inngest, functions: [deliverWebhook] });

@@ -54,6 +54,7 @@ async function ask(baseUrl: string, c: Contract, index: number): Promise<Answer>
 
 describe.skipIf(!hasNextBuild())("both mounts answer identically (needs `next build`)", () => {
   const answers: Partial<Record<MountKind, Answer[]>> = {};
+  const inngestAnswers: Partial<Record<MountKind, { status: number; framework: string | null; body: unknown }>> = {};
   let requests: Contract[];
 
   beforeAll(async () => {
@@ -70,10 +71,16 @@ describe.skipIf(!hasNextBuild())("both mounts answer identically (needs `next bu
       try {
         // Each mount counts in its own in-process limiter, so both start from the same bucket
         // (a shared Redis would carry the first mount's counts into the second's headers).
-        server = await startMount(kind, { REDIS_URL: undefined, UPSTASH_REDIS_REST_URL: undefined, UPSTASH_REDIS_REST_TOKEN: undefined });
+        // INNGEST_DEV lets /api/inngest answer its introspection without a signing key; no engine
+        // runs (WEBHOOK_ENGINE=off), so nothing tries to reach an Inngest server.
+        server = await startMount(kind, {
+          REDIS_URL: undefined, UPSTASH_REDIS_REST_URL: undefined, UPSTASH_REDIS_REST_TOKEN: undefined, INNGEST_DEV: "1", WEBHOOK_ENGINE: "off",
+        });
         const list: Answer[] = [];
         for (const [i, c] of requests.entries()) list.push(await ask(server.url, c, i));
         answers[kind] = list;
+        const inngest = await fetch(`${server.url}/api/inngest`);
+        inngestAnswers[kind] = { status: inngest.status, framework: inngest.headers.get("x-inngest-framework"), body: await inngest.json() };
       } finally {
         await server?.stop();
       }
@@ -83,6 +90,11 @@ describe.skipIf(!hasNextBuild())("both mounts answer identically (needs `next bu
   it("gives the same status, body and contract headers for every request", () => {
     const table = (kind: MountKind) => requests.map((c, i) => ({ request: `${c.method} /api/v1${c.path.slice(0, 60)} (${c.name})`, ...answers[kind]![i] }));
     expect(table("lean")).toEqual(table("next"));
+  });
+
+  it("answers /api/inngest with the same Inngest handler on both", () => {
+    expect(inngestAnswers.lean).toEqual(inngestAnswers.next);
+    expect(inngestAnswers.lean).toMatchObject({ status: 200, framework: "edge", body: { function_count: 1, mode: "dev" } });
   });
 
   it("answers the contract itself on both (spot checks of the recorded answers)", () => {

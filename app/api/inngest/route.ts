@@ -1,8 +1,7 @@
-// Inngest's endpoint: serves the webhook delivery function (the ladder) to an Inngest server.
-import { serve } from "inngest/next";
-import { deliverWebhook, inngest } from "@/server/webhooks/inngest-engine";
+// Thin mount of Inngest's endpoint (the webhook delivery ladder); the lean front mounts the same handler.
+import { handleInngestRequest } from "@/server/webhooks/inngest-engine";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
-
-export const { GET, POST, PUT } = serve({ client: inngest, functions: [deliverWebhook] });
+const handler = (req: Request) => handleInngestRequest(req);
+export { handler as GET, handler as POST, handler as PUT };
