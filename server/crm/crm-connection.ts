@@ -1,6 +1,7 @@
 // The tenant's CRM connection (one per tenant): provider, base URL, encrypted credentials and the
 // canonical -> CRM field mapping. Managed from the dashboard and the operator CLI; every change is
 // audited as `crm_connection.changed`, and nothing here ever returns or logs the credentials.
+import { refusedLiteralHostReason } from "../webhooks/target-url";
 import type { TenantDb } from "../db/tenant-scope";
 import { badRequest, notFound } from "../errors";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
@@ -55,6 +56,10 @@ export async function getCrmConnection(db: TenantDb): Promise<CrmConnectionWire 
 /** Creates or replaces the connection. The token is required the first time, optional afterwards. */
 export async function setCrmConnection(db: TenantDb, input: SetCrmConnectionInput, actor: AuditActor): Promise<CrmConnectionWire> {
   if (input.field_mapping) assertMappingInjective(input.field_mapping);
+  // The URL is tenant-set and called by this server: an address inside our network is refused here,
+  // and every call resolves the host and checks it again (DNS can change).
+  const refused = refusedLiteralHostReason(new URL(input.base_url).hostname);
+  if (refused) throw badRequest(`invalid field 'base_url': ${refused}, inside this service's network`, "base_url");
   return db.$transaction(async (tx) => {
     const existing = await tx.crmConnection.findFirst();
     if (!existing && !input.token) throw badRequest("missing required field 'token': a new CRM connection needs credentials", "token");

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { unknownFieldMessage } from "../api/strict-body";
-import { CRM_PROVIDERS } from "./drivers/driver";
+import { CRM_PROVIDERS } from "./drivers/providers";
 
 /** The canonical key whose mapping names HubSpot's unique property for idempotent upserts. */
 export const IDEMPOTENCY_CANONICAL_KEY = "idempotency_key";

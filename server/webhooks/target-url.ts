@@ -66,20 +66,41 @@ export async function assertAllowedTargetUrl(raw: string, field = "url"): Promis
   const allowLoopback = loopbackAllowed();
   const shape = checkUrlShape(raw, allowLoopback);
   if ("reason" in shape) throw badRequest(`invalid field '${field}': ${shape.reason}`, field);
-  const host = bare(shape.url.hostname);
-  if (!isIP(host)) {
-    let addresses: LookupAddress[];
-    try {
-      addresses = await dns.lookup(host, { all: true, verbatim: true });
-    } catch {
-      throw badRequest(`invalid field '${field}': host ${host} does not resolve`, field);
-    }
-    for (const { address } of addresses) {
-      const refused = refusedAddressReason(address, allowLoopback);
-      if (refused) throw badRequest(`invalid field '${field}': host ${host} resolves to ${address}, which ${refused}`, field);
-    }
-  }
+  const refused = await refusedHostReason(shape.url.hostname, allowLoopback);
+  if (refused) throw badRequest(`invalid field '${field}': ${refused}`, field);
   return shape.url.toString();
+}
+
+/**
+ * Why a host may not be connected to, or null: it does not resolve, or some address it resolves to
+ * is inside our network. Also used before each CRM call (the CRM's base URL is tenant-set too).
+ */
+export async function refusedHostReason(hostname: string, allowLoopback = loopbackAllowed()): Promise<string | null> {
+  const host = bare(hostname);
+  if (isIP(host)) {
+    const refused = refusedAddressReason(host, allowLoopback);
+    return refused ? `host ${host} ${refused}` : null;
+  }
+  let addresses: LookupAddress[];
+  try {
+    addresses = await dns.lookup(host, { all: true, verbatim: true });
+  } catch {
+    return `host ${host} does not resolve`;
+  }
+  for (const { address } of addresses) {
+    const refused = refusedAddressReason(address, allowLoopback);
+    if (refused) return `host ${host} resolves to ${address}, which ${refused}`;
+  }
+  return null;
+}
+
+/** Shape-only check of a host (no DNS): refuses IP literals inside our network and localhost. */
+export function refusedLiteralHostReason(hostname: string, allowLoopback = loopbackAllowed()): string | null {
+  const host = bare(hostname);
+  if (host === "localhost") return allowLoopback ? null : "host localhost is a loopback address";
+  if (!isIP(host)) return null;
+  const refused = refusedAddressReason(host, allowLoopback);
+  return refused ? `host ${host} ${refused}` : null;
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;

@@ -78,6 +78,10 @@ describe("CRM connection management (dashboard tRPC)", () => {
     [{ provider: "http", base_url: "https://user:pw@crm.example.com", token: "t" }, "invalid field 'base_url': must not contain credentials; use the token field"],
     [{ provider: "http", base_url: "https://crm.example.com", token: "t", field_mapping: { a: "x", b: "x" } }, "invalid field 'field_mapping.b': CRM key 'x' is already mapped from 'a'"],
     [{ provider: "http", base_url: "https://crm.example.com", token: "t", extra: 1 }, "unknown field 'extra'"],
+    [{ provider: "http", base_url: "http://169.254.169.254/latest", token: "t" }, "invalid field 'base_url': host 169.254.169.254 is a linkLocal address, inside this service's network"],
+    [{ provider: "http", base_url: "https://10.1.2.3/v1", token: "t" }, "invalid field 'base_url': host 10.1.2.3 is a private address, inside this service's network"],
+    [{ provider: "hubspot", base_url: "https://[::1]", token: "t" }, "invalid field 'base_url': host ::1 is a loopback address, inside this service's network"],
+    [{ provider: "http", base_url: "https://localhost:8443", token: "t" }, "invalid field 'base_url': host localhost is a loopback address, inside this service's network"],
   ])("refuses %j naming the field", async (input, message) => {
     const { id: tenantId } = await newTenant();
     // What the dashboard's endpoint answers (its error formatter applies toAppError).

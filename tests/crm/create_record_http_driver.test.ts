@@ -3,6 +3,9 @@ import { call, errorOf, newKey, tenantWithKey } from "../helpers/api";
 import { startFakeCrm, type FakeCrm } from "./fake-crm-server";
 import { connectCrm, TOKEN } from "./connect";
 
+// The fake CRM listens on 127.0.0.1, which only development and tests may call.
+process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
+
 describe("POST /crm/create-record with the http driver", () => {
   let crm: FakeCrm;
   let key: string;

@@ -3,6 +3,9 @@ import { call, errorOf, tenantWithKey } from "../helpers/api";
 import { startFakeCrm, type FakeCrm } from "./fake-crm-server";
 import { connectCrm, TOKEN } from "./connect";
 
+// The fake CRM listens on 127.0.0.1, which only development and tests may call.
+process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
+
 const HUBSPOT_OBJECT = { id: "51", properties: { firstname: "Sara" }, createdAt: "2026-11-21T10:00:00Z", archived: false };
 
 describe("POST /crm/create-record with the hubspot driver", () => {

@@ -5,6 +5,9 @@ import { call, errorOf, tenantWithKey } from "../helpers/api";
 import { closedPort, startFakeCrm, type FakeCrm } from "./fake-crm-server";
 import { connectCrm, TOKEN } from "./connect";
 
+// The fake CRM listens on 127.0.0.1, which only development and tests may call.
+process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
+
 describe.each(["http", "hubspot"] as const)("the %s driver when the CRM fails", (provider) => {
   let crm: FakeCrm;
   let key: string;
@@ -69,6 +72,18 @@ describe.each(["http", "hubspot"] as const)("the %s driver when the CRM fails", 
     expectProviderFailure(await createRecord(), /response is not JSON/);
     crm.respond({ kind: "json", status: 201, body: { ok: true } });
     expectProviderFailure(await createRecord(), /no record id/);
+  });
+
+  it("a base URL that resolves inside our network is refused before any request is sent", async () => {
+    const before = crm.received.length;
+    delete process.env.WEBHOOK_ALLOW_LOOPBACK; // the fake CRM listens on 127.0.0.1
+    try {
+      crm.respond({ kind: "json", status: 201, body: { id: "never" } });
+      expectProviderFailure(await createRecord(), /refused target: host 127\.0\.0\.1 is a loopback address/);
+    } finally {
+      process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
+    }
+    expect(crm.received.length).toBe(before);
   });
 
   it("a refused connection is a 500 naming the provider", async () => {

@@ -1,6 +1,7 @@
 // The CRM driver interface: one call, "create this record", against a provider's HTTP API.
-export const CRM_PROVIDERS = ["http", "hubspot"] as const;
-export type CrmProvider = (typeof CRM_PROVIDERS)[number];
+import { refusedHostReason } from "../../webhooks/target-url";
+
+export { CRM_PROVIDERS, type CrmProvider } from "./providers";
 
 export type CrmFieldValue = string | number | boolean | null;
 
@@ -42,6 +43,9 @@ export async function postJson(
   body: unknown,
   opts: { token: string; timeoutMs: number; headers?: Record<string, string> },
 ): Promise<unknown> {
+  // The base URL is tenant-set: never call into our own network (checked per call, as DNS changes).
+  const refused = await refusedHostReason(new URL(url).hostname);
+  if (refused) throw new CrmUpstreamError({ reason: `refused target: ${refused}` });
   let res: Response;
   try {
     res = await fetch(url, {
