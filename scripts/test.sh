@@ -11,6 +11,7 @@ export NEXT_TELEMETRY_DISABLED=1 CHECKPOINT_DISABLE=1
 PHASES="${TEST_PHASES:-postgres pglite mounts e2e}"
 RESULTS="$(mktemp -d /tmp/tdp-results.XXXXXX)"
 status=0
+FAILED_PHASES=()
 
 [ -d node_modules ] || npm install --no-audit --no-fund
 # shellcheck source=scripts/services.sh
@@ -32,7 +33,7 @@ run_vitest() { # name, env... [-- vitest args...]
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
   [ "${1:-}" = "--" ] && shift && args=("$@")
   echo; echo "=== vitest: $name"
-  env "${envs[@]}" npx vitest run --reporter=default --reporter=json --outputFile="$RESULTS/vitest-$name.json" "${args[@]}" || status=1
+  env "${envs[@]}" npx vitest run --reporter=default --reporter=json --outputFile="$RESULTS/vitest-$name.json" "${args[@]}" || { status=1; FAILED_PHASES+=("$name"); }
 }
 
 for phase in $PHASES; do
@@ -46,12 +47,12 @@ for phase in $PHASES; do
     mounts)
       if [ -x scripts/test-mounts.sh ]; then
         echo; echo "=== API suite over HTTP through both mounts"
-        DATABASE_URL="$PG_URL" REDIS_URL="$REDIS_URL" RESULTS_DIR="$RESULTS" scripts/test-mounts.sh || status=1
+        DATABASE_URL="$PG_URL" REDIS_URL="$REDIS_URL" RESULTS_DIR="$RESULTS" scripts/test-mounts.sh || { status=1; FAILED_PHASES+=(mounts); }
       fi ;;
     e2e)
       if [ -f playwright.config.ts ]; then
         echo; echo "=== browser tests (Playwright + Chromium)"
-        PLAYWRIGHT_JSON_OUTPUT_NAME="$RESULTS/playwright.json" npx playwright test --reporter=list,json || status=1
+        PLAYWRIGHT_JSON_OUTPUT_NAME="$RESULTS/playwright.json" npx playwright test --reporter=list,json || { status=1; FAILED_PHASES+=(e2e); }
       fi ;;
   esac
 done
@@ -69,7 +70,9 @@ for (const f of fs.readdirSync(process.argv[1])) {
     passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + (r.numTodoTests || 0);
   }
 }
-console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
-' "$RESULTS"
+// A phase can fail without a failed test (a setup error, no test files): name it.
+const failedPhases = process.argv[2] ? `; FAILED phases: ${process.argv[2]}` : "";
+console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}${failedPhases}`);
+' "$RESULTS" "${FAILED_PHASES[*]:-}"
 rm -rf "$RESULTS"
 exit $status

@@ -75,7 +75,10 @@ async function open(): Promise<DbState> {
   }
   if (process.env.SKIP_MIGRATIONS !== "1") {
     const { applyMigrations } = await import("./schema-engine");
-    const applied = await applyMigrations(adapter);
+    // On PostgreSQL, migrations take a session-level advisory lock: they get connections of their
+    // own, closed afterwards, so the lock can never stay behind in the shared pool (where it would
+    // stop every other process from migrating, i.e. from starting).
+    const applied = await applyMigrations(url ? new PrismaPg({ connectionString: url, max: 1 }) : adapter);
     if (applied.length) log.info("migrations applied", { applied });
   }
   const base = new PrismaClient({ adapter });

@@ -37,26 +37,35 @@ function loadEngineModule(): Promise<EngineModule> {
 }
 
 /**
- * @prisma/adapter-pg runs a script by splitting it on every `;`, dollar-quoted function bodies
- * included, which breaks hand-written functions and triggers in migrations. PostgreSQL's simple
- * query protocol runs a whole multi-statement script in one round trip: send it as it is.
+ * Adapts the factory for the engine. @prisma/adapter-pg runs a script by splitting it on every `;`,
+ * dollar-quoted function bodies included, which breaks hand-written functions and triggers in
+ * migrations; PostgreSQL's simple query protocol runs a whole multi-statement script in one round
+ * trip, so scripts are sent as they are. And `release()` closes what the engine connected: on
+ * PostgreSQL it holds a session-level advisory lock while it works, which must not outlive the run
+ * on an idle pooled connection (every other process would wait for it, i.e. fail to start).
  */
-function runScriptsWhole(factory: SqlMigrationAwareDriverAdapterFactory): SqlMigrationAwareDriverAdapterFactory {
-  type ScriptAdapter = { executeScript(script: string): Promise<void>; client?: { query(sql: string): Promise<unknown> } };
+function forEngine(factory: SqlMigrationAwareDriverAdapterFactory) {
+  type EngineAdapter = { executeScript(script: string): Promise<void>; dispose(): Promise<void>; client?: { query(sql: string): Promise<unknown> } };
+  const isPg = factory.adapterName === "@prisma/adapter-pg";
+  const connected: EngineAdapter[] = [];
   const patch = <A>(adapter: A): A => {
-    const a = adapter as unknown as ScriptAdapter;
-    if (factory.adapterName === "@prisma/adapter-pg" && a.client?.query) {
+    const a = adapter as unknown as EngineAdapter;
+    if (isPg && a.client?.query) {
       const pool = a.client;
       a.executeScript = async (script: string) => {
         await pool.query(script);
       };
+      connected.push(a);
     }
     return adapter;
   };
-  return Object.assign(Object.create(factory) as SqlMigrationAwareDriverAdapterFactory, {
+  const adapted = Object.assign(Object.create(factory) as SqlMigrationAwareDriverAdapterFactory, {
     connect: async () => patch(await factory.connect()),
     connectToShadowDb: async () => patch(await factory.connectToShadowDb()),
   });
+  // PGlite's adapter is the process's one database handle: it is never closed here.
+  const release = () => Promise.all(connected.splice(0).map((a) => a.dispose().catch(() => {})));
+  return { adapted, release };
 }
 
 async function withEngine<T>(
@@ -66,15 +75,13 @@ async function withEngine<T>(
   const mod = await loadEngineModule();
   const datamodel = await readFile(SCHEMA_PATH, "utf8");
   const log = process.env.MIGRATE_DEBUG ? (line: string) => console.error(line) : () => {};
-  const engine = await mod.SchemaEngine.new(
-    { datamodels: [[SCHEMA_PATH, datamodel]] },
-    log,
-    bindMigrationAwareSqlAdapterFactory(runScriptsWhole(adapterFactory)),
-  );
+  const { adapted, release } = forEngine(adapterFactory);
+  const engine = await mod.SchemaEngine.new({ datamodels: [[SCHEMA_PATH, datamodel]] }, log, bindMigrationAwareSqlAdapterFactory(adapted));
   try {
     return await run(engine, datamodel);
   } finally {
     engine.free();
+    await release();
   }
 }
 
