@@ -5,7 +5,7 @@ import { Plus, Trash2 } from "lucide-react";
 import { describeError, useTRPC } from "../../_lib/trpc";
 import { validate, type FieldErrors } from "../../_lib/form";
 import { setCrmConnectionInput, updateCrmMappingInput } from "@/server/crm/crm.types";
-import { CRM_PROVIDERS } from "@/server/crm/drivers/driver";
+import { CRM_PROVIDERS } from "@/server/crm/drivers/providers";
 import { Button } from "../../_ui/button";
 import { ConfirmDialog } from "../../_ui/dialog";
 import { Field, FormError, Input, Select } from "../../_ui/field";
