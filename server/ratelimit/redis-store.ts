@@ -41,7 +41,19 @@ function waitUntilReady(client: Redis, timeoutMs: number): Promise<void> {
 
 /** A store over an ioredis client; `ownsClient` makes close() quit it. */
 export function createRedisStore(client: Redis, opts: { ownsClient?: boolean } = {}): LimitStore {
-  return createLibraryStore({
+  // Until the first connection is up, a call waits for it (bounded by the fail-open timeout) rather
+  // than failing at once: a process's first requests are limited, not admitted by failure. Once
+  // connected, a lost connection fails fast again (no offline queue).
+  let firstConnection: Promise<void> | null =
+    client.status === "ready"
+      ? null
+      : new Promise<void>((resolve) => {
+          client.once("ready", resolve);
+          setTimeout(resolve, FIRST_CONNECTION_WAIT_MS).unref();
+        }).then(() => {
+          firstConnection = null;
+        });
+  const store = createLibraryStore({
     kind: "redis",
     redis: createScriptAdapter(client),
     async clear() {
@@ -58,4 +70,17 @@ export function createRedisStore(client: Redis, opts: { ownsClient?: boolean } =
       if (opts.ownsClient) client.disconnect();
     },
   });
+  return {
+    ...store,
+    async limit(identifier, limit, windowMs, rate) {
+      if (firstConnection) await firstConnection;
+      return store.limit(identifier, limit, windowMs, rate);
+    },
+  };
 }
+
+/**
+ * How long after the client is created calls wait for its first connection. Longer than any
+ * fail-open timeout: the guard, not this wait, decides how long one request waits.
+ */
+const FIRST_CONNECTION_WAIT_MS = 10_000;

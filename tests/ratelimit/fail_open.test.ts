@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import {
   createLayeredLimiter,
+  createLimiterRedisClient,
   createMemoryStore,
   createRedisStore,
   createSurfaceLimiters,
@@ -93,6 +94,36 @@ describe("fail-open on a real redis-server", () => {
       expect(after.map((d) => d.allowed)).toEqual([true, true, true, false]);
       expect(after[0]!.headers["X-RateLimit-Remaining"]).toBe("2");
       expect(warnings()).toHaveLength(1);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it("a process's first calls wait for the first connection and are limited, not admitted by failure", async () => {
+    const client = createLimiterRedisClient(server.url); // still connecting
+    expect(client.status).not.toBe("ready");
+    const { api } = createSurfaceLimiters(createRedisStore(client), CONFIG);
+    try {
+      const first = await api.check({ key: "key-a", tenant: "t" });
+      expect(first).toEqual({ allowed: true, headers: { "X-RateLimit-Limit": "3", "X-RateLimit-Remaining": "2", "X-RateLimit-Reset": expect.stringMatching(/^\d+$/) } });
+      expect(warnings()).toHaveLength(0);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it("with Redis unreachable from the start, calls are admitted within the timeout (no headers)", async () => {
+    await server.kill();
+    const client = createLimiterRedisClient(server.url);
+    const { api } = createSurfaceLimiters(createRedisStore(client), CONFIG);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const { value, ms } = await timed(() => api.check({ key: "key-a", tenant: "t" }));
+        expect(value).toEqual(ADMITTED_BY_FAILURE);
+        expect(ms).toBeLessThan(WELL_UNDER_MS);
+      }
+      expect(warnings()).toHaveLength(1);
+      expect(warnings()[0]).toMatchObject({ store: "redis", reason: "timeout" });
     } finally {
       client.disconnect();
     }
