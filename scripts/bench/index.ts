@@ -35,6 +35,11 @@ const PARTS = new Set((process.env.BENCH_PARTS ?? "throughput,deep,limiter,profi
 
 const cleanups: (() => Promise<void>)[] = [];
 const step = (msg: string) => console.error(`[bench] ${msg}`);
+/**
+ * Sub-millisecond latency differences drown in leftover work of the previous part (autovacuum
+ * after the seeding, a server's GC after a load run): let the machine settle first.
+ */
+const settle = () => new Promise((r) => setTimeout(r, Number(process.env.BENCH_SETTLE_MS ?? 5000)));
 
 // ---------- measurement helpers ----------
 
@@ -313,6 +318,7 @@ async function main() {
 
   if (PARTS.has("deep")) await deepPart();
   async function deepPart() {
+  await settle();
   step(`deep page: ${SEQUENTIAL} sequential requests each, page 1 vs cursor at row ${DEEP_ROW.toLocaleString("en")} of ${APPOINTMENTS.toLocaleString("en")}`);
   const page1 = `${leanFront.url}/api/v1/appointments?limit=20`;
   const deepPage = `${page1}&cursor=${data.deepCursor}`;
@@ -329,6 +335,7 @@ async function main() {
   }
 
   if (PARTS.has("limiter") && leanLimited) {
+    await settle();
     step(`rate limiter: limiter on Redis vs RATE_LIMIT_DISABLED=1, ${LIMITER_SEQUENTIAL} sequential each, interleaved; then CPU under load`);
     // Both servers get the same requests: keys rotated (so no key nears its 200/min), one tenant.
     let k = 0;
