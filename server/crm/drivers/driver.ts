@@ -1,5 +1,5 @@
 // The CRM driver interface: one call, "create this record", against a provider's HTTP API.
-import { refusedHostReason } from "../../webhooks/target-url";
+import { guardedPost } from "../../webhooks/guarded-post";
 
 export { CRM_PROVIDERS, type CrmProvider } from "./providers";
 
@@ -33,52 +33,45 @@ export class CrmUpstreamError extends Error {
 }
 
 const BODY_LOG_CHARS = 300;
+/** A record-creation answer is small; a larger one is cut off (and then fails to parse). */
+const MAX_RESPONSE_BYTES = 1024 * 1024;
 
 /**
- * POSTs JSON with a bearer token and a timeout; returns the parsed 2xx JSON body. Redirects are
- * refused (a create must not be replayed elsewhere with our Authorization header).
+ * POSTs JSON with a bearer token and a timeout; returns the parsed 2xx JSON body. The base URL is
+ * tenant-set, so the call goes through the webhook target guard (never into our own network, the
+ * check made in the connection's own DNS lookup), and redirects are not followed (a create must
+ * not be replayed elsewhere with our Authorization header).
  */
 export async function postJson(
   url: string,
   body: unknown,
   opts: { token: string; timeoutMs: number; headers?: Record<string, string> },
 ): Promise<unknown> {
-  // The base URL is tenant-set: never call into our own network (checked per call, as DNS changes).
-  const refused = await refusedHostReason(new URL(url).hostname);
-  if (refused) throw new CrmUpstreamError({ reason: `refused target: ${refused}` });
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json",
-        authorization: `Bearer ${opts.token}`,
-        ...opts.headers,
-      },
-      body: JSON.stringify(body),
-      redirect: "error",
-      signal: AbortSignal.timeout(opts.timeoutMs),
-    });
-  } catch (err) {
-    const e = err as Error & { cause?: { code?: string } };
-    if (e.name === "TimeoutError") throw new CrmUpstreamError({ reason: `timed out after ${opts.timeoutMs} ms` });
-    throw new CrmUpstreamError({ reason: `request failed: ${e.cause?.code ?? e.message}` });
+  const result = await guardedPost(new URL(url), {
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json",
+      authorization: `Bearer ${opts.token}`,
+      ...opts.headers,
+    },
+    body: Buffer.from(JSON.stringify(body), "utf8"),
+    timeoutMs: opts.timeoutMs,
+    keepBytes: MAX_RESPONSE_BYTES,
+    maxBytes: MAX_RESPONSE_BYTES,
+  });
+  if (!result.ok) {
+    if (result.reason === "timeout") throw new CrmUpstreamError({ reason: `timed out after ${opts.timeoutMs} ms` });
+    throw new CrmUpstreamError({ reason: result.reason === "refused" ? result.error : `request failed: ${result.error.replace(/^network error: /, "")}` });
   }
-  let text: string;
-  try {
-    text = await res.text();
-  } catch (err) {
-    const e = err as Error;
-    throw new CrmUpstreamError({ reason: e.name === "TimeoutError" ? `timed out after ${opts.timeoutMs} ms` : "response body unreadable", status: res.status });
-  }
+  const status = result.statusCode;
+  const text = result.body;
   // An error body could echo what we sent; strip the token before it can reach a log line.
   const snippet = () => text.slice(0, BODY_LOG_CHARS).split(opts.token).join("[redacted]");
-  if (!res.ok) throw new CrmUpstreamError({ reason: "error status", status: res.status, body: snippet() });
+  if (status < 200 || status > 299) throw new CrmUpstreamError({ reason: "error status", status, body: snippet() });
   try {
     return JSON.parse(text);
   } catch {
-    throw new CrmUpstreamError({ reason: "response is not JSON", status: res.status, body: snippet() });
+    throw new CrmUpstreamError({ reason: "response is not JSON", status, body: snippet() });
   }
 }
 
