@@ -31,7 +31,7 @@ type DbState = { prisma: PrismaClient; sql: SqlRunner; close: () => Promise<void
 // Kept on globalThis: under the lean front, Next's bundled copy of this module and the front's own
 // copy run in one process, and must share one client (PGlite allows a single opener per directory).
 const shared = globalThis as { __tenantDataDb?: Promise<DbState>; __tenantDataDbOpen?: DbState };
-/** Counts Prisma operations, so tests can prove a path touched no database (e.g. malformed tokens). */
+/** Counts database operations (Prisma and prepared statements), so tests can prove a path touched no database (e.g. malformed tokens). */
 let operationCount = 0;
 
 export const dataDir = () => path.resolve(process.env.DATA_DIR ?? ".data");

@@ -71,10 +71,7 @@ export async function assertAllowedTargetUrl(raw: string, field = "url"): Promis
   return shape.url.toString();
 }
 
-/**
- * Why a host may not be connected to, or null: it does not resolve, or some address it resolves to
- * is inside our network. Also used before each CRM call (the CRM's base URL is tenant-set too).
- */
+/** Why a host may not be connected to, or null: it does not resolve, or some address it resolves to is inside our network. */
 export async function refusedHostReason(hostname: string, allowLoopback = loopbackAllowed()): Promise<string | null> {
   const host = bare(hostname);
   if (isIP(host)) {
@@ -94,7 +91,10 @@ export async function refusedHostReason(hostname: string, allowLoopback = loopba
   return null;
 }
 
-/** Shape-only check of a host (no DNS): refuses IP literals inside our network and localhost. */
+/**
+ * Shape-only check of a host (no DNS): refuses IP literals inside our network and localhost. An
+ * address literal never goes through `guardedLookup`, so `guardedPost` and the CRM's set-time check use this.
+ */
 export function refusedLiteralHostReason(hostname: string, allowLoopback = loopbackAllowed()): string | null {
   const host = bare(hostname);
   if (host === "localhost") return allowLoopback ? null : "host localhost is a loopback address";
