@@ -51,12 +51,13 @@ export const publicProcedure = t.procedure;
 export const createCallerFactory = t.createCallerFactory;
 
 /**
- * Who is calling, and their rate-limit decision. For an API key seen before in this process, the
- * limiter is asked while the key is still being looked up (its key and tenant ids are known from
- * its prefix), so the two round trips overlap; if the key then fails authentication, the tokens
- * that request took are given back and it answers 401 as usual.
+ * Who is calling, and their rate-limit decision (still pending: the caller decides when to wait for
+ * it). For an API key seen before in this process, the limiter is asked while the key is still
+ * being looked up (its key and tenant ids are known from its prefix), so the two round trips
+ * overlap; if the key then fails authentication, the tokens that request took are given back and
+ * it answers 401 as usual. The decision never rejects: the limiter fails open.
  */
-async function identify(ctx: RequestContext): Promise<{ principal: Principal; decision: LimitDecision }> {
+async function identify(ctx: RequestContext): Promise<{ principal: Principal; decision: Promise<LimitDecision> }> {
   if (ctx.transport === "rest") {
     const authorization = ctx.headers.get("authorization");
     const owner = likelyOwnerOf(authorization);
@@ -73,14 +74,16 @@ async function identify(ctx: RequestContext): Promise<{ principal: Principal; de
     }
     const counted = early && owner?.keyId === key.id && owner.tenantId === key.tenantId;
     if (!counted) giveBackEarly();
-    const decision = await (counted ? early : limitApiRequest({ keyId: key.id, tenantId: key.tenantId }));
-    return { principal: { kind: "api_key", tenantId: key.tenantId, keyId: key.id, scopes: key.scopes }, decision };
+    return {
+      principal: { kind: "api_key", tenantId: key.tenantId, keyId: key.id, scopes: key.scopes },
+      decision: counted ? early : limitApiRequest({ keyId: key.id, tenantId: key.tenantId }),
+    };
   }
   const identity = await ctx.dashboardIdentity?.();
   if (!identity) throw new AppError("unauthorized", "sign in to continue");
   return {
     principal: { kind: "user", tenantId: identity.tenantId, userId: identity.userId, role: identity.role, email: identity.email },
-    decision: await limitDashboardRequest({ userId: identity.userId, tenantId: identity.tenantId }),
+    decision: limitDashboardRequest({ userId: identity.userId, tenantId: identity.tenantId }),
   };
 }
 
@@ -88,18 +91,56 @@ async function identify(ctx: RequestContext): Promise<{ principal: Principal; de
  * A procedure over one tenant's data. `scope` is the API-key scope it needs; for dashboard users,
  * `read` is open to every role and any write scope needs owner or admin. Answers, in this order:
  * 401 (who), 429 (how often), 403 (what).
+ *
+ * A read the caller may make starts while the limiter is still deciding, so the limiter's round
+ * trip hides behind the read's own queries instead of adding to them. Its answer is used only if
+ * the request is admitted; a refused one is answered 429 exactly as before, with nothing of the
+ * read in it. Writes always wait for the decision. So that a caller hammering past its limit does
+ * not get a wasted read per request, a caller refused in this process waits for the decision until
+ * the refusing window has reset.
  */
 export function tenantProcedure(scope: Scope) {
-  return t.procedure.use(async ({ ctx, next }) => {
-    const { principal, decision } = await identify(ctx);
-    for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
-    if (!decision.allowed) throw new AppError("rate_limited", decision.message, { headers: decision.headers });
+  return t.procedure.use(async ({ ctx, next, type }) => {
+    const { principal, decision: deciding } = await identify(ctx);
     const forbidden = forbiddenFor(principal, scope);
-    if (forbidden) throw forbidden;
     const db = scopeToTenant(await getDb(), principal.tenantId);
     const sql = scopeSqlToTenant(await getSql(), principal.tenantId);
-    return next({ ctx: { ...ctx, principal, tenantId: principal.tenantId, db, sql } });
+    const run = () => next({ ctx: { ...ctx, principal, tenantId: principal.tenantId, db, sql } });
+    const early = type === "query" && !forbidden && !refusedRecently(principal) ? run() : null;
+    const decision = await deciding;
+    for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
+    if (!decision.allowed) {
+      rememberRefusal(principal, decision.headers);
+      throw new AppError("rate_limited", decision.message, { headers: decision.headers });
+    }
+    if (forbidden) throw forbidden;
+    return early ?? run();
   });
+}
+
+/*
+ * Callers (API key or dashboard user) refused in this process, until their refusing window resets
+ * (X-RateLimit-Reset). Only steers the read-ahead above: the limiter itself still counts and
+ * decides every request.
+ */
+const refusedUntil = new Map<string, number>();
+const MAX_REMEMBERED_REFUSALS = 100_000;
+const callerOf = (p: Principal) => (p.kind === "api_key" ? `key:${p.keyId}` : `user:${p.userId}`);
+
+function refusedRecently(principal: Principal): boolean {
+  if (refusedUntil.size === 0) return false;
+  const until = refusedUntil.get(callerOf(principal));
+  if (until === undefined) return false;
+  if (Date.now() < until) return true;
+  refusedUntil.delete(callerOf(principal));
+  return false;
+}
+
+function rememberRefusal(principal: Principal, headers: Record<string, string>) {
+  const resetS = Number(headers["X-RateLimit-Reset"]);
+  if (!Number.isFinite(resetS)) return;
+  if (refusedUntil.size >= MAX_REMEMBERED_REFUSALS) refusedUntil.clear();
+  refusedUntil.set(callerOf(principal), resetS * 1000);
 }
 
 export { MESSAGES };
