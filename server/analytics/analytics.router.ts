@@ -8,7 +8,7 @@ const ROLLUP_DESCRIPTION = `Counts for the last \`days\` UTC days (the days endi
 
 How each count is dated:
 - conversations \`total\` / \`by_channel\`: \`created_at\`; \`closed\`: \`closed_at\` of conversations that are closed now (reopening clears it); \`handoffs\`: the lead's \`handoff_requested_at\` (a repeated handoff of one lead counts once, on its latest day).
-- leads \`created\`: \`created_at\`; \`qualified\`: \`qualified_at\` (when the lead first left \`new\`); \`converted\`: leads whose status is \`converted\`, on the day of their last change (\`updated_at\`).
+- leads \`created\`: \`created_at\`; \`qualified\`: \`qualified_at\` (when the lead first left \`new\`); \`converted\`: leads whose status is \`converted\`, on the day they last moved to it (later edits do not move them).
 - appointments \`booked\`: \`created_at\`; \`cancelled\` / \`completed\`: \`updated_at\` (these statuses are terminal, so that is when the status was set).
 - messages \`inbound\` / \`outbound\`: \`created_at\`.
 

@@ -96,7 +96,7 @@ export function rollupQuery(tenantId: string, start: Date, end: Date): Prisma.Sq
       UNION ALL ${perDay("leads_created", "leads", "created_at", range)}
       UNION ALL ${perDay("leads_created_converted", "leads", "created_at", range, Prisma.sql`AND status = 'converted'`)}
       UNION ALL ${perDay("leads_qualified", "leads", "qualified_at", range)}
-      UNION ALL ${perDay("leads_converted", "leads", "updated_at", range, Prisma.sql`AND status = 'converted'`)}
+      UNION ALL ${perDay("leads_converted", "leads", "converted_at", range, Prisma.sql`AND status = 'converted'`)}
       UNION ALL ${perDay("appointments_booked", "appointments", "created_at", range)}
       UNION ALL ${perDay("appointments_cancelled", "appointments", "updated_at", range, Prisma.sql`AND status = 'cancelled'`)}
       UNION ALL ${perDay("appointments_completed", "appointments", "updated_at", range, Prisma.sql`AND status = 'completed'`)}

@@ -38,7 +38,7 @@ export const analyticsCountsSchema = z
       .object({
         created: count("Leads created (by `created_at`)"),
         qualified: count("Leads qualified (by `qualified_at`: the moment a lead first left `new`)"),
-        converted: count("Leads whose status is `converted`, by `updated_at` (their last change)"),
+        converted: count("Leads whose status is `converted`, on the day they last moved to it (later edits do not move them)"),
         conversion_rate: z
           .number()
           .min(0)

@@ -124,7 +124,11 @@ export async function seedConversations(db: TenantDb, offerings: { id: string }[
       for (const status of path) lead = await updateLead(db, tenantId, { id: lead.id, status });
       await db.lead.updateMany({
         where: { id: lead.id },
-        data: { createdAt: new Date(start), ...(path.length ? { qualifiedAt: new Date(start + HOUR) } : {}) },
+        data: {
+          createdAt: new Date(start),
+          ...(path.length ? { qualifiedAt: new Date(start + HOUR) } : {}),
+          ...(script.lead.status === "converted" ? { convertedAt: new Date(start + 2 * HOUR) } : {}),
+        },
       });
 
       if (script.appointment) {

@@ -106,6 +106,8 @@ export async function updateLead(db: TenantDb, tenantId: string, input: UpdateLe
     // The status never returns to `new`, so a lead leaves it (and is qualified) at most once.
     const qualifies = before.status === "new" && candidate.status !== "new" && beforeRow.qualifiedAt === null;
     if (qualifies) data.qualifiedAt = new Date();
+    // Analytics count a conversion on the day it happened, whatever changes the lead later.
+    if (candidate.status === "converted" && before.status !== "converted") data.convertedAt = new Date();
 
     const lead = leadToWire(await tx.lead.update({ where: { id }, data: data as never }));
     const previous = changedFields(before, lead);

@@ -61,11 +61,11 @@ describe("GET /analytics/weekly-rollup", () => {
     const old = await s.conversation("email", onDay(10), { status: "closed", closedAt: onDay(9) });
 
     // Leads created 2 days ago: one converted today (qualified yesterday), one qualified with a handoff today, one new.
-    await s.lead(c2.id, onDay(2), { status: "converted", qualifiedAt: onDay(1), updatedAt: onDay(0, 0) });
+    await s.lead(c2.id, onDay(2), { status: "converted", qualifiedAt: onDay(1), convertedAt: onDay(0, 0), updatedAt: onDay(0, 0) });
     await s.lead(c2.id, onDay(2), { status: "qualified", qualifiedAt: onDay(2), handoffRequestedAt: onDay(0, 0) });
     await s.lead(c2.id, onDay(2));
     // A lead created 10 days ago, converted 3 days ago: counted as converted, not in the cohort rate.
-    await s.lead(old.id, onDay(10), { status: "converted", qualifiedAt: onDay(10), updatedAt: onDay(3) });
+    await s.lead(old.id, onDay(10), { status: "converted", qualifiedAt: onDay(10), convertedAt: onDay(3), updatedAt: onDay(3) });
 
     await s.appointment(onDay(1));
     await s.appointment(onDay(1), { status: "cancelled", updatedAt: onDay(0, 0) });
@@ -82,7 +82,7 @@ describe("GET /analytics/weekly-rollup", () => {
     const other = await tenantWithKey(["read"]);
     const o = await seed(other.tenantId);
     const oc = await o.conversation("sms", onDay(0, 0), { status: "closed", closedAt: onDay(0, 0) });
-    await o.lead(oc.id, onDay(0, 0), { status: "converted", qualifiedAt: onDay(0, 0), handoffRequestedAt: onDay(0, 0) });
+    await o.lead(oc.id, onDay(0, 0), { status: "converted", qualifiedAt: onDay(0, 0), convertedAt: onDay(0, 0), handoffRequestedAt: onDay(0, 0) });
     await o.message(oc.id, "inbound", onDay(0, 0));
     await o.appointment(onDay(0, 0), { status: "completed" });
   });
