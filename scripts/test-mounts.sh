@@ -64,7 +64,10 @@ for mount in "${mounts[@]}"; do
     echo "[test-mounts] $mount did not start; its log:" >&2; cat "$log" >&2; exit 1
   fi
   echo "[test-mounts] $mount: API_BASE_URL=http://127.0.0.1:$port npx vitest run tests/api $*"
-  API_BASE_URL="http://127.0.0.1:$port" npx vitest run tests/api "$@" || { status=1; echo "[test-mounts] $mount: FAILED (server log: $log)" >&2; }
+  # Under scripts/test.sh (RESULTS_DIR set), results also go to JSON for its closing count.
+  report=()
+  [ -n "${RESULTS_DIR:-}" ] && report=(--reporter=default --reporter=json --outputFile="$RESULTS_DIR/vitest-mounts-$mount.json")
+  API_BASE_URL="http://127.0.0.1:$port" npx vitest run tests/api "${report[@]}" "$@" || { status=1; echo "[test-mounts] $mount: FAILED (server log: $log)" >&2; }
   stop_server
 done
 exit $status

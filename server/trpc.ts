@@ -9,6 +9,7 @@ import { authenticateApiKey, likelyOwnerOf, type AuthenticatedKey } from "./auth
 import type { Principal, Scope } from "./auth/principal";
 import { forbiddenFor } from "./auth/principal";
 import { limitApiRequest, limitDashboardRequest, refundApiRequest, type LimitDecision } from "./ratelimit";
+import { refusedRecently, rememberRefusal } from "./ratelimit/recent-refusals";
 
 export type DashboardIdentity = { userId: string; tenantId: string; role: "owner" | "admin" | "member"; email?: string };
 
@@ -106,11 +107,11 @@ export function tenantProcedure(scope: Scope) {
     const db = scopeToTenant(await getDb(), principal.tenantId);
     const sql = scopeSqlToTenant(await getSql(), principal.tenantId);
     const run = () => next({ ctx: { ...ctx, principal, tenantId: principal.tenantId, db, sql } });
-    const early = type === "query" && !forbidden && !refusedRecently(principal) ? run() : null;
+    const early = type === "query" && !forbidden && !refusedRecently(callerOf(principal)) ? run() : null;
     const decision = await deciding;
     for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
     if (!decision.allowed) {
-      rememberRefusal(principal, decision.headers);
+      rememberRefusal(callerOf(principal), Number(decision.headers["X-RateLimit-Reset"]));
       throw new AppError("rate_limited", decision.message, { headers: decision.headers });
     }
     if (forbidden) throw forbidden;
@@ -118,29 +119,7 @@ export function tenantProcedure(scope: Scope) {
   });
 }
 
-/*
- * Callers (API key or dashboard user) refused in this process, until their refusing window resets
- * (X-RateLimit-Reset). Only steers the read-ahead above: the limiter itself still counts and
- * decides every request.
- */
-const refusedUntil = new Map<string, number>();
-const MAX_REMEMBERED_REFUSALS = 100_000;
+/** Whose buckets a principal counts against, as the read-ahead's memory of refusals names them. */
 const callerOf = (p: Principal) => (p.kind === "api_key" ? `key:${p.keyId}` : `user:${p.userId}`);
-
-function refusedRecently(principal: Principal): boolean {
-  if (refusedUntil.size === 0) return false;
-  const until = refusedUntil.get(callerOf(principal));
-  if (until === undefined) return false;
-  if (Date.now() < until) return true;
-  refusedUntil.delete(callerOf(principal));
-  return false;
-}
-
-function rememberRefusal(principal: Principal, headers: Record<string, string>) {
-  const resetS = Number(headers["X-RateLimit-Reset"]);
-  if (!Number.isFinite(resetS)) return;
-  if (refusedUntil.size >= MAX_REMEMBERED_REFUSALS) refusedUntil.clear();
-  refusedUntil.set(callerOf(principal), resetS * 1000);
-}
 
 export { MESSAGES };
