@@ -22,6 +22,7 @@ export function startServerProcess(): Promise<void> {
       }
     }
     await (await import("./webhooks/engine")).startWebhookEngine();
+    (await import("./conversations/send-recovery")).startSendRecovery();
     log.info("server process ready", { database: databaseKind() });
   })();
   return shared.__tenantDataStarted;

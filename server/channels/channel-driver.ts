@@ -15,12 +15,15 @@ export type ChannelSendResult = { ok: true; providerMessageId?: string } | { ok:
 
 export interface ChannelDriver {
   readonly name: string;
+  /** The longest one send may take (a sender's claim on the message outlasts it). */
+  readonly timeoutMs: number;
   send(args: { tenantId: string; conversation: OutboundConversation; message: OutboundMessage }): Promise<ChannelSendResult>;
 }
 
 /** The default: the platform itself is the record of the outbound message (nothing leaves it). */
 export const recordOnlyDriver: ChannelDriver = {
   name: "record",
+  timeoutMs: 0,
   async send() {
     return { ok: true };
   },
@@ -40,6 +43,7 @@ export function httpChannelDriver(opts: { baseUrl: string; token?: string; timeo
   const timeoutMs = opts.timeoutMs ?? 10_000;
   return {
     name: "http",
+    timeoutMs,
     async send({ tenantId, conversation, message }) {
       const headers: Record<string, string> = { "content-type": "application/json", "idempotency-key": message.id };
       if (opts.token) headers.authorization = `Bearer ${opts.token}`;

@@ -7,14 +7,14 @@ import { keysetPage, toListEnvelope } from "../api/pagination";
 import { badRequest, conflict, notFound } from "../errors";
 import { emitEvent } from "../events/emit-event";
 import { log } from "../log";
-import { getChannelDriver, type ChannelSendResult } from "../channels/channel-driver";
+import { getChannelDriver, type ChannelDriver, type ChannelSendResult } from "../channels/channel-driver";
 import { normalizeCustomerIdentifier } from "./customer-identifier";
 import type {
   Conversation, CreateConversationInput, Message, SendMessageInput, UpdateConversationInput,
 } from "./conversations.types";
 
-type ConversationRow = Prisma.ConversationGetPayload<object>;
-type MessageRow = Prisma.MessageGetPayload<object>;
+export type ConversationRow = Prisma.ConversationGetPayload<object>;
+export type MessageRow = Prisma.MessageGetPayload<object>;
 
 export function conversationToWire(c: ConversationRow): Conversation {
   return {
@@ -128,7 +128,9 @@ export async function updateConversation(db: TenantDb, tenantId: string, input: 
  * Sends an operator message: stored `queued` (and counted on the conversation) in one transaction,
  * handed to the channel driver outside any transaction, then marked `sent` or `failed` together with
  * its `outbound.sent` / `outbound.failed` event. A provider failure is the message's state, not an
- * API error: the answer is still 201 with the `failed` message.
+ * API error: the answer is still 201 with the `failed` message. The stored message carries a claim
+ * that outlasts the driver's timeout: if this process dies mid-send, the message is still `queued`
+ * when the claim runs out, and the recovery sweep (`send-recovery.ts`) sends it again.
  */
 export async function sendMessage(db: TenantDb, tenantId: string, input: SendMessageInput): Promise<Message> {
   // Resolved first: a misconfigured driver must fail before a message is stored.
@@ -143,7 +145,10 @@ export async function sendMessage(db: TenantDb, tenantId: string, input: SendMes
     if (row.status === "closed") throw conflict("conversation is closed; reopen it (PATCH status 'open') before sending");
     const now = new Date();
     const message = await tx.message.create({
-      data: { conversationId: row.id, direction: "outbound", author: "operator", body: input.body, status: "queued", createdAt: now } as never,
+      data: {
+        conversationId: row.id, direction: "outbound", author: "operator", body: input.body, status: "queued", createdAt: now,
+        sendClaimedUntil: new Date(now.getTime() + sendClaimMs(driver)),
+      } as never,
     });
     const updated = await tx.conversation.update({
       where: { id: row.id },
@@ -151,7 +156,19 @@ export async function sendMessage(db: TenantDb, tenantId: string, input: SendMes
     });
     return { conversation: updated, queued: message };
   });
+  return deliverQueuedMessage(db, tenantId, driver, conversation, queued);
+}
 
+/** How long a sender holds a message: the driver's timeout plus a minute for the final write. */
+export const sendClaimMs = (driver: ChannelDriver) => Math.max(120_000, driver.timeoutMs + 60_000);
+
+/**
+ * Hands a `queued` message (claimed by the caller) to the driver and records the outcome: `sent` or
+ * `failed`, the claim cleared, and `outbound.sent` / `outbound.failed`, in one transaction.
+ */
+export async function deliverQueuedMessage(
+  db: TenantDb, tenantId: string, driver: ChannelDriver, conversation: ConversationRow, queued: MessageRow,
+): Promise<Message> {
   let result: ChannelSendResult;
   try {
     result = await driver.send({
@@ -164,11 +181,17 @@ export async function sendMessage(db: TenantDb, tenantId: string, input: SendMes
     log.error("channel driver threw", { driver: driver.name, messageId: queued.id, error: err instanceof Error ? err.message : String(err) });
   }
   if (!result.ok) log.warn("outbound message failed", { driver: driver.name, messageId: queued.id, error: result.error });
+  return recordSendOutcome(db, driver.name, conversation, queued.id, result);
+}
 
+/** Ends a send: the message's final status with its event, and the sender's claim cleared. */
+export function recordSendOutcome(
+  db: TenantDb, driverName: string, conversation: ConversationRow, messageId: string, result: ChannelSendResult,
+): Promise<Message> {
   return db.$transaction(async (tx) => {
-    const row = await tx.message.update({ where: { id: queued.id }, data: { status: result.ok ? "sent" : "failed" } });
+    const row = await tx.message.update({ where: { id: messageId }, data: { status: result.ok ? "sent" : "failed", sendClaimedUntil: null } });
     const message = messageToWire(row);
-    const context = { conversation: conversationToWire(conversation), driver: driver.name };
+    const context = { conversation: conversationToWire(conversation), driver: driverName };
     if (result.ok) {
       await emitEvent(tx, "outbound.sent", { object: message, ...context, provider_message_id: result.providerMessageId ?? null });
     } else {

@@ -35,6 +35,8 @@ export async function startMount(kind: MountKind, env: Record<string, string | u
       LOG_LEVEL: "warn",
       NODE_ENV: "production",
       NEXT_TELEMETRY_DISABLED: "1",
+      // Its sweep would race tests/conversations' own sweeps for the messages they set up.
+      SEND_RECOVERY_INTERVAL_MS: "0",
       ...env,
     },
   });

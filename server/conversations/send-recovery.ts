@@ -1,0 +1,65 @@
+// Outbound messages whose sender died mid-send (a crash or restart between the driver call and the
+// final write) stay `queued` with a claim that runs out. This sweep claims those messages, sends
+// them again with the same message id (the http driver sends it as `Idempotency-Key`, so a provider
+// that got the first attempt can drop the second) and records the outcome like any send. A message
+// interrupted more than an hour ago is ended `failed` instead: a reply that late would confuse the
+// customer more than it helps.
+import { getDb } from "../db/client";
+import { scopeToTenant } from "../db/tenant-scope";
+import { getChannelDriver } from "../channels/channel-driver";
+import { log } from "../log";
+import { deliverQueuedMessage, recordSendOutcome, sendClaimMs } from "./conversations.service";
+
+export const MAX_RESEND_AGE_MS = 3_600_000;
+const BATCH = 20;
+
+// One statement claims a batch, so sweeps in several processes never take the same message.
+const CLAIM_SQL = `
+WITH due AS (
+  SELECT id FROM messages
+  WHERE send_claimed_until <= now() AND status = 'queued'
+  ORDER BY send_claimed_until
+  LIMIT $1::int
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE messages m SET send_claimed_until = now() + make_interval(secs => $2::int / 1000.0)
+FROM due WHERE m.id = due.id
+RETURNING m.id, m.tenant_id AS "tenantId", m.created_at AS "createdAt"`;
+
+/** One sweep: how many interrupted messages it resent or ended. */
+export async function resendInterruptedMessages(): Promise<number> {
+  const driver = getChannelDriver();
+  const db = await getDb();
+  const claimed = await db.$queryRawUnsafe<{ id: string; tenantId: string; createdAt: Date }[]>(CLAIM_SQL, BATCH, sendClaimMs(driver));
+  for (const { id, tenantId, createdAt } of claimed) {
+    const tenantDb = scopeToTenant(db, tenantId);
+    const message = await tenantDb.message.findFirst({ where: { id } });
+    const conversation = message && (await tenantDb.conversation.findFirst({ where: { id: message.conversationId } }));
+    if (!message || !conversation) continue; // deleted with its conversation meanwhile
+    if (Date.now() - createdAt.getTime() > MAX_RESEND_AGE_MS) {
+      log.warn("interrupted outbound message too old to send again; ending it failed", { messageId: id });
+      await recordSendOutcome(tenantDb, driver.name, conversation, id, { ok: false, error: "send interrupted; not sent again after 1 hour" });
+    } else {
+      log.warn("sending an interrupted outbound message again", { messageId: id, driver: driver.name });
+      await deliverQueuedMessage(tenantDb, tenantId, driver, conversation, message);
+    }
+  }
+  return claimed.length;
+}
+
+/** Runs the sweep every `SEND_RECOVERY_INTERVAL_MS` (default 30 s; 0 turns it off). Returns a stop function. */
+export function startSendRecovery(intervalMs = Number(process.env.SEND_RECOVERY_INTERVAL_MS ?? 30_000)): () => void {
+  if (!(intervalMs > 0)) return () => {};
+  let sweeping = false;
+  const timer = setInterval(() => {
+    if (sweeping) return;
+    sweeping = true;
+    resendInterruptedMessages()
+      .catch((err) => log.error("outbound send recovery failed", { error: err instanceof Error ? err.message : String(err) }))
+      .finally(() => {
+        sweeping = false;
+      });
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
