@@ -13,22 +13,32 @@ import { refusedRecently, rememberRefusal } from "./ratelimit/recent-refusals";
 
 export type DashboardIdentity = { userId: string; tenantId: string; role: "owner" | "admin" | "member"; email?: string };
 
+/** What a procedure reads of the request's headers: Fetch's `Headers`, or the REST bridge's reader over them. */
+export type HeaderReader = { get(name: string): string | null };
+/** Where a procedure adds response headers (Fetch's `Headers` on the tRPC endpoint, a plain map on the REST bridge). */
+export type HeaderWriter = { set(name: string, value: string): void };
+
 export type RequestContext = {
-  /** `rest`: the /api/v1 bridge with API keys; `trpc`: the dashboard with a signed-in user. */
-  transport: "rest" | "trpc";
-  headers: Headers;
   requestId: string;
   /** Headers a procedure adds to its response (rate-limit headers, for instance). */
-  resHeaders: Headers;
+  resHeaders: HeaderWriter;
   /**
    * The response a procedure may shape beyond its data: a success status overriding
    * `meta.successStatus` (e.g. 200 for a create that found the existing row). An object, because
    * tRPC copies the context between middlewares and the bridge must see what the handler set.
    */
   response: { status?: number };
-  /** Resolves the signed-in dashboard user and their active tenant (set by the tRPC route). */
-  dashboardIdentity?: () => Promise<DashboardIdentity | null>;
-};
+} & (
+  /** The /api/v1 bridge, with API keys. */
+  | { transport: "rest"; headers: HeaderReader }
+  /** The dashboard's tRPC endpoint, with a signed-in user. */
+  | {
+      transport: "trpc";
+      headers: Headers;
+      /** Resolves the signed-in dashboard user and their active tenant. */
+      dashboardIdentity: () => Promise<DashboardIdentity | null>;
+    }
+);
 
 /** `successStatus` documents and answers a create's 201 (a procedure may still set `ctx.response.status`). */
 export type ProcedureMeta = OpenApiMeta<{ successStatus?: 200 | 201 }>;
@@ -80,7 +90,7 @@ async function identify(ctx: RequestContext): Promise<{ principal: Principal; de
       decision: counted ? early : limitApiRequest({ keyId: key.id, tenantId: key.tenantId }),
     };
   }
-  const identity = await ctx.dashboardIdentity?.();
+  const identity = await ctx.dashboardIdentity();
   if (!identity) throw new AppError("unauthorized", "sign in to continue");
   return {
     principal: { kind: "user", tenantId: identity.tenantId, userId: identity.userId, role: identity.role, email: identity.email },

@@ -1,5 +1,7 @@
-// The /api/v1 REST contract over the tRPC router: a plain `(Request) => Promise<Response>` that any
-// host can mount (a Next route file, or the lean node:http front). Routes come from each
+// The /api/v1 REST contract over the tRPC router: `answerRestRequest` takes a request as any server
+// has it (method, target, headers, body chunks) and gives back the complete answer. The Next route
+// file mounts it as a Fetch handler (`handleRestRequest`); the lean front calls it straight from
+// node:http (server/http/node-rest.ts), without building Fetch objects per request. Routes come from each
 // procedure's trpc-to-openapi `openapi` meta; the table is built once per process.
 //
 // It replaces trpc-to-openapi's own fetch adapter, whose behaviour breaks this contract: it rebuilds
@@ -11,7 +13,7 @@ import { forEachOpenApiProcedure, getPathRegExp, normalizePath } from "trpc-to-o
 import { AppError, badRequest, errorBody, notFound, toAppError } from "../errors";
 import { log } from "../log";
 import { appRouter } from "../router";
-import { createCallerFactory, type ProcedureMeta, type RequestContext } from "../trpc";
+import { createCallerFactory, type HeaderReader, type ProcedureMeta, type RequestContext } from "../trpc";
 import { getOpenApiDocument } from "./openapi";
 
 export const API_BASE_PATH = "/api/v1";
@@ -87,27 +89,35 @@ function queryInput(url: URL, route: Route): Record<string, unknown> {
   return input;
 }
 
-async function readBody(req: Request): Promise<string> {
+/** What the REST contract reads of a request, whichever server received it. */
+export type RestRequest = {
+  method: string;
+  /** The request target: a path with its query ("/api/v1/offerings?limit=20") or an absolute URL. */
+  target: string;
+  /** Headers as Fetch reads them: case-insensitive, a repeated header's values joined by ", ". */
+  headers: HeaderReader;
+  /** The body's bytes, chunk by chunk; the bridge stops reading (and calls `return`) past 1 MiB. */
+  body: AsyncIterable<Uint8Array> | null;
+};
+/** The answer, always complete JSON text (or none): the server writes it in one go with its length. */
+export type RestAnswer = { status: number; headers: Record<string, string>; body: string };
+
+async function readBody(req: RestRequest): Promise<string> {
   const declared = Number(req.headers.get("content-length") ?? "0");
   if (declared > MAX_BODY_BYTES) throw new AppError("bad_request", "request body exceeds 1 MiB", { status: 413 });
   if (!req.body) return "";
-  const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel();
-      throw new AppError("bad_request", "request body exceeds 1 MiB", { status: 413 });
-    }
-    chunks.push(value);
+  for await (const chunk of req.body) {
+    size += chunk.byteLength;
+    // Leaving the loop early ends the iterator: the rest of the body is discarded unread.
+    if (size > MAX_BODY_BYTES) throw new AppError("bad_request", "request body exceeds 1 MiB", { status: 413 });
+    chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString("utf8");
 }
 
-async function bodyInput(req: Request, route: Route): Promise<Record<string, unknown>> {
+async function bodyInput(req: RestRequest, route: Route): Promise<Record<string, unknown>> {
   const contentType = req.headers.get("content-type") ?? "";
   if (!/^application\/json\s*(;|$)/i.test(contentType)) {
     throw badRequest(`content-type must be application/json (got ${contentType ? `'${contentType.slice(0, 100)}'` : "none"})`);
@@ -149,33 +159,34 @@ function findNulCharacter(value: unknown, path: string): string | null {
   return null;
 }
 
-function json(status: number, body: unknown, headers: Headers): Response {
-  headers.set("content-type", "application/json");
-  return new Response(JSON.stringify(body), { status, headers });
+function json(status: number, body: unknown, headers: Record<string, string>): RestAnswer {
+  headers["content-type"] = "application/json";
+  return { status, headers, body: JSON.stringify(body) };
 }
 
 /** Answers one /api/v1 request. Never throws: every failure is an error envelope. */
-export async function handleRestRequest(req: Request): Promise<Response> {
+export async function answerRestRequest(req: RestRequest): Promise<RestAnswer> {
   const incomingId = req.headers.get("x-request-id");
   const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : randomUUID();
-  const resHeaders = new Headers({ "x-request-id": requestId });
-  const url = new URL(req.url);
+  const headers: Record<string, string> = { "x-request-id": requestId };
+  const url = new URL(req.target, "http://localhost");
   const method = req.method.toUpperCase();
   const path = normalizePath(url.pathname.startsWith(API_BASE_PATH) ? url.pathname.slice(API_BASE_PATH.length) : url.pathname);
 
   try {
-    if (method === "GET" && path === "/openapi.json") return json(200, getOpenApiDocument(), resHeaders);
+    if (method === "GET" && path === "/openapi.json") return json(200, getOpenApiDocument(), headers);
     const found = match(method, path);
     if (!found) throw new AppError("not_found", `no endpoint ${method} ${API_BASE_PATH}${path === "/" ? "" : path}`);
     const { route, params } = found;
     const input = method === "GET" || method === "DELETE" ? queryInput(url, route) : await bodyInput(req, route);
     Object.assign(input, params);
 
+    const resHeaders = { set: (name: string, value: string) => void (headers[name.toLowerCase()] = value) };
     const ctx: RequestContext = { transport: "rest", headers: req.headers, requestId, resHeaders, response: {} };
     const caller: any = createCaller(ctx);
     const procedure = route.procedurePath.reduce((node, segment) => node[segment], caller);
     const data = await procedure(input);
-    return json(ctx.response.status ?? route.successStatus, data, resHeaders);
+    return json(ctx.response.status ?? route.successStatus, data, headers);
   } catch (err) {
     let error = toAppError(err);
     // A malformed id in the path addresses nothing visible: the same 404 as a missing row.
@@ -184,7 +195,30 @@ export async function handleRestRequest(req: Request): Promise<Response> {
       const cause = error.cause ?? err;
       log.error("unhandled error", { requestId, method, path, error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) });
     }
-    for (const [name, value] of Object.entries(error.headers ?? {})) resHeaders.set(name, value);
-    return json(error.status, errorBody(error), resHeaders);
+    for (const [name, value] of Object.entries(error.headers ?? {})) headers[name.toLowerCase()] = value;
+    return json(error.status, errorBody(error), headers);
   }
+}
+
+/** A Fetch body chunk by chunk; a reader that stops early cancels the rest. */
+async function* streamChunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const reader = stream.getReader();
+  let done = false;
+  try {
+    for (;;) {
+      const next = await reader.read();
+      if (next.done) break;
+      yield next.value;
+    }
+    done = true;
+  } finally {
+    if (!done) await reader.cancel().catch(() => {});
+  }
+}
+
+/** The REST contract as a Fetch handler (the app-router route file mounts it). */
+export async function handleRestRequest(req: Request): Promise<Response> {
+  const body = req.body ? streamChunks(req.body) : null;
+  const answer = await answerRestRequest({ method: req.method, target: req.url, headers: req.headers, body });
+  return new Response(answer.body, { status: answer.status, headers: answer.headers });
 }

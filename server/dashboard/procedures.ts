@@ -7,8 +7,8 @@ type UserPrincipal = Extract<Principal, { kind: "user" }>;
 
 /** Any signed-in member of the active tenant (read access). */
 export const memberProcedure = tenantProcedure("read").use(({ ctx, next }) => {
-  if (ctx.principal.kind !== "user") throw new AppError("forbidden", "dashboard procedures need a signed-in user");
-  return next({ ctx: { ...ctx, user: ctx.principal as UserPrincipal } });
+  if (ctx.principal.kind !== "user" || ctx.transport !== "trpc") throw new AppError("forbidden", "dashboard procedures need a signed-in user");
+  return next({ ctx: { ...ctx, user: ctx.principal as UserPrincipal, headers: ctx.headers } });
 });
 
 /** Owners and admins: everything that changes keys, subscriptions, the CRM connection, members. */

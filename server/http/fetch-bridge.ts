@@ -1,4 +1,4 @@
-// node:http <-> Fetch conversion for the lean front. Bodies stream in both directions (the request
+// node:http <-> Fetch conversion for the lean front's Fetch handlers (tRPC, Inngest). Bodies stream in both directions (the request
 // body is read by the handler straight from the socket; the response body is written chunk by
 // chunk with backpressure), so nothing is buffered twice.
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -47,35 +47,31 @@ function lazyBodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
 }
 
 /**
- * A Fetch Request over a node request. `origin` is used when the client sent no Host header.
- * `abortable` gives it a signal that fires when the client goes away (long polls, streams); it
- * costs a listener per request, so handlers that never look at the signal go without.
+ * A Fetch Request over a node request. `origin` is used when the client sent no Host header. Its
+ * signal fires when the client goes away (long polls, streams).
  */
-export function toFetchRequest(req: IncomingMessage, res: ServerResponse, origin: string, abortable = true): Request {
+export function toFetchRequest(req: IncomingMessage, res: ServerResponse, origin: string): Request {
+  // From node's parsed headers, as Next builds its route handlers' requests (see node-rest.ts).
   const headers = new Headers();
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) {
+  for (const [name, value] of Object.entries(req.headers)) {
     // HTTP/2 pseudo-headers (":path") are not valid Fetch header names.
-    if (raw[i].charCodeAt(0) !== 58) headers.append(raw[i], raw[i + 1]);
+    if (value === undefined || name.charCodeAt(0) === 58) continue;
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else headers.set(name, value);
   }
   const host = req.headers.host;
   const url = host ? `http://${host}${req.url ?? "/"}` : `${origin}${req.url ?? "/"}`;
   const method = req.method ?? "GET";
   const hasBody = method !== "GET" && method !== "HEAD";
-
-  let signal: AbortSignal | undefined;
-  if (abortable) {
-    const abort = new AbortController();
-    res.once("close", () => {
-      if (!res.writableFinished) abort.abort();
-    });
-    signal = abort.signal;
-  }
+  const abort = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) abort.abort();
+  });
 
   return new Request(url, {
     method,
     headers,
-    signal,
+    signal: abort.signal,
     ...(hasBody ? { body: lazyBodyStream(req), duplex: "half" } : {}),
   } as RequestInit);
 }

@@ -3,7 +3,6 @@
 // app-router route files mount, so both fronts behave identically; this one skips Next's
 // per-request route machinery (about 1 ms of CPU per request) on the hot API paths.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { handleRestRequest } from "../api/rest-bridge";
 import { handleTrpcRequest } from "../api/trpc-handler";
 import { handleInngestRequest } from "../webhooks/inngest-engine";
 // As in app/api/trpc/[trpc]/route.ts: lets dashboard procedures resolve the signed-in user.
@@ -11,6 +10,7 @@ import "../dashboard/register";
 import { AppError, errorBody, MESSAGES } from "../errors";
 import { log } from "../log";
 import { sendFetchResponse, toFetchRequest } from "./fetch-bridge";
+import { answerRestFromNode } from "./node-rest";
 
 export type FetchHandler = (req: Request) => Promise<Response>;
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -45,10 +45,10 @@ function pathnameOf(url: string | undefined): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
-async function answerWithFetchHandler(mount: Mount, handler: FetchHandler, req: IncomingMessage, res: ServerResponse, origin: string) {
+/** Runs a mounted handler; a failure it did not turn into a response answers a generic 500. */
+async function answerWith(answer: () => Promise<void>, req: IncomingMessage, res: ServerResponse) {
   try {
-    // The REST bridge never reads the abort signal (every call is one short request/response).
-    await sendFetchResponse(res, await handler(toFetchRequest(req, res, origin, mount !== "rest")));
+    await answer();
   } catch (err) {
     // The shared handlers turn every failure into a response; reaching here is a transport failure.
     log.error("lean front: handler failed", { path: pathnameOf(req.url), error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
@@ -62,15 +62,17 @@ async function answerWithFetchHandler(mount: Mount, handler: FetchHandler, req: 
 }
 
 export function createLeanServer(options: LeanServerOptions): Server {
-  const handlers: Record<Exclude<Mount, "next">, FetchHandler> = {
-    rest: handleRestRequest,
-    trpc: handleTrpcRequest,
-    inngest: handleInngestRequest,
+  // The REST bridge answers node:http directly; the other two are Fetch handlers.
+  const fetchHandler = (handler: FetchHandler) => (req: IncomingMessage, res: ServerResponse) => async () =>
+    sendFetchResponse(res, await handler(toFetchRequest(req, res, options.origin)));
+  const handlers: Record<Exclude<Mount, "next">, (req: IncomingMessage, res: ServerResponse) => () => Promise<void>> = {
+    rest: (req, res) => () => answerRestFromNode(req, res),
+    trpc: fetchHandler(handleTrpcRequest),
+    inngest: fetchHandler(handleInngestRequest),
   };
   return createServer((req, res) => {
     const mount = mountFor(pathnameOf(req.url));
-    const handler = mount === "next" ? undefined : handlers[mount];
-    if (handler) void answerWithFetchHandler(mount, handler, req, res, options.origin);
+    if (mount !== "next") void answerWith(handlers[mount](req, res), req, res);
     else void Promise.resolve(options.next(req, res)).catch((err) => {
       log.error("lean front: next handler failed", { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
       if (!res.headersSent) res.writeHead(500).end();
