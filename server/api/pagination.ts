@@ -94,19 +94,18 @@ export type SqlList = {
  * `where` narrows the list (never the cursor row: a row soft-deleted after it was handed out as
  * a cursor still continues the list).
  */
-export function sqlList(spec: { name: string; table: string; select: string; sortColumn: string; direction: "asc" | "desc"; where?: string }): SqlList {
+export function sqlList(spec: { table: string; select: string; sortColumn: string; direction: "asc" | "desc"; where?: string }): SqlList {
   const dir = spec.direction === "desc" ? "DESC" : "ASC";
   const beyond = spec.direction === "desc" ? "<" : ">";
   const filter = spec.where ? ` AND ${spec.where}` : "";
   const head = `SELECT ${spec.select} FROM ${spec.table} t WHERE t.tenant_id = $1::uuid${filter}`;
   const order = `ORDER BY t.${spec.sortColumn} ${dir}, t.id ${dir} LIMIT $2`;
   return {
-    first: { name: `${spec.name}_first`, text: `${head} ${order}` },
+    first: { text: `${head} ${order}` },
     after: {
-      name: `${spec.name}_after`,
       text: `${head} AND (t.${spec.sortColumn}, t.id) ${beyond} (SELECT c.${spec.sortColumn}, c.id FROM ${spec.table} c WHERE c.tenant_id = $1::uuid AND c.id = $3::uuid) ${order}`,
     },
-    cursorExists: { name: `${spec.name}_cursor`, text: `SELECT 1 FROM ${spec.table} c WHERE c.tenant_id = $1::uuid AND c.id = $2::uuid` },
+    cursorExists: { text: `SELECT 1 FROM ${spec.table} c WHERE c.tenant_id = $1::uuid AND c.id = $2::uuid` },
   };
 }
 

@@ -94,7 +94,7 @@ export type RestRequest = {
   method: string;
   /** The request target: a path with its query ("/api/v1/offerings?limit=20") or an absolute URL. */
   target: string;
-  /** Headers as Fetch reads them: case-insensitive, a repeated header's values joined by ", ". */
+  /** Case-insensitive header lookup, as the mounting server parsed the headers (node's rules on both fronts). */
   headers: HeaderReader;
   /** The body's bytes, chunk by chunk; the bridge stops reading (and calls `return`) past 1 MiB. */
   body: AsyncIterable<Uint8Array> | null;
@@ -200,25 +200,9 @@ export async function answerRestRequest(req: RestRequest): Promise<RestAnswer> {
   }
 }
 
-/** A Fetch body chunk by chunk; a reader that stops early cancels the rest. */
-async function* streamChunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const reader = stream.getReader();
-  let done = false;
-  try {
-    for (;;) {
-      const next = await reader.read();
-      if (next.done) break;
-      yield next.value;
-    }
-    done = true;
-  } finally {
-    if (!done) await reader.cancel().catch(() => {});
-  }
-}
-
 /** The REST contract as a Fetch handler (the app-router route file mounts it). */
 export async function handleRestRequest(req: Request): Promise<Response> {
-  const body = req.body ? streamChunks(req.body) : null;
-  const answer = await answerRestRequest({ method: req.method, target: req.url, headers: req.headers, body });
+  // Leaving its iteration early (a body over the limit) cancels the rest of the stream.
+  const answer = await answerRestRequest({ method: req.method, target: req.url, headers: req.headers, body: req.body });
   return new Response(answer.body, { status: answer.status, headers: answer.headers });
 }

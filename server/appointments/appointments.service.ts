@@ -58,7 +58,6 @@ function assertEndAfterStart(start: Date, end: Date) {
 
 /** The list, in prepared SQL answering wire-shaped rows: any page, however deep, is one indexed query. */
 const APPOINTMENTS_LIST = sqlList({
-  name: "appointments_list",
   table: "appointments",
   select: `t.id, t.customer_name, t.customer_phone, t.customer_email, ${isoText("scheduled_start")} AS scheduled_start,
     ${isoText("scheduled_end")} AS scheduled_end, t.status, t.conversation_id, t.lead_id, t.offering_id, t.location_text,

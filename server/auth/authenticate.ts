@@ -10,7 +10,6 @@ export type AuthenticatedKey = { id: string; tenantId: string; scopes: string[] 
 type KeyRow = { id: string; tenant_id: string; scopes: string[]; salt: string; hash: string; revoked: boolean };
 // Every API request runs it: a prepared statement on the unique prefix index, not a Prisma query.
 const KEY_BY_PREFIX = {
-  name: "api_key_by_prefix",
   text: "SELECT id, tenant_id, scopes, salt, hash, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE prefix = $1",
 };
 

@@ -16,11 +16,11 @@ export type Db = PrismaClient;
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
 
 /**
- * A prepared SQL statement: PostgreSQL parses and plans it once per connection (`name` names it in
- * logs and tests; the driver keys its prepared statements by the text). Hot read paths use these instead of the Prisma client, whose
- * per-query work costs more CPU than the query itself (see docs/architecture.md, "Hot paths").
+ * A prepared SQL statement: PostgreSQL parses and plans it once per connection (the driver keys it
+ * by its text). Hot read paths use these instead of the Prisma client, whose per-query work costs
+ * more CPU than the query itself (see docs/architecture.md, "Hot paths").
  */
-export type Statement = { name: string; text: string };
+export type Statement = { text: string };
 /**
  * Runs a statement; rows come back with the column names of the SQL. Only json/jsonb, arrays,
  * booleans, integers and text are converted (the SQL formats timestamps, dates and numerics as

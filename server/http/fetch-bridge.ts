@@ -1,6 +1,6 @@
-// node:http <-> Fetch conversion for the lean front's Fetch handlers (tRPC, Inngest). Bodies stream in both directions (the request
-// body is read by the handler straight from the socket; the response body is written chunk by
-// chunk with backpressure), so nothing is buffered twice.
+// node:http <-> Fetch conversion for the lean front's Fetch handlers (tRPC, Inngest). Bodies stream
+// in both directions (the request body is read by the handler straight from the socket; the
+// response body is written chunk by chunk with backpressure), so nothing is buffered twice.
 import type { IncomingMessage, ServerResponse } from "node:http";
 
 /**

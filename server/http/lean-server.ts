@@ -46,9 +46,9 @@ function pathnameOf(url: string | undefined): string {
 }
 
 /** Runs a mounted handler; a failure it did not turn into a response answers a generic 500. */
-async function answerWith(answer: () => Promise<void>, req: IncomingMessage, res: ServerResponse) {
+async function answerWith(handler: NodeHandler, req: IncomingMessage, res: ServerResponse) {
   try {
-    await answer();
+    await handler(req, res);
   } catch (err) {
     // The shared handlers turn every failure into a response; reaching here is a transport failure.
     log.error("lean front: handler failed", { path: pathnameOf(req.url), error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
@@ -63,16 +63,16 @@ async function answerWith(answer: () => Promise<void>, req: IncomingMessage, res
 
 export function createLeanServer(options: LeanServerOptions): Server {
   // The REST bridge answers node:http directly; the other two are Fetch handlers.
-  const fetchHandler = (handler: FetchHandler) => (req: IncomingMessage, res: ServerResponse) => async () =>
+  const fetchHandler = (handler: FetchHandler): NodeHandler => async (req, res) =>
     sendFetchResponse(res, await handler(toFetchRequest(req, res, options.origin)));
-  const handlers: Record<Exclude<Mount, "next">, (req: IncomingMessage, res: ServerResponse) => () => Promise<void>> = {
-    rest: (req, res) => () => answerRestFromNode(req, res),
+  const handlers: Record<Exclude<Mount, "next">, NodeHandler> = {
+    rest: answerRestFromNode,
     trpc: fetchHandler(handleTrpcRequest),
     inngest: fetchHandler(handleInngestRequest),
   };
   return createServer((req, res) => {
     const mount = mountFor(pathnameOf(req.url));
-    if (mount !== "next") void answerWith(handlers[mount](req, res), req, res);
+    if (mount !== "next") void answerWith(handlers[mount], req, res);
     else void Promise.resolve(options.next(req, res)).catch((err) => {
       log.error("lean front: next handler failed", { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
       if (!res.headersSent) res.writeHead(500).end();

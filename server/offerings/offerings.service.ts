@@ -46,7 +46,6 @@ function toColumns(input: Partial<CreateOfferingInput>): Record<string, unknown>
 
 /** The list, in prepared SQL answering wire-shaped rows (it is the API's hottest read). */
 const OFFERINGS_LIST = sqlList({
-  name: "offerings_list",
   table: "offerings",
   select: `t.id, t.external_id, t.reference_number, t.title, t.title_ar, t.description, t.description_ar,
     t.attributes, trim_scale(t.price)::text AS price, t.price_currency, t.address, t.photos, t.status,
