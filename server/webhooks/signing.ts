@@ -1,7 +1,8 @@
-// Subscription secrets and the signatures of a delivery. The HMAC key of both signatures is the
-// UTF-8 bytes of the whole secret string (`whsec_` + 48 hex), as DECISIONS.md fixes for
-// `x-webhook-signature`. The Standard Webhooks library decodes base64 after `whsec_` by default,
-// so its users pass `{ format: "raw" }` (or base64 of the whole secret): same key, one secret.
+// Subscription secrets and the signatures of a delivery. One secret (`whsec_` + 48 hex), two keys:
+// `x-webhook-signature` is keyed with the UTF-8 bytes of the whole secret string (the original
+// contract), `webhook-signature` as the Standard Webhooks specification prescribes, with the base64
+// decoding of the part after `whsec_` (48 hex digits are valid base64: 36 bytes), so any stock
+// verifier (`new Webhook(secret)`, no options) accepts our deliveries.
 import { createHmac, randomBytes } from "node:crypto";
 
 export const SECRET_PREFIX_LENGTH = 12;
@@ -12,6 +13,9 @@ export const secretPrefix = (secret: string) => secret.slice(0, SECRET_PREFIX_LE
 /** `x-webhook-signature`: lowercase hex HMAC-SHA256 of the raw body bytes. */
 export const signBody = (secret: string, body: string) => createHmac("sha256", secret).update(body, "utf8").digest("hex");
 
+/** The Standard Webhooks key of a secret: the base64 decoding of what follows `whsec_`. */
+export const standardWebhookKey = (secret: string) => Buffer.from(secret.slice("whsec_".length), "base64");
+
 /** `webhook-signature` of Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`. */
 export const standardWebhookSignature = (secret: string, id: string, timestampSeconds: number, body: string) =>
-  `v1,${createHmac("sha256", secret).update(`${id}.${timestampSeconds}.${body}`, "utf8").digest("base64")}`;
+  `v1,${createHmac("sha256", standardWebhookKey(secret)).update(`${id}.${timestampSeconds}.${body}`, "utf8").digest("base64")}`;
