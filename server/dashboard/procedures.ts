@@ -11,10 +11,15 @@ export const memberProcedure = tenantProcedure("read").use(({ ctx, next }) => {
   return next({ ctx: { ...ctx, user: ctx.principal as UserPrincipal, headers: ctx.headers } });
 });
 
+function ownersAndAdmins(refusal: (role: string) => string) {
+  return memberProcedure.use(({ ctx, next }) => {
+    if (!MANAGER_ROLES.includes(ctx.user.role)) throw new AppError("forbidden", refusal(ctx.user.role));
+    return next();
+  });
+}
+
 /** Owners and admins: everything that changes keys, subscriptions, the CRM connection, members. */
-export const managerProcedure = memberProcedure.use(({ ctx, next }) => {
-  if (!MANAGER_ROLES.includes(ctx.user.role)) {
-    throw new AppError("forbidden", `role '${ctx.user.role}' cannot make changes; an owner or admin can`);
-  }
-  return next();
-});
+export const managerProcedure = ownersAndAdmins((role) => `role '${role}' cannot make changes; an owner or admin can`);
+
+/** Reads meant for owners and admins only (the dead-letter alerts). */
+export const managerReadProcedure = ownersAndAdmins((role) => `role '${role}' cannot see this; an owner or admin can`);

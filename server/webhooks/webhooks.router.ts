@@ -1,8 +1,9 @@
 // Dashboard procedures for webhooks (tRPC only: replay and subscription management are not part of
-// the REST API). Reads are open to every member; changes need an owner or admin.
+// the REST API). Reads are open to every member; changes need an owner or admin. Dead-letter
+// notifications are for owners and admins only (seeing them and marking them read).
 import { z } from "zod";
 import { router } from "../trpc";
-import { managerProcedure, memberProcedure } from "../dashboard/procedures";
+import { managerProcedure, managerReadProcedure, memberProcedure } from "../dashboard/procedures";
 import { actorOf } from "../auth/principal";
 import { EVENT_TYPES } from "../events/catalog";
 import {
@@ -58,12 +59,12 @@ export const webhooksRouter = router({
     .output(deliverySchema)
     .mutation(({ ctx, input }) => sendTestEvent(ctx.db, input.subscription_id)),
 
-  listNotifications: memberProcedure
+  listNotifications: managerReadProcedure
     .input(listNotificationsInput)
     .output(notificationListSchema)
     .query(({ ctx, input }) => listNotifications(ctx.db, input)),
 
-  markNotificationRead: memberProcedure
+  markNotificationRead: managerProcedure
     .input(idInput)
     .output(notificationSchema)
     .mutation(({ ctx, input }) => markNotificationRead(ctx.db, input.id)),

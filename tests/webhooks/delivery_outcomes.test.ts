@@ -110,7 +110,7 @@ describe("embedded delivery engine", () => {
       expect(gap).toBeLessThan(DELAYS[n] + 300); // slack for a loaded CI machine
     }
     expect(dead.response_body).toBe("answer 503");
-    const notes = await dashboardCaller(tenantId, "member").webhooks.listNotifications({});
+    const notes = await dashboardCaller(tenantId, "admin").webhooks.listNotifications({});
     expect(notes.data).toHaveLength(1);
     expect(notes.data[0]).toMatchObject({ kind: "webhook.dead_letter", data: { delivery_id: dead.id, event_id: dead.event_id, cycle: 1 } });
 
