@@ -49,8 +49,9 @@ for mount in "${mounts[@]}"; do
     *) echo "unknown mount '$mount' (lean or next)" >&2; exit 2 ;;
   esac
   echo "[test-mounts] $mount: starting on 127.0.0.1:$port (log: $log)"
-  # The server applies pending migrations on open; the demo seed stays off.
-  HOST=127.0.0.1 PORT=$port NODE_ENV=production DEMO_SEED=0 LOG_LEVEL=warn "${cmd[@]}" >"$log" 2>&1 &
+  # The server applies pending migrations on open; the demo seed stays off; the tests' fake CRM
+  # listens on 127.0.0.1, which only the development allowance for loopback targets lets it call.
+  HOST=127.0.0.1 PORT=$port NODE_ENV=production DEMO_SEED=0 LOG_LEVEL=warn WEBHOOK_ALLOW_LOOPBACK=1 "${cmd[@]}" >"$log" 2>&1 &
   server_pid=$!
   if ! node -e '
     const url = process.argv[1], deadline = Date.now() + 120000;

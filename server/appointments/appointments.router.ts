@@ -20,7 +20,7 @@ export const appointmentsRouter = router({
     .mutation(({ ctx, input }) => createAppointment(ctx.db, input)),
 
   update: tenantProcedure("appointments:write")
-    .meta({ openapi: { method: "PATCH", path: "/appointments/{id}", tags: TAGS, summary: "Reschedule, cancel or complete an appointment", description: "`cancelled` and `completed` are terminal: changing such an appointment is a 409. Emits `booking.rescheduled`, `booking.cancelled` or `booking.completed`.", protect: true } })
+    .meta({ openapi: { method: "PATCH", path: "/appointments/{id}", tags: TAGS, summary: "Reschedule, cancel or complete an appointment", description: "`cancelled` and `completed` are terminal: changing such an appointment is a 409. Emits `booking.rescheduled`, `booking.cancelled` or `booking.completed`.", protect: true, errorResponses: [409] } })
     .input(updateAppointmentInput)
     .output(appointmentSchema)
     .mutation(({ ctx, input }) => updateAppointment(ctx.db, ctx.tenantId, input)),

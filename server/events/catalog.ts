@@ -121,7 +121,7 @@ export function toEnvelope(row: { id: string; type: string; createdAt: Date; ten
   return { id: eventWireId(row.id), event: row.type, created_at: row.createdAt.toISOString(), tenant_id: row.tenantId, data: row.data };
 }
 
-const FIRES_WHEN: Record<EventType, string> = {
+export const FIRES_WHEN: Record<EventType, string> = {
   "lead.created": "a lead is created (agent or `POST /leads`)",
   "lead.updated": "a lead changes (`PATCH /leads/{id}`)",
   "lead.qualified": "a lead's status leaves `new` (once); `data.messages` holds the conversation's last 10 messages, oldest first",

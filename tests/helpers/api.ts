@@ -9,6 +9,7 @@ import { createTenant } from "../../server/tenants/tenants";
 import { handleRestRequest } from "../../server/api/rest-bridge";
 import { appRouter } from "../../server/router";
 import { createCallerFactory } from "../../server/trpc";
+import { contractMismatch } from "./openapi-contract";
 
 export const ALL_SCOPES = [...SCOPES] as Scope[];
 
@@ -35,6 +36,11 @@ export async function call(
     parsed = text ? JSON.parse(text) : undefined;
   } catch {
     parsed = undefined;
+  }
+  // Every answer an API test receives must be one the OpenAPI document describes.
+  if (process.env.API_CONTRACT_CHECK === "1") {
+    const mismatch = contractMismatch(method, path, res.status, parsed);
+    if (mismatch) throw new Error(`the API contradicts its OpenAPI document: ${mismatch}`);
   }
   return { status: res.status, body: parsed, text, headers: res.headers };
 }
