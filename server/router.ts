@@ -9,6 +9,7 @@ import { dashboardRouter } from "./dashboard/dashboard.router";
 import { analyticsRouter } from "./analytics/analytics.router";
 import { webhooksRouter } from "./webhooks/webhooks.router";
 import { crmRouter } from "./crm/crm.router";
+import { eventsRouter } from "./events/events.router";
 
 export const appRouter = router({
   offerings: offeringsRouter,
@@ -19,6 +20,7 @@ export const appRouter = router({
   analytics: analyticsRouter,
   webhooks: webhooksRouter,
   crm: crmRouter,
+  events: eventsRouter,
 });
 
 export type AppRouter = typeof appRouter;

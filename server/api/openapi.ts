@@ -13,6 +13,7 @@ import { analyticsExamples } from "../analytics/analytics.examples";
 import { appointmentsExamples } from "../appointments/appointments.examples";
 import { conversationsExamples } from "../conversations/conversations.examples";
 import { crmExamples } from "../crm/crm.examples";
+import { eventsExamples } from "../events/events.examples";
 import { leadsExamples } from "../leads/leads.examples";
 import { offeringsExamples } from "../offerings/offerings.examples";
 import type { OperationExamples } from "./examples";
@@ -25,6 +26,7 @@ export const OPERATION_EXAMPLES: OperationExamples = {
   ...leadsExamples,
   ...analyticsExamples,
   ...crmExamples,
+  ...eventsExamples,
 };
 
 const ERROR_CODES = ["unauthorized", "forbidden", "rate_limited", "bad_request", "not_found", "conflict", "internal_error"];

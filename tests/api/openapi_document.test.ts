@@ -42,4 +42,19 @@ describe("GET /api/v1/openapi.json", () => {
     expect(listParams).toEqual(expect.arrayContaining(["limit", "cursor"]));
     expect(doc.components.schemas.Offering.required).toEqual(expect.arrayContaining(["id", "title", "price", "price_currency", "photos"]));
   });
+
+  it("bearer_applies_globally_and_no_schema_describes_a_body_the_api_never_sends", async () => {
+    const doc = (await call("GET", "/openapi.json")).body;
+    expect(doc.security).toEqual([{ bearerAuth: [] }]);
+    expect(Object.keys(doc.components.schemas).filter((name) => name.startsWith("error."))).toEqual([]);
+    for (const item of Object.values(doc.paths as Record<string, Record<string, any>>)) {
+      for (const op of Object.values(item)) {
+        expect(op.responses["503"].headers["Retry-After"]).toBeDefined();
+        for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+          if (Number(status) >= 400) expect(response.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ErrorEnvelope" });
+        }
+      }
+    }
+    expect(doc.paths["/appointments/{id}"].patch.responses["409"]).toBeDefined();
+  });
 });

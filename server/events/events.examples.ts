@@ -1,0 +1,10 @@
+// Examples for the OpenAPI document (see server/api/examples.ts).
+import type { OperationExamples } from "../api/examples";
+import { exampleEnvelope } from "./examples";
+
+export const eventsExamples: OperationExamples = {
+  "GET /events": {
+    query: { limit: 20, type: "booking.created" },
+    response: { data: [exampleEnvelope("booking.created")], next_cursor: null, has_more: false },
+  },
+};
