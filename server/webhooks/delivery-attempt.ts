@@ -19,6 +19,8 @@ export type DeliveryTarget = {
   status: string;
   target_url: string;
   secret_encrypted: string;
+  /** The secret a roll replaced, while it still signs (null otherwise). */
+  previous_secret_encrypted: string | null;
   event_id: string;
   event_type: string;
   event_data: unknown;
@@ -28,6 +30,7 @@ export type DeliveryTarget = {
 /** Columns selected by every query that produces a DeliveryTarget (`d` deliveries, `s` subscriptions, `e` events). */
 export const TARGET_COLUMNS = `d.id::text AS delivery_id, d.tenant_id::text AS tenant_id, d.subscription_id::text AS subscription_id,
   d.cycle, d.attempt_count, d.status, s.target_url, s.secret_encrypted,
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_encrypted END AS previous_secret_encrypted,
   e.id::text AS event_id, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at`;
 
 export type AttemptResult = {
@@ -94,6 +97,7 @@ export async function attemptDelivery(db: PrismaClient, target: DeliveryTarget):
     sent = await sendWebhook({
       url: target.target_url,
       secret: openSecret(target.secret_encrypted),
+      previousSecret: target.previous_secret_encrypted ? openSecret(target.previous_secret_encrypted) : null,
       body: JSON.stringify(envelope),
       eventId: envelope.id,
       eventType: envelope.event,

@@ -10,6 +10,8 @@ import { RESPONSE_BODY_LIMIT } from "./retry-ladder";
 export type SendInput = {
   url: string;
   secret: string;
+  /** The secret a roll replaced, during its overlap: every signature header then carries one signature per secret. */
+  previousSecret?: string | null;
   /** The event's envelope as JSON text: the exact bytes signed and sent. */
   body: string;
   eventId: string;
@@ -22,15 +24,19 @@ export type SendInput = {
 export type SendResult = { attemptId: string; statusCode: number | null; durationMs: number; responseBody: string | null; error: string | null };
 
 export function buildHeaders(input: SendInput, attemptId: string, nowSeconds: number): Record<string, string> {
+  const standard = (secret: string) => standardWebhookSignature(secret, input.eventId, nowSeconds, input.body);
+  const previous = input.previousSecret;
   return {
     "content-type": "application/json",
     "user-agent": "tenant-data-platform-webhooks/1",
     "x-webhook-signature": signBody(input.secret, input.body),
+    ...(previous ? { "x-webhook-signature-previous": signBody(previous, input.body) } : {}),
     "x-event-type": input.eventType,
     "x-delivery-id": attemptId,
     "webhook-id": input.eventId,
     "webhook-timestamp": String(nowSeconds),
-    "webhook-signature": standardWebhookSignature(input.secret, input.eventId, nowSeconds, input.body),
+    // Standard Webhooks: space-separated signatures; a verifier accepts any one that matches its secret.
+    "webhook-signature": previous ? `${standard(input.secret)} ${standard(previous)}` : standard(input.secret),
   };
 }
 

@@ -1,13 +1,14 @@
 // Operator CLI commands for webhooks, spread into COMMANDS of server/cli/run-cli.ts:
 //   webhook create --tenant ID --url URL --events a,b [--description D]   (prints the secret once)
 //   webhook list --tenant ID | webhook delete ID
+//   webhook roll-secret ID [--overlap-seconds N]   (prints the new secret once; the old one signs too for N s, default 24 h)
 //   delivery list --tenant ID [--subscription ID] | delivery replay ID
 import { z } from "zod";
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { OPERATOR } from "../audit/record-audit";
 import { AppError } from "../errors";
-import { createSubscription, deleteSubscription, listDeliveries, listSubscriptions, replayDelivery } from "./webhooks.service";
+import { createSubscription, deleteSubscription, listDeliveries, listSubscriptions, replayDelivery, rollSubscriptionSecret } from "./webhooks.service";
 import { createSubscriptionInput } from "./webhooks.types";
 
 type Flags = Record<string, string | boolean | undefined>;
@@ -71,6 +72,19 @@ export const WEBHOOK_COMMANDS = {
     const id = await uuidOf(args[0], "SUBSCRIPTION_ID");
     const tenantId = await ownerTenant("webhookSubscription", id, "subscription");
     return { ...(await deleteSubscription(scopeToTenant(await getDb(), tenantId), id, OPERATOR)), tenant_id: tenantId };
+  },
+
+  "webhook roll-secret": async (args: string[], flags: Flags) => {
+    const id = await uuidOf(args[0], "SUBSCRIPTION_ID");
+    let overlap: number | undefined;
+    if (flags["overlap-seconds"] !== undefined) {
+      const raw = String(flags["overlap-seconds"]);
+      if (!/^\d+$/.test(raw) || Number(raw) > 7 * 86_400) throw await usage("--overlap-seconds must be a whole number of seconds from 0 to 604800");
+      overlap = Number(raw);
+    }
+    const tenantId = await ownerTenant("webhookSubscription", id, "subscription");
+    const db = scopeToTenant(await getDb(), tenantId);
+    return { ...(await rollSubscriptionSecret(db, id, OPERATOR, overlap)), tenant_id: tenantId };
   },
 
   "delivery list": async (_args: string[], flags: Flags) => {

@@ -9,11 +9,11 @@ import { EVENT_TYPES } from "../events/catalog";
 import {
   createdSubscriptionSchema, deliveryListSchema, deliverySchema, idInput, listDeliveriesInput, listNotificationsInput,
   listSubscriptionsInput, notificationListSchema, notificationSchema, sendTestEventInput, subscriptionListSchema,
-  subscriptionSchema, createSubscriptionInput, updateSubscriptionInput,
+  subscriptionSchema, createSubscriptionInput, updateSubscriptionInput, rollSecretInput,
 } from "./webhooks.types";
 import {
   createSubscription, deleteSubscription, getDelivery, listDeliveries, listNotifications, listSubscriptions,
-  markNotificationRead, replayDelivery, sendTestEvent, updateSubscription,
+  markNotificationRead, replayDelivery, rollSubscriptionSecret, sendTestEvent, updateSubscription,
 } from "./webhooks.service";
 
 export const webhooksRouter = router({
@@ -33,6 +33,12 @@ export const webhooksRouter = router({
     .input(updateSubscriptionInput)
     .output(subscriptionSchema)
     .mutation(({ ctx, input }) => updateSubscription(ctx.db, input, actorOf(ctx.principal))),
+
+  /** A new secret (shown once); the old one keeps signing beside it for the overlap. */
+  rollSecret: managerProcedure
+    .input(rollSecretInput)
+    .output(createdSubscriptionSchema)
+    .mutation(({ ctx, input }) => rollSubscriptionSecret(ctx.db, input.id, actorOf(ctx.principal), input.overlap_seconds)),
 
   deleteSubscription: managerProcedure
     .input(idInput)

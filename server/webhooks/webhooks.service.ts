@@ -27,6 +27,7 @@ export function subscriptionToWire(s: SubscriptionRow): Subscription {
     events: s.events as Subscription["events"],
     enabled: s.enabled,
     secret_prefix: s.secretPrefix,
+    previous_secret_expires_at: s.previousSecretExpiresAt && s.previousSecretExpiresAt > new Date() ? s.previousSecretExpiresAt.toISOString() : null,
     created_at: s.createdAt.toISOString(),
     updated_at: s.updatedAt.toISOString(),
   };
@@ -128,6 +129,41 @@ export async function updateSubscription(db: TenantDb, input: UpdateSubscription
     }
     return next;
   });
+}
+
+/** How long a replaced secret keeps signing by default (WEBHOOK_SECRET_OVERLAP_SECONDS, 24 hours). */
+export const defaultSecretOverlapSeconds = () => {
+  const raw = process.env.WEBHOOK_SECRET_OVERLAP_SECONDS?.trim();
+  return raw && /^\d+$/.test(raw) ? Number(raw) : 86_400;
+};
+
+/**
+ * Issues a new secret. The old one keeps signing beside it for `overlapSeconds` (both signature
+ * headers carry one signature per secret meanwhile), so a consumer can switch without dropping a
+ * delivery. The new plaintext is returned here only.
+ */
+export async function rollSubscriptionSecret(db: TenantDb, id: string, actor: AuditActor, overlapSeconds = defaultSecretOverlapSeconds()) {
+  const secret = generateWebhookSecret();
+  const row = await db.$transaction(async (tx) => {
+    const before = await tx.webhookSubscription.findFirst({ where: { id } });
+    if (!before) throw notFound();
+    const keepsSigning = overlapSeconds > 0;
+    const after = await tx.webhookSubscription.update({
+      where: { id },
+      data: {
+        secretEncrypted: encryptSecret(secret),
+        secretPrefix: secretPrefix(secret),
+        previousSecretEncrypted: keepsSigning ? before.secretEncrypted : null,
+        previousSecretExpiresAt: keepsSigning ? new Date(Date.now() + overlapSeconds * 1000) : null,
+      },
+    });
+    await recordAudit(tx, {
+      ...actor, action: "webhook_subscription.secret_rolled", targetType: "webhook_subscription", targetId: id,
+      details: { previous_secret_prefix: before.secretPrefix, secret_prefix: after.secretPrefix, overlap_seconds: overlapSeconds },
+    });
+    return after;
+  });
+  return { ...subscriptionToWire(row), secret };
 }
 
 /** Deletes the subscription and its deliveries (their attempts go with them). */

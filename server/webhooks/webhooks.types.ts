@@ -17,6 +17,10 @@ export const subscriptionSchema = z
     events: z.array(z.enum(EVENT_TYPES as [EventType, ...EventType[]])),
     enabled: z.boolean().describe("A disabled subscription gets no new deliveries; its pending ones wait until it is enabled again"),
     secret_prefix: z.string().describe("The first 12 characters of the signing secret"),
+    previous_secret_expires_at: z
+      .string()
+      .nullable()
+      .describe("After a secret roll: until when the replaced secret still signs deliveries beside the new one; null otherwise"),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -25,6 +29,21 @@ export const subscriptionSchema = z
 export const createdSubscriptionSchema = subscriptionSchema.extend({
   secret: z.string().describe("`whsec_` + 48 hex characters; shown only in this response"),
 });
+
+/** Rolling a secret: the new secret is shown once; the old one keeps signing for the overlap. */
+export const rollSecretInput = z.strictObject(
+  {
+    id: uuid().describe("Subscription id"),
+    overlap_seconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(7 * 86_400)
+      .optional()
+      .describe("How long the replaced secret keeps signing beside the new one (default 24 hours; 0 ends it at once)"),
+  },
+  unknownFieldMessage(),
+);
 
 export const attemptSchema = z.object({
   id: z.uuid().describe("Sent as `x-delivery-id`"),
