@@ -1,7 +1,7 @@
 // The tenant's CRM connection (one per tenant): provider, base URL, encrypted credentials and the
 // canonical -> CRM field mapping. Managed from the dashboard and the operator CLI; every change is
 // audited as `crm_connection.changed`, and nothing here ever returns or logs the credentials.
-import { refusedLiteralHostReason } from "../webhooks/target-url";
+import { checkUrlShape, refusedLiteralHostReason } from "../webhooks/target-url";
 import type { TenantDb } from "../db/tenant-scope";
 import { badRequest, notFound } from "../errors";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
@@ -53,16 +53,39 @@ export async function getCrmConnection(db: TenantDb): Promise<CrmConnectionWire 
   return row ? crmConnectionToWire(row) : null;
 }
 
-/** Creates or replaces the connection. The token is required the first time, optional afterwards. */
+/**
+ * The URL is tenant-set and called by this server with the tenant's token: https only (the webhook
+ * targets' rule, with the same development allowance for http on loopback), and an address inside
+ * our network is refused here; every call resolves the host and checks it again (DNS can change).
+ */
+function assertAllowedBaseUrl(raw: string) {
+  const refused = refusedLiteralHostReason(new URL(raw).hostname);
+  if (refused) throw badRequest(`invalid field 'base_url': ${refused}, inside this service's network`, "base_url");
+  const shape = checkUrlShape(raw);
+  if ("reason" in shape) throw badRequest(`invalid field 'base_url': ${shape.reason}`, "base_url");
+}
+
+const sameUrl = (a: string, b: string) => new URL(a).href === new URL(b).href;
+
+/**
+ * The stored token was given for one provider at one address: a change of either needs the token
+ * again, so an admin cannot send the stored credentials to a server of their choosing.
+ */
+function assertCredentialsFor(existing: { provider: string; baseUrl: string } | null, input: SetCrmConnectionInput) {
+  if (input.token) return;
+  if (!existing) throw badRequest("missing required field 'token': a new CRM connection needs credentials", "token");
+  if (existing.provider !== input.provider || !sameUrl(existing.baseUrl, input.base_url)) {
+    throw badRequest("missing required field 'token': changing the provider or base_url needs the credentials again", "token");
+  }
+}
+
+/** Creates or replaces the connection. The token is required the first time and when the provider or base URL changes. */
 export async function setCrmConnection(db: TenantDb, input: SetCrmConnectionInput, actor: AuditActor): Promise<CrmConnectionWire> {
   if (input.field_mapping) assertMappingInjective(input.field_mapping);
-  // The URL is tenant-set and called by this server: an address inside our network is refused here,
-  // and every call resolves the host and checks it again (DNS can change).
-  const refused = refusedLiteralHostReason(new URL(input.base_url).hostname);
-  if (refused) throw badRequest(`invalid field 'base_url': ${refused}, inside this service's network`, "base_url");
+  assertAllowedBaseUrl(input.base_url);
   return db.$transaction(async (tx) => {
     const existing = await tx.crmConnection.findFirst();
-    if (!existing && !input.token) throw badRequest("missing required field 'token': a new CRM connection needs credentials", "token");
+    assertCredentialsFor(existing, input);
     const data = {
       provider: input.provider,
       baseUrl: input.base_url,

@@ -1,5 +1,6 @@
 // Operator CLI commands for the CRM connection (spread into COMMANDS in server/cli/run-cli.ts):
 //   npm run cli -- crm set --tenant ID --provider http|hubspot --base-url URL [--token T] [--mapping name=firstname,phone=phone]
+//     (--token is required for a new connection and whenever the provider or base URL changes)
 //   npm run cli -- crm show --tenant ID
 //   npm run cli -- crm delete --tenant ID
 // Output never includes the token (only `has_credentials`).

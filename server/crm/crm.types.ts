@@ -47,7 +47,8 @@ const fieldMapping = z
   .describe("Canonical key -> CRM key");
 
 const baseUrl = z
-  .url({ protocol: /^https?$/, message: "must be an http or https URL" })
+  // http passes here only for the development allowance (loopback); setCrmConnection decides.
+  .url({ protocol: /^https?$/, message: "must be an https URL" })
   .max(2048)
   // zod runs refinements after a failed format check too: only judge parsable URLs here.
   .refine((u) => !URL.canParse(u) || (!new URL(u).username && !new URL(u).password), { message: "must not contain credentials; use the token field" })
@@ -57,7 +58,7 @@ export const setCrmConnectionInput = z.strictObject(
   {
     provider: z.enum(CRM_PROVIDERS),
     base_url: baseUrl,
-    token: z.string().trim().min(1).max(4096).optional().describe("Bearer token; omit to keep the stored one"),
+    token: z.string().trim().min(1).max(4096).optional().describe("Bearer token; omit to keep the stored one (only while provider and base_url stay the same)"),
     field_mapping: fieldMapping.optional().describe("Omit to keep the stored mapping"),
   },
   unknownFieldMessage(),

@@ -40,11 +40,23 @@ describe("crm CLI commands", () => {
     expect((await cli(["crm", "show"], { tenant: tenantId })).out).toEqual({ connection: null });
   });
 
+  it("exit_2_moving_the_connection_without_the_token_keeps_the_stored_one_where_it_was", async () => {
+    const { id: tenantId } = await newTenant();
+    await cli(["crm", "set"], { tenant: tenantId, provider: "http", "base-url": "https://crm.example.com/api", token: TOKEN });
+    const message = "missing required field 'token': changing the provider or base_url needs the credentials again";
+    for (const flags of [{ provider: "http", "base-url": "https://evil.example.net/api" }, { provider: "hubspot", "base-url": "https://crm.example.com/api" }]) {
+      expect(await cli(["crm", "set"], { tenant: tenantId, ...flags })).toMatchObject({ code: 2, err: { error: message } });
+    }
+    expect((await cli(["crm", "show"], { tenant: tenantId })).out.connection).toMatchObject({ provider: "http", base_url: "https://crm.example.com/api" });
+    const moved = await cli(["crm", "set"], { tenant: tenantId, provider: "hubspot", "base-url": "https://api.hubapi.com", token: "new-token" });
+    expect(moved).toMatchObject({ code: 0, out: { provider: "hubspot", base_url: "https://api.hubapi.com", has_credentials: true } });
+  });
+
   it.each([
     [{ tenant: "acme", provider: "http", "base-url": "https://x.example.com", token: "t" }, "--tenant must be a uuid"],
     [{ tenant: "00000000-0000-4000-8000-000000000000", provider: "http", "base-url": "https://x.example.com", token: "t" }, "tenant 00000000-0000-4000-8000-000000000000 not found"],
     [{ provider: "http", "base-url": "https://x.example.com", token: "t", mapping: "name" }, "--mapping entries must be canonical=crm_key (got 'name')"],
-    [{ provider: "http", "base-url": "notaurl", token: "t" }, "invalid field 'base_url': must be an http or https URL"],
+    [{ provider: "http", "base-url": "notaurl", token: "t" }, "invalid field 'base_url': must be an https URL"],
     [{ provider: "http", "base-url": "https://x.example.com" }, "missing required field 'token': a new CRM connection needs credentials"],
   ])("refuses %j with a usage error (exit 2)", async (flags, message) => {
     const { id: tenantId } = await newTenant();

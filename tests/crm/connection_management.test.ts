@@ -38,12 +38,12 @@ describe("CRM connection management (dashboard tRPC)", () => {
     expect(JSON.stringify(entry)).not.toContain(TOKEN);
   });
 
-  it("keeps the stored token when an update omits it, updates the mapping alone, and deletes once", async () => {
+  it("keeps the stored token when an update to the same provider and URL omits it, updates the mapping alone, and deletes once", async () => {
     const { id: tenantId } = await newTenant();
     const owner = dashboardAs(tenantId, "owner");
     await owner.crm.setConnection({ provider: "http", base_url: "https://crm.example.com/v1", token: TOKEN, field_mapping: { name: "full_name" } });
-    const moved = await owner.crm.setConnection({ provider: "http", base_url: "https://crm2.example.com/v1" });
-    expect(moved).toMatchObject({ base_url: "https://crm2.example.com/v1", field_mapping: { name: "full_name" }, has_credentials: true });
+    const kept = await owner.crm.setConnection({ provider: "http", base_url: "https://CRM.example.com:443/v1", field_mapping: { name: "name" } });
+    expect(kept).toMatchObject({ base_url: "https://CRM.example.com:443/v1", field_mapping: { name: "name" }, has_credentials: true });
     const row = await (await getDb()).crmConnection.findUnique({ where: { tenantId } });
     expect(JSON.parse(decryptSecret(row!.credentialsEncrypted))).toEqual({ token: TOKEN });
 
@@ -74,7 +74,9 @@ describe("CRM connection management (dashboard tRPC)", () => {
   it.each([
     [{ provider: "http", base_url: "https://crm.example.com" }, "missing required field 'token': a new CRM connection needs credentials"],
     [{ provider: "salesforce", base_url: "https://crm.example.com", token: "t" }, /^invalid field 'provider'/],
-    [{ provider: "http", base_url: "ftp://crm.example.com", token: "t" }, "invalid field 'base_url': must be an http or https URL"],
+    [{ provider: "http", base_url: "ftp://crm.example.com", token: "t" }, "invalid field 'base_url': must be an https URL"],
+    [{ provider: "http", base_url: "http://crm.example.com/v1", token: "t" }, "invalid field 'base_url': must be an https URL"],
+    [{ provider: "http", base_url: "http://localhost:8080", token: "t" }, "invalid field 'base_url': host localhost is a loopback address, inside this service's network"],
     [{ provider: "http", base_url: "https://user:pw@crm.example.com", token: "t" }, "invalid field 'base_url': must not contain credentials; use the token field"],
     [{ provider: "http", base_url: "https://crm.example.com", token: "t", field_mapping: { a: "x", b: "x" } }, "invalid field 'field_mapping.b': CRM key 'x' is already mapped from 'a'"],
     [{ provider: "http", base_url: "https://crm.example.com", token: "t", extra: 1 }, "unknown field 'extra'"],

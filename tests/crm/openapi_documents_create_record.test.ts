@@ -13,7 +13,7 @@ describe("OpenAPI: POST /crm/create-record", () => {
     expect(body.properties.idempotency_key.maxLength).toBe(255);
     expect(body.additionalProperties).toBe(false);
     expect(op.responses["201"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/CrmRecord" });
-    expect(Object.keys(op.responses).sort()).toEqual(["201", "400", "401", "403", "404", "409", "413", "429", "500"]);
+    expect(Object.keys(op.responses).sort()).toEqual(["201", "400", "401", "403", "404", "409", "413", "429", "500", "503"]);
     const record = doc.components.schemas.CrmRecord;
     expect(record.required).toEqual(["provider", "object", "crm_record_id", "fields"]);
     expect(record.properties.provider.enum).toEqual(["http", "hubspot"]);

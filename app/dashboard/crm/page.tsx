@@ -92,7 +92,7 @@ function ConnectionForm({ connection }: { connection: Connection | null }) {
         <Field
           label="API token"
           error={errors.token}
-          hint={connection?.has_credentials ? "A token is stored. It is never shown; type a new one to replace it, or leave blank to keep it." : "Stored encrypted and never shown again."}
+          hint={connection?.has_credentials ? "A token is stored. It is never shown; type a new one to replace it, or leave blank to keep it (a new provider or base URL needs the token again)." : "Stored encrypted and never shown again."}
         >
           {(id, d) => <Input id={id} type="password" autoComplete="off" value={token} disabled={!canManage} onChange={(e) => setToken(e.target.value)} placeholder={connection?.has_credentials ? "••••••••••••" : ""} aria-invalid={!!errors.token} aria-describedby={d} />}
         </Field>
