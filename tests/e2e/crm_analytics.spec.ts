@@ -10,7 +10,7 @@ test("an owner connects a CRM (token write-only) and edits the field mapping", a
   // The server's zod schema, run in the form: the message sits beside the field.
   await page.getByLabel("Base URL").fill("ftp://crm.example");
   await page.getByRole("button", { name: "Connect" }).click();
-  await expect(page.locator("[data-field-error]")).toHaveText("must be an http or https URL");
+  await expect(page.locator("[data-field-error]")).toHaveText("must be an https URL");
 
   await page.getByLabel("Base URL").fill("https://crm.example.com/api");
   await page.getByLabel("API token").fill("secret-crm-token-123");
