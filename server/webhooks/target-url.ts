@@ -1,5 +1,6 @@
 // Which webhook targets are allowed: https only, and never an address inside our own network
-// (loopback, private, link-local, CGNAT, metadata, multicast, reserved…). Checked when a
+// (loopback, private, link-local, CGNAT, metadata, multicast, reserved…), nor an IPv6 address that
+// stands for one (IPv4-mapped, IPv4-compatible, NAT64 and 6to4 are judged by the IPv4 they carry). Checked when a
 // subscription is saved and again at delivery time through the socket's own DNS lookup (DNS can
 // change, and checking a different resolution than the one connected to would be bypassable).
 // `WEBHOOK_ALLOW_LOOPBACK=1` (development and tests) also allows http://localhost and loopback.
@@ -19,14 +20,60 @@ export const loopbackAllowed = (env: Record<string, string | undefined> = proces
 export function refusedAddressReason(address: string, allowLoopback = loopbackAllowed()): string | null {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
-    parsed = ipaddr.process(address); // IPv4-mapped IPv6 is judged as the IPv4 it carries
+    parsed = ipaddr.parse(canonicalAddress(address));
   } catch {
     return "is not an IP address";
   }
+  if (parsed instanceof ipaddr.IPv6) {
+    const carried = carriedIPv4(parsed);
+    // IPv4-mapped IPv6 is judged as the IPv4 it carries (the socket connects to exactly that address).
+    if (carried?.form === "mapped") return rangeReason(carried.ipv4, allowLoopback);
+    if (carried?.form === "compatible") return `is an IPv4-compatible address (of ${carried.ipv4}; deprecated, never a public target)`;
+    if (carried) {
+      // NAT64 (what DNS64 answers on an IPv6-only network) and 6to4 reach the IPv4 they embed: judge that.
+      const inner = rangeReason(carried.ipv4, false);
+      if (inner) return `is a ${carried.form} address of ${carried.ipv4}, which ${inner}`;
+      return null;
+    }
+    // The rest of ::/8 is reserved by the IETF (ipaddr.js calls parts of it unicast): never a target.
+    if (parsed.parts[0] < 0x100 && parsed.range() === "unicast") return "is a reserved address";
+  }
+  return rangeReason(parsed, allowLoopback);
+}
+
+function rangeReason(parsed: ipaddr.IPv4 | ipaddr.IPv6, allowLoopback: boolean): string | null {
   const range = parsed.range();
   if (range === "unicast") return null;
   if (range === "loopback" && allowLoopback) return null;
   return `is a ${range} address`;
+}
+
+/**
+ * The hex form WHATWG URLs use (`::127.0.0.1` becomes `::7f00:1`). ipaddr.js reads the dotted
+ * IPv4-compatible form as IPv4-mapped, and a DNS answer may spell an address either way.
+ */
+function canonicalAddress(address: string): string {
+  if (!address.includes(":") || address.includes("%")) return address;
+  try {
+    return new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    return address;
+  }
+}
+
+type CarriedIPv4 = { form: "mapped" | "compatible" | "NAT64" | "6to4"; ipv4: ipaddr.IPv4 };
+
+/** The IPv4 address an IPv6 address stands for, in the forms that route to it (or name it). */
+function carriedIPv4(v6: ipaddr.IPv6): CarriedIPv4 | null {
+  const p = v6.parts;
+  const fromWords = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+  const zeros = (from: number, to: number) => p.slice(from, to).every((w) => w === 0);
+  if (zeros(0, 5) && p[5] === 0xffff) return { form: "mapped", ipv4: fromWords(p[6], p[7]) };
+  // ::/96 except :: and ::1, which are judged as the unspecified and loopback addresses they are.
+  if (zeros(0, 6) && (p[6] !== 0 || p[7] > 1)) return { form: "compatible", ipv4: fromWords(p[6], p[7]) };
+  if (p[0] === 0x64 && p[1] === 0xff9b && zeros(2, 6)) return { form: "NAT64", ipv4: fromWords(p[6], p[7]) };
+  if (p[0] === 0x2002) return { form: "6to4", ipv4: fromWords(p[1], p[2]) };
+  return null;
 }
 
 export class RefusedTargetError extends Error {
