@@ -4,7 +4,7 @@ import { fixtures, shot, signIn } from "./fixtures";
 
 // A local consumer: answers with whatever status `statusFor` says for the request path.
 let consumer: Server;
-const received: { path: string; signature: string | undefined; event: string | undefined }[] = [];
+const received: { path: string; signature: string | undefined; previous: string | undefined; event: string | undefined }[] = [];
 let failingStatus = 500;
 const port = Number(process.env.E2E_CONSUMER_PORT);
 
@@ -12,7 +12,12 @@ test.beforeAll(async () => {
   consumer = createServer((req, res) => {
     req.resume();
     req.on("end", () => {
-      received.push({ path: req.url ?? "", signature: req.headers["x-webhook-signature"] as string | undefined, event: req.headers["x-event-type"] as string | undefined });
+      received.push({
+        path: req.url ?? "",
+        signature: req.headers["x-webhook-signature"] as string | undefined,
+        previous: req.headers["x-webhook-signature-previous"] as string | undefined,
+        event: req.headers["x-event-type"] as string | undefined,
+      });
       const status = req.url === "/flaky" ? failingStatus : 200;
       res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify({ ok: status < 300 }));
     });
@@ -99,6 +104,31 @@ test("a dead-lettered delivery raises a notification and the owner replays it", 
   await expect(page.getByTestId("audit-row").first()).toContainText(/replayed/i);
 });
 
+test("an owner rolls an endpoint's secret: the new one is shown once and both sign during the overlap", async ({ page }) => {
+  await signIn(page, fixtures().logins.ownerA);
+  await page.getByRole("link", { name: "Webhooks" }).click();
+  // The enabled endpoint of the tests above (its consumer answers 200 by now).
+  const row = page.getByTestId("subscription-row").filter({ hasText: "/flaky" });
+  await row.getByRole("button", { name: "Roll secret" }).click();
+  await page.getByRole("alertdialog").getByRole("button", { name: "Roll secret" }).click();
+  const dialog = page.getByRole("dialog");
+  const secret = (await dialog.getByTestId("secret-value").textContent())!.trim();
+  expect(secret).toMatch(/^whsec_[0-9a-f]{48}$/);
+  await shot(page, "webhooks-secret-rolled");
+  await dialog.getByRole("button", { name: "Close" }).first().click();
+  await expect(row).toContainText(`${secret.slice(0, 12)}…`);
+  await expect(row.getByTestId("previous-secret")).toContainText("The previous secret also signs until");
+  await expect(page.locator("body")).not.toContainText(secret);
+
+  const before = received.length;
+  await row.getByRole("button", { name: "Send test event" }).click();
+  await expect.poll(() => received.slice(before).find((r) => r.path === "/flaky")).toBeTruthy();
+  const delivered = received.slice(before).find((r) => r.path === "/flaky")!;
+  expect(delivered.signature).toMatch(/^[0-9a-f]{64}$/);
+  expect(delivered.previous).toMatch(/^[0-9a-f]{64}$/);
+  expect(delivered.previous).not.toBe(delivered.signature);
+});
+
 test("a member sees webhooks but cannot change them", async ({ page }) => {
   await signIn(page, fixtures().logins.memberA);
   await page.getByRole("link", { name: "Webhooks" }).click();
@@ -106,6 +136,7 @@ test("a member sees webhooks but cannot change them", async ({ page }) => {
   await expect(page.getByRole("button", { name: "Add endpoint" })).toHaveCount(0);
   await expect(page.getByRole("button", { name: "Send test event" })).toHaveCount(0);
   await expect(page.getByRole("button", { name: "Replay" })).toHaveCount(0);
+  await expect(page.getByRole("button", { name: "Roll secret" })).toHaveCount(0);
   await shot(page, "webhooks-member");
 });
 

@@ -1,7 +1,7 @@
 "use client";
 import { Fragment, useMemo, useState, type FormEvent } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { ChevronDown, ChevronRight, Plus, RotateCcw, Send, Trash2 } from "lucide-react";
+import { ChevronDown, ChevronRight, KeyRound, Plus, RotateCcw, Send, Trash2 } from "lucide-react";
 import { describeError, useTRPC } from "../../_lib/trpc";
 import { validate, type FieldErrors } from "../../_lib/form";
 import { createSubscriptionInput } from "@/server/webhooks/webhooks.types";
@@ -15,7 +15,10 @@ import { formatDateTime } from "../../_ui/format";
 import { cn } from "../../_ui/cn";
 import { READ_ONLY_HINT, useAccount } from "../account";
 
-type Subscription = { id: string; url: string; description: string | null; events: string[]; enabled: boolean; secret_prefix: string; created_at: string };
+type Subscription = {
+  id: string; url: string; description: string | null; events: string[]; enabled: boolean; secret_prefix: string;
+  previous_secret_expires_at: string | null; created_at: string;
+};
 
 const STATUS_TONE = { pending: "warn", delivered: "good", permanent_fail: "bad", dead_letter: "bad" } as const;
 
@@ -73,6 +76,7 @@ function SubscriptionRow({ sub, selected, onSelect }: { sub: Subscription; selec
   const queryClient = useQueryClient();
   const { canManage } = useAccount();
   const [deleting, setDeleting] = useState(false);
+  const [rolling, setRolling] = useState(false);
   const refresh = () => Promise.all([
     queryClient.invalidateQueries({ queryKey: trpc.webhooks.listSubscriptions.queryKey() }),
     queryClient.invalidateQueries({ queryKey: trpc.webhooks.listDeliveries.queryKey() }),
@@ -80,6 +84,7 @@ function SubscriptionRow({ sub, selected, onSelect }: { sub: Subscription; selec
   const toggle = useMutation(trpc.webhooks.updateSubscription.mutationOptions({ onSuccess: refresh }));
   const test = useMutation(trpc.webhooks.sendTestEvent.mutationOptions({ onSuccess: () => { onSelect(); return refresh(); } }));
   const remove = useMutation(trpc.webhooks.deleteSubscription.mutationOptions({ onSuccess: async () => { await refresh(); setDeleting(false); } }));
+  const roll = useMutation(trpc.webhooks.rollSecret.mutationOptions({ onSuccess: refresh }));
   const error = toggle.error ?? test.error;
 
   return (
@@ -90,6 +95,9 @@ function SubscriptionRow({ sub, selected, onSelect }: { sub: Subscription; selec
           {sub.events.length} event{sub.events.length === 1 ? "" : "s"} · secret <code className="font-mono">{sub.secret_prefix}…</code>
           {sub.description ? ` · ${sub.description}` : ""}
         </p>
+        {sub.previous_secret_expires_at ? (
+          <p className="mt-1 text-xs text-slate-600" data-testid="previous-secret">The previous secret also signs until {formatDateTime(sub.previous_secret_expires_at)}.</p>
+        ) : null}
         <div className="mt-1.5 flex flex-wrap gap-1">
           {sub.enabled ? <Badge tone="good">Enabled</Badge> : <Badge>Disabled</Badge>}
           {sub.events.slice(0, 4).map((e) => <Badge key={e} tone="info">{e}</Badge>)}
@@ -101,8 +109,29 @@ function SubscriptionRow({ sub, selected, onSelect }: { sub: Subscription; selec
         <div className="flex shrink-0 flex-wrap gap-2">
           <Button variant="secondary" size="sm" disabled={test.isPending || !sub.enabled} onClick={() => test.mutate({ subscription_id: sub.id })}><Send /> Send test event</Button>
           <Button variant="secondary" size="sm" disabled={toggle.isPending} onClick={() => toggle.mutate({ id: sub.id, enabled: !sub.enabled })}>{sub.enabled ? "Disable" : "Enable"}</Button>
+          <Button variant="secondary" size="sm" onClick={() => { roll.reset(); setRolling(true); }}><KeyRound /> Roll secret</Button>
           <Button variant="ghost" size="sm" aria-label="Delete endpoint" onClick={() => setDeleting(true)}><Trash2 /></Button>
         </div>
+      ) : null}
+      {rolling && !roll.data ? (
+        <ConfirmDialog
+          open
+          onOpenChange={setRolling}
+          title="Roll the signing secret?"
+          description={<>A new secret signs every delivery from now on. The current one keeps signing beside it for 24 hours, so you can switch your endpoint over without missing a delivery.</>}
+          confirmLabel="Roll secret"
+          pending={roll.isPending}
+          error={roll.error ? describeError(roll.error).message : null}
+          onConfirm={() => roll.mutate({ id: sub.id })}
+        />
+      ) : null}
+      {rolling && roll.data ? (
+        <Dialog open onOpenChange={(open) => { if (!open) { setRolling(false); roll.reset(); } }} title="New signing secret">
+          <div className="space-y-3">
+            <p className="text-sm text-slate-600">Deliveries now carry a signature for each secret until {formatDateTime(roll.data.previous_secret_expires_at ?? new Date().toISOString())}; after that, only this one.</p>
+            <SecretOnce value={roll.data.secret} what="signing secret" />
+          </div>
+        </Dialog>
       ) : null}
       <ConfirmDialog
         open={deleting}
