@@ -6,11 +6,16 @@ import http from "node:http";
 import https from "node:https";
 import { guardedLookup, refusedLiteralHostReason } from "./target-url";
 
+/**
+ * How long a pooled connection may sit idle before we close it: under the keep-alive timeout of
+ * common receivers (Node's default is 5 s), so we close first instead of writing onto a connection
+ * the receiver is closing. A receiver that announces a shorter `Keep-Alive: timeout=` is honoured.
+ */
+export const IDLE_SOCKET_TIMEOUT_MS = 4_000;
+
 // Keep-alive pools: most tenants have few targets, and a reused TLS connection saves a handshake.
-const agents = {
-  http: new http.Agent({ keepAlive: true, maxSockets: 64, lookup: guardedLookup as never }),
-  https: new https.Agent({ keepAlive: true, maxSockets: 64, lookup: guardedLookup as never }),
-};
+const agentOptions = { keepAlive: true, maxSockets: 64, timeout: IDLE_SOCKET_TIMEOUT_MS, lookup: guardedLookup as never };
+const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
 
 export type GuardedPostResult =
   | { ok: true; statusCode: number; body: string }
@@ -42,28 +47,48 @@ export function guardedPost(
       clearTimeout(timer);
       resolve(r);
     };
-    const secure = url.protocol === "https:";
-    const headers = { ...opts.headers, "content-length": String(opts.body.length) };
-    const req = (secure ? https : http).request(url, { method: "POST", headers, agent: secure ? agents.https : agents.http }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on("data", (chunk: Buffer) => {
-        if (size < opts.keepBytes) chunks.push(chunk);
-        size += chunk.length;
-        if (size > opts.maxBytes) res.destroy();
-      });
-      const complete = () => finish({ ok: true, statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks).subarray(0, opts.keepBytes).toString("utf8") });
-      res.on("end", complete);
-      res.on("close", complete);
-      res.on("error", complete);
+    const fail = (err: NodeJS.ErrnoException) =>
+      finish({ ok: false, reason: err.name === "RefusedTargetError" ? "refused" : "network", error: describeError(err) });
+    let req = send(url, opts, finish, (err, answered) => {
+      // A pooled connection the receiver closed just as we wrote on it fails before any answer: the
+      // receiver never read the request, so it goes once more on a fresh connection (Node's documented pattern).
+      if (!answered && !settled && req.reusedSocket && err.code === "ECONNRESET") req = send(url, opts, finish, fail);
+      else fail(err);
     });
     const timer = setTimeout(() => {
       req.destroy();
       finish({ ok: false, reason: "timeout", error: `timeout: no complete response within ${opts.timeoutMs} ms` });
     }, opts.timeoutMs);
-    req.on("error", (err: NodeJS.ErrnoException) =>
-      finish({ ok: false, reason: err.name === "RefusedTargetError" ? "refused" : "network", error: describeError(err) }),
-    );
-    req.end(opts.body);
   });
+}
+
+type PostOptions = Parameters<typeof guardedPost>[1];
+
+/** One request on a pooled (or new) connection; `onError` hears its failures, and whether an answer had begun. */
+function send(
+  url: URL,
+  opts: PostOptions,
+  finish: (r: GuardedPostResult) => void,
+  onError: (err: NodeJS.ErrnoException, answered: boolean) => void,
+): http.ClientRequest {
+  const secure = url.protocol === "https:";
+  const headers = { ...opts.headers, "content-length": String(opts.body.length) };
+  const req = (secure ? https : http).request(url, { method: "POST", headers, agent: secure ? agents.https : agents.http }, (res) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.on("data", (chunk: Buffer) => {
+      if (size < opts.keepBytes) chunks.push(chunk);
+      size += chunk.length;
+      if (size > opts.maxBytes) res.destroy();
+    });
+    const complete = () => finish({ ok: true, statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks).subarray(0, opts.keepBytes).toString("utf8") });
+    res.on("end", complete);
+    res.on("close", complete);
+    res.on("error", complete);
+  });
+  let answered = false;
+  req.once("response", () => (answered = true));
+  req.on("error", (err: NodeJS.ErrnoException) => onError(err, answered));
+  req.end(opts.body);
+  return req;
 }
