@@ -7,7 +7,7 @@ import { CHANNELS } from "./customer-identifier";
 export const CONVERSATION_STATUSES = ["open", "handoff", "closed"] as const;
 export const MESSAGE_DIRECTIONS = ["inbound", "outbound"] as const;
 export const MESSAGE_AUTHORS = ["customer", "assistant", "operator"] as const;
-export const MESSAGE_STATUSES = ["received", "queued", "sent", "failed"] as const;
+export const MESSAGE_STATUSES = ["received", "queued", "sent", "delivered", "failed"] as const;
 export const MAX_MESSAGE_BODY = 4096;
 
 /** An enum whose error lists the allowed values (also when the field is missing). */
@@ -38,7 +38,7 @@ export const messageSchema = z
     direction: z.enum(MESSAGE_DIRECTIONS),
     author: z.enum(MESSAGE_AUTHORS),
     body: z.string(),
-    status: z.enum(MESSAGE_STATUSES).describe("Inbound messages are `received`; outbound ones go `queued`, then `sent` or `failed`"),
+    status: z.enum(MESSAGE_STATUSES).describe("Inbound messages are `received`; outbound ones go `queued`, then `sent` or `failed`, and `sent` becomes `delivered` (or `failed`) when the provider reports it"),
     created_at: z.string().describe("ISO 8601 date-time"),
   })
   .meta({ id: "Message" });
