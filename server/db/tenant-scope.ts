@@ -7,7 +7,7 @@ import type { SqlRunner, Statement } from "./client";
 /** Models that carry a tenant_id column. */
 const TENANT_MODELS = new Set([
   "ApiKey", "AuditLog", "Offering", "Appointment", "Conversation", "Message", "Lead", "Event",
-  "WebhookSubscription", "WebhookDelivery", "WebhookAttempt", "Notification", "CrmConnection",
+  "WebhookSubscription", "WebhookDelivery", "WebhookAttempt", "Notification", "CrmConnection", "ChannelConnection", "Call",
 ]);
 
 const FILTERED = new Set([
