@@ -1,5 +1,6 @@
 // Wire formats shared by every resource: ids, timestamps, dates, decimals, JSON objects.
 import { z } from "zod";
+import { badRequest } from "../errors";
 
 const MISSING = "missing required field";
 /**
@@ -13,8 +14,21 @@ export const isMissingFieldMessage = (message: string) => message === MISSING ||
 
 export const uuid = () => z.uuid(invalid("must be a uuid"));
 
-/** ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z. */
-export const isoDateTime = () => z.iso.datetime({ offset: true, ...invalid("must be an ISO 8601 date-time") });
+/**
+ * Years PostgreSQL and the wire format both hold: PostgreSQL has no year 0 (it is 1 BC), and a year
+ * past 9999 is not four digits of ISO 8601 any more.
+ */
+const YEARS = "must be between years 0001 and 9999";
+const inYearRange = (d: Date) => {
+  const year = d.getUTCFullYear();
+  return year >= 1 && year <= 9999;
+};
+
+/** ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z; any offset is accepted, the UTC instant must fall in 0001..9999. */
+export const isoDateTime = () =>
+  z.iso
+    .datetime({ offset: true, ...invalid("must be an ISO 8601 date-time") })
+    .refine((s) => inYearRange(new Date(s)), { message: `${YEARS} (in UTC)` });
 export const toIso = (d: Date) => d.toISOString();
 export const toIsoOrNull = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
@@ -26,16 +40,34 @@ export const calendarDate = () =>
       return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
     },
     { message: "must be a real calendar date" },
-  );
+  )
+  .refine((s) => inYearRange(dateFromWire(s)), { message: YEARS });
 export const dateFromWire = (s: string) => new Date(`${s}T00:00:00.000Z`);
 export const dateToWire = (d: Date | null) => (d ? d.toISOString().slice(0, 10) : null);
 
-/** A free-keyed JSON object (attributes). */
+/** A free-keyed JSON object (as responses describe `attributes`). */
 export const jsonObject = () => z.record(z.string(), z.unknown());
+
+/** The most an `attributes` object may take, as UTF-8 bytes of its JSON text. */
+export const MAX_ATTRIBUTES_BYTES = 16 * 1024;
+const attributesBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), "utf8");
+const attributesTooLarge = (bytes: number) => `must be at most 16 KiB as JSON (${MAX_ATTRIBUTES_BYTES} bytes; got ${bytes})`;
+
+/**
+ * `attributes` as an input: a JSON object of at most 16 KiB. What is stored is the merge of this
+ * with the stored object, and `mergeAttributes` checks that too; this refuses an oversized patch
+ * before anything is read.
+ */
+export const attributesInput = () =>
+  jsonObject().superRefine((value, ctx) => {
+    const bytes = attributesBytes(value);
+    if (bytes > MAX_ATTRIBUTES_BYTES) ctx.addIssue({ code: "custom", message: attributesTooLarge(bytes) });
+  });
 
 /**
  * Shallow merge used for `attributes`: keys in the patch overwrite or add, a `null` value deletes,
- * other stored keys stay.
+ * other stored keys stay. The limit applies to the merged object (what is stored): a 400 naming
+ * `attributes` when it would exceed 16 KiB, even if each patch alone is small.
  */
 export function mergeAttributes(stored: unknown, patch: Record<string, unknown>): Record<string, unknown> {
   const next: Record<string, unknown> = { ...(stored && typeof stored === "object" ? (stored as object) : {}) };
@@ -43,6 +75,8 @@ export function mergeAttributes(stored: unknown, patch: Record<string, unknown>)
     if (v === null) delete next[k];
     else next[k] = v;
   }
+  const bytes = attributesBytes(next);
+  if (bytes > MAX_ATTRIBUTES_BYTES) throw badRequest(`invalid field 'attributes': ${attributesTooLarge(bytes)}`, "attributes");
   return next;
 }
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { invalid, jsonObject, uuid } from "../api/wire";
+import { attributesInput, invalid, jsonObject, uuid } from "../api/wire";
 import { listEnvelope, pageQuery } from "../api/pagination";
 import { unknownFieldMessage } from "../api/strict-body";
 import { CHANNELS } from "./customer-identifier";
@@ -58,7 +58,7 @@ export const createConversationInput = z.strictObject(
       .describe("Phone number (voice, sms, whatsapp; E.164 such as +971501234567), email address (email) or the channel's own id (webchat)"),
     customer_name: customerName.optional(),
     summary: summary.optional(),
-    attributes: jsonObject().optional(),
+    attributes: attributesInput().optional().describe("A JSON object of at most 16 KiB"),
   },
   unknownFieldMessage(),
 );
@@ -67,7 +67,7 @@ const updatable = {
   status: oneOf(["open", "closed"]).describe("`closed` sets `closed_at` and emits `conversation.closed`; `open` reopens and clears `closed_at`"),
   customer_name: customerName,
   summary,
-  attributes: jsonObject().describe("Shallow-merged: keys overwrite or add, a null value deletes the key"),
+  attributes: attributesInput().describe("Shallow-merged: keys overwrite or add, a null value deletes the key; the merged object is at most 16 KiB as JSON"),
 };
 
 export const updateConversationInput = z

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { jsonObject, uuid } from "../api/wire";
+import { attributesInput, jsonObject, uuid } from "../api/wire";
 import { listEnvelope, pageQuery } from "../api/pagination";
 import { unknownFieldMessage } from "../api/strict-body";
 import { oneOf } from "../conversations/conversations.types";
@@ -32,7 +32,7 @@ const fields = {
   customer_phone: z.string().trim().max(40).nullable(),
   customer_email: z.email({ message: "must be an email address" }).max(320).nullable(),
   offering_id: uuid().nullable().describe("An offering of this tenant (404 otherwise)"),
-  attributes: jsonObject().describe("Shallow-merged on update: keys overwrite or add, a null value deletes the key"),
+  attributes: attributesInput().describe("Shallow-merged on update: keys overwrite or add, a null value deletes the key; the merged object is at most 16 KiB as JSON"),
   notes: z.string().max(10000).nullable(),
 };
 

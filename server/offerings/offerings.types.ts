@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { calendarDate, decimalInput, invalid, jsonObject, uuid } from "../api/wire";
+import { attributesInput, calendarDate, decimalInput, invalid, jsonObject, uuid } from "../api/wire";
 import { listEnvelope, pageQuery } from "../api/pagination";
 import { unknownFieldMessage } from "../api/strict-body";
 
@@ -33,11 +33,12 @@ const fields = {
   title_ar: z.string().max(500).nullable(),
   description: z.string().max(10000).nullable(),
   description_ar: z.string().max(10000).nullable(),
-  attributes: jsonObject().describe("Shallow-merged on update: keys overwrite or add, a null value deletes the key"),
+  attributes: attributesInput().describe("Shallow-merged on update: keys overwrite or add, a null value deletes the key; the merged object is at most 16 KiB as JSON"),
   price: decimalInput().describe("A number >= 0, or a decimal string matching ^[0-9]+(\\.[0-9]+)?$ for values that lose precision as numbers"),
   price_currency: z.string(invalid("must be a 3-letter ISO 4217 code like USD")).regex(/^[A-Z]{3}$/, { message: "must be a 3-letter ISO 4217 code like USD" }),
   address: z.string().max(500).nullable(),
-  photos: z.array(z.url(invalid("must be a URL")).max(2048)).max(20),
+  // Clients render these as links and images: only http(s), never javascript:, data: and the like.
+  photos: z.array(z.url({ protocol: /^https?$/, ...invalid("must be an http or https URL") }).max(2048)).max(20),
   status: z.string().max(40),
   available_from: calendarDate().nullable(),
 };
