@@ -9,6 +9,8 @@ import { prismaAdapter } from "better-auth/adapters/prisma";
 import { organization } from "better-auth/plugins/organization";
 import { dataDir, getDb } from "../db/client";
 import { authIpOptions, trustedOriginsFor } from "./request-origin";
+import { auditAcceptedInvitation, refuseOrganizationChanges } from "./organization-endpoints";
+import { INVITATION_TTL_SECONDS } from "./invitations";
 
 /**
  * The signing secret: BETTER_AUTH_SECRET, or (embedded / local runs) one generated once and kept
@@ -52,6 +54,8 @@ async function createAuth() {
       database: { generateId: () => randomUUID() },
       cookiePrefix: "tdp",
     },
+    // Tenants, members and roles change only through the platform's audited procedures.
+    hooks: { before: refuseOrganizationChanges },
     databaseHooks: {
       session: {
         create: {
@@ -72,7 +76,9 @@ async function createAuth() {
         schema: { organization: { modelName: "tenant" } },
         // Tenants are provisioned by operators (CLI), not created from the dashboard.
         allowUserToCreateOrganization: false,
-        invitationExpiresIn: 7 * 24 * 3600,
+        // Invitations are issued by the dashboard's procedure (server/dashboard/invitations.ts).
+        invitationExpiresIn: INVITATION_TTL_SECONDS,
+        organizationHooks: { afterAcceptInvitation: auditAcceptedInvitation },
       }),
     ],
   });

@@ -6,7 +6,8 @@ import { actorOf } from "../auth/principal";
 import { apiKeyToWire, issueApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys";
 import { managerProcedure, memberProcedure } from "./procedures";
 import { apiKeySchema, auditLogInput, inviteMemberInput, issueApiKeyInput, revokeApiKeyInput } from "./dashboard.types";
-import { currentAccount, inviteMember, listAuditLog, listMembers } from "./dashboard.service";
+import { currentAccount, listAuditLog, listMembers } from "./dashboard.service";
+import { inviteMember } from "./invitations";
 
 export const dashboardRouter = router({
   me: memberProcedure.query(async ({ ctx }) => currentAccount(await getDb(), ctx.user)),
@@ -30,6 +31,8 @@ export const dashboardRouter = router({
 
   members: router({
     list: memberProcedure.query(async ({ ctx }) => listMembers(await getDb(), ctx.tenantId)),
-    invite: managerProcedure.input(inviteMemberInput).mutation(({ ctx, input }) => inviteMember(ctx.headers, ctx.tenantId, input)),
+    invite: managerProcedure
+      .input(inviteMemberInput)
+      .mutation(({ ctx, input }) => inviteMember(ctx.db, ctx.tenantId, ctx.user, actorOf(ctx.principal), input)),
   }),
 });

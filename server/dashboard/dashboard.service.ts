@@ -1,12 +1,10 @@
-// Dashboard-only reads and writes: the current account, the audit log, members and invitations.
-// API keys reuse server/auth/api-keys.ts (which records the audit entries).
-import { APIError } from "better-auth/api";
+// Dashboard-only reads: the current account, the audit log, members and invitations. API keys reuse
+// server/auth/api-keys.ts, invitations are issued by ./invitations.ts (both record audit entries).
 import type { Db } from "../db/client";
 import type { TenantDb } from "../db/tenant-scope";
 import { keysetPage, toListEnvelope } from "../api/pagination";
-import { AppError, notFound, type ErrorCode } from "../errors";
-import { getAuth } from "./auth";
-import type { AuditEntry, InviteMemberInput } from "./dashboard.types";
+import { notFound } from "../errors";
+import type { AuditEntry } from "./dashboard.types";
 
 export async function currentAccount(db: Db, user: { userId: string; tenantId: string; role: string }) {
   const [row, tenant, tenants] = await Promise.all([
@@ -64,21 +62,4 @@ export async function listMembers(db: Db, tenantId: string) {
     members: members.map((m) => ({ id: m.id, user_id: m.userId, email: m.user.email, name: m.user.name, role: m.role, created_at: m.createdAt.toISOString() })),
     invitations: invitations.map((i) => ({ id: i.id, email: i.email, role: i.role ?? "member", expires_at: i.expiresAt.toISOString(), created_at: i.createdAt.toISOString() })),
   };
-}
-
-const STATUS_CODES: Record<number, ErrorCode> = { 400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 409: "conflict", 429: "rate_limited" };
-
-/** better-auth's invitation rules (who may invite which role, duplicates) apply unchanged. */
-export async function inviteMember(headers: Headers, tenantId: string, input: InviteMemberInput) {
-  const auth = await getAuth();
-  try {
-    const invitation = await auth.api.createInvitation({ headers, body: { email: input.email, role: input.role, organizationId: tenantId } });
-    return { id: invitation.id, email: invitation.email, role: invitation.role, expires_at: new Date(invitation.expiresAt).toISOString() };
-  } catch (err) {
-    if (err instanceof APIError) {
-      const code = STATUS_CODES[err.statusCode] ?? "bad_request";
-      throw new AppError(code, String(err.body?.message ?? err.message).toLowerCase(), { field: "email" });
-    }
-    throw err;
-  }
 }

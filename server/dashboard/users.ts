@@ -2,6 +2,8 @@
 // better-auth's own hasher so its sign-in verifies them.
 import { randomBytes, randomUUID } from "node:crypto";
 import { getDb } from "../db/client";
+import { scopeToTenant } from "../db/tenant-scope";
+import { OPERATOR, recordAudit, type AuditActor } from "../audit/record-audit";
 import { conflict, notFound } from "../errors";
 import type { Role } from "../auth/principal";
 import { getAuth } from "./auth";
@@ -18,18 +20,29 @@ export async function createDashboardUser(input: { email: string; password: stri
   return { id: user.id, email: user.email, name: user.name };
 }
 
-/** Adds (or changes the role of) a user's membership in a tenant. */
-export async function addMember(input: { tenantId: string; email: string; role: Role }) {
+/** Adds (or changes the role of) a user's membership in a tenant; a change is audited with it. */
+export async function addMember(input: { tenantId: string; email: string; role: Role }, actor: AuditActor = OPERATOR) {
   const db = await getDb();
   const [tenant, user] = await Promise.all([
     db.tenant.findUnique({ where: { id: input.tenantId }, select: { id: true } }),
     db.user.findUnique({ where: { email: input.email.trim().toLowerCase() }, select: { id: true, email: true } }),
   ]);
   if (!tenant || !user) throw notFound();
-  const member = await db.member.upsert({
-    where: { organizationId_userId: { organizationId: tenant.id, userId: user.id } },
-    create: { id: randomUUID(), organizationId: tenant.id, userId: user.id, role: input.role },
-    update: { role: input.role },
+  const key = { organizationId_userId: { organizationId: tenant.id, userId: user.id } };
+  const member = await scopeToTenant(db, tenant.id).$transaction(async (tx) => {
+    const before = await tx.member.findUnique({ where: key, select: { role: true } });
+    const row = await tx.member.upsert({
+      where: key,
+      create: { id: randomUUID(), organizationId: tenant.id, userId: user.id, role: input.role },
+      update: { role: input.role },
+    });
+    if (before?.role !== input.role) {
+      await recordAudit(tx, {
+        ...actor, action: before ? "member.role_changed" : "member.added", targetType: "member", targetId: row.id,
+        details: { email: user.email, role: input.role, ...(before ? { previous_role: before.role } : {}) },
+      });
+    }
+    return row;
   });
   return { id: member.id, tenant_id: tenant.id, user_id: user.id, email: user.email, role: member.role };
 }

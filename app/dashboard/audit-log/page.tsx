@@ -13,6 +13,10 @@ const ACTION_LABELS: Record<string, string> = {
   "webhook_subscription.deleted": "Deleted webhook subscription",
   "delivery.replayed": "Replayed delivery",
   "crm_connection.changed": "Changed CRM connection",
+  "member.invited": "Invited member",
+  "member.joined": "Member joined",
+  "member.added": "Added member",
+  "member.role_changed": "Changed member role",
 };
 
 function summary(details: Record<string, unknown>): string {
