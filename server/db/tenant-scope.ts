@@ -8,6 +8,7 @@ import type { SqlRunner, Statement } from "./client";
 const TENANT_MODELS = new Set([
   "ApiKey", "AuditLog", "Offering", "Appointment", "Conversation", "Message", "Lead", "Event",
   "WebhookSubscription", "WebhookDelivery", "WebhookAttempt", "Notification", "CrmConnection", "ChannelConnection", "Call",
+  "CsatResponse", "ToolCall",
 ]);
 
 const FILTERED = new Set([
