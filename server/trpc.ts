@@ -5,11 +5,12 @@ import type { OpenApiMeta } from "trpc-to-openapi";
 import { AppError, MESSAGES, toAppError } from "./errors";
 import { getDb, getSql } from "./db/client";
 import { scopeSqlToTenant, scopeToTenant } from "./db/tenant-scope";
-import { authenticateApiKey, likelyOwnerOf, type AuthenticatedKey } from "./auth/authenticate";
+import { assertBoundedInput } from "./api/bounded-input";
+import { authenticateApiKey, type AuthenticatedKey } from "./auth/authenticate";
 import type { Principal, Scope } from "./auth/principal";
 import { forbiddenFor } from "./auth/principal";
-import { limitApiRequest, limitDashboardRequest, refundApiRequest, type LimitDecision } from "./ratelimit";
-import { refusedRecently, rememberRefusal } from "./ratelimit/recent-refusals";
+import { limitApiRequest, limitDashboardRequest, type LimitDecision } from "./ratelimit";
+import { refusalOfFailedAuth } from "./ratelimit/failed-auth";
 
 export type DashboardIdentity = { userId: string; tenantId: string; role: "owner" | "admin" | "member"; email?: string };
 
@@ -20,6 +21,11 @@ export type HeaderWriter = { set(name: string, value: string): void };
 
 export type RequestContext = {
   requestId: string;
+  /**
+   * The client's address (server/http/client-ip.ts): the REST bridge resolves it; the dashboard's
+   * endpoint may (the lean front has already put it in X-Forwarded-For). Absent for in-process callers.
+   */
+  clientIp?: string | null;
   /** Headers a procedure adds to its response (rate-limit headers, for instance). */
   resHeaders: HeaderWriter;
   /**
@@ -62,74 +68,52 @@ export const publicProcedure = t.procedure;
 export const createCallerFactory = t.createCallerFactory;
 
 /**
- * Who is calling, and their rate-limit decision (still pending: the caller decides when to wait for
- * it). For an API key seen before in this process, the limiter is asked while the key is still
- * being looked up (its key and tenant ids are known from its prefix), so the two round trips
- * overlap; if the key then fails authentication, the tokens that request took are given back and
- * it answers 401 as usual. The decision never rejects: the limiter fails open.
+ * Who is calling: an API key on REST, the signed-in user on the dashboard. A refused key is
+ * answered 401, or 429 once its client address has failed too often (failed-auth.ts).
  */
-async function identify(ctx: RequestContext): Promise<{ principal: Principal; decision: Promise<LimitDecision> }> {
+async function authenticate(ctx: RequestContext): Promise<Principal> {
   if (ctx.transport === "rest") {
-    const authorization = ctx.headers.get("authorization");
-    const owner = likelyOwnerOf(authorization);
-    const lookup = authenticateApiKey(authorization, ctx.requestId); // its query leaves first…
-    // …and the limiter's work starts right behind it, while that query is out.
-    const early = owner ? new Promise<LimitDecision>((resolve) => process.nextTick(() => resolve(limitApiRequest(owner)))) : null;
-    const giveBackEarly = () => void early?.then((d) => (d.allowed && owner ? refundApiRequest(owner) : undefined));
     let key: AuthenticatedKey;
     try {
-      key = await lookup;
+      key = await authenticateApiKey(ctx.headers.get("authorization"), ctx.requestId);
     } catch (err) {
-      giveBackEarly();
-      throw err;
+      throw err instanceof AppError && err.errorCode === "unauthorized" ? await refusalOfFailedAuth(ctx.clientIp, err) : err;
     }
-    const counted = early && owner?.keyId === key.id && owner.tenantId === key.tenantId;
-    if (!counted) giveBackEarly();
-    return {
-      principal: { kind: "api_key", tenantId: key.tenantId, keyId: key.id, scopes: key.scopes },
-      decision: counted ? early : limitApiRequest({ keyId: key.id, tenantId: key.tenantId }),
-    };
+    return { kind: "api_key", tenantId: key.tenantId, keyId: key.id, scopes: key.scopes };
   }
   const identity = await ctx.dashboardIdentity();
   if (!identity) throw new AppError("unauthorized", "sign in to continue");
-  return {
-    principal: { kind: "user", tenantId: identity.tenantId, userId: identity.userId, role: identity.role, email: identity.email },
-    decision: limitDashboardRequest({ userId: identity.userId, tenantId: identity.tenantId }),
-  };
+  return { kind: "user", tenantId: identity.tenantId, userId: identity.userId, role: identity.role, email: identity.email };
+}
+
+/** The caller's rate-limit decision: per key and tenant on REST, per user and tenant on the dashboard. */
+function limit(principal: Principal): Promise<LimitDecision> {
+  return principal.kind === "api_key"
+    ? limitApiRequest({ keyId: principal.keyId, tenantId: principal.tenantId })
+    : limitDashboardRequest({ userId: principal.userId, tenantId: principal.tenantId });
 }
 
 /**
  * A procedure over one tenant's data. `scope` is the API-key scope it needs; for dashboard users,
- * `read` is open to every role and any write scope needs owner or admin. Answers, in this order:
- * 401 (who), 429 (how often), 403 (what).
- *
- * A read the caller may make starts while the limiter is still deciding, so the limiter's round
- * trip hides behind the read's own queries instead of adding to them. Its answer is used only if
- * the request is admitted; a refused one is answered 429 exactly as before, with nothing of the
- * read in it. Writes always wait for the decision. So that a caller hammering past its limit does
- * not get a wasted read per request, a caller refused in this process waits for the decision until
- * the refusing window has reset.
+ * `read` is open to every role and any write scope needs owner or admin. One straight path:
+ * authenticate (401), limit (429), authorize (403), then read and bound the input (400; on REST
+ * the body is read only here, so an unauthenticated client cannot hold a socket with a slow
+ * body), then run the handler. Rate-limit headers are on every answer past the limiter.
  */
 export function tenantProcedure(scope: Scope) {
-  return t.procedure.use(async ({ ctx, next, type }) => {
-    const { principal, decision: deciding } = await identify(ctx);
+  return t.procedure.use(async ({ ctx, next, getRawInput }) => {
+    const principal = await authenticate(ctx);
+    const decision = await limit(principal);
+    for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
+    if (!decision.allowed) throw new AppError("rate_limited", decision.message, { headers: decision.headers });
     const forbidden = forbiddenFor(principal, scope);
+    if (forbidden) throw forbidden;
+    // The same bounds on every surface (depth, NUL, lone surrogates): a 400 naming the field.
+    assertBoundedInput(await getRawInput());
     const db = scopeToTenant(await getDb(), principal.tenantId);
     const sql = scopeSqlToTenant(await getSql(), principal.tenantId);
-    const run = () => next({ ctx: { ...ctx, principal, tenantId: principal.tenantId, db, sql } });
-    const early = type === "query" && !forbidden && !refusedRecently(callerOf(principal)) ? run() : null;
-    const decision = await deciding;
-    for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
-    if (!decision.allowed) {
-      rememberRefusal(callerOf(principal), Number(decision.headers["X-RateLimit-Reset"]));
-      throw new AppError("rate_limited", decision.message, { headers: decision.headers });
-    }
-    if (forbidden) throw forbidden;
-    return early ?? run();
+    return next({ ctx: { ...ctx, principal, tenantId: principal.tenantId, db, sql } });
   });
 }
-
-/** Whose buckets a principal counts against, as the read-ahead's memory of refusals names them. */
-const callerOf = (p: Principal) => (p.kind === "api_key" ? `key:${p.keyId}` : `user:${p.userId}`);
 
 export { MESSAGES };

@@ -27,31 +27,7 @@ export async function authenticateApiKey(header: string | null, requestId: strin
     throw new AppError("unauthorized", MESSAGES.unknownKey);
   }
   touchLastUsed(key.id);
-  rememberOwner(token, key.id, key.tenant_id);
   return { id: key.id, tenantId: key.tenant_id, scopes: key.scopes };
-}
-
-/*
- * Which key and tenant a lookup prefix belongs to, learned from keys that authenticated in this
- * process. Those two facts never change for a key, so this is not a cache of the authentication
- * (every request is still looked up and verified, and a revoked key is refused on its next
- * request); it only tells the rate limiter whose buckets to count before the lookup has answered,
- * so the limiter's round trip overlaps the lookup's instead of following it.
- */
-const ownerByPrefix = new Map<string, { keyId: string; tenantId: string }>();
-const MAX_REMEMBERED_KEYS = 100_000;
-
-function rememberOwner(token: string, keyId: string, tenantId: string) {
-  const prefix = token.slice(0, LOOKUP_PREFIX_LENGTH);
-  if (ownerByPrefix.has(prefix)) return;
-  if (ownerByPrefix.size >= MAX_REMEMBERED_KEYS) ownerByPrefix.clear();
-  ownerByPrefix.set(prefix, { keyId, tenantId });
-}
-
-/** The key and tenant a well-formed token's prefix belonged to when it last authenticated here, if it did. No I/O. */
-export function likelyOwnerOf(header: string | null): { keyId: string; tenantId: string } | null {
-  const token = parseBearerToken(header);
-  return token ? (ownerByPrefix.get(token.slice(0, LOOKUP_PREFIX_LENGTH)) ?? null) : null;
 }
 
 // Last-used is written at most once per key per minute per process, and the conditional update

@@ -5,12 +5,12 @@
 // only the origin the request was addressed to (Host, and X-Forwarded-Proto) is trusted, i.e.
 // strictly same-origin.
 //
-// Client address: read from AUTH_IP_HEADER (default `x-forwarded-for`). `next start` fills
-// x-forwarded-for with the socket address only when the client sent none, so a server reachable
-// directly can be fed a forged single-value header: run it behind a proxy that sets the header,
-// and list that proxy in AUTH_TRUSTED_PROXIES (IPs/CIDRs) when it appends to an existing chain;
-// the chain is then read right to left, skipping trusted hops. A multi-value header with no trusted
-// proxies configured yields no address, and those requests share one bucket (fail closed).
+// Client address (the sign-in limit's key): better-auth reads X-Forwarded-For. The lean front
+// (`npm start`) overwrites that header with the address server/http/client-ip.ts resolved from the
+// socket (proxy headers count only from TRUSTED_PROXIES), so a client cannot pick its own
+// address. Behind `next start` alone the header is Next's (the socket address only when the client
+// sent none): run it behind a proxy that sets the header, and list that proxy in TRUSTED_PROXIES.
+import { trustedProxiesFromEnv } from "../http/client-ip";
 
 const list = (value: string | undefined) => (value ?? "").split(",").map((s) => s.trim()).filter(Boolean);
 
@@ -46,9 +46,10 @@ export function isTrustedOrigin(headers: Headers): boolean {
   return trustedOriginsFor(headers).includes(origin);
 }
 
+/** better-auth's client-address options: the header the lean front writes, walked past the same trusted proxies. */
 export function authIpOptions() {
   return {
-    ipAddressHeaders: [process.env.AUTH_IP_HEADER?.trim().toLowerCase() || "x-forwarded-for"],
-    trustedProxies: list(process.env.AUTH_TRUSTED_PROXIES),
+    ipAddressHeaders: ["x-forwarded-for"],
+    trustedProxies: trustedProxiesFromEnv().entries,
   };
 }

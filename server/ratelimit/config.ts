@@ -4,13 +4,15 @@ import type { StoreKind } from "./store";
 export type RateLimitConfig = {
   disabled: boolean;
   windowMs: number;
-  timeoutMs: number;
-  warnIntervalMs: number;
+  /** How long a shared store's call may take before it fails (and the store counts as down). */
+  storeTimeoutMs: number;
   perKey: number;
   perTenant: number;
   perUser: number;
   perTool: number;
   perIp: number;
+  /** Failed authentications per client IP (their own buckets, apart from the webhook receivers' per-IP layer). */
+  perFailedAuthIp: number;
   store:
     | { kind: Extract<StoreKind, "upstash">; url: string; token: string }
     | { kind: Extract<StoreKind, "redis">; url: string }
@@ -35,13 +37,13 @@ export function rateLimitConfigFromEnv(env: Env = process.env): RateLimitConfig 
   return {
     disabled: ["1", "true", "yes"].includes((env.RATE_LIMIT_DISABLED ?? "").trim().toLowerCase()),
     windowMs: positiveInt(env, "RATE_LIMIT_WINDOW_SECONDS", 60) * 1000,
-    timeoutMs: positiveInt(env, "RATE_LIMIT_TIMEOUT_MS", 50),
-    warnIntervalMs: positiveInt(env, "RATE_LIMIT_WARN_INTERVAL_MS", 30_000),
+    storeTimeoutMs: positiveInt(env, "RATE_LIMIT_STORE_TIMEOUT_MS", 1000),
     perKey: positiveInt(env, "RATE_LIMIT_PER_KEY", 200),
     perTenant: positiveInt(env, "RATE_LIMIT_PER_TENANT", 5000),
     perUser: positiveInt(env, "RATE_LIMIT_PER_USER", 200),
     perTool: positiveInt(env, "RATE_LIMIT_PER_TOOL", 50),
     perIp: positiveInt(env, "RATE_LIMIT_PER_IP", 500),
+    perFailedAuthIp: positiveInt(env, "RATE_LIMIT_FAILED_AUTH_PER_IP", 500),
     store:
       upstashUrl && upstashToken
         ? { kind: "upstash", url: upstashUrl, token: upstashToken }

@@ -12,7 +12,8 @@ export { createMemoryStore } from "./memory-store";
 export { createRedisStore, createLimiterRedisClient } from "./redis-store";
 export { createUpstashStore } from "./upstash-store";
 export { rateLimitConfigFromEnv, type RateLimitConfig } from "./config";
-export { createSurfaceLimiters, createStore, type SurfaceLimiters } from "./limiters";
+export { createSurfaceLimiters, createStore, type LimitsConfig, type SurfaceLimiters } from "./limiters";
+export { withMemoryFallback, type FallbackOptions } from "./fallback-store";
 
 let current: { store: LimitStore; limiters: SurfaceLimiters } | null = null;
 
@@ -30,10 +31,6 @@ export function limitApiRequest(input: { keyId: string; tenantId: string }): Pro
   return limiters().api.check({ key: input.keyId, tenant: input.tenantId });
 }
 
-/** Gives back an admitted /api/v1 request's tokens (its key then failed authentication). */
-export function refundApiRequest(input: { keyId: string; tenantId: string }): Promise<void> {
-  return limiters().api.refund({ key: input.keyId, tenant: input.tenantId });
-}
 
 /** /api/trpc: per dashboard user and (when the user acts in a tenant) the shared per-tenant bucket. */
 export function limitDashboardRequest(input: { userId: string; tenantId: string | null }): Promise<LimitDecision> {
@@ -48,6 +45,14 @@ export function limitAgentToolRequest(input: { tenantId: string; tool: string })
 /** Inbound /api/webhooks/* receivers: per client IP. */
 export function limitInboundRequest(input: { ip: string }): Promise<LimitDecision> {
   return limiters().inbound.check({ ip: input.ip });
+}
+
+/**
+ * A request whose credentials were refused, counted against its client address (IPv6: its /64).
+ * Used through `refusalOfFailedAuth` (failed-auth.ts).
+ */
+export function limitFailedAuthentication(input: { ip: string }): Promise<LimitDecision> {
+  return limiters().failedAuth.check({ "failed-auth-ip": input.ip });
 }
 
 /**

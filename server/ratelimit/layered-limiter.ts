@@ -1,5 +1,4 @@
 // Several sliding-window layers checked together; the most restrictive one decides.
-import { limitFailOpen, type FailOpenOptions } from "./fail-open";
 import type { LimitStore, StoreResult } from "./store";
 
 export type LimitDecision =
@@ -16,11 +15,10 @@ export type LayerConfig = {
 };
 
 export type LayeredLimiterOptions = {
+  /** Answers every call: a shared store is wrapped in its in-memory fallback (fallback-store.ts). */
   store: LimitStore;
   /** In reporting order: the first layer present in a check supplies the success headers. */
   layers: LayerConfig[];
-  timeoutMs?: number;
-  warnIntervalMs?: number;
   /** Admit everything with no headers (benchmarks). */
   disabled?: boolean;
 };
@@ -28,11 +26,6 @@ export type LayeredLimiterOptions = {
 export interface LayeredLimiter {
   /** Identifier per layer name; a layer whose identifier is null/undefined is skipped. */
   check(ids: Record<string, string | null | undefined>): Promise<LimitDecision>;
-  /**
-   * Gives back the token an admitted check() took from each layer (the request turned out not to
-   * count, e.g. its API key then failed authentication).
-   */
-  refund(ids: Record<string, string | null | undefined>): Promise<void>;
 }
 
 const toSeconds = (ms: number) => Math.ceil(ms / 1000);
@@ -54,14 +47,12 @@ function refusalHeaders(r: StoreResult, now: number): Record<string, string> {
  * one layer refuses has already taken a token from the layers that admitted it. We give those
  * tokens back (a rate -1 count) before answering the 429: a refused request then counts against
  * no layer, so one key hammering past its own limit cannot use up its tenant's shared budget and
- * starve the tenant's other keys and users. Refunds go through the same fail-open guard; a refund
- * that fails or lands in the next window is lost, erring towards stricter limiting.
+ * starve the tenant's other keys and users. A refund that lands in the next window is lost,
+ * erring towards stricter limiting.
  */
 export function createLayeredLimiter(opts: LayeredLimiterOptions): LayeredLimiter {
   const { store, layers } = opts;
-  const guard: FailOpenOptions = { timeoutMs: opts.timeoutMs ?? 50, warnIntervalMs: opts.warnIntervalMs ?? 30_000 };
-  const count = (layer: LayerConfig, id: string, rate: number) =>
-    limitFailOpen(store, () => store.limit(`${layer.name}:${id}`, layer.limit, layer.windowMs, rate), guard);
+  const count = (layer: LayerConfig, id: string, rate: number) => store.limit(`${layer.name}:${id}`, layer.limit, layer.windowMs, rate);
 
   const activeLayers = (ids: Record<string, string | null | undefined>) =>
     layers.flatMap((layer) => {
@@ -70,10 +61,6 @@ export function createLayeredLimiter(opts: LayeredLimiterOptions): LayeredLimite
     });
 
   return {
-    async refund(ids) {
-      if (opts.disabled) return;
-      await Promise.all(activeLayers(ids).map(({ layer, id }) => count(layer, id, -1)));
-    },
     async check(ids) {
       if (opts.disabled) return { allowed: true, headers: {} };
       const active = activeLayers(ids);
@@ -84,15 +71,11 @@ export function createLayeredLimiter(opts: LayeredLimiterOptions): LayeredLimite
       // is not refused by the other); on a tie, the earlier (narrower) layer.
       let refusal: { layer: LayerConfig; result: StoreResult } | undefined;
       results.forEach((result, i) => {
-        if (result && !result.success && (!refusal || result.reset > refusal.result.reset)) {
-          refusal = { layer: active[i]!.layer, result };
-        }
+        if (!result.success && (!refusal || result.reset > refusal.result.reset)) refusal = { layer: active[i]!.layer, result };
       });
 
       if (refusal) {
-        await Promise.all(
-          results.map((result, i) => (result?.success ? count(active[i]!.layer, active[i]!.id, -1) : null)),
-        );
+        await Promise.all(results.map((result, i) => (result.success ? count(active[i]!.layer, active[i]!.id, -1) : null)));
         return { allowed: false, headers: refusalHeaders(refusal.result, now), message: refusal.layer.message };
       }
       const reported = results[0];

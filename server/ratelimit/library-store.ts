@@ -8,6 +8,7 @@ type RatelimitRedis = ConstructorParameters<typeof Ratelimit>[0]["redis"];
 export function createLibraryStore(opts: {
   kind: StoreKind;
   redis: unknown; // @upstash/redis client, or anything answering evalsha/eval like one
+  probe: () => Promise<unknown>;
   clear: () => Promise<void>;
   close: () => Promise<void>;
   ready?: (timeoutMs: number) => Promise<void>;
@@ -21,7 +22,7 @@ export function createLibraryStore(opts: {
         redis: opts.redis as RatelimitRedis,
         limiter: Ratelimit.slidingWindow(limit, `${windowMs} ms`),
         prefix: KEY_PREFIX,
-        timeout: 0, // the fail-open wrapper owns the timeout (the library's would resolve as allowed)
+        timeout: 0, // no timeout here: the library's would resolve as allowed; the client's own fails the call
         // The library's cache blocks an identifier until the window end, stricter than the sliding
         // window itself and invisible to other processes; keep results exactly the script's.
         ephemeralCache: false,
@@ -37,6 +38,9 @@ export function createLibraryStore(opts: {
     async limit(identifier, limit, windowMs, rate = 1): Promise<StoreResult> {
       const r = await limiterFor(limit, windowMs).limit(identifier, rate === 1 ? undefined : { rate });
       return { success: r.success, limit: r.limit, remaining: r.remaining, reset: r.reset };
+    },
+    async probe() {
+      await opts.probe();
     },
     clear: opts.clear,
     close: opts.close,

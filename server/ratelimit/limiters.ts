@@ -1,6 +1,7 @@
 // The service's limiters, one per surface, over one shared store (the tenant layer is one bucket
 // across API keys, dashboard users and agent tools because it is the same key in the same store).
 import type { RateLimitConfig } from "./config";
+import { withMemoryFallback } from "./fallback-store";
 import { createLayeredLimiter, type LayerConfig, type LayeredLimiter } from "./layered-limiter";
 import { createMemoryStore } from "./memory-store";
 import { createLimiterRedisClient, createRedisStore } from "./redis-store";
@@ -11,20 +12,24 @@ export type SurfaceLimiters = {
   api: LayeredLimiter; // key, tenant
   dashboard: LayeredLimiter; // user, tenant
   agentTool: LayeredLimiter; // tool, tenant
-  inbound: LayeredLimiter; // ip
+  inbound: LayeredLimiter; // ip (webhook receivers)
+  failedAuth: LayeredLimiter; // failed-auth-ip (requests whose credentials were refused)
 };
 
+/** The configured store; a shared one falls back to this process's memory while it is down. */
 export function createStore(config: RateLimitConfig): LimitStore {
   const s = config.store;
-  if (s.kind === "upstash") return createUpstashStore({ url: s.url, token: s.token });
-  if (s.kind === "redis") return createRedisStore(createLimiterRedisClient(s.url), { ownsClient: true });
+  if (s.kind === "upstash") return withMemoryFallback(createUpstashStore({ url: s.url, token: s.token, requestTimeoutMs: config.storeTimeoutMs }));
+  if (s.kind === "redis") {
+    const client = createLimiterRedisClient(s.url, { commandTimeoutMs: config.storeTimeoutMs });
+    return withMemoryFallback(createRedisStore(client, { ownsClient: true }));
+  }
   return createMemoryStore();
 }
 
-export function createSurfaceLimiters(
-  store: LimitStore,
-  config: Omit<RateLimitConfig, "store">,
-): SurfaceLimiters {
+export type LimitsConfig = Omit<RateLimitConfig, "store" | "storeTimeoutMs">;
+
+export function createSurfaceLimiters(store: LimitStore, config: LimitsConfig): SurfaceLimiters {
   const layer = (name: string, limit: number, who: string): LayerConfig => ({
     name,
     limit,
@@ -32,18 +37,12 @@ export function createSurfaceLimiters(
     message: `per-${who} rate limit exceeded`,
   });
   const tenant = layer("tenant", config.perTenant, "tenant");
-  const make = (...layers: LayerConfig[]) =>
-    createLayeredLimiter({
-      store,
-      layers,
-      timeoutMs: config.timeoutMs,
-      warnIntervalMs: config.warnIntervalMs,
-      disabled: config.disabled,
-    });
+  const make = (...layers: LayerConfig[]) => createLayeredLimiter({ store, layers, disabled: config.disabled });
   return {
     api: make(layer("key", config.perKey, "key"), tenant),
     dashboard: make(layer("user", config.perUser, "user"), tenant),
     agentTool: make(layer("tool", config.perTool, "tool"), tenant),
     inbound: make(layer("ip", config.perIp, "ip")),
+    failedAuth: make(layer("failed-auth-ip", config.perFailedAuthIp, "ip")),
   };
 }

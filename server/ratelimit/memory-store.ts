@@ -46,6 +46,7 @@ export function createMemoryStore(): LimitStore {
       counter.count += rate;
       return { success: true, limit, remaining: Math.max(0, limit - (counter.count + previous)), reset };
     },
+    async probe() {},
     async clear() {
       counters.clear();
     },

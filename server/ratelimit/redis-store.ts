@@ -4,23 +4,25 @@ import { createLibraryStore } from "./library-store";
 import { createScriptAdapter } from "./redis-script-adapter";
 import { KEY_PREFIX, type LimitStore } from "./store";
 
+const CONNECT_TIMEOUT_MS = 1000;
+
 /**
- * An ioredis client suited to a fail-open limiter: commands fail at once while disconnected
- * (no offline queue, no per-request retries) instead of piling up, commands the server sits on
- * are dropped after `commandTimeoutMs`, and the client keeps reconnecting in the background so
- * limiting resumes when Redis returns.
+ * An ioredis client suited to a limiter with an in-memory fallback (fallback-store.ts): commands
+ * fail at once while disconnected (no offline queue, no per-request retries) instead of piling up,
+ * a command the server sits on fails after `commandTimeoutMs`, and the client keeps reconnecting
+ * in the background so the store can come back.
  */
 export function createLimiterRedisClient(url: string, opts: { commandTimeoutMs?: number } = {}): Redis {
   const client = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    connectTimeout: 1000,
+    connectTimeout: CONNECT_TIMEOUT_MS,
     commandTimeout: opts.commandTimeoutMs ?? 1000,
     retryStrategy: (times) => Math.min(50 * times, 1000),
     // A request's layers are counted in the same tick: send their scripts in one write.
     enableAutoPipelining: true,
   });
-  // Failures surface through the limiter's fail-open log; without a listener ioredis prints each one.
+  // Failures surface through the limiter's outage log; without a listener ioredis prints each one.
   client.on("error", () => {});
   return client;
 }
@@ -39,23 +41,33 @@ function waitUntilReady(client: Redis, timeoutMs: number): Promise<void> {
   });
 }
 
+/**
+ * Settles when the client's first connection attempt has: connected, failed, or not answered
+ * within the connect timeout (plus a margin).
+ */
+function firstAttempt(client: Redis): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      client.off("ready", done).off("error", done).off("end", done);
+      resolve();
+    };
+    const timer = setTimeout(done, CONNECT_TIMEOUT_MS + 500);
+    client.once("ready", done).once("error", done).once("end", done);
+  });
+}
+
 /** A store over an ioredis client; `ownsClient` makes close() quit it. */
 export function createRedisStore(client: Redis, opts: { ownsClient?: boolean } = {}): LimitStore {
-  // Until the first connection is up, a call waits for it (bounded by the fail-open timeout) rather
-  // than failing at once: a process's first requests are limited, not admitted by failure. Once
-  // connected, a lost connection fails fast again (no offline queue).
-  let firstConnection: Promise<void> | null =
-    client.status === "ready"
-      ? null
-      : new Promise<void>((resolve) => {
-          client.once("ready", resolve);
-          setTimeout(resolve, FIRST_CONNECTION_WAIT_MS).unref();
-        }).then(() => {
-          firstConnection = null;
-        });
+  // Until the first connection attempt has settled, a call waits for it rather than failing at
+  // once: a process's first requests are counted in Redis, not in memory because the socket was
+  // still opening. Afterwards a lost connection fails calls at once (no offline queue).
+  let connecting: Promise<void> | null =
+    client.status === "ready" ? null : firstAttempt(client).then(() => void (connecting = null));
   const store = createLibraryStore({
     kind: "redis",
     redis: createScriptAdapter(client),
+    probe: () => client.ping(),
     async clear() {
       if (client.status !== "ready") await waitUntilReady(client, 2000);
       let cursor = "0";
@@ -73,14 +85,8 @@ export function createRedisStore(client: Redis, opts: { ownsClient?: boolean } =
   return {
     ...store,
     async limit(identifier, limit, windowMs, rate) {
-      if (firstConnection) await firstConnection;
+      if (connecting) await connecting;
       return store.limit(identifier, limit, windowMs, rate);
     },
   };
 }
-
-/**
- * How long after the client is created calls wait for its first connection. Longer than any
- * fail-open timeout: the guard, not this wait, decides how long one request waits.
- */
-const FIRST_CONNECTION_WAIT_MS = 10_000;

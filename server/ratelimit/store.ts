@@ -10,9 +10,11 @@ export interface LimitStore {
   /**
    * Sliding-window count of one request (`rate` 1) or a refund of one (`rate` -1, never refused)
    * against `identifier`, which is already namespaced by layer (e.g. `key:<id>`); the stored key
-   * is `rl:<identifier>:<window index>`.
+   * is `rl:<identifier>:<window index>`. Rejects when the store cannot answer.
    */
   limit(identifier: string, limit: number, windowMs: number, rate?: number): Promise<StoreResult>;
+  /** Resolves when the store answers a trivial command (PING); rejects otherwise. */
+  probe(): Promise<void>;
   /** Deletes every counter under the `rl:` namespace (tests, benchmarks). */
   clear(): Promise<void>;
   /** Resolves once the store can answer (a TCP store's first connection); never rejects. */

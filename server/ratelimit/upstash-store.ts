@@ -8,13 +8,14 @@ export function createUpstashStore(opts: { url: string; token: string; requestTi
   const redis = new Redis({
     url: opts.url,
     token: opts.token,
-    retry: false, // a failed call is admitted by the fail-open wrapper; retrying would only pile up
-    signal: () => AbortSignal.timeout(requestTimeoutMs), // calls abandoned by the wrapper still end
+    retry: false, // a failed call marks the store down (see fallback-store.ts); retrying would only pile up
+    signal: () => AbortSignal.timeout(requestTimeoutMs), // a hung endpoint fails the call
     enableTelemetry: false,
   });
   return createLibraryStore({
     kind: "upstash",
     redis,
+    probe: () => redis.ping(),
     async clear() {
       let cursor = "0";
       do {

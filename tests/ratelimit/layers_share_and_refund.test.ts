@@ -5,7 +5,7 @@ import { DEFAULTS, STORE_KINDS, freezeDateAt, restoreDateAfterEach, useStore } f
 const MINUTE_START = Date.UTC(2030, 0, 1, 0, 0, 0);
 const T0 = MINUTE_START + 30_000;
 const RESET_S = String((MINUTE_START + 60_000) / 1000);
-const SMALL = { ...DEFAULTS, timeoutMs: 2000, perKey: 3, perTenant: 10, perUser: 2, perTool: 2, perIp: 4 };
+const SMALL = { ...DEFAULTS, perKey: 3, perTenant: 10, perUser: 2, perTool: 2, perIp: 4 };
 
 describe.each(STORE_KINDS)("layers, %s store", (kind) => {
   const store = useStore(kind);
@@ -84,7 +84,6 @@ describe.each(STORE_KINDS)("layers, %s store", (kind) => {
     freezeDateAt(MINUTE_START + 1000);
     const limiter = createLayeredLimiter({
       store: store(),
-      timeoutMs: 2000,
       layers: [
         { name: "key", limit: 1, windowMs: 10_000, message: "per-key rate limit exceeded" },
         { name: "tenant", limit: 1, windowMs: 60_000, message: "per-tenant rate limit exceeded" },

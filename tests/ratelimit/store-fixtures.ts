@@ -53,11 +53,10 @@ export function restoreDateAfterEach(): void {
 export const DEFAULTS = {
   disabled: false,
   windowMs: 60_000,
-  timeoutMs: 50,
-  warnIntervalMs: 30_000,
   perKey: 200,
   perTenant: 5000,
   perUser: 200,
   perTool: 50,
   perIp: 500,
+  perFailedAuthIp: 500,
 };
