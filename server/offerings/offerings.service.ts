@@ -44,12 +44,15 @@ function toColumns(input: Partial<CreateOfferingInput>): Record<string, unknown>
   return data;
 }
 
+/** An offering row (`t`) as its wire shape, in SQL: what `offeringToWire` answers, formatted by PostgreSQL. */
+export const OFFERING_WIRE_SELECT = `t.id, t.external_id, t.reference_number, t.title, t.title_ar, t.description, t.description_ar,
+    t.attributes, trim_scale(t.price)::text AS price, t.price_currency, t.address, t.photos, t.status,
+    to_char(t.available_from, 'YYYY-MM-DD') AS available_from, ${isoText("created_at")} AS created_at, ${isoText("updated_at")} AS updated_at`;
+
 /** The list, in prepared SQL answering wire-shaped rows (it is the API's hottest read). */
 const OFFERINGS_LIST = sqlList({
   table: "offerings",
-  select: `t.id, t.external_id, t.reference_number, t.title, t.title_ar, t.description, t.description_ar,
-    t.attributes, trim_scale(t.price)::text AS price, t.price_currency, t.address, t.photos, t.status,
-    to_char(t.available_from, 'YYYY-MM-DD') AS available_from, ${isoText("created_at")} AS created_at, ${isoText("updated_at")} AS updated_at`,
+  select: OFFERING_WIRE_SELECT,
   sortColumn: "created_at",
   direction: "desc",
   where: "t.deleted_at IS NULL",
