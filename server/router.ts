@@ -10,6 +10,7 @@ import { analyticsRouter } from "./analytics/analytics.router";
 import { webhooksRouter } from "./webhooks/webhooks.router";
 import { crmRouter } from "./crm/crm.router";
 import { eventsRouter } from "./events/events.router";
+import { channelsRouter } from "./channels/channels.router";
 
 export const appRouter = router({
   offerings: offeringsRouter,
@@ -21,6 +22,7 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   crm: crmRouter,
   events: eventsRouter,
+  channels: channelsRouter,
 });
 
 export type AppRouter = typeof appRouter;

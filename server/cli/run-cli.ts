@@ -9,6 +9,7 @@ import { createTenant, tenantToWire } from "../tenants/tenants";
 import { DASHBOARD_COMMANDS } from "../dashboard/dashboard.cli";
 import { WEBHOOK_COMMANDS } from "../webhooks/webhooks.cli";
 import { crmCommands } from "../crm/crm.cli";
+import { channelCommands } from "../channels/channels.cli";
 
 export class UsageError extends Error {}
 
@@ -36,6 +37,7 @@ export const COMMANDS: Record<string, Command> = {
   ...DASHBOARD_COMMANDS,
   ...WEBHOOK_COMMANDS,
   ...crmCommands,
+  ...channelCommands,
   "tenant create": async (_args, flags) => tenantToWire(await createTenant({ name: flag(flags, "name") })),
 
   "key create": async (_args, flags) => {

@@ -1,6 +1,9 @@
 import type { TenantTx } from "./tenant-scope";
 
-const TABLES = { offerings: "offerings", appointments: "appointments", leads: "leads", conversations: "conversations" } as const;
+const TABLES = {
+  offerings: "offerings", appointments: "appointments", leads: "leads", conversations: "conversations",
+  channel_connections: "channel_connections", calls: "calls",
+} as const;
 
 /**
  * Locks one of the tenant's rows for the rest of the transaction (read-modify-write such as an

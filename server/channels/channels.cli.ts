@@ -1,0 +1,80 @@
+// Operator CLI commands for channel connections (spread into COMMANDS in server/cli/run-cli.ts):
+//   npm run cli -- channel connect --tenant ID --provider twilio --channel sms --address +97143001234 \
+//       --account-sid AC… --auth-token …            (credentials: one flag per field, kebab-case)
+//   npm run cli -- channel connect --tenant ID --id CONNECTION_ID [--status disabled] [--address …] [credential flags]
+//     (changes a connection; the credentials are required again when the provider or address changes)
+//   npm run cli -- channel list --tenant ID
+//   npm run cli -- channel disconnect --tenant ID CONNECTION_ID
+// Output never includes credentials (only `has_credentials`).
+import { z } from "zod";
+import { getDb } from "../db/client";
+import { scopeToTenant } from "../db/tenant-scope";
+import { fromZodError } from "../errors";
+import { OPERATOR } from "../audit/record-audit";
+import { CHANNEL_PROVIDERS, CREDENTIAL_FIELDS, type ChannelProvider } from "./providers";
+import { connectChannelInput, updateChannelConnectionInput } from "./channels.types";
+import { connectChannel, disconnectChannel, listChannelConnections, updateChannelConnection } from "./channel-connections";
+
+type Flags = Record<string, string | boolean | undefined>;
+
+// Imported when a command runs, not at load: run-cli imports this module to build COMMANDS.
+async function usageError(message: string): Promise<Error> {
+  const { UsageError } = await import("../cli/run-cli");
+  return new UsageError(message);
+}
+
+const str = (v: string | boolean | undefined) => (typeof v === "string" ? v : undefined);
+const kebab = (field: string) => field.replace(/_/g, "-");
+
+async function tenantOf(flags: Flags) {
+  const tenantId = str(flags.tenant)?.trim().toLowerCase() ?? "";
+  if (!z.uuid().safeParse(tenantId).success) throw await usageError("--tenant must be a uuid");
+  const db = await getDb();
+  if (!(await db.tenant.findUnique({ where: { id: tenantId }, select: { id: true } }))) throw await usageError(`tenant ${tenantId} not found`);
+  return { tenantId, db: scopeToTenant(db, tenantId) };
+}
+
+/** The credential flags given for a provider (`--auth-token` → auth_token), or undefined when none is. */
+function credentialsFrom(flags: Flags, provider: ChannelProvider | undefined): Record<string, string> | undefined {
+  const fields = provider ? CREDENTIAL_FIELDS[provider] : CHANNEL_PROVIDERS.flatMap((p) => CREDENTIAL_FIELDS[p]);
+  const given = Object.fromEntries(fields.map((f) => [f.name, str(flags[kebab(f.name)])]).filter(([, v]) => v !== undefined));
+  return Object.keys(given).length ? (given as Record<string, string>) : undefined;
+}
+
+/** A refused input (e.g. an address another tenant holds) is the operator's to fix: exit code 2. */
+async function asUsage<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    const code = (err as { errorCode?: string }).errorCode;
+    if (code === "bad_request" || code === "conflict" || code === "not_found") throw await usageError((err as Error).message);
+    throw err;
+  }
+}
+
+export const channelCommands = {
+  "channel connect": async (_args: string[], flags: Flags) => {
+    const { tenantId, db } = await tenantOf(flags);
+    const provider = str(flags.provider) as ChannelProvider | undefined;
+    const common = { provider, channel: str(flags.channel), address: str(flags.address), status: str(flags.status) };
+    const id = str(flags.id);
+    if (id !== undefined) {
+      const parsed = updateChannelConnectionInput.safeParse({ id, ...common, credentials: credentialsFrom(flags, provider) });
+      if (!parsed.success) throw await usageError(fromZodError(parsed.error).message);
+      return asUsage(() => updateChannelConnection(db, tenantId, parsed.data, OPERATOR));
+    }
+    const parsed = connectChannelInput.safeParse({ ...common, credentials: credentialsFrom(flags, provider) ?? {} });
+    if (!parsed.success) throw await usageError(fromZodError(parsed.error).message);
+    return asUsage(() => connectChannel(db, tenantId, parsed.data, OPERATOR));
+  },
+  "channel list": async (_args: string[], flags: Flags) => {
+    const { db } = await tenantOf(flags);
+    return listChannelConnections(db, { limit: 100, cursor: str(flags.cursor) });
+  },
+  "channel disconnect": async (args: string[], flags: Flags) => {
+    const { db } = await tenantOf(flags);
+    const id = args[0] ?? str(flags.id);
+    if (!id || !z.uuid().safeParse(id).success) throw await usageError("CONNECTION_ID must be a uuid");
+    return disconnectChannel(db, id.toLowerCase(), OPERATOR);
+  },
+};

@@ -1,0 +1,83 @@
+// Channel connections as the dashboard and the CLI see them: inputs and the wire shape. Credentials
+// are write-only: an input may carry them, no output ever does (only `has_credentials`).
+import { z } from "zod";
+import { invalid, uuid } from "../api/wire";
+import { pageQuery, listEnvelope } from "../api/pagination";
+import { unknownFieldMessage } from "../api/strict-body";
+import { CHANNEL_PROVIDERS, CONNECTION_CHANNELS, CONNECTION_STATUSES, type ChannelProvider } from "./providers";
+
+const secret = (max = 256) => z.string().trim().min(1, { message: "must not be blank" }).max(max);
+
+/** Each provider's credentials, strict: a misspelt field is a 400 naming it, not a silently missing secret. */
+export const CREDENTIAL_SCHEMAS = {
+  twilio: z.strictObject(
+    {
+      account_sid: z.string().trim().regex(/^AC[0-9a-fA-F]{32}$/, { message: "must be 'AC' followed by 32 hex characters" }),
+      auth_token: secret(),
+    },
+    unknownFieldMessage(),
+  ),
+  whatsapp_cloud: z.strictObject(
+    { app_secret: secret(), verify_token: secret(), access_token: secret(4096) },
+    unknownFieldMessage(),
+  ),
+  retell: z.strictObject({ api_key: secret() }, unknownFieldMessage()),
+  vapi: z.strictObject({ secret: secret() }, unknownFieldMessage()),
+} satisfies Record<ChannelProvider, z.ZodType>;
+
+export type ProviderCredentials = { [P in ChannelProvider]: z.infer<(typeof CREDENTIAL_SCHEMAS)[P]> };
+
+const provider = z.enum(CHANNEL_PROVIDERS, invalid(`must be one of ${CHANNEL_PROVIDERS.join(", ")}`));
+const channel = z.enum(CONNECTION_CHANNELS, invalid(`must be one of ${CONNECTION_CHANNELS.join(", ")}`));
+const status = z.enum(CONNECTION_STATUSES, invalid(`must be one of ${CONNECTION_STATUSES.join(", ")}`));
+const address = z
+  .string()
+  .max(64)
+  .describe("The business side customers reach: an E.164 number, or the WhatsApp Cloud phone_number_id");
+// Checked against the provider's own schema by the service, once the provider is known (an update may keep the stored one).
+const credentials = z.record(z.string(), z.unknown()).describe("Write-only; never returned");
+
+export const connectChannelInput = z.strictObject(
+  {
+    provider,
+    channel,
+    address,
+    status: status.optional().describe("Default `active`; a `disabled` connection receives nothing"),
+    credentials,
+  },
+  unknownFieldMessage(),
+);
+
+export const updateChannelConnectionInput = z.strictObject(
+  {
+    id: uuid().describe("Connection id"),
+    provider: provider.optional(),
+    channel: channel.optional(),
+    address: address.optional(),
+    status: status.optional(),
+    credentials: credentials.optional().describe("Write-only; required when the provider or address changes"),
+  },
+  unknownFieldMessage(),
+);
+
+export const connectionIdInput = z.strictObject({ id: uuid().describe("Connection id") }, unknownFieldMessage());
+export const listChannelConnectionsInput = z.object(pageQuery);
+
+export const channelConnectionSchema = z
+  .object({
+    id: z.uuid(),
+    provider: provider,
+    channel: channel,
+    address: z.string(),
+    status: status,
+    has_credentials: z.boolean(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: "ChannelConnection" });
+
+export const channelConnectionListSchema = listEnvelope(channelConnectionSchema, "ChannelConnectionList");
+
+export type ConnectChannelInput = z.infer<typeof connectChannelInput>;
+export type UpdateChannelConnectionInput = z.infer<typeof updateChannelConnectionInput>;
+export type ChannelConnectionWire = z.infer<typeof channelConnectionSchema>;

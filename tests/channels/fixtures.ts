@@ -1,0 +1,18 @@
+// Shared fixtures of the channel tests: provider credentials and unique business numbers.
+import { randomInt } from "node:crypto";
+import { toE164 } from "../../server/conversations/customer-identifier";
+
+export const TWILIO_SID = "AC0123456789abcdef0123456789abcdef";
+export const TWILIO_TOKEN = "twilio-auth-token-5f1e0c9d2b7a";
+
+let counter = 0;
+/** A valid Dubai landline in E.164 (the business side), unique within the test run. */
+export function uniqueBusinessNumber(): string {
+  const n = (process.pid * 7919 + ++counter * 104_729 + randomInt(1_000_000)) % 10_000_000;
+  const number = `+9714${String(n).padStart(7, "0")}`;
+  if (toE164(number) !== number) return uniqueBusinessNumber();
+  return number;
+}
+
+/** The same number as a person writes it: "+971 4 300 1234". */
+export const spaced = (e164: string) => `${e164.slice(0, 4)} ${e164.slice(4, 5)} ${e164.slice(5, 8)} ${e164.slice(8)}`;
