@@ -7,6 +7,7 @@ const counts: AnalyticsCounts = {
   leads: { created: 6, qualified: 4, converted: 1, conversion_rate: 0.1667 },
   appointments: { booked: 3, cancelled: 1, completed: 1 },
   messages: { inbound: 48, outbound: 51 },
+  csat: { responses: 3, average_score: 4.33 },
 };
 
 export const analyticsExamples: OperationExamples = {

@@ -11,6 +11,7 @@ How each count is dated:
 - leads \`created\`: \`created_at\`; \`qualified\`: \`qualified_at\` (when the lead first left \`new\`); \`converted\`: leads whose status is \`converted\`, on the day they last moved to it (later edits do not move them).
 - appointments \`booked\`: \`created_at\`; \`cancelled\` / \`completed\`: \`updated_at\` (these statuses are terminal, so that is when the status was set).
 - messages \`inbound\` / \`outbound\`: \`created_at\`.
+- csat \`responses\` / \`average_score\`: the answers' \`created_at\` (\`average_score\` is the mean score, 2 decimals; null without answers).
 
 \`conversion_rate\` is a cohort rate: of the leads created in the period (or on that day, in \`daily\`), the share whose status is now \`converted\`, from 0 to 1 with 4 decimals; null when no lead was created.`;
 

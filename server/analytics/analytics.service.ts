@@ -33,19 +33,25 @@ type DayRow = {
   appointments_completed: number;
   messages_inbound: number;
   messages_outbound: number;
+  csat_responses: number;
+  csat_score_sum: number;
 } & Record<`channel_${(typeof CHANNELS)[number]}`, number>;
 
-/** `(day, metric, n)` rows: one table's rows counted per UTC day of `column`, within the period and the tenant. */
+/**
+ * `(day, metric, n)` rows: one table's rows counted (or `aggregate`d) per UTC day of `column`,
+ * within the period and the tenant.
+ */
 function perDay(
   metric: string,
   table: string,
   column: string,
   [tenantId, start, end]: readonly [string, Date, Date],
   extraWhere = Prisma.empty,
+  aggregate = Prisma.sql`count(*)`,
 ) {
   const col = Prisma.raw(`"${column}"`);
   return Prisma.sql`
-    SELECT date_trunc('day', ${col} AT TIME ZONE 'UTC') AS day, ${metric} AS metric, count(*) AS n
+    SELECT date_trunc('day', ${col} AT TIME ZONE 'UTC') AS day, ${metric} AS metric, ${aggregate} AS n
     FROM ${Prisma.raw(`"${table}"`)}
     WHERE tenant_id = ${tenantId}::uuid
       AND ${col} >= ${start.toISOString()}::timestamptz AND ${col} < ${end.toISOString()}::timestamptz
@@ -66,6 +72,8 @@ const METRIC_COLUMNS: [keyof DayRow, string][] = [
   ["appointments_completed", "appointments_completed"],
   ["messages_inbound", "messages.inbound"],
   ["messages_outbound", "messages.outbound"],
+  ["csat_responses", "csat_responses"],
+  ["csat_score_sum", "csat_score_sum"],
   ...CHANNELS.map((c): [keyof DayRow, string] => [`channel_${c}`, `conversations.${c}`]),
 ];
 
@@ -100,6 +108,8 @@ export function rollupQuery(tenantId: string, start: Date, end: Date): Prisma.Sq
       UNION ALL ${perDay("appointments_booked", "appointments", "created_at", range)}
       UNION ALL ${perDay("appointments_cancelled", "appointments", "updated_at", range, Prisma.sql`AND status = 'cancelled'`)}
       UNION ALL ${perDay("appointments_completed", "appointments", "updated_at", range, Prisma.sql`AND status = 'completed'`)}
+      UNION ALL ${perDay("csat_responses", "csat_responses", "created_at", range)}
+      UNION ALL ${perDay("csat_score_sum", "csat_responses", "created_at", range, Prisma.empty, Prisma.sql`sum(score)`)}
     )
     SELECT to_char(d.day, 'YYYY-MM-DD') AS date, ${columns}
     FROM days d
@@ -107,6 +117,10 @@ export function rollupQuery(tenantId: string, start: Date, end: Date): Prisma.Sq
     GROUP BY d.day
     ORDER BY d.day`;
 }
+
+/** Mean of the scores, 2 decimals; null without responses. */
+const averageScore = (sum: number, responses: number) =>
+  responses === 0 ? null : Math.round((sum / responses) * 100) / 100;
 
 /** Share of a cohort that converted, 4 decimals; null for an empty cohort. */
 const conversionRate = (converted: number, created: number) =>
@@ -132,6 +146,7 @@ function toCounts(row: DayRow): AnalyticsCounts {
       completed: row.appointments_completed,
     },
     messages: { inbound: row.messages_inbound, outbound: row.messages_outbound },
+    csat: { responses: row.csat_responses, average_score: averageScore(row.csat_score_sum, row.csat_responses) },
   };
 }
 

@@ -62,6 +62,17 @@ export const analyticsCountsSchema = z
         outbound: count("Outbound messages (by `created_at`), whatever their delivery status"),
       })
       .meta({ id: "AnalyticsMessageCounts" }),
+    csat: z
+      .object({
+        responses: count("Customer satisfaction answers recorded (by `created_at`; `record_csat`)"),
+        average_score: z
+          .number()
+          .min(1)
+          .max(5)
+          .nullable()
+          .describe("Mean score of those answers (1 to 5, 2 decimals); null when there was none"),
+      })
+      .meta({ id: "AnalyticsCsatCounts" }),
   })
   .meta({ id: "AnalyticsCounts" });
 

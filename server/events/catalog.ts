@@ -6,6 +6,7 @@ import { offeringSchema } from "../offerings/offerings.types";
 import { appointmentSchema } from "../appointments/appointments.types";
 import { conversationSchema, messageSchema } from "../conversations/conversations.types";
 import { leadSchema } from "../leads/leads.types";
+import { csatSchema } from "../csat/csat.types";
 
 const changes = z.record(z.string(), z.unknown()).describe("Old values of the fields that changed (Stripe-like)");
 const iso = () => z.string().describe("ISO 8601 date-time");
@@ -24,16 +25,6 @@ export const callSchema = z
     duration_seconds: z.number().int().nonnegative().nullable(),
   })
   .meta({ id: "Call" });
-
-export const csatSchema = z
-  .object({
-    id: z.uuid(),
-    conversation_id: z.uuid(),
-    score: z.number().int().min(1).max(5),
-    comment: z.string().nullable(),
-    created_at: iso(),
-  })
-  .meta({ id: "CsatResponse" });
 
 const objectOnly = <T extends z.ZodType>(object: T) => z.strictObject({ object });
 const objectChanged = <T extends z.ZodType>(object: T) => z.strictObject({ object, previous_attributes: changes });

@@ -18,6 +18,7 @@ const ZERO = {
   leads: { created: 0, qualified: 0, converted: 0, conversion_rate: null },
   appointments: { booked: 0, cancelled: 0, completed: 0 },
   messages: { inbound: 0, outbound: 0 },
+  csat: { responses: 0, average_score: null },
 };
 
 let seq = 0;
@@ -110,6 +111,7 @@ describe("GET /analytics/weekly-rollup", () => {
       leads: { created: 3, qualified: 2, converted: 2, conversion_rate: 0.3333 },
       appointments: { booked: 3, cancelled: 1, completed: 1 },
       messages: { inbound: 2, outbound: 2 },
+      csat: { responses: 0, average_score: null },
     });
     const byDate = Object.fromEntries(res.body.daily.map((d: any) => [d.date, d]));
     expect(byDate[dateOf(0)]).toEqual({
@@ -118,6 +120,7 @@ describe("GET /analytics/weekly-rollup", () => {
       leads: { created: 0, qualified: 0, converted: 1, conversion_rate: null },
       appointments: { booked: 0, cancelled: 1, completed: 0 },
       messages: { inbound: 2, outbound: 1 },
+      csat: { responses: 0, average_score: null },
     });
     expect(byDate[dateOf(1)].leads).toEqual({ created: 0, qualified: 1, converted: 0, conversion_rate: null });
     expect(byDate[dateOf(1)].appointments).toEqual({ booked: 2, cancelled: 0, completed: 1 });
@@ -177,7 +180,7 @@ describe("GET /analytics/weekly-rollup", () => {
     const op = doc.paths["/analytics/weekly-rollup"].get;
     expect(op.parameters.map((p: any) => p.name)).toEqual(["days"]);
     expect(op.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/WeeklyRollup" });
-    expect(Object.keys(op.responses).sort()).toEqual(["200", "400", "401", "403", "429", "500"]);
+    expect(Object.keys(op.responses).sort()).toEqual(["200", "400", "401", "403", "429", "500", "503"]);
     const schemas = doc.components.schemas;
     // Every object schema reachable from the rollup lists its properties (no `{}` schemas).
     const seen = new Set<string>();
