@@ -8,7 +8,8 @@ export type HttpAnswer = { status: number; body: any; text: string };
 /** Settings for a mount these tests sign in to: several sign-ins from 127.0.0.1 within a minute. */
 export const SIGN_IN_ENV = { AUTH_SIGNIN_RATE_MAX: "1000" };
 
-async function answerOf(res: Response): Promise<HttpAnswer> {
+/** A response read as text and, when it is JSON, parsed. */
+export async function answerOf(res: Response): Promise<HttpAnswer> {
   const text = await res.text();
   let body: unknown;
   try {

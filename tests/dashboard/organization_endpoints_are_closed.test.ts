@@ -14,10 +14,10 @@ import { handleTrpcRequest } from "../../server/api/trpc-handler";
 import { getAuth } from "../../server/dashboard/auth";
 import { createDashboardUser } from "../../server/dashboard/users";
 import { REFUSED_MESSAGE } from "../../server/dashboard/organization-endpoints";
-import { newKey, newTenant } from "../helpers/api";
+import { call, newKey, newTenant } from "../helpers/api";
 import { ORIGIN, PASSWORD, sessionCookie, userInTenant } from "../helpers/dashboard";
 import { startMount } from "../helpers/http-mounts";
-import { authOverHttp, SIGN_IN_ENV, signInOverHttp, trpcOverHttp, type HttpAnswer } from "./http-session";
+import { answerOf, authOverHttp, SIGN_IN_ENV, signInOverHttp, trpcOverHttp, type HttpAnswer } from "./http-session";
 
 type Front = {
   name: string;
@@ -26,17 +26,6 @@ type Front = {
   trpc(cookie: string, kind: "query" | "mutation", path: string, input?: unknown): Promise<HttpAnswer>;
   api(key: string, path: string): Promise<number>;
 };
-
-async function answerOf(res: Response): Promise<HttpAnswer> {
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  return { status: res.status, body, text };
-}
 
 /** better-auth's handler and the tRPC handler called in this process, as the route files mount them. */
 const inProcess: Front = {
@@ -54,7 +43,7 @@ const inProcess: Front = {
       : new Request(`${ORIGIN}/api/trpc/${path}`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(input ?? null) });
     return answerOf(await handleTrpcRequest(req));
   },
-  api: async () => 200, // the in-process half checks the API key through tRPC reads only
+  api: async (key, path) => (await call("GET", path, { key })).status,
 };
 
 function overHttp(mount: () => Running): Front {
