@@ -9,11 +9,12 @@
 // the input, coerces by rewriting the zod schemas in place (bodies and the dashboard endpoint
 // included) and sends an unexpected exception's message to the client.
 import { randomUUID } from "node:crypto";
-import { forEachOpenApiProcedure, getPathRegExp, normalizePath } from "trpc-to-openapi";
+import { forEachOpenApiProcedure, getPathRegExp, normalizePath, type OpenApiProcedure } from "trpc-to-openapi";
 import { AppError, badRequest, errorBody, notFound, toAppError } from "../errors";
 import { log } from "../log";
 import { appRouter } from "../router";
-import { createCallerFactory, type HeaderReader, type ProcedureMeta, type RequestContext } from "../trpc";
+import { resolveClientIp } from "../http/client-ip";
+import type { HeaderReader, ProcedureMeta, RequestContext } from "../trpc";
 import { assertJsonContentType, readLimitedBody } from "./request-body";
 import { assertBoundedInput } from "./bounded-input";
 import { getOpenApiDocument } from "./openapi";
@@ -25,7 +26,9 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 type Route = {
   method: string;
   pattern: RegExp;
-  procedurePath: string[];
+  /** Dotted router path and the procedure itself, called with a lazily read input (see answerRestRequest). */
+  procedurePath: string;
+  procedure: OpenApiProcedure;
   pathParams: string[];
   /** Query parameters whose schema is a number: their string values are converted before validation. */
   numericQuery: Set<string>;
@@ -40,7 +43,7 @@ function unwrap(schema: any): any {
 
 function buildRouteTable(): Route[] {
   const routes: Route[] = [];
-  forEachOpenApiProcedure(appRouter._def.procedures as any, ({ path, procedure, meta }: { path: string; procedure: { _def: unknown }; meta: ProcedureMeta }) => {
+  forEachOpenApiProcedure(appRouter._def.procedures as any, ({ path, procedure, meta }: { path: string; procedure: OpenApiProcedure; meta: ProcedureMeta }) => {
     const openapi = meta.openapi!;
     const input = (procedure._def as { inputs: any[] }).inputs[0];
     const numericQuery = new Set<string>();
@@ -53,7 +56,8 @@ function buildRouteTable(): Route[] {
     routes.push({
       method: openapi.method,
       pattern: getPathRegExp(routePath),
-      procedurePath: path.split("."),
+      procedurePath: path,
+      procedure,
       pathParams: [...routePath.matchAll(/\{(.+?)\}/g)].map((m) => m[1]),
       numericQuery,
       successStatus: meta.successStatus ?? 200,
@@ -64,7 +68,6 @@ function buildRouteTable(): Route[] {
 }
 
 let routeTable: Route[] | undefined;
-const createCaller = createCallerFactory(appRouter);
 
 function match(method: string, path: string): { route: Route; params: Record<string, string> } | null {
   routeTable ??= buildRouteTable();
@@ -111,8 +114,13 @@ export type RestRequest = {
   target: string;
   /** Case-insensitive header lookup, as the mounting server parsed the headers (node's rules on both fronts). */
   headers: HeaderReader;
-  /** The body's bytes, chunk by chunk; the bridge stops reading (and calls `return`) past 1 MiB. */
+  /**
+   * The body's bytes, chunk by chunk. Read only once the caller is authenticated, admitted by the
+   * limiter and authorized; the bridge stops reading (and calls `return`) past 1 MiB.
+   */
   body: AsyncIterable<Uint8Array> | null;
+  /** The socket's remote address, when the server has one (the lean front); see server/http/client-ip.ts. */
+  remoteAddress?: string | null;
 };
 /** The answer, always complete JSON text (or none): the server writes it in one go with its length. */
 export type RestAnswer = { status: number; headers: Record<string, string>; body: string };
@@ -158,14 +166,26 @@ export async function answerRestRequest(req: RestRequest): Promise<RestAnswer> {
     const found = match(method, path);
     if (!found) throw new AppError("not_found", `no endpoint ${method} ${API_BASE_PATH}${path === "/" ? "" : path}`);
     const { route, params } = found;
-    const input = method === "GET" || method === "DELETE" ? queryInput(url, route) : await bodyInput(req, route);
-    Object.assign(input, params);
+    // The input (the body above all) is read when the procedure's input parser asks for it, after
+    // tenantProcedure has authenticated, limited and authorized: a client without a valid key gets
+    // its 401 without the server waiting for its body.
+    let input: Promise<Record<string, unknown>> | undefined;
+    const readInput = async () => {
+      const read = method === "GET" || method === "DELETE" ? queryInput(url, route) : await bodyInput(req, route);
+      return Object.assign(read, params);
+    };
 
     const resHeaders = { set: (name: string, value: string) => void (headers[name.toLowerCase()] = value) };
-    const ctx: RequestContext = { transport: "rest", headers: req.headers, requestId, resHeaders, response: {} };
-    const caller: any = createCaller(ctx);
-    const procedure = route.procedurePath.reduce((node, segment) => node[segment], caller);
-    const data = await procedure(input);
+    const clientIp = resolveClientIp({ remoteAddress: req.remoteAddress, forwardedFor: req.headers.get("x-forwarded-for") });
+    const ctx: RequestContext = { transport: "rest", headers: req.headers, clientIp, requestId, resHeaders, response: {} };
+    const data = await route.procedure({
+      ctx,
+      getRawInput: () => (input ??= readInput()),
+      path: route.procedurePath,
+      type: route.procedure._def.type,
+      signal: undefined,
+      batchIndex: 0,
+    });
     return json(ctx.response.status ?? route.successStatus, data, headers);
   } catch (err) {
     let error = toAppError(err);

@@ -10,6 +10,7 @@ import "../dashboard/register";
 import { AppError, errorBody, MESSAGES } from "../errors";
 import { log } from "../log";
 import { sendFetchResponse, toFetchRequest } from "./fetch-bridge";
+import { forwardResolvedClientIp } from "./client-ip";
 import { answerRestFromNode } from "./node-rest";
 
 export type FetchHandler = (req: Request) => Promise<Response>;
@@ -72,6 +73,8 @@ export function createLeanServer(options: LeanServerOptions): Server {
   };
   return createServer((req, res) => {
     const mount = mountFor(pathnameOf(req.url));
+    // Handlers without the socket (Next, the Fetch mounts) read the address this front resolved.
+    if (mount !== "rest") forwardResolvedClientIp(req);
     if (mount !== "next") void answerWith(handlers[mount], req, res);
     else void Promise.resolve(options.next(req, res)).catch((err) => {
       log.error("lean front: next handler failed", { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });

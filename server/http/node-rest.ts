@@ -39,6 +39,8 @@ export function toRestRequest(req: IncomingMessage): RestRequest {
     target: req.url ?? "/",
     headers: nodeHeaderReader(req.headers),
     body: method === "GET" || method === "HEAD" ? null : bodyChunks(req),
+    // The client's address is resolved from it (and X-Forwarded-For only when it is a trusted proxy).
+    remoteAddress: req.socket.remoteAddress ?? null,
   };
 }
 

@@ -1,5 +1,6 @@
 // Rate limiting for every surface. The store is chosen once per process from the environment:
 // UPSTASH_REDIS_REST_URL/TOKEN -> Upstash REST, else REDIS_URL -> Redis over TCP, else in-process.
+import { trustedProxiesFromEnv } from "../http/client-ip";
 import { rateLimitConfigFromEnv, type RateLimitConfig } from "./config";
 import type { LimitDecision } from "./layered-limiter";
 import { createStore, createSurfaceLimiters, type SurfaceLimiters } from "./limiters";
@@ -57,9 +58,10 @@ export function limitFailedAuthentication(input: { ip: string }): Promise<LimitD
 
 /**
  * Opens the process store and waits (bounded) for its first connection, so a server's first
- * requests are limited rather than admitted by failure while Redis is still connecting.
+ * requests are counted in Redis rather than in this process's memory while it is still connecting.
  */
 export async function warmUpRateLimiter(timeoutMs = 2000): Promise<void> {
+  trustedProxiesFromEnv(); // the per-IP limits key on the client address: a malformed TRUSTED_PROXIES stops the start
   limiters();
   await current?.store.ready?.(timeoutMs);
 }

@@ -5,6 +5,7 @@ import { scopeToTenant } from "../../server/db/tenant-scope";
 import { revokeApiKey } from "../../server/auth/api-keys";
 import { OPERATOR } from "../../server/audit/record-audit";
 import { resetLastUsedCoalescing } from "../../server/auth/authenticate";
+import { handleRestRequest } from "../../server/api/rest-bridge";
 
 const MALFORMED = errorOf("unauthorized", "missing or malformed Authorization header");
 const UNKNOWN = errorOf("unauthorized", "unknown or revoked api key");
@@ -85,6 +86,43 @@ describe("403 missing scope", () => {
     const res = await call("GET", "/offerings", { key });
     expect(res.status).toBe(403);
     expect(res.body).toEqual(errorOf("forbidden", "key missing required scope 'read'"));
+  });
+});
+
+describe("authentication comes before the body", () => {
+  /** A POST whose body starts and never finishes (a slow client holding the request open). */
+  const postNeverEnding = (authorization: string) =>
+    handleRestRequest(new Request("http://127.0.0.1/api/v1/offerings", {
+      method: "POST",
+      headers: { authorization, "content-type": "application/json" },
+      body: new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"title":"slow'));
+        },
+      }),
+      duplex: "half",
+    } as RequestInit));
+
+  it("401_bad_key_is_answered_without_reading_a_body_that_never_finishes", async () => {
+    const res = await postNeverEnding(`Bearer xapk_live_${hex48}`);
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual(UNKNOWN);
+    const malformed = await postNeverEnding("Bearer nope");
+    expect(malformed.status).toBe(401);
+    expect(await malformed.json()).toEqual(MALFORMED);
+  });
+
+  it("403_missing_scope_is_answered_without_reading_a_body_that_never_finishes", async () => {
+    const { key } = await tenantWithKey(["read"]);
+    const res = await postNeverEnding(`Bearer ${key}`);
+    expect(res.status).toBe(403);
+    expect(await res.json()).toEqual(errorOf("forbidden", "key missing required scope 'offerings:write'"));
+  });
+
+  it("401_comes_before_the_content_type_and_body_checks", async () => {
+    const res = await call("POST", "/offerings", { key: `xapk_live_${hex48}`, rawBody: "{", headers: { "content-type": "text/plain" } });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual(UNKNOWN);
   });
 });
 
