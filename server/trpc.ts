@@ -46,8 +46,12 @@ export type RequestContext = {
     }
 );
 
-/** `successStatus` documents and answers a create's 201 (a procedure may still set `ctx.response.status`). */
-export type ProcedureMeta = OpenApiMeta<{ successStatus?: 200 | 201 }>;
+/**
+ * `successStatus` documents and answers a create's 201 (a procedure may still set
+ * `ctx.response.status`); `alsoAnswers` documents such other success statuses with the same body
+ * (e.g. 200 for a create that found the existing row).
+ */
+export type ProcedureMeta = OpenApiMeta<{ successStatus?: 200 | 201; alsoAnswers?: { status: 200; description: string } }>;
 
 const t = initTRPC
   .meta<ProcedureMeta>()

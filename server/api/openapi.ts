@@ -112,6 +112,13 @@ function buildDocument(): OpenAPIObject {
         headers: { ...RATE_LIMIT_HEADERS, ...REQUEST_ID_HEADER },
       },
     };
+    if (meta.alsoAnswers) {
+      operation.responses[String(meta.alsoAnswers.status)] = {
+        ...success,
+        description: meta.alsoAnswers.description,
+        headers: { ...RATE_LIMIT_HEADERS, ...REQUEST_ID_HEADER },
+      };
+    }
     for (const status of [...statuses].sort()) {
       operation.responses[String(status)] = {
         description: DESCRIPTIONS[status] ?? "Error",
@@ -124,7 +131,7 @@ function buildDocument(): OpenAPIObject {
         content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } },
       };
     }
-    addExamples(operation, OPERATION_EXAMPLES[`${method} ${normalizePath(path)}`], successStatus);
+    addExamples(operation, OPERATION_EXAMPLES[`${method} ${normalizePath(path)}`]);
   });
   addWebhooks(doc);
   return doc;
@@ -132,7 +139,7 @@ function buildDocument(): OpenAPIObject {
 
 type Operation = NonNullable<NonNullable<OpenAPIObject["paths"]>[string]["get"]>;
 
-function addExamples(operation: Operation, example: OperationExamples[string] | undefined, successStatus: string) {
+function addExamples(operation: Operation, example: OperationExamples[string] | undefined) {
   if (!example) return;
   for (const parameter of (operation.parameters ?? []) as { name: string; in: string; example?: unknown }[]) {
     const value = parameter.in === "path" ? example.path?.[parameter.name] : example.query?.[parameter.name];
@@ -140,9 +147,10 @@ function addExamples(operation: Operation, example: OperationExamples[string] | 
   }
   const body = (operation.requestBody as { content?: Record<string, { example?: unknown }> } | undefined)?.content?.["application/json"];
   if (body && example.body) body.example = example.body;
-  const success = operation.responses?.[successStatus] as { content?: Record<string, { example?: unknown }> } | undefined;
-  const media = success?.content?.["application/json"];
-  if (media) media.example = example.response;
+  for (const [status, response] of Object.entries(operation.responses ?? {})) {
+    const media = (response as { content?: Record<string, { example?: unknown }> }).content?.["application/json"];
+    if (status.startsWith("2") && media) media.example = example.response;
+  }
 }
 
 /** The 19 events as OpenAPI 3.1 `webhooks`: what each subscription receives, with its payload schema and an example. */

@@ -30,6 +30,7 @@ export const conversationsRouter = router({
         protect: true,
       },
       successStatus: 201,
+      alsoAnswers: { status: 200, description: "The (channel, customer identifier) pair exists: the existing conversation, unchanged" },
     })
     .input(createConversationInput)
     .output(conversationSchema)
