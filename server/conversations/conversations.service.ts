@@ -8,7 +8,7 @@ import { badRequest, conflict, notFound } from "../errors";
 import { emitEvent } from "../events/emit-event";
 import { log } from "../log";
 import { getChannelDriver, type ChannelDriver, type ChannelSendResult } from "../channels/channel-driver";
-import { normalizeCustomerIdentifier } from "./customer-identifier";
+import { normalizeCustomerIdentifier, type Channel } from "./customer-identifier";
 import type {
   Conversation, CreateConversationInput, Message, SendMessageInput, UpdateConversationInput,
 } from "./conversations.types";
@@ -64,10 +64,7 @@ export async function getConversation(db: TenantDb, id: string): Promise<Convers
 
 /**
  * Pre-creates the conversation of a (channel, customer identifier) pair, or returns the existing
- * one untouched (`created: false`, no event) — that is what makes a retried POST safe. The insert
- * is `INSERT … ON CONFLICT DO NOTHING` against the (tenant, channel, identifier) unique constraint:
- * of two racing requests, the second waits for the first to commit, inserts nothing, and then
- * reads the committed row, so no race can create a duplicate or answer a 500.
+ * one untouched (`created: false`, no event) — that is what makes a retried POST safe.
  */
 export async function createConversation(
   db: TenantDb,
@@ -75,25 +72,43 @@ export async function createConversation(
 ): Promise<{ conversation: Conversation; created: boolean }> {
   const customerIdentifier = normalizeCustomerIdentifier(input.channel, input.customer_identifier);
   return db.$transaction(async (tx) => {
-    const inserted = await tx.conversation.createManyAndReturn({
-      data: [{
-        channel: input.channel,
-        customerIdentifier,
-        customerName: input.customer_name ?? null,
-        summary: input.summary ?? null,
-        attributes: mergeAttributes({}, input.attributes ?? {}),
-      }] as never,
-      skipDuplicates: true,
+    const { row, created } = await findOrCreateConversation(tx, {
+      channel: input.channel, customerIdentifier, customerName: input.customer_name, summary: input.summary, attributes: input.attributes,
     });
-    if (inserted.length === 1) {
-      const conversation = conversationToWire(inserted[0] as ConversationRow);
-      await emitEvent(tx, "conversation.created", { object: conversation });
-      return { conversation, created: true };
-    }
-    const existing = await tx.conversation.findFirst({ where: { channel: input.channel, customerIdentifier } });
-    if (!existing) throw new Error("conversation insert skipped but no existing row was found");
-    return { conversation: conversationToWire(existing), created: false };
+    return { conversation: conversationToWire(row), created };
   });
+}
+
+/**
+ * THE find-or-create rule of a (channel, normalized customer identifier) pair, inside the caller's
+ * transaction (`POST /conversations` and inbound ingest both use it): a new pair is inserted and
+ * emits `conversation.created`; an existing one is returned untouched, with no event. The insert is
+ * `INSERT … ON CONFLICT DO NOTHING` against the (tenant, channel, identifier) unique constraint: of
+ * two racing transactions, the second waits for the first to commit, inserts nothing, and then
+ * reads the committed row, so no race can create a duplicate or answer a 500.
+ */
+export async function findOrCreateConversation(
+  tx: TenantTx,
+  pair: { channel: Channel; customerIdentifier: string; customerName?: string | null; summary?: string | null; attributes?: Record<string, unknown> },
+): Promise<{ row: ConversationRow; created: boolean }> {
+  const inserted = await tx.conversation.createManyAndReturn({
+    data: [{
+      channel: pair.channel,
+      customerIdentifier: pair.customerIdentifier,
+      customerName: pair.customerName ?? null,
+      summary: pair.summary ?? null,
+      attributes: mergeAttributes({}, pair.attributes ?? {}),
+    }] as never,
+    skipDuplicates: true,
+  });
+  if (inserted.length === 1) {
+    const row = inserted[0] as ConversationRow;
+    await emitEvent(tx, "conversation.created", { object: conversationToWire(row) });
+    return { row, created: true };
+  }
+  const existing = await tx.conversation.findFirst({ where: { channel: pair.channel, customerIdentifier: pair.customerIdentifier } });
+  if (!existing) throw new Error("conversation insert skipped but no existing row was found");
+  return { row: existing, created: false };
 }
 
 export async function updateConversation(db: TenantDb, tenantId: string, input: UpdateConversationInput): Promise<Conversation> {
@@ -150,13 +165,21 @@ export async function sendMessage(db: TenantDb, tenantId: string, input: SendMes
         sendClaimedUntil: new Date(now.getTime() + sendClaimMs(driver)),
       } as never,
     });
-    const updated = await tx.conversation.update({
-      where: { id: row.id },
-      data: { lastMessageAt: now, lastActivityAt: now, messageCount: { increment: 1 } },
-    });
+    const updated = await countNewMessages(tx, row.id, now);
     return { conversation: updated, queued: message };
   });
   return deliverQueuedMessage(db, tenantId, driver, conversation, queued);
+}
+
+/**
+ * New messages count on their conversation (every path that stores messages calls this): its
+ * `last_message_at` and activity clock move to the latest one, `message_count` grows by `count`.
+ */
+export function countNewMessages(tx: TenantTx, conversationId: string, latestAt: Date, count = 1) {
+  return tx.conversation.update({
+    where: { id: conversationId },
+    data: { lastMessageAt: latestAt, lastActivityAt: latestAt, messageCount: { increment: count } },
+  });
 }
 
 /** How long a sender holds a message: the driver's timeout plus a minute for the final write. */

@@ -1,0 +1,100 @@
+// Ingest of inbound messages (the receivers' core), on both databases: the conversation is found or
+// created by POST /conversations' own rule, the message is stored and counted once however often
+// and however concurrently the provider delivers it, a closed conversation reopens, and the first
+// inbound message of a new pair emits `conversation.created` exactly once.
+import { describe, expect, it } from "vitest";
+import { getDb } from "../../server/db/client";
+import { ingestInboundMessage, type InboundMessage } from "../../server/channels/ingest";
+import { createConversation, updateConversation } from "../../server/conversations/conversations.service";
+import { newTenant } from "../helpers/api";
+import { eventsOf, tenantDb, uniquePhone } from "../helpers/conversations";
+
+let seq = 0;
+const inbound = (from: string, extra: Partial<InboundMessage> = {}): InboundMessage => ({
+  provider: "twilio", providerMessageId: `SM${process.pid}x${++seq}`, channel: "sms", from, body: "Is the villa still available?", ...extra,
+});
+
+async function messageRows(tenantId: string) {
+  return (await getDb()).message.findMany({ where: { tenantId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+}
+
+describe("ingest of inbound messages", () => {
+  it("one_message_one_event_when_the_same_provider_message_is_ingested_5_times_concurrently", async () => {
+    const { id: tenantId } = await newTenant();
+    const db = await tenantDb(tenantId);
+    const message = inbound(uniquePhone());
+    const results = await Promise.all(Array.from({ length: 5 }, () => ingestInboundMessage(db, tenantId, message)));
+
+    expect(results.filter((r) => r.message !== null)).toHaveLength(1);
+    expect(results.filter((r) => r.conversationCreated)).toHaveLength(1);
+    const rows = await messageRows(tenantId);
+    expect(rows.map((m) => [m.direction, m.author, m.status, m.body, m.provider, m.providerMessageId])).toEqual([
+      ["inbound", "customer", "received", message.body, "twilio", message.providerMessageId],
+    ]);
+    expect((await eventsOf(tenantId)).map((e) => e.type)).toEqual(["conversation.created"]);
+    const conversation = await (await getDb()).conversation.findFirstOrThrow({ where: { tenantId } });
+    expect(conversation).toMatchObject({ messageCount: 1, lastMessageAt: rows[0].createdAt, status: "open" });
+  });
+
+  it("one_conversation_one_created_event_for_20_concurrent_first_messages_from_a_new_customer", async () => {
+    const { id: tenantId } = await newTenant();
+    const db = await tenantDb(tenantId);
+    const phone = uniquePhone();
+    // The provider writes the number in several ways; the normalized pair is one customer.
+    const forms = [phone, `${phone.slice(0, 4)} ${phone.slice(4, 6)} ${phone.slice(6)}`, `${phone.slice(0, 4)}-${phone.slice(4, 6)}-${phone.slice(6)}`];
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => ingestInboundMessage(db, tenantId, inbound(forms[i % forms.length], { body: `message ${i}` }))));
+
+    const conversations = await (await getDb()).conversation.findMany({ where: { tenantId } });
+    expect(conversations.map((c) => [c.channel, c.customerIdentifier, c.messageCount])).toEqual([["sms", phone, 20]]);
+    expect(new Set(results.map((r) => r.conversation.id))).toEqual(new Set([conversations[0].id]));
+    expect(results.filter((r) => r.conversationCreated)).toHaveLength(1);
+    const created = await eventsOf(tenantId, "conversation.created");
+    expect(created).toHaveLength(1);
+    expect(created[0].data.object).toMatchObject({ id: conversations[0].id, channel: "sms", customer_identifier: phone });
+    expect((await messageRows(tenantId)).map((m) => m.body).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `message ${i}`).sort());
+  });
+
+  it("no_event_for_a_pair_pre_created_by_post_conversations_and_the_message_counts_on_it", async () => {
+    const { id: tenantId } = await newTenant();
+    const db = await tenantDb(tenantId);
+    const phone = uniquePhone();
+    const { conversation } = await createConversation(db, { channel: "whatsapp", customer_identifier: phone });
+    const result = await ingestInboundMessage(db, tenantId, inbound(phone, { channel: "whatsapp", provider: "whatsapp_cloud", customerName: "Layla" }));
+    expect(result).toMatchObject({ conversationCreated: false, conversation: { id: conversation.id, messageCount: 1, customerName: null } });
+    expect((await eventsOf(tenantId)).map((e) => e.type)).toEqual(["conversation.created"]); // POST's own, only
+  });
+
+  it("a_closed_conversation_reopens_and_a_handoff_stays_a_handoff", async () => {
+    const { id: tenantId } = await newTenant();
+    const db = await tenantDb(tenantId);
+    const phone = uniquePhone();
+    const first = await ingestInboundMessage(db, tenantId, inbound(phone));
+    await updateConversation(db, tenantId, { id: first.conversation.id, status: "closed" });
+    const reopened = await ingestInboundMessage(db, tenantId, inbound(phone));
+    expect(reopened.conversation).toMatchObject({ id: first.conversation.id, status: "open", closedAt: null, messageCount: 2 });
+
+    await (await getDb()).conversation.update({ where: { id: first.conversation.id }, data: { status: "handoff" } });
+    const during = await ingestInboundMessage(db, tenantId, inbound(phone));
+    expect(during.conversation).toMatchObject({ status: "handoff", messageCount: 3 });
+    expect((await eventsOf(tenantId)).map((e) => e.type)).toEqual(["conversation.created", "conversation.closed"]);
+  });
+
+  it("the_analytics_daily_count_of_inbound_messages_counts_each_stored_message_once", async () => {
+    const { id: tenantId } = await newTenant();
+    const db = await tenantDb(tenantId);
+    const message = inbound(uniquePhone());
+    await Promise.all(Array.from({ length: 3 }, () => ingestInboundMessage(db, tenantId, message)));
+    await ingestInboundMessage(db, tenantId, inbound(message.from));
+    const counts = await (await getDb()).analyticsDailyCount.findMany({ where: { tenantId } });
+    expect(counts.map((c) => [c.metric, c.count]).sort()).toEqual([["conversations.sms", 1], ["messages.inbound", 2]]);
+  });
+
+  it("400_an_unusable_customer_number_names_customer_identifier_and_nothing_is_stored", async () => {
+    const { id: tenantId } = await newTenant();
+    const db = await tenantDb(tenantId);
+    const error = await ingestInboundMessage(db, tenantId, inbound("12")).catch((e) => e);
+    expect(error).toMatchObject({ errorCode: "bad_request", field: "customer_identifier" });
+    expect(await messageRows(tenantId)).toEqual([]);
+    expect(await eventsOf(tenantId)).toEqual([]);
+  });
+});
