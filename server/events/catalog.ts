@@ -6,25 +6,14 @@ import { offeringSchema } from "../offerings/offerings.types";
 import { appointmentSchema } from "../appointments/appointments.types";
 import { conversationSchema, messageSchema } from "../conversations/conversations.types";
 import { leadSchema } from "../leads/leads.types";
+import { callSchema } from "../calls/calls.types";
 import { csatSchema } from "../csat/csat.types";
 
 const changes = z.record(z.string(), z.unknown()).describe("Old values of the fields that changed (Stripe-like)");
 const iso = () => z.string().describe("ISO 8601 date-time");
 
-/** A phone call handled by the receptionist (call.* events). */
-export const callSchema = z
-  .object({
-    id: z.uuid(),
-    conversation_id: z.uuid().nullable(),
-    direction: z.enum(["inbound", "outbound"]),
-    from: z.string().describe("E.164 caller number"),
-    to: z.string().describe("E.164 called number"),
-    status: z.enum(["ringing", "in_progress", "completed", "missed"]),
-    started_at: iso(),
-    ended_at: iso().nullable(),
-    duration_seconds: z.number().int().nonnegative().nullable(),
-  })
-  .meta({ id: "Call" });
+/** A phone call handled by the receptionist (call.* events): the calls domain's own wire schema. */
+export { callSchema };
 
 const objectOnly = <T extends z.ZodType>(object: T) => z.strictObject({ object });
 const objectChanged = <T extends z.ZodType>(object: T) => z.strictObject({ object, previous_attributes: changes });
@@ -68,12 +57,9 @@ export const EVENT_PAYLOADS = {
     error: z.string().describe("Why the channel refused or failed the message"),
   }),
   "sla.breached": z.strictObject({
-    object: conversationSchema,
-    sla: z.strictObject({
-      name: z.string().describe("e.g. first_response"),
-      threshold_seconds: z.number().int().positive(),
-      elapsed_seconds: z.number().int().nonnegative(),
-    }),
+    object: conversationSchema.describe("The conversation in `handoff`"),
+    waited_seconds: z.number().int().nonnegative().describe("How long the customer has waited since the handoff began, without an operator message"),
+    sla_minutes: z.number().int().positive().describe("The tenant's `handoff_sla_minutes` the wait exceeded"),
   }),
   "csat.received": objectOnly(csatSchema),
 } as const;
@@ -130,8 +116,8 @@ export const FIRES_WHEN: Record<EventType, string> = {
   "call.missed": "a voice call ends unanswered",
   "outbound.sent": "an outbound message is accepted by its channel (`POST /conversations/{id}/send`)",
   "outbound.failed": "an outbound message fails at its channel",
-  "sla.breached": "a conversation waits longer than a response-time target",
-  "csat.received": "a customer answers a satisfaction survey",
+  "sla.breached": "a conversation in `handoff` has waited longer than the tenant's `handoff_sla_minutes` (default 15) since the handoff began without an operator message; once per handoff",
+  "csat.received": "a customer's satisfaction answer is recorded (the assistant's `record_csat` tool)",
 };
 
 const DATA_SHAPE: Record<EventType, string> = {
@@ -152,7 +138,7 @@ const DATA_SHAPE: Record<EventType, string> = {
   "call.missed": "`{ object: Call }`",
   "outbound.sent": "`{ object: Message, conversation: Conversation, driver, provider_message_id }`",
   "outbound.failed": "`{ object: Message, conversation: Conversation, driver, error }`",
-  "sla.breached": "`{ object: Conversation, sla: { name, threshold_seconds, elapsed_seconds } }`",
+  "sla.breached": "`{ object: Conversation, waited_seconds, sla_minutes }`",
   "csat.received": "`{ object: CsatResponse }`",
 };
 

@@ -2,23 +2,17 @@
 // domains' resource examples; a test validates each against the event catalog's schemas.
 import { EXAMPLE_LATER, EXAMPLE_TENANT_ID, EXAMPLE_TIME } from "../api/examples";
 import { appointmentExample } from "../appointments/appointments.examples";
+import { callExample } from "../calls/calls.examples";
 import { conversationExample, messageExample } from "../conversations/conversations.examples";
 import { leadExample, qualifiedLeadExample } from "../leads/leads.examples";
 import { offeringExample } from "../offerings/offerings.examples";
 import type { EventEnvelope, EventType } from "./catalog";
 
+/** The call as it starts: answered, in progress (the calls domain's example is the finished call). */
 const call = {
-  id: "c4a1e2b3-d5f6-4a7b-8c9d-0e1f2a3b4c5d",
-  conversation_id: conversationExample.id,
-  direction: "inbound",
-  from: "+971501234567",
-  to: "+97143001234",
-  status: "in_progress",
-  started_at: EXAMPLE_TIME,
-  ended_at: null,
-  duration_seconds: null,
+  ...callExample, status: "in_progress", ended_at: null, duration_seconds: null, end_reason: null, recording_url: null, summary: null,
+  updated_at: EXAMPLE_TIME,
 };
-const voice = { ...conversationExample, channel: "voice" };
 const handoff = { ...conversationExample, status: "handoff", updated_at: EXAMPLE_LATER };
 const sent = { ...messageExample, status: "sent" };
 
@@ -49,13 +43,15 @@ const DATA: Record<EventType, Record<string, unknown>> = {
   "offering.updated": { object: { ...offeringExample, price: "1450000.00" }, previous_attributes: { price: "1500000.00" } },
   "call.started": { object: call },
   "call.completed": {
-    object: { ...call, status: "completed", ended_at: EXAMPLE_LATER, duration_seconds: 300 },
-    previous_attributes: { status: "in_progress", ended_at: null, duration_seconds: null },
+    object: callExample,
+    previous_attributes: { status: "in_progress", ended_at: null, duration_seconds: null, end_reason: null, recording_url: null, summary: null, updated_at: EXAMPLE_TIME },
   },
-  "call.missed": { object: { ...call, conversation_id: voice.id, status: "missed", ended_at: EXAMPLE_TIME, duration_seconds: 0 } },
+  "call.missed": {
+    object: { ...call, status: "missed", answered_at: null, ended_at: "2026-11-21T10:00:25.000Z", duration_seconds: 0, end_reason: "dial_no_answer", updated_at: "2026-11-21T10:00:25.000Z" },
+  },
   "outbound.sent": { object: sent, conversation: conversationExample, driver: "record", provider_message_id: null },
   "outbound.failed": { object: { ...messageExample, status: "failed" }, conversation: conversationExample, driver: "http", error: "channel answered 503" },
-  "sla.breached": { object: handoff, sla: { name: "handoff_response", threshold_seconds: 900, elapsed_seconds: 960 } },
+  "sla.breached": { object: handoff, waited_seconds: 960, sla_minutes: 15 },
   "csat.received": {
     object: { id: "f1e2d3c4-b5a6-4978-8a9b-0c1d2e3f4a5b", conversation_id: conversationExample.id, score: 5, comment: "Quick and helpful", created_at: EXAMPLE_LATER },
   },

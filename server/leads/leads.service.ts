@@ -147,7 +147,9 @@ export async function requestLeadHandoff(db: TenantDb, tenantId: string, input: 
     let conversation: Conversation = conversationToWire(conversationRow);
     const previous: Record<string, unknown> = {};
     if (conversationRow.status !== "handoff") {
-      conversation = conversationToWire(await tx.conversation.update({ where: { id: conversationRow.id }, data: { status: "handoff" } }));
+      // A new handoff: the SLA clock starts now, and this handoff may breach once (sla-monitor.ts).
+      const data = { status: "handoff", handoffStartedAt: now, slaBreachedAt: null };
+      conversation = conversationToWire(await tx.conversation.update({ where: { id: conversationRow.id }, data }));
       previous.status = conversationRow.status;
     }
     await emitEvent(tx, "conversation.handoff_requested", {

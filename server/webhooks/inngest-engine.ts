@@ -12,6 +12,7 @@ import { log } from "../log";
 import { attemptDelivery, loadDeliveryTarget, type DeliveryTarget } from "./delivery-attempt";
 import { DeliveryWorker } from "./embedded-worker";
 import { MAX_ATTEMPTS, type DeliveryStatus } from "./retry-ladder";
+import { createSlaCheckFunction } from "../conversations/sla-monitor.inngest";
 
 export const DELIVERY_REQUESTED = "webhooks/delivery.requested";
 export type DeliveryRequested = { name: typeof DELIVERY_REQUESTED; id?: string; data: { delivery_id: string; tenant_id: string; cycle: number } };
@@ -101,8 +102,11 @@ export function createInngestDispatcher(send: Send = (events) => inngest.send(ev
   });
 }
 
+/** The handoff SLA check, every minute (server/conversations/sla-monitor.inngest.ts). */
+export const checkHandoffSla = createSlaCheckFunction(inngest);
+
 /**
- * Inngest's endpoint (`/api/inngest`): the delivery function served to an Inngest server, as a plain
+ * Inngest's endpoint (`/api/inngest`): the delivery function and the SLA check served to an Inngest server, as a plain
  * `(Request) => Promise<Response>` that both the app-router route file and the lean front mount.
  */
-export const handleInngestRequest: (req: Request) => Promise<Response> = serve({ client: inngest, functions: [deliverWebhook] });
+export const handleInngestRequest: (req: Request) => Promise<Response> = serve({ client: inngest, functions: [deliverWebhook, checkHandoffSla] });

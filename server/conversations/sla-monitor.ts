@@ -1,0 +1,137 @@
+// The handoff SLA: a conversation handed to a human (`handoff`) whose customer has waited longer
+// than the tenant's `handoff_sla_minutes` since the handoff began for an operator's first message
+// emits `sla.breached` once per handoff. A new handoff (leads.service.ts requestLeadHandoff) starts
+// the clock again and may breach again.
+//
+// Exactly once across processes: the breach is claimed by one UPDATE (`sla_breached_at IS NULL`)
+// in the transaction that writes the event. Two processes claiming the same conversation at once
+// serialize on its row; the second re-checks the condition after the first commits and claims
+// nothing. So every server process may run the check (startSlaMonitor), and an Inngest cron may too.
+import { z } from "zod";
+import { getDb } from "../db/client";
+import { scopeToTenant } from "../db/tenant-scope";
+import { notFound } from "../errors";
+import { emitEvent } from "../events/emit-event";
+import { log } from "../log";
+import { conversationToWire } from "./conversations.service";
+
+export const DEFAULT_HANDOFF_SLA_MINUTES = 15;
+/** A week: longer than that is no response-time target. (A check constraint holds the same bounds.) */
+export const MAX_HANDOFF_SLA_MINUTES = 10_080;
+const BATCH = 100;
+
+/**
+ * `c` (a conversation joined with its tenant `t`) is in a handoff past its SLA that has not breached
+ * yet: no operator message within the SLA after the handoff began. (A reply that came late still
+ * counts as a breach, even if no check ran between the deadline and the reply.)
+ */
+const PAST_SLA = `c.status = 'handoff' AND c.sla_breached_at IS NULL AND c.handoff_started_at IS NOT NULL
+  AND c.handoff_started_at <= now() - make_interval(mins => t.handoff_sla_minutes)
+  AND NOT EXISTS (
+    SELECT 1 FROM messages m
+    WHERE m.conversation_id = c.id AND m.author = 'operator'
+      AND m.created_at >= c.handoff_started_at AND m.created_at <= c.handoff_started_at + make_interval(mins => t.handoff_sla_minutes)
+  )`;
+
+/** Seconds from the handoff to the first operator message after it, or to now without one. */
+const WAITED_SECONDS = `floor(extract(epoch FROM coalesce(
+  (SELECT min(m.created_at) FROM messages m WHERE m.conversation_id = c.id AND m.author = 'operator' AND m.created_at >= c.handoff_started_at),
+  now()) - c.handoff_started_at))::int`;
+
+// Every tenant's candidates, oldest handoff first (the (status, handoff_started_at) index).
+const CANDIDATES_SQL = `
+SELECT c.id, c.tenant_id AS "tenantId" FROM conversations c JOIN tenants t ON t.id = c.tenant_id
+WHERE ${PAST_SLA}
+ORDER BY c.handoff_started_at
+LIMIT $1::int`;
+
+// The claim: it re-checks the whole condition, so a conversation answered or re-handed meanwhile
+// (or claimed by another process) is not claimed.
+const CLAIM_SQL = `
+UPDATE conversations c SET sla_breached_at = now()
+FROM tenants t
+WHERE c.id = $1::uuid AND c.tenant_id = $2::uuid AND t.id = c.tenant_id AND ${PAST_SLA}
+RETURNING ${WAITED_SECONDS} AS "waitedSeconds", t.handoff_sla_minutes AS "slaMinutes"`;
+
+/** Claims one conversation's breach and emits `sla.breached`, in one transaction. True when this call claimed it. */
+async function claimBreach(conversationId: string, tenantId: string): Promise<boolean> {
+  const db = scopeToTenant(await getDb(), tenantId);
+  return db.$transaction(async (tx) => {
+    const claimed = await tx.$queryRawUnsafe<{ waitedSeconds: number; slaMinutes: number }[]>(CLAIM_SQL, conversationId, tenantId);
+    if (!claimed.length) return false;
+    const row = await tx.conversation.findFirst({ where: { id: conversationId } });
+    if (!row) return false;
+    await emitEvent(tx, "sla.breached", {
+      object: conversationToWire(row),
+      waited_seconds: claimed[0].waitedSeconds,
+      sla_minutes: claimed[0].slaMinutes,
+    });
+    return true;
+  });
+}
+
+/** One check over every tenant: how many breaches this call claimed (and emitted). */
+export async function checkHandoffSlas(): Promise<number> {
+  const db = await getDb();
+  let emitted = 0;
+  for (;;) {
+    const due = await db.$queryRawUnsafe<{ id: string; tenantId: string }[]>(CANDIDATES_SQL, BATCH);
+    for (const { id, tenantId } of due) if (await claimBreach(id, tenantId)) emitted++;
+    // A full batch may have more behind it; a short one was everything due.
+    if (due.length < BATCH) return emitted;
+  }
+}
+
+type Monitor = { timer?: NodeJS.Timeout; check: Promise<void> | null };
+let running: Monitor | null = null;
+
+/** Runs the check every `SLA_CHECK_INTERVAL_MS` (default 30 s; 0 turns it off). Returns a stop function. */
+export function startSlaMonitor(intervalMs = Number(process.env.SLA_CHECK_INTERVAL_MS ?? 30_000)): () => void {
+  if (!(intervalMs > 0)) return () => {};
+  clearInterval(running?.timer);
+  const state: Monitor = { check: null };
+  state.timer = setInterval(() => {
+    if (state.check) return;
+    state.check = checkHandoffSlas()
+      .then(() => {}, (err) => log.error("handoff SLA check failed", { error: err instanceof Error ? err.message : String(err) }))
+      .finally(() => {
+        state.check = null;
+      });
+  }, intervalMs);
+  state.timer.unref();
+  running = state;
+  return () => clearInterval(state.timer);
+}
+
+/** Graceful shutdown: no further checks; waits for one in progress (each claim is one short transaction). */
+export async function stopSlaMonitor(): Promise<void> {
+  const state = running;
+  running = null;
+  if (!state) return;
+  clearInterval(state.timer);
+  await state.check;
+}
+
+const slaMessage = `must be an integer from 1 to ${MAX_HANDOFF_SLA_MINUTES}`;
+export const handoffSlaInput = z.strictObject({
+  handoff_sla_minutes: z
+    .number({ error: slaMessage })
+    .int({ message: slaMessage })
+    .min(1, { message: slaMessage })
+    .max(MAX_HANDOFF_SLA_MINUTES, { message: slaMessage })
+    .describe("Minutes a customer may wait for an operator after a handoff before `sla.breached`"),
+});
+
+/** The tenant's handoff SLA in minutes (the dashboard's setting). */
+export async function getHandoffSla(tenantId: string): Promise<{ handoff_sla_minutes: number }> {
+  const tenant = await (await getDb()).tenant.findUnique({ where: { id: tenantId }, select: { handoffSlaMinutes: true } });
+  if (!tenant) throw notFound();
+  return { handoff_sla_minutes: tenant.handoffSlaMinutes };
+}
+
+/** Changes the tenant's handoff SLA; handoffs already waiting are judged by the new value from the next check. */
+export async function setHandoffSla(tenantId: string, input: z.infer<typeof handoffSlaInput>): Promise<{ handoff_sla_minutes: number }> {
+  const updated = await (await getDb()).tenant.updateMany({ where: { id: tenantId }, data: { handoffSlaMinutes: input.handoff_sla_minutes } });
+  if (!updated.count) throw notFound();
+  return { handoff_sla_minutes: input.handoff_sla_minutes };
+}
