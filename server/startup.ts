@@ -23,6 +23,7 @@ export function startServerProcess(): Promise<void> {
     }
     await (await import("./webhooks/engine")).startWebhookEngine();
     (await import("./conversations/send-recovery")).startSendRecovery();
+    (await import("./conversations/sla-monitor")).startSlaMonitor();
     log.info("server process ready", { database: databaseKind() });
   })();
   return shared.__tenantDataStarted;
