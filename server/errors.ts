@@ -4,6 +4,7 @@ import { TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import { ZodError, type core } from "zod";
 import { isMissingFieldMessage } from "./api/wire";
+import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable, RETRY_AFTER_SECONDS } from "./db/availability";
 
 export type ErrorCode =
   | "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "rate_limited" | "internal_error";
@@ -62,12 +63,17 @@ export function fromZodError(err: ZodError): AppError {
   return badRequest(`invalid field '${field}': ${issue.message}`, field);
 }
 
+/** The database cannot be reached: a 503 the client may retry, not a 500 (the code stays `internal_error`). */
+export const databaseUnavailable = (cause?: unknown) =>
+  new AppError("internal_error", DATABASE_UNAVAILABLE_MESSAGE, { status: 503, headers: { "Retry-After": String(RETRY_AFTER_SECONDS) }, cause });
+
 /** Whatever was thrown, the AppError the client is told about. Unknown errors become a bare 500. */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  if (err instanceof TRPCError && err.cause instanceof AppError) return err.cause;
+  if (isDatabaseUnavailable(err)) return databaseUnavailable(err);
   if (err instanceof ZodError) return fromZodError(err);
   if (err instanceof TRPCError) {
-    if (err.cause instanceof AppError) return err.cause;
     if (err.cause instanceof ZodError) return fromZodError(err.cause);
     if (err.code === "BAD_REQUEST" || err.code === "PARSE_ERROR") return badRequest(err.message);
     if (err.code === "NOT_FOUND") return notFound();

@@ -9,6 +9,7 @@ import postgres from "postgres";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { PrismaClient } from "./generated/client";
 import { acquireEmbeddedLock, releaseEmbeddedLock } from "./embedded-lock";
+import { assertDatabaseReachable, noteDatabaseError, watchDatabase } from "./availability";
 import { log } from "../log";
 
 export type Db = PrismaClient;
@@ -38,6 +39,38 @@ let operationCount = 0;
 export const dataDir = () => path.resolve(process.env.DATA_DIR ?? ".data");
 export const databaseKind = () => (process.env.DATABASE_URL ? "postgres" : "pglite");
 
+/**
+ * How long opening a PostgreSQL connection (or waiting for a pooled one) may take before the call
+ * fails as "database unavailable" (a 503), instead of waiting for the driver's own 30 s or forever.
+ */
+const connectTimeoutMs = () => {
+  const v = Number(process.env.DATABASE_CONNECT_TIMEOUT_MS);
+  return Number.isFinite(v) && v > 0 ? v : 3000;
+};
+
+/** Runs a database call through the breaker: refused at once during a known outage; a connection failure starts the probe. */
+async function guarded<T>(call: () => Promise<T>): Promise<T> {
+  assertDatabaseReachable();
+  try {
+    return await call();
+  } catch (err) {
+    noteDatabaseError(err);
+    throw err;
+  }
+}
+
+/** One connection of its own: connects and answers `SELECT 1` within the connect timeout, or throws. */
+async function probePostgres(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs(), query_timeout: connectTimeoutMs() });
+  client.on("error", () => {}); // a failure surfaces through connect/query
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+  } finally {
+    void client.end().catch(() => {});
+  }
+}
+
 async function open(): Promise<DbState> {
   const url = process.env.DATABASE_URL;
   let adapter: SqlMigrationAwareDriverAdapterFactory;
@@ -46,7 +79,13 @@ async function open(): Promise<DbState> {
   let sql: SqlRunner;
   if (url) {
     kind = "postgres";
-    const pool = new pg.Pool({ connectionString: url, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: Number(process.env.DATABASE_POOL_SIZE ?? 10),
+      connectionTimeoutMillis: connectTimeoutMs(),
+    });
+    // An idle connection the server dropped is removed by the pool; without a listener the event would crash the process.
+    pool.on("error", (err) => noteDatabaseError(err));
     adapter = new PrismaPg(pool);
     // The prepared statements (every request's key lookup, the hot lists) get a pool of their own on
     // postgres.js, which pipelines: queries from concurrent requests share a connection, leave in one
@@ -56,11 +95,17 @@ async function open(): Promise<DbState> {
       max: Number(process.env.DATABASE_STATEMENT_POOL_SIZE ?? 4),
       prepare: true,
       onnotice: () => {},
+      connect_timeout: connectTimeoutMs() / 1000,
+      // Its default backoff grows to 20 s across failed connects, and queries wait for it: after an
+      // outage requests would stall that long once the server is back. A short cap reconnects at once.
+      backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
     });
     sql = async <Row>(statement: Statement, values: unknown[]) => {
       operationCount++;
-      return (await statements.unsafe(statement.text, values as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as Row[];
+      return guarded(async () =>
+        (await statements.unsafe(statement.text, values as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as Row[]);
     };
+    watchDatabase(() => probePostgres(url));
     closeDriver = async () => {
       await statements.end({ timeout: 5 });
       await pool.end();
@@ -98,7 +143,7 @@ async function open(): Promise<DbState> {
     query: {
       async $allOperations({ args, query }) {
         operationCount++;
-        return query(args);
+        return guarded(() => query(args));
       },
     },
   }) as unknown as PrismaClient;
@@ -107,6 +152,7 @@ async function open(): Promise<DbState> {
     sql,
     kind,
     close: async () => {
+      watchDatabase(null);
       await base.$disconnect();
       await closeDriver();
     },
