@@ -1,6 +1,6 @@
-import { databaseKind, getDb } from "./db/client";
+import { closeDb, databaseKind, getDb } from "./db/client";
 import { log } from "./log";
-import { warmUpRateLimiter } from "./ratelimit";
+import { closeRateLimitStore, warmUpRateLimiter } from "./ratelimit";
 
 // On globalThis: under the lean front, Next's bundled copy of this module (instrumentation.ts) and
 // the front's own copy share one process, and must start it once.
@@ -27,4 +27,22 @@ export function startServerProcess(): Promise<void> {
     log.info("server process ready", { database: databaseKind() });
   })();
   return shared.__tenantDataStarted;
+}
+
+/**
+ * Graceful stop, first half: the background work this process started takes no new work and
+ * finishes what it holds (webhook attempts sent and recorded, or past `deadline` (epoch ms) their
+ * leases released; a send-recovery sweep in progress completed). The database stays open.
+ */
+export async function stopBackgroundWork(deadline: number): Promise<void> {
+  if (!shared.__tenantDataStarted) return;
+  await shared.__tenantDataStarted.catch(() => {});
+  const [{ stopWebhookEngine }, { stopSendRecovery }] = await Promise.all([import("./webhooks/engine"), import("./conversations/send-recovery")]);
+  await Promise.all([stopWebhookEngine(deadline), stopSendRecovery()]);
+}
+
+/** Graceful stop, second half (after requests and background work ended): the rate-limit store, then the database (the embedded one's lock with it). */
+export async function closeServerProcess(): Promise<void> {
+  await closeRateLimitStore().catch((err) => log.warn("rate-limit store did not close cleanly", { error: String(err) }));
+  await closeDb();
 }

@@ -47,19 +47,32 @@ export async function resendInterruptedMessages(): Promise<number> {
   return claimed.length;
 }
 
+type Sweeper = { timer?: NodeJS.Timeout; sweep: Promise<void> | null };
+let running: Sweeper | null = null;
+
 /** Runs the sweep every `SEND_RECOVERY_INTERVAL_MS` (default 30 s; 0 turns it off). Returns a stop function. */
 export function startSendRecovery(intervalMs = Number(process.env.SEND_RECOVERY_INTERVAL_MS ?? 30_000)): () => void {
   if (!(intervalMs > 0)) return () => {};
-  let sweeping = false;
-  const timer = setInterval(() => {
-    if (sweeping) return;
-    sweeping = true;
-    resendInterruptedMessages()
-      .catch((err) => log.error("outbound send recovery failed", { error: err instanceof Error ? err.message : String(err) }))
+  clearInterval(running?.timer);
+  const state: Sweeper = { sweep: null };
+  state.timer = setInterval(() => {
+    if (state.sweep) return;
+    state.sweep = resendInterruptedMessages()
+      .then(() => {}, (err) => log.error("outbound send recovery failed", { error: err instanceof Error ? err.message : String(err) }))
       .finally(() => {
-        sweeping = false;
+        state.sweep = null;
       });
   }, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  state.timer.unref();
+  running = state;
+  return () => clearInterval(state.timer);
+}
+
+/** Graceful shutdown: no further sweeps; waits for one in progress (its sends are bounded by the driver's timeout). */
+export async function stopSendRecovery(): Promise<void> {
+  const state = running;
+  running = null;
+  if (!state) return;
+  clearInterval(state.timer);
+  await state.sweep;
 }

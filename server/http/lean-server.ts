@@ -38,6 +38,11 @@ export type LeanServerOptions = {
   next: NodeHandler;
   /** Origin used to build request URLs when a client sends no Host header. */
   origin: string;
+  /**
+   * How long a client may take to send a request's headers, and the whole request (body included),
+   * before the connection is answered 408 and closed (Node defaults: 60 s and 300 s).
+   */
+  timeouts?: { headersMs: number; requestMs: number };
 };
 
 function pathnameOf(url: string | undefined): string {
@@ -71,7 +76,13 @@ export function createLeanServer(options: LeanServerOptions): Server {
     trpc: fetchHandler(handleTrpcRequest),
     inngest: fetchHandler(handleInngestRequest),
   };
-  return createServer((req, res) => {
+  const timeouts = options.timeouts && {
+    headersTimeout: options.timeouts.headersMs,
+    requestTimeout: options.timeouts.requestMs,
+    // Node enforces both only when it checks its connections (default every 30 s): check each second.
+    connectionsCheckingInterval: 1_000,
+  };
+  return createServer(timeouts ?? {}, (req, res) => {
     const mount = mountFor(pathnameOf(req.url));
     // Handlers without the socket (Next, the Fetch mounts) read the address this front resolved.
     if (mount !== "rest") forwardResolvedClientIp(req);

@@ -2,9 +2,9 @@
 // `node --import tsx server/http/main.ts`. HOST (default 127.0.0.1) and PORT (default 3000).
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startServerProcess } from "../startup";
-import { closeDb } from "../db/client";
+import { closeServerProcess, startServerProcess, stopBackgroundWork } from "../startup";
 import { log } from "../log";
+import { drainable } from "./drain";
 import { createLeanServer } from "./lean-server";
 
 (process.env as Record<string, string | undefined>).NODE_ENV ??= "production";
@@ -13,6 +13,16 @@ process.env.NEXT_TELEMETRY_DISABLED ??= "1";
 const hostname = process.env.HOST || "127.0.0.1";
 const port = Number(process.env.PORT || 3000);
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+const envMs = (name: string, fallback: number) => {
+  const v = Number(process.env[name]);
+  return Number.isFinite(v) && v > 0 ? v : fallback;
+};
+/** A slow client (headers, or the whole request with its body) is cut off after these. */
+const headersTimeoutMs = envMs("HTTP_HEADERS_TIMEOUT_MS", 10_000);
+const requestTimeoutMs = Math.max(envMs("HTTP_REQUEST_TIMEOUT_MS", 30_000), headersTimeoutMs);
+/** SIGTERM/SIGINT: how long requests and webhook attempts in flight get to finish before the process exits anyway. */
+const shutdownTimeoutMs = envMs("SHUTDOWN_TIMEOUT_MS", 25_000);
 
 async function main() {
   // Opens the database (and, on the embedded default, takes its lock) before anything is served.
@@ -23,8 +33,13 @@ async function main() {
   const app = next({ dev: false, hostname, port, dir: projectRoot });
   await app.prepare();
 
-  const server = createLeanServer({ next: app.getRequestHandler(), origin: `http://${hostname}:${port}` });
+  const server = createLeanServer({
+    next: app.getRequestHandler(),
+    origin: `http://${hostname}:${port}`,
+    timeouts: { headersMs: headersTimeoutMs, requestMs: requestTimeoutMs },
+  });
   server.keepAliveTimeout = 65_000; // above common load-balancer idle timeouts
+  const http = drainable(server);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, hostname, resolve);
@@ -33,18 +48,32 @@ async function main() {
   console.log(`Ready on http://${hostname}:${port}`);
 
   let stopping = false;
+  // Graceful: stop taking work, let what is in flight finish (bounded), then close and exit 0.
   const stop = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) return; // a second signal (a terminal's Ctrl-C reaches `npm start` and this process alike)
     stopping = true;
-    log.info("lean front stopping", { signal });
-    server.close();
-    setTimeout(() => server.closeAllConnections(), 2_000).unref();
+    const deadline = Date.now() + shutdownTimeoutMs;
+    log.info("lean front stopping", { signal, timeout_ms: shutdownTimeoutMs });
+    const [drained] = await Promise.all([
+      http.drain(shutdownTimeoutMs),
+      withDeadline(stopBackgroundWork(deadline), deadline),
+    ]);
+    if (!drained) log.warn("lean front: requests still in flight at the shutdown deadline were cut off");
     // Releases the embedded database's lock; a clean exit also lets --cpu-prof write its profile.
-    await closeDb().catch(() => {});
+    await withDeadline(closeServerProcess(), Date.now() + 5_000).catch((err) => log.warn("lean front: close failed", { error: String(err) }));
+    log.info("lean front stopped");
     process.exit(0);
   };
-  process.once("SIGINT", () => void stop("SIGINT"));
-  process.once("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+/** Waits for `work` until `deadline` (epoch ms) at most; its failure is logged, not thrown. */
+async function withDeadline(work: Promise<void>, deadline: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))));
+  await Promise.race([work.catch((err) => log.error("lean front: stopping background work failed", { error: String(err) })), late]);
+  clearTimeout(timer);
 }
 
 main().catch((err) => {

@@ -2,6 +2,7 @@
 // attempt and the delivery's next state in one statement. The statement appends the attempt row
 // only if the delivery is still at that (cycle, attempt) — a replay, a second worker that took an
 // expired lease, or a re-executed Inngest step can never overwrite or duplicate an earlier record.
+import { isDatabaseUnavailable } from "../db/availability";
 import type { PrismaClient } from "../db/generated/client";
 import { decryptSecret } from "../crypto/secret-box";
 import { toEnvelope } from "../events/catalog";
@@ -84,8 +85,30 @@ function openSecret(ciphertext: string): string {
   return plain;
 }
 
-/** Sends attempt `attempt_count + 1` of the target's cycle and records it. */
-export async function attemptDelivery(db: PrismaClient, target: DeliveryTarget): Promise<AttemptResult> {
+/** Without a lease to respect (the Inngest step), how long recording an attempt keeps trying. */
+const DEFAULT_RECORD_WINDOW_MS = 20_000;
+
+/**
+ * Runs `write` again, with backoff, while the database is unreachable and `recordBy` (epoch ms)
+ * has not passed: an attempt already sent must be recorded, or it is sent again after its lease.
+ * Safe to repeat: RECORD_SQL changes nothing once the attempt is recorded.
+ */
+async function retryWhileUnreachable<T>(write: () => Promise<T>, recordBy: number): Promise<{ value: T; tries: number }> {
+  for (let tries = 1, delay = 100; ; tries++, delay = Math.min(delay * 2, 2_000)) {
+    try {
+      return { value: await write(), tries };
+    } catch (err) {
+      if (!isDatabaseUnavailable(err) || Date.now() + delay > recordBy) throw err;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
+/**
+ * Sends attempt `attempt_count + 1` of the target's cycle and records it. `recordBy`: until when
+ * (epoch ms) recording may be retried through a database outage (the worker: before its lease ends).
+ */
+export async function attemptDelivery(db: PrismaClient, target: DeliveryTarget, opts: { recordBy?: number } = {}): Promise<AttemptResult> {
   const attemptNumber = target.attempt_count + 1;
   const envelope = toEnvelope({
     id: target.event_id, type: target.event_type, createdAt: new Date(target.event_created_at), tenantId: target.tenant_id,
@@ -110,7 +133,8 @@ export async function attemptDelivery(db: PrismaClient, target: DeliveryTarget):
   const outcome = classifyOutcome(sent.statusCode);
   const next = nextStep(attemptNumber, outcome);
   const lastText = truncateBody(sent.error ?? sent.responseBody);
-  const rows = await db.$queryRawUnsafe<{ updated: number; notified: number }[]>(
+  const recordBy = opts.recordBy ?? Date.now() + DEFAULT_RECORD_WINDOW_MS;
+  const record = () => db.$queryRawUnsafe<{ updated: number; notified: number }[]>(
     RECORD_SQL,
     target.delivery_id, target.cycle, attemptNumber, sent.attemptId, outcome, sent.statusCode, sent.durationMs,
     truncateBody(sent.responseBody), sent.error, startedAt.toISOString(), next.status, next.nextDelayMs, lastText,
@@ -118,7 +142,17 @@ export async function attemptDelivery(db: PrismaClient, target: DeliveryTarget):
     `${envelope.event} (${envelope.id}) to ${target.target_url} failed ${attemptNumber} times; last error: ${lastText ?? "none"}`.slice(0, 4000),
     JSON.stringify({ delivery_id: target.delivery_id, subscription_id: target.subscription_id, event_id: envelope.id, cycle: target.cycle }),
   );
-  const recorded = rows[0]?.updated === 1;
+  let recorded: boolean;
+  try {
+    const { value: rows, tries } = await retryWhileUnreachable(record, recordBy);
+    // A retry after a try whose commit was lost in the outage finds the attempt already there.
+    recorded = rows[0]?.updated === 1 || (tries > 1 && (await retryWhileUnreachable(() => attemptRowExists(db, sent.attemptId), recordBy)).value);
+  } catch (err) {
+    log.error("webhook attempt sent but not recorded; it will be sent again after its lease", {
+      tenant_id: target.tenant_id, delivery_id: target.delivery_id, attempt: attemptNumber, error: (err as Error).message,
+    });
+    throw err;
+  }
   if (recorded && next.status === "dead_letter") {
     log.warn("webhook delivery dead-lettered", {
       tenant_id: target.tenant_id, delivery_id: target.delivery_id, subscription_id: target.subscription_id,
@@ -126,6 +160,11 @@ export async function attemptDelivery(db: PrismaClient, target: DeliveryTarget):
     });
   }
   return { attemptNumber, outcome, status: next.status, statusCode: sent.statusCode, nextDelayMs: next.nextDelayMs, recorded };
+}
+
+async function attemptRowExists(db: PrismaClient, attemptId: string): Promise<boolean> {
+  const rows = await db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM webhook_attempts WHERE id = $1::uuid`, attemptId);
+  return rows.length > 0;
 }
 
 /** The delivery with its subscription and event, by id (the Inngest engine's step input). */

@@ -6,6 +6,7 @@
 // by its own retry timers, and otherwise by a poll.
 import pg from "pg";
 import type { PrismaClient } from "../db/generated/client";
+import { isDatabaseUnavailable } from "../db/availability";
 import { databaseKind, getDb } from "../db/client";
 import { OUTBOX_CHANNEL, onOutboxWrite } from "../events/outbox-signal";
 import { log } from "../log";
@@ -27,6 +28,9 @@ export type WorkerOptions = {
   /** Claim condition on `d` for this engine. */
   engineFilter?: string;
 };
+
+/** How long before its lease ends an attempt stops trying to record its outcome. */
+const RECORD_MARGIN_MS = 1_000;
 
 const envInt = (name: string, fallback: number) => {
   const v = Number(process.env[name]);
@@ -50,15 +54,22 @@ WHERE d.id = due.id AND s.id = d.subscription_id AND e.id = d.event_id
 RETURNING ${TARGET_COLUMNS}`;
 }
 
+/** LISTEN reconnects after 100 ms, doubling up to this (with jitter) while PostgreSQL stays away. */
+const LISTEN_RETRY_MAX_MS = 2_000;
+
 export class DeliveryWorker {
   private running = false;
   private loopDone: Promise<void> | undefined;
-  private inFlight = new Set<Promise<void>>();
+  /** Runs in flight, each with the deliveries it holds leases on. */
+  private inFlight = new Map<Promise<void>, string[]>();
   private wakePending = false;
   private wakeSleeper: (() => void) | undefined;
   private timers = new Set<NodeJS.Timeout>();
   private unsubscribe: (() => void) | undefined;
   private listener: pg.Client | undefined;
+  private listenFailures = 0;
+  private listenRetry: NodeJS.Timeout | undefined;
+  private claimFailing = false;
   private readonly concurrency: number;
   private readonly pollIntervalMs: number;
   private readonly leaseMs: number;
@@ -85,19 +96,35 @@ export class DeliveryWorker {
     this.loopDone = this.loop(db);
   }
 
-  /** Stops claiming, then waits for the attempts in flight to be recorded. */
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming, then waits for the attempts in flight to be sent and recorded. Past `deadline`
+   * (epoch ms) it stops waiting and releases the leases of the deliveries still in flight, so the
+   * next worker takes them at once rather than after the lease.
+   */
+  async stop(deadline = Infinity): Promise<void> {
     if (!this.running) return;
     this.running = false;
     this.unsubscribe?.();
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
+    clearTimeout(this.listenRetry);
     this.wake();
     await this.loopDone;
-    await Promise.allSettled([...this.inFlight]);
+    if (!(await settledBy([...this.inFlight.keys()], deadline))) await this.releaseLeases();
     const listener = this.listener;
     this.listener = undefined;
     await listener?.end().catch(() => {});
+  }
+
+  private async releaseLeases() {
+    const ids = [...this.inFlight.values()].flat();
+    log.warn("webhook worker: stopping with attempts in flight; releasing their leases", { deliveries: ids.length });
+    try {
+      const db = await getDb();
+      await db.$executeRawUnsafe(`UPDATE webhook_deliveries SET locked_until = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'`, ids);
+    } catch (err) {
+      log.error("webhook worker: could not release leases; they expire on their own", { error: (err as Error).message });
+    }
   }
 
   wake(): void {
@@ -115,18 +142,43 @@ export class DeliveryWorker {
     this.timers.add(timer);
   }
 
-  private async listen() {
-    const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    client.on("notification", () => this.wake());
-    client.on("error", (err) => {
-      log.warn("webhook worker: LISTEN connection failed; relying on polling until it reconnects", { error: err.message });
+  /**
+   * Keeps a LISTEN connection open (cross-process wake-ups). When it is lost it reconnects with
+   * backoff for as long as the worker runs, and wakes the worker once it is back (deliveries
+   * written meanwhile were only announced to the lost connection). Resolves after the first try.
+   */
+  private listen(): Promise<void> {
+    const client = new pg.Client({ connectionString: process.env.DATABASE_URL, connectionTimeoutMillis: 5_000 });
+    let lost = false;
+    const onLost = (err?: Error) => {
+      if (lost) return;
+      lost = true;
       if (this.listener === client) this.listener = undefined;
-      const retry = setTimeout(() => this.running && !this.listener && this.listen().catch(() => {}), 1000);
-      retry.unref();
-    });
-    await client.connect();
-    await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
-    this.listener = client;
+      void client.end().catch(() => {});
+      if (!this.running) return;
+      if (this.listenFailures++ === 0) {
+        log.warn("webhook worker: LISTEN connection lost; polling until it reconnects", { error: err?.message ?? "connection ended" });
+      }
+      const delay = Math.min(100 * 2 ** (this.listenFailures - 1), LISTEN_RETRY_MAX_MS) * (0.5 + Math.random() / 2);
+      this.listenRetry = setTimeout(() => void this.listen(), delay);
+      this.listenRetry.unref();
+    };
+    client.on("notification", () => this.wake());
+    client.on("error", onLost);
+    client.on("end", () => onLost());
+    return client
+      .connect()
+      .then(() => client.query(`LISTEN ${OUTBOX_CHANNEL}`))
+      .then(() => {
+        if (lost) return;
+        if (!this.running) return void onLost();
+        this.listener = client;
+        if (this.listenFailures) {
+          log.info("webhook worker: LISTEN connection restored");
+          this.wake();
+        }
+        this.listenFailures = 0;
+      }, onLost);
   }
 
   private sleep(ms: number): Promise<void> {
@@ -149,12 +201,14 @@ export class DeliveryWorker {
       const capacity = this.concurrency - this.inFlight.size;
       let claimed: DeliveryTarget[] = [];
       if (capacity > 0) {
+        const claimedAt = Date.now();
         try {
           claimed = await db.$queryRawUnsafe<DeliveryTarget[]>(this.sql, capacity, this.leaseMs);
+          this.claimFailing = false;
         } catch (err) {
-          log.error("webhook worker: claim failed", { error: (err as Error).message });
+          this.logClaimFailure(err);
         }
-        if (claimed.length) this.track(db, claimed);
+        if (claimed.length) this.track(db, claimed, claimedAt + this.leaseMs);
       }
       // A full batch suggests more is due: look again at once (capacity permitting).
       if (claimed.length && claimed.length === capacity) continue;
@@ -162,23 +216,48 @@ export class DeliveryWorker {
     }
   }
 
-  private track(db: PrismaClient, claimed: DeliveryTarget[]) {
-    const runs = this.options.handle ? [this.options.handle(db, claimed)] : claimed.map((target) => this.attempt(db, target));
-    for (const run of runs) {
+  /** An outage fails every poll: said once until a claim works again, not once a second. */
+  private logClaimFailure(err: unknown) {
+    if (!isDatabaseUnavailable(err)) return log.error("webhook worker: claim failed", { error: (err as Error).message });
+    if (!this.claimFailing) log.warn("webhook worker: database unavailable; claiming again when it is back", { error: (err as Error).message });
+    this.claimFailing = true;
+  }
+
+  /** `leaseEnds`: epoch ms when the claim runs out (the attempt must be recorded before). */
+  private track(db: PrismaClient, claimed: DeliveryTarget[], leaseEnds: number) {
+    const runs: [Promise<void>, string[]][] = this.options.handle
+      ? [[this.options.handle(db, claimed), claimed.map((c) => c.delivery_id)]]
+      : claimed.map((target) => [this.attempt(db, target, leaseEnds), [target.delivery_id]]);
+    for (const [run, ids] of runs) {
       const p = run
         .catch((err) => log.error("webhook worker: attempt failed unexpectedly", { error: (err as Error).message }))
         .finally(() => {
           this.inFlight.delete(p);
           this.wake();
         });
-      this.inFlight.add(p);
+      this.inFlight.set(p, ids);
     }
   }
 
-  private async attempt(db: PrismaClient, target: DeliveryTarget) {
-    const result = await attemptDelivery(db, target);
+  private async attempt(db: PrismaClient, target: DeliveryTarget, leaseEnds: number) {
+    // A margin under the lease: the record must land before another worker may claim the delivery.
+    const result = await attemptDelivery(db, target, { recordBy: leaseEnds - RECORD_MARGIN_MS });
     // The retry is due at the database's now() + delay; a few ms of margin so the claim finds it.
     if (result.recorded && result.status === "pending" && result.nextDelayMs !== null) this.wakeIn(result.nextDelayMs + 5);
+  }
+}
+
+/** Resolves true when all `runs` settled before `deadline` (epoch ms), false when it passed first. */
+async function settledBy(runs: Promise<void>[], deadline: number): Promise<boolean> {
+  if (!runs.length) return true;
+  if (deadline === Infinity) return Promise.allSettled(runs).then(() => true);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()))));
+  const all = Promise.allSettled(runs).then(() => true as const);
+  try {
+    return await Promise.race([all, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -191,8 +270,9 @@ export async function startEmbeddedWorker(options?: WorkerOptions): Promise<Deli
   return processWorker;
 }
 
-export async function stopEmbeddedWorker(): Promise<void> {
+/** Stops this process's embedded worker; see `DeliveryWorker.stop` for `deadline`. */
+export async function stopEmbeddedWorker(deadline?: number): Promise<void> {
   const worker = processWorker;
   processWorker = undefined;
-  await worker?.stop();
+  await worker?.stop(deadline);
 }

@@ -24,3 +24,13 @@ export function startWebhookEngine(): Promise<DeliveryWorker | null> {
   })();
   return started;
 }
+
+/**
+ * Stops this process's engine (graceful shutdown): no new claims; attempts in flight are sent and
+ * recorded, or past `deadline` (epoch ms) their leases are released.
+ */
+export async function stopWebhookEngine(deadline?: number): Promise<void> {
+  const engine = await started?.catch(() => null);
+  started = undefined;
+  await engine?.stop(deadline);
+}
