@@ -11,6 +11,7 @@ import { webhooksRouter } from "./webhooks/webhooks.router";
 import { crmRouter } from "./crm/crm.router";
 import { eventsRouter } from "./events/events.router";
 import { channelsRouter } from "./channels/channels.router";
+import { callsRouter } from "./calls/calls.router";
 
 export const appRouter = router({
   offerings: offeringsRouter,
@@ -23,6 +24,7 @@ export const appRouter = router({
   crm: crmRouter,
   events: eventsRouter,
   channels: channelsRouter,
+  calls: callsRouter,
 });
 
 export type AppRouter = typeof appRouter;

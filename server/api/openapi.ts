@@ -11,6 +11,7 @@ import { exampleEnvelope } from "../events/examples";
 import type { ProcedureMeta } from "../trpc";
 import { analyticsExamples } from "../analytics/analytics.examples";
 import { appointmentsExamples } from "../appointments/appointments.examples";
+import { callsExamples } from "../calls/calls.examples";
 import { conversationsExamples } from "../conversations/conversations.examples";
 import { crmExamples } from "../crm/crm.examples";
 import { eventsExamples } from "../events/events.examples";
@@ -27,6 +28,7 @@ export const OPERATION_EXAMPLES: OperationExamples = {
   ...analyticsExamples,
   ...crmExamples,
   ...eventsExamples,
+  ...callsExamples,
 };
 
 const ERROR_CODES = ["unauthorized", "forbidden", "rate_limited", "bad_request", "not_found", "conflict", "internal_error"];

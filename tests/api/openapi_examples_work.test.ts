@@ -87,6 +87,7 @@ describe("OpenAPI examples", () => {
         "/conversations/{id}": conversationId,
         "/conversations/{id}/send": conversationId,
         "/conversations/{id}/messages": conversationId,
+        "/conversations/{id}/calls": conversationId,
       };
       const leadExample = OPERATION_EXAMPLES["POST /leads"]!;
       const lead = await call("POST", "/leads", { key, body: { ...leadExample.body, conversation_id: conversationId } });
