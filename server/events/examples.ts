@@ -44,7 +44,7 @@ const DATA: Record<EventType, Record<string, unknown>> = {
   "call.started": { object: call },
   "call.completed": {
     object: callExample,
-    previous_attributes: { status: "in_progress", ended_at: null, duration_seconds: null, end_reason: null, recording_url: null, summary: null, updated_at: EXAMPLE_TIME },
+    previous_attributes: { status: "in_progress", ended_at: null, duration_seconds: null, end_reason: null, recording_url: null, summary: null },
   },
   "call.missed": {
     object: { ...call, status: "missed", answered_at: null, ended_at: "2026-11-21T10:00:25.000Z", duration_seconds: 0, end_reason: "dial_no_answer", updated_at: "2026-11-21T10:00:25.000Z" },
