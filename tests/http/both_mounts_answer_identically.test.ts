@@ -93,8 +93,11 @@ describe.skipIf(!hasNextBuild())("both mounts answer identically (needs `next bu
         // (a shared Redis would carry the first mount's counts into the second's headers).
         // INNGEST_DEV lets /api/inngest answer its introspection without a signing key; no engine
         // runs (WEBHOOK_ENGINE=off), so nothing tries to reach an Inngest server.
+        // An hour-long window: a sliding window that rolled over mid-run would weigh the
+        // previous window's count and make one mount's X-RateLimit-Remaining differ by one.
         server = await startMount(kind, {
           REDIS_URL: undefined, UPSTASH_REDIS_REST_URL: undefined, UPSTASH_REDIS_REST_TOKEN: undefined, INNGEST_DEV: "1", WEBHOOK_ENGINE: "off",
+          RATE_LIMIT_WINDOW_SECONDS: "3600",
         });
         const list: Answer[] = [];
         for (const [i, c] of requests.entries()) list.push(await ask(server.url, c, i));
