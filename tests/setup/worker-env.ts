@@ -8,4 +8,3 @@ if (process.env.DATABASE_URL) {
 } else if (!process.env.DATA_DIR) {
   process.env.DATA_DIR = mkdtempSync(path.join(tmpdir(), `tdp-test-${process.env.VITEST_POOL_ID ?? "0"}-`));
 }
-process.env.RATE_LIMIT_TIMEOUT_MS ??= "2000"; // a loaded CI machine must not turn exact counts into fail-opens
