@@ -13,10 +13,15 @@ export type Principal =
   | { kind: "api_key"; tenantId: string; keyId: string; scopes: string[] }
   | { kind: "user"; tenantId: string; userId: string; role: Role; email?: string };
 
+/** A scope another one grants too: `read` also allows the assistant's read tools (`assistant:read`, which allows nothing else). */
+const ALSO_GRANTED_BY: Partial<Record<Scope, Scope>> = { "assistant:read": "read" };
+
 /** Why `principal` may not act with `scope` (a 403), or null when it may. */
 export function forbiddenFor(principal: Principal, scope: Scope): AppError | null {
   if (principal.kind === "api_key") {
-    return principal.scopes.includes(scope) ? null : new AppError("forbidden", MESSAGES.missingScope(scope));
+    const alternative = ALSO_GRANTED_BY[scope];
+    if (principal.scopes.includes(scope) || (alternative && principal.scopes.includes(alternative))) return null;
+    return new AppError("forbidden", MESSAGES.missingScope(scope) + (alternative ? ` (or '${alternative}')` : ""));
   }
   if (scope !== "read" && scope !== "assistant:read" && !MANAGER_ROLES.includes(principal.role)) {
     return new AppError("forbidden", `role '${principal.role}' cannot make changes; an owner or admin can`);

@@ -1,0 +1,70 @@
+// The agent tools as tRPC procedures: `agent.<tool>` for each tool and `agent.listTools` for the
+// catalog. Built on tenantProcedure (API key, per-key and per-tenant limits, scope, bounded input),
+// plus the per-(tenant, tool) limit. This router is NOT part of the app router: the app router is
+// served as /api/v1 (every procedure with `openapi` meta becomes a REST route there) and to the
+// dashboard at /api/trpc, and the tools belong to neither. It is served on its own, at
+// /api/agent/v1 (its `openapi` meta gives the routes of that second table) and over MCP.
+import { z } from "zod";
+import { router, tenantProcedure } from "../trpc";
+import { AppError } from "../errors";
+import { limitAgentToolRequest } from "../ratelimit";
+import { REGISTERED_TOOLS, type RegisteredTool } from "./tools";
+import { withToolCall } from "./tool-calls";
+import { CATALOG_FORMATS, toolCatalogAs } from "./catalog";
+
+export const AGENT_API_BASE_PATH = "/api/agent/v1";
+const TAGS = ["Agent tools"];
+
+/** The per-(tenant, tool) layer, after tenantProcedure's per-key and per-tenant ones; its headers are the answer's. */
+function limitPerTool(tool: string) {
+  return async <T>({ ctx, next }: { ctx: { tenantId: string; resHeaders: { set(name: string, value: string): void } }; next: () => Promise<T> }) => {
+    const decision = await limitAgentToolRequest({ tenantId: ctx.tenantId, tool });
+    for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
+    if (!decision.allowed) throw new AppError("rate_limited", decision.message, { headers: decision.headers });
+    return next();
+  };
+}
+
+function toolProcedure({ tool, input, scope }: RegisteredTool) {
+  const retries = tool.kind === "write" ? " Accepts `tool_call_id`: a repeat of the same id answers the first call's result and changes nothing." : "";
+  return tenantProcedure(scope)
+    .use(limitPerTool(tool.name))
+    .meta({
+      openapi: {
+        method: "POST", path: `/tools/${tool.name}`, tags: TAGS, summary: tool.title, protect: true,
+        description: `${tool.description}\n\nScope: \`${scope}\`${scope === "assistant:read" ? " (or `read`)" : ""}.${retries}`,
+      },
+    })
+    .input(input)
+    .output(tool.output)
+    .mutation(({ ctx, input: { tool_call_id: toolCallId, ...args } }) =>
+      withToolCall(ctx.db, ctx.tenantId, tool.name, toolCallId as string | undefined, (db) =>
+        tool.run({ db, sql: ctx.sql, tenantId: ctx.tenantId }, args),
+      ),
+    );
+}
+
+const listToolsInput = z.strictObject({
+  format: z
+    .enum(CATALOG_FORMATS, { error: `must be one of ${CATALOG_FORMATS.join(", ")}` })
+    .optional()
+    .describe("`detailed` (default): name, title, description, required_scope, input_schema, output_schema, example; `openai`: `{ type: \"function\", function: { name, description, parameters } }`; `anthropic`: `{ name, description, input_schema }`; `mcp`: `{ name, title, description, inputSchema, outputSchema }`"),
+});
+
+const listTools = tenantProcedure("assistant:read")
+  .meta({
+    openapi: {
+      method: "GET", path: "/tools", tags: TAGS, summary: "List the tools", protect: true,
+      description: "Every tool with its description and input JSON Schema (2020-12, generated from the same schemas that validate calls), in the form your LLM API takes. Scope: `assistant:read` (or `read`).",
+    },
+  })
+  .input(listToolsInput)
+  .output(z.object({ data: z.array(z.record(z.string(), z.unknown())).describe("One entry per tool, in the requested format") }))
+  .query(({ input }) => ({ data: toolCatalogAs(input.format ?? "detailed") }));
+
+export const agentRouter = router({
+  listTools,
+  ...Object.fromEntries([...REGISTERED_TOOLS.values()].map((registered) => [registered.tool.name, toolProcedure(registered)])),
+});
+
+export type AgentRouter = typeof agentRouter;
