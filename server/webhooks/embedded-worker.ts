@@ -44,6 +44,7 @@ WITH due AS (
   JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.enabled
   WHERE d.status = 'pending' AND ${engineFilter} AND d.next_attempt_at <= now()
     AND (d.locked_until IS NULL OR d.locked_until <= now())
+    AND NOT (d.id = ANY($3::uuid[]))
   ORDER BY d.next_attempt_at
   LIMIT $1::int
   FOR UPDATE OF d SKIP LOCKED
@@ -203,7 +204,8 @@ export class DeliveryWorker {
       if (capacity > 0) {
         const claimedAt = Date.now();
         try {
-          claimed = await db.$queryRawUnsafe<DeliveryTarget[]>(this.sql, capacity, this.leaseMs);
+          // Never its own attempts again, even past their lease (a stalled event loop): only another process may.
+          claimed = await db.$queryRawUnsafe<DeliveryTarget[]>(this.sql, capacity, this.leaseMs, [...this.inFlight.values()].flat());
           this.claimFailing = false;
         } catch (err) {
           this.logClaimFailure(err);
