@@ -3,6 +3,8 @@
 // file mounts it as a Fetch handler (`handleRestRequest`); the lean front calls it straight from
 // node:http (server/http/node-rest.ts), without building Fetch objects per request. Routes come from each
 // procedure's trpc-to-openapi `openapi` meta; the table is built once per process.
+// `createRestBridge` serves another router under another base path with the very same contract
+// (the assistant's tools at /api/agent/v1, server/tools/agent-rest.ts).
 //
 // It replaces trpc-to-openapi's own fetch adapter, whose behaviour breaks this contract: it rebuilds
 // its route table per request, shapes error bodies its own way, spreads non-object JSON bodies into
@@ -13,6 +15,7 @@ import { forEachOpenApiProcedure, getPathRegExp, normalizePath, type OpenApiProc
 import { AppError, badRequest, errorBody, notFound, toAppError } from "../errors";
 import { log } from "../log";
 import { appRouter } from "../router";
+import type { AnyRouter } from "@trpc/server";
 import { resolveClientIp } from "../http/client-ip";
 import type { HeaderReader, ProcedureMeta, RequestContext } from "../trpc";
 import { assertJsonContentType, readLimitedBody } from "./request-body";
@@ -41,9 +44,9 @@ function unwrap(schema: any): any {
   return s;
 }
 
-function buildRouteTable(): Route[] {
+function buildRouteTable(router: AnyRouter): Route[] {
   const routes: Route[] = [];
-  forEachOpenApiProcedure(appRouter._def.procedures as any, ({ path, procedure, meta }: { path: string; procedure: OpenApiProcedure; meta: ProcedureMeta }) => {
+  forEachOpenApiProcedure(router._def.procedures as any, ({ path, procedure, meta }: { path: string; procedure: OpenApiProcedure; meta: ProcedureMeta }) => {
     const openapi = meta.openapi!;
     const input = (procedure._def as { inputs: any[] }).inputs[0];
     const numericQuery = new Set<string>();
@@ -67,19 +70,16 @@ function buildRouteTable(): Route[] {
   return routes.sort((a, b) => b.pattern.source.length - a.pattern.source.length);
 }
 
-let routeTable: Route[] | undefined;
+type Match = { route: Route; params: Record<string, string> } | null;
 
-function match(method: string, path: string): { route: Route; params: Record<string, string> } | null {
-  routeTable ??= buildRouteTable();
-  for (const route of routeTable) {
+function matchIn(routes: Route[], method: string, path: string): Match {
+  for (const route of routes) {
     if (route.method !== method) continue;
     const m = route.pattern.exec(path);
     if (m) return { route, params: { ...(m.groups ?? {}) } };
   }
   return null;
 }
-
-const pathParamsOf = (method: string, path: string) => match(method, path)?.route.pathParams;
 
 function queryInput(url: URL, route: Route): Record<string, unknown> {
   const input: Record<string, unknown> = {};
@@ -152,19 +152,56 @@ function json(status: number, body: unknown, headers: Record<string, string>): R
   return { status, headers, body: JSON.stringify(body) };
 }
 
-/** Answers one /api/v1 request. Never throws: every failure is an error envelope. */
-export async function answerRestRequest(req: RestRequest): Promise<RestAnswer> {
+export type RestBridgeOptions = {
+  /** Where the routes live, e.g. "/api/v1"; a route's `openapi.path` is relative to it. */
+  basePath: string;
+  /** Its procedures with `openapi` meta are the routes. */
+  router: AnyRouter;
+  /** GET documents served as they are, by path below the base (e.g. "/openapi.json"). */
+  documents?: Record<string, () => unknown>;
+};
+
+export type RestBridge = {
+  /** Answers one request. Never throws: every failure is an error envelope. */
+  answer(req: RestRequest): Promise<RestAnswer>;
+  /** The same as a Fetch handler (the app-router route files mount it). */
+  handle(req: Request): Promise<Response>;
+};
+
+/** A REST surface over `router` under `basePath`, with the whole /api/v1 contract. */
+export function createRestBridge(options: RestBridgeOptions): RestBridge {
+  const { basePath, router, documents = {} } = options;
+  let routes: Route[] | undefined;
+  const match = (method: string, path: string) => matchIn((routes ??= buildRouteTable(router)), method, path);
+  const answer = (req: RestRequest) => answerWith(basePath, match, documents, req);
+  return {
+    answer,
+    async handle(req) {
+      // Leaving its iteration early (a body over the limit) cancels the rest of the stream.
+      const answered = await answer({ method: req.method, target: req.url, headers: req.headers, body: req.body });
+      return new Response(answered.body, { status: answered.status, headers: answered.headers });
+    },
+  };
+}
+
+async function answerWith(
+  basePath: string,
+  match: (method: string, path: string) => Match,
+  documents: Record<string, () => unknown>,
+  req: RestRequest,
+): Promise<RestAnswer> {
   const incomingId = req.headers.get("x-request-id");
   const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : randomUUID();
   const headers: Record<string, string> = { "x-request-id": requestId };
   const url = new URL(req.target, "http://localhost");
   const method = req.method.toUpperCase();
-  const path = normalizePath(url.pathname.startsWith(API_BASE_PATH) ? url.pathname.slice(API_BASE_PATH.length) : url.pathname);
+  const path = normalizePath(url.pathname.startsWith(basePath) ? url.pathname.slice(basePath.length) : url.pathname);
 
   try {
-    if (method === "GET" && path === "/openapi.json") return json(200, getOpenApiDocument(), headers);
+    const document = method === "GET" && Object.hasOwn(documents, path) ? documents[path] : undefined;
+    if (document) return json(200, document(), headers);
     const found = match(method, path);
-    if (!found) throw new AppError("not_found", `no endpoint ${method} ${API_BASE_PATH}${path === "/" ? "" : path}`);
+    if (!found) throw new AppError("not_found", `no endpoint ${method} ${basePath}${path === "/" ? "" : path}`);
     const { route, params } = found;
     // The input (the body above all) is read when the procedure's input parser asks for it, after
     // tenantProcedure has authenticated, limited and authorized: a client without a valid key gets
@@ -190,7 +227,7 @@ export async function answerRestRequest(req: RestRequest): Promise<RestAnswer> {
   } catch (err) {
     let error = toAppError(err);
     // A malformed id in the path addresses nothing visible: the same 404 as a missing row.
-    if (error.errorCode === "bad_request" && error.field && pathParamsOf(method, path)?.includes(error.field)) error = notFound();
+    if (error.errorCode === "bad_request" && error.field && match(method, path)?.route.pathParams.includes(error.field)) error = notFound();
     if (error.errorCode === "internal_error") {
       const cause = error.cause ?? err;
       log.error("unhandled error", { requestId, method, path, error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) });
@@ -200,9 +237,9 @@ export async function answerRestRequest(req: RestRequest): Promise<RestAnswer> {
   }
 }
 
-/** The REST contract as a Fetch handler (the app-router route file mounts it). */
-export async function handleRestRequest(req: Request): Promise<Response> {
-  // Leaving its iteration early (a body over the limit) cancels the rest of the stream.
-  const answer = await answerRestRequest({ method: req.method, target: req.url, headers: req.headers, body: req.body });
-  return new Response(answer.body, { status: answer.status, headers: answer.headers });
-}
+const v1 = createRestBridge({ basePath: API_BASE_PATH, router: appRouter, documents: { "/openapi.json": getOpenApiDocument } });
+
+/** Answers one /api/v1 request. Never throws: every failure is an error envelope. */
+export const answerRestRequest = v1.answer;
+/** The /api/v1 contract as a Fetch handler (the app-router route files mount it). */
+export const handleRestRequest = v1.handle;
