@@ -4,7 +4,8 @@
 //   - the first report of a call inserts it and emits `call.started` (whatever that report is);
 //   - an answer moves it `ringing` -> `in_progress`;
 //   - its end moves it to `completed` (it was answered: `call.completed`) or `missed` (no answer,
-//     busy, failed, or the caller hung up before the assistant answered: `call.missed`), once;
+//     busy, failed, or the caller hung up before the assistant answered: `call.missed`), once; the
+//     end report decides which (a provider knows at the end whether the assistant ever spoke);
 //   - later reports (an analysis after the end) only fill in what was missing: summary, recording;
 //   - transcript turns become the conversation's messages (customer / assistant), each stored once.
 // Reports may arrive out of order or concurrently: the call row is locked while a report is applied.
@@ -116,8 +117,9 @@ async function applyAnswer(tx: TenantTx, call: CallRow, report: CallReport): Pro
 async function applyEnd(tx: TenantTx, call: CallRow, report: CallReport): Promise<{ call: CallRow; event?: "call.completed" | "call.missed" }> {
   const end = report.ended;
   if (!end || isOver(call)) return { call };
-  const answeredAt = call.answeredAt ?? report.answeredAt ?? (end.answered ? call.startedAt : null);
-  const answered = end.answered || call.answeredAt !== null;
+  // The end report decides: a call connected to the assistant that hung up before it spoke is missed.
+  const answered = end.answered;
+  const answeredAt = answered ? (report.answeredAt ?? call.answeredAt ?? call.startedAt) : null;
   const talked = answeredAt ? Math.max(0, Math.round((end.at.getTime() - answeredAt.getTime()) / 1000)) : 0;
   const data = {
     status: answered ? "completed" : "missed",

@@ -2,6 +2,7 @@
 // file (app/api/webhooks/[...path]/route.ts) mounts it, and so can any other front.
 import { jsonAnswer } from "./receiver-http";
 import { handleTwilioMessaging } from "./twilio";
+import { handleRetellWebhook } from "./retell";
 import { errorBody, AppError } from "../../errors";
 
 type Handler = (req: Request) => Promise<Response>;
@@ -9,6 +10,7 @@ type Handler = (req: Request) => Promise<Response>;
 /** Path -> method -> receiver. */
 const RECEIVERS: Record<string, Partial<Record<string, Handler>>> = {
   "/api/webhooks/twilio/messaging": { POST: handleTwilioMessaging },
+  "/api/webhooks/retell": { POST: handleRetellWebhook },
 };
 
 export function answerWebhookRequest(req: Request): Promise<Response> {
