@@ -3,6 +3,7 @@
 import { jsonAnswer } from "./receiver-http";
 import { handleTwilioMessaging } from "./twilio";
 import { handleRetellWebhook } from "./retell";
+import { handleWhatsAppNotification, handleWhatsAppVerification } from "./whatsapp-cloud";
 import { errorBody, AppError } from "../../errors";
 
 type Handler = (req: Request) => Promise<Response>;
@@ -13,9 +14,21 @@ const RECEIVERS: Record<string, Partial<Record<string, Handler>>> = {
   "/api/webhooks/retell": { POST: handleRetellWebhook },
 };
 
+/** Receivers whose last path segment names the connection (WhatsApp Cloud: the phone_number_id). */
+const BY_CONNECTION: Record<string, Partial<Record<string, Handler>>> = {
+  "/api/webhooks/whatsapp/": { GET: handleWhatsAppVerification, POST: handleWhatsAppNotification },
+};
+
+function receiverFor(pathname: string, method: string): Handler | undefined {
+  const exact = RECEIVERS[pathname];
+  if (exact) return exact[method];
+  const slash = pathname.lastIndexOf("/");
+  return slash > 0 && slash < pathname.length - 1 ? BY_CONNECTION[pathname.slice(0, slash + 1)]?.[method] : undefined;
+}
+
 export function answerWebhookRequest(req: Request): Promise<Response> {
   const { pathname } = new URL(req.url);
-  const handler = RECEIVERS[pathname]?.[req.method];
+  const handler = receiverFor(pathname, req.method);
   if (handler) return handler(req);
   return Promise.resolve(jsonAnswer(404, errorBody(new AppError("not_found", `no receiver for ${req.method} ${pathname}`))));
 }
