@@ -1,7 +1,7 @@
 // The inbound receivers under /api/webhooks, one per provider, as one Fetch handler: the Next route
 // file (app/api/webhooks/[...path]/route.ts) mounts it, and so can any other front.
 import { jsonAnswer } from "./receiver-http";
-import { handleTwilioMessaging } from "./twilio";
+import { handleTwilioMessaging, handleTwilioVoiceStatus } from "./twilio";
 import { handleRetellWebhook } from "./retell";
 import { handleWhatsAppNotification, handleWhatsAppVerification } from "./whatsapp-cloud";
 import { errorBody, AppError } from "../../errors";
@@ -11,6 +11,7 @@ type Handler = (req: Request) => Promise<Response>;
 /** Path -> method -> receiver. */
 const RECEIVERS: Record<string, Partial<Record<string, Handler>>> = {
   "/api/webhooks/twilio/messaging": { POST: handleTwilioMessaging },
+  "/api/webhooks/twilio/voice": { POST: handleTwilioVoiceStatus },
   "/api/webhooks/retell": { POST: handleRetellWebhook },
 };
 

@@ -1,6 +1,8 @@
-// Twilio Messaging receiver (SMS, and WhatsApp through Twilio): POST /api/webhooks/twilio/messaging,
-// form-encoded. Inbound messages are ingested; status callbacks of messages sent through Twilio move
-// them to delivered / failed. Checked in this order, nothing stored before the signature verifies:
+// Twilio receivers, form-encoded: Messaging (SMS, and WhatsApp through Twilio) at
+// POST /api/webhooks/twilio/messaging (inbound messages are ingested; status callbacks of messages
+// sent through Twilio move them to delivered / failed), and Voice status callbacks at
+// POST /api/webhooks/twilio/voice (calls that never reached the assistant). Checked in this order,
+// nothing stored before the signature verifies:
 //   form body (400) -> X-Twilio-Signature present (401) -> the business number has an active twilio
 //   connection (404) -> `validateRequest` of the official library, with that connection's auth token,
 //   over the public URL and the form parameters as received (403) -> the payload (400).
@@ -15,6 +17,7 @@ import { toE164 } from "../../conversations/customer-identifier";
 import { connectionCredentials, findActiveConnection } from "../channel-connections";
 import { ingestInboundMessage } from "../ingest";
 import { applyDeliveryReport, type DeliveryReport } from "../delivery-reports";
+import { applyCallReport } from "../../calls/calls.service";
 import {
   answerReceiver, badSignature, malformed, missingSignature, readRawBody, signedUrl, unknownAddress,
 } from "./receiver-http";
@@ -89,23 +92,32 @@ const isStatusCallback = (params: Params) => {
   return status !== undefined && status !== "received" && status !== "receiving";
 };
 
+/**
+ * A Twilio request, verified: the form, the business number's connection (404 when none), and
+ * `validateRequest` with its auth token over the public URL (401 / 403). `businessField` names the
+ * parameter holding the business number (it depends on the request's kind, read from the form).
+ */
+async function verifiedTwilioRequest(req: Request, businessField: (params: Params) => "To" | "From") {
+  const params = parseForm(req, await readRawBody(req));
+  const signature = req.headers.get(SIGNATURE_HEADER);
+  if (!signature) throw missingSignature(SIGNATURE_HEADER);
+  const business = addressOf(params, businessField(params));
+  const connection = await findActiveConnection("twilio", business.number);
+  if (!connection) throw unknownAddress(`twilio number ${business.number}`);
+  const credentials = connectionCredentials<"twilio">(connection);
+  if (!validateRequest(credentials.auth_token, signature, signedUrl(req), params)) throw badSignature(SIGNATURE_HEADER);
+  if (one(params, "AccountSid") !== credentials.account_sid) throw new AppError("forbidden", "AccountSid is not the connection's account");
+  assertBoundedInput(params);
+  return { params, business, connection, db: scopeToTenant(await getDb(), connection.tenantId) };
+}
+
+const emptyTwiml = () => new Response(EMPTY_TWIML, { status: 200, headers: { "content-type": "text/xml" } });
+
 export function handleTwilioMessaging(req: Request): Promise<Response> {
   return answerReceiver("twilio", req, async () => {
-    const params = parseForm(req, await readRawBody(req));
-    const signature = req.headers.get(SIGNATURE_HEADER);
-    if (!signature) throw missingSignature(SIGNATURE_HEADER);
-    const status = isStatusCallback(params);
     // Inbound: the business number is `To`; a status callback reports a message we sent, from `From`.
-    const business = addressOf(params, status ? "From" : "To");
-    const connection = await findActiveConnection("twilio", business.number);
-    if (!connection) throw unknownAddress(`twilio number ${business.number}`);
-    const credentials = connectionCredentials<"twilio">(connection);
-    if (!validateRequest(credentials.auth_token, signature, signedUrl(req), params)) throw badSignature(SIGNATURE_HEADER);
-    if (one(params, "AccountSid") !== credentials.account_sid) throw new AppError("forbidden", "AccountSid is not the connection's account");
-
-    assertBoundedInput(params);
-    const db = scopeToTenant(await getDb(), connection.tenantId);
-    if (status) {
+    const { params, business, connection, db } = await verifiedTwilioRequest(req, (p) => (isStatusCallback(p) ? "From" : "To"));
+    if (isStatusCallback(params)) {
       const report = parsePayload(statusPayload, params);
       const moved = REPORTED[report.MessageStatus];
       if (moved) {
@@ -120,6 +132,42 @@ export function handleTwilioMessaging(req: Request): Promise<Response> {
         from: from.number, customerName: message.ProfileName ?? null, body: message.Body,
       });
     }
-    return new Response(EMPTY_TWIML, { status: 200, headers: { "content-type": "text/xml" } });
+    return emptyTwiml();
+  });
+}
+
+const voicePayload = z.object({
+  CallSid: sid,
+  CallStatus: z.string().max(40),
+  Direction: z.string().max(40).default("inbound"),
+  Timestamp: z.string().max(100).optional(),
+});
+
+/** Twilio's end states of a call nobody answered: the call is `missed` with this reason. */
+const UNANSWERED = new Set(["busy", "no-answer", "failed", "canceled"]);
+
+const isOutbound = (params: Params) => String(params.Direction ?? "").startsWith("outbound");
+
+/**
+ * Twilio Voice status callbacks (POST /api/webhooks/twilio/voice), for calls that never reached the
+ * assistant: busy, no-answer, failed, or canceled (the caller hung up while it rang) record a missed
+ * call with `call.started` and `call.missed`. A call that was answered is reported by the voice
+ * assistant's own provider (Retell), so Twilio's other statuses are acknowledged and change nothing
+ * (recording it twice would count one phone call as two).
+ */
+export function handleTwilioVoiceStatus(req: Request): Promise<Response> {
+  return answerReceiver("twilio", req, async () => {
+    const { params, connection, db } = await verifiedTwilioRequest(req, (p) => (isOutbound(p) ? "From" : "To"));
+    const call = parsePayload(voicePayload, params);
+    if (UNANSWERED.has(call.CallStatus)) {
+      const customer = addressOf(params, isOutbound(params) ? "To" : "From");
+      const reported = call.Timestamp ? new Date(call.Timestamp) : new Date();
+      const at = Number.isNaN(reported.getTime()) ? new Date() : reported;
+      await applyCallReport(db, connection.tenantId, {
+        provider: "twilio", providerCallId: call.CallSid, direction: isOutbound(params) ? "outbound" : "inbound",
+        customerNumber: customer.number, startedAt: at, ended: { at, answered: false, reason: call.CallStatus },
+      });
+    }
+    return emptyTwiml();
   });
 }
