@@ -75,7 +75,7 @@ export const createCallerFactory = t.createCallerFactory;
  * Who is calling: an API key on REST, the signed-in user on the dashboard. A refused key is
  * answered 401, or 429 once its client address has failed too often (failed-auth.ts).
  */
-async function authenticate(ctx: RequestContext): Promise<Principal> {
+export async function authenticate(ctx: RequestContext): Promise<Principal> {
   if (ctx.transport === "rest") {
     let key: AuthenticatedKey;
     try {

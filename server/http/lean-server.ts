@@ -12,10 +12,12 @@ import { log } from "../log";
 import { sendFetchResponse, toFetchRequest } from "./fetch-bridge";
 import { forwardResolvedClientIp } from "./client-ip";
 import { answerRestFromNode } from "./node-rest";
+import { answerAgentFromNode } from "../tools/agent-rest";
+import { handleMcpRequest } from "../tools/mcp";
 
 export type FetchHandler = (req: Request) => Promise<Response>;
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
-export type Mount = "rest" | "trpc" | "inngest" | "next";
+export type Mount = "rest" | "agent" | "mcp" | "trpc" | "inngest" | "next";
 
 /**
  * THE routing decision: which handler answers a path. Everything not listed here is Next's
@@ -28,6 +30,9 @@ export function mountFor(pathname: string): Mount {
     // The interactive reference is a Next route file (app/api/v1/docs/route.ts).
     return pathname === "/api/v1/docs" ? "next" : "rest";
   }
+  // The assistant's tools: the same bridge over the agent router, and MCP (server/tools/).
+  if (pathname === "/api/agent/v1" || pathname.startsWith("/api/agent/v1/")) return "agent";
+  if (pathname === "/api/agent/mcp") return "mcp";
   if (pathname.startsWith("/api/trpc/")) return "trpc";
   if (pathname === "/api/inngest") return "inngest";
   return "next";
@@ -68,11 +73,13 @@ async function answerWith(handler: NodeHandler, req: IncomingMessage, res: Serve
 }
 
 export function createLeanServer(options: LeanServerOptions): Server {
-  // The REST bridge answers node:http directly; the other two are Fetch handlers.
+  // The REST bridges answer node:http directly; the others are Fetch handlers.
   const fetchHandler = (handler: FetchHandler): NodeHandler => async (req, res) =>
     sendFetchResponse(res, await handler(toFetchRequest(req, res, options.origin)));
   const handlers: Record<Exclude<Mount, "next">, NodeHandler> = {
     rest: answerRestFromNode,
+    agent: answerAgentFromNode,
+    mcp: fetchHandler(handleMcpRequest),
     trpc: fetchHandler(handleTrpcRequest),
     inngest: fetchHandler(handleInngestRequest),
   };
@@ -85,7 +92,7 @@ export function createLeanServer(options: LeanServerOptions): Server {
   return createServer(timeouts ?? {}, (req, res) => {
     const mount = mountFor(pathnameOf(req.url));
     // Handlers without the socket (Next, the Fetch mounts) read the address this front resolved.
-    if (mount !== "rest") forwardResolvedClientIp(req);
+    if (mount !== "rest" && mount !== "agent") forwardResolvedClientIp(req);
     if (mount !== "next") void answerWith(handlers[mount], req, res);
     else void Promise.resolve(options.next(req, res)).catch((err) => {
       log.error("lean front: next handler failed", { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });

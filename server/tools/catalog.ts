@@ -18,10 +18,17 @@ export type ToolCatalogEntry = {
   example: Record<string, unknown>;
 };
 
-/** JSON Schema (2020-12) of a zod schema as a caller sends it (`input`) or receives it (`output`). */
+/**
+ * JSON Schema (2020-12) of a zod schema as a caller sends it (`input`) or receives it (`output`).
+ * A schema with an id (Lead, Appointment, …) comes out as a bare `$ref` into `$defs`; its definition
+ * is put at the root, because tool schemas must be objects at the root (MCP requires `type: "object"`).
+ */
 function jsonSchemaOf(schema: z.ZodType, io: "input" | "output"): JsonSchema {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, target: "draft-2020-12", unrepresentable: "any" }) as JsonSchema;
-  return rest;
+  const ref = typeof rest.$ref === "string" && /^#\/\$defs\/(.+)$/.exec(rest.$ref);
+  if (!ref) return rest;
+  const defs = rest.$defs as Record<string, JsonSchema>;
+  return { ...defs[ref[1]], $defs: defs };
 }
 
 function entryOf({ tool, input, scope }: RegisteredTool): ToolCatalogEntry {

@@ -74,9 +74,12 @@ describe("tool catalog", () => {
     }
   });
 
-  it("every_output_schema_compiles", () => {
+  it("every_output_schema_compiles_and_is_an_object_at_the_root_as_mcp_requires", () => {
     const ajv = validator();
-    for (const tool of toolCatalog()) expect(() => ajv.compile(tool.output_schema)).not.toThrow();
+    for (const tool of toolCatalog()) {
+      expect(() => ajv.compile(tool.output_schema)).not.toThrow();
+      expect(tool.output_schema.type).toBe("object");
+    }
   });
 
   it("comes_in_the_forms_llm_apis_and_mcp_take", () => {

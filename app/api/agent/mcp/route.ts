@@ -1,0 +1,7 @@
+// Thin mount of the tools' MCP endpoint (server/tools/mcp.ts); the lean front answers this path
+// itself with the same handler.
+import { handleMcpRequest } from "@/server/tools/mcp";
+
+export const dynamic = "force-dynamic";
+const handler = (req: Request) => handleMcpRequest(req);
+export { handler as GET, handler as POST, handler as DELETE };
