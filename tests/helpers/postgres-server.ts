@@ -104,3 +104,24 @@ export async function onDatabase<T>(url: string, fn: () => Promise<T>): Promise<
     process.env.DATABASE_URL = own;
   }
 }
+
+/**
+ * For a test whose own process works on a cluster of its own (its worker, its rows): starts the
+ * cluster and moves this process's database client onto it. `restore()` moves the client back
+ * and deletes the cluster.
+ */
+export async function moveToOwnCluster(): Promise<{ cluster: PostgresServer; restore: () => Promise<void> }> {
+  const { closeDb } = await import("../../server/db/client");
+  const cluster = await PostgresServer.start();
+  const own = process.env.DATABASE_URL;
+  await closeDb();
+  process.env.DATABASE_URL = cluster.url;
+  return {
+    cluster,
+    restore: async () => {
+      await closeDb();
+      process.env.DATABASE_URL = own;
+      await cluster.destroy();
+    },
+  };
+}

@@ -1,35 +1,32 @@
 // An attempt whose answer comes back while PostgreSQL restarts is still recorded (the record is
 // retried within the attempt's lease), so it is never sent again: exactly one arrival.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closeDb, getDb } from "../../server/db/client";
+import { getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { emitEvent } from "../../server/events/emit-event";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
 import { tenantWithKey } from "../helpers/api";
 import { startAsyncConsumer } from "../helpers/async-consumer";
-import { PostgresServer } from "../helpers/postgres-server";
+import { moveToOwnCluster, type PostgresServer } from "../helpers/postgres-server";
 import { eventually } from "../helpers/webhook-consumer";
 import { dashboardCaller, deliveriesOf } from "../helpers/webhooks";
 
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 
 describe.skipIf(!process.env.DATABASE_URL)("recording an attempt through a PostgreSQL restart", () => {
+  let own: Awaited<ReturnType<typeof moveToOwnCluster>>;
   let cluster: PostgresServer;
   let consumer: Awaited<ReturnType<typeof startAsyncConsumer>>;
-  const ownUrl = process.env.DATABASE_URL;
 
   beforeAll(async () => {
-    cluster = await PostgresServer.start();
-    await closeDb();
-    process.env.DATABASE_URL = cluster.url; // this process's worker runs on the cluster
+    own = await moveToOwnCluster(); // this process's worker runs on the cluster
+    cluster = own.cluster;
   }, 120_000);
 
   afterAll(async () => {
     await stopEmbeddedWorker();
-    await closeDb();
-    process.env.DATABASE_URL = ownUrl;
     await consumer?.close();
-    await cluster?.destroy();
+    await own?.restore();
   });
 
   it("answer_arriving_while_postgres_restarts_is_recorded_once_and_never_sent_again", async () => {

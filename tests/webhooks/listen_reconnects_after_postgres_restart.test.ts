@@ -3,10 +3,9 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closeDb } from "../../server/db/client";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
 import { tenantWithKey } from "../helpers/api";
-import { PostgresServer } from "../helpers/postgres-server";
+import { moveToOwnCluster, type PostgresServer } from "../helpers/postgres-server";
 import { startConsumer, type Consumer } from "../helpers/webhook-consumer";
 import { dashboardCaller } from "../helpers/webhooks";
 
@@ -23,15 +22,14 @@ function emitFromAnotherProcess(url: string, tenantId: string): Promise<void> {
 }
 
 describe.skipIf(!process.env.DATABASE_URL)("LISTEN across a PostgreSQL restart", () => {
+  let own: Awaited<ReturnType<typeof moveToOwnCluster>>;
   let cluster: PostgresServer;
   let consumer: Consumer;
   let tenantId: string;
-  const ownUrl = process.env.DATABASE_URL;
 
   beforeAll(async () => {
-    cluster = await PostgresServer.start();
-    await closeDb();
-    process.env.DATABASE_URL = cluster.url; // this process's worker runs on the cluster
+    own = await moveToOwnCluster(); // this process's worker runs on the cluster
+    cluster = own.cluster;
     consumer = await startConsumer(200);
     ({ tenantId } = await tenantWithKey());
     await dashboardCaller(tenantId).webhooks.createSubscription({ url: consumer.url(), events: ["csat.received"] });
@@ -40,10 +38,8 @@ describe.skipIf(!process.env.DATABASE_URL)("LISTEN across a PostgreSQL restart",
 
   afterAll(async () => {
     await stopEmbeddedWorker();
-    await closeDb();
-    process.env.DATABASE_URL = ownUrl;
     await consumer?.close();
-    await cluster?.destroy();
+    await own?.restore();
   });
 
   it("event_from_another_process_is_delivered_within_seconds_after_a_restart", async () => {
