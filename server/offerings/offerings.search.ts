@@ -42,21 +42,16 @@ export const searchOfferingsInput = z.strictObject(
 );
 export type SearchOfferingsInput = z.infer<typeof searchOfferingsInput>;
 
-/**
- * The searched document. The GIN index `offerings_search_idx` (migration `assistant_tools`) is on
- * exactly this expression: change both together, or the planner stops using the index.
- */
-const DOCUMENT = `to_tsvector('simple', coalesce(t.title, '') || ' ' || coalesce(t.title_ar, '') || ' ' || coalesce(t.description, '') || ' ' || coalesce(t.description_ar, ''))`;
-/** Ranking only (computed for the matching rows): a word in a title counts more than one in a description. */
-const WEIGHTED = `setweight(to_tsvector('simple', coalesce(t.title, '') || ' ' || coalesce(t.title_ar, '')), 'A')
-  || setweight(to_tsvector('simple', coalesce(t.description, '') || ' ' || coalesce(t.description_ar, '')), 'B')`;
+// `search_vector` is the titles (weight A) and descriptions (weight B) as a tsvector, generated and
+// stored by PostgreSQL and GIN-indexed (migration `offerings_search_vector`): matching uses the
+// index, and ranking reads the stored vector instead of re-parsing every match's text.
 // `::text::jsonb`: typed text, the JSON goes as written (a jsonb parameter would be JSON-encoded again by postgres.js).
 const ACTIVE = `t.tenant_id = $1::uuid AND t.status = 'active' AND t.deleted_at IS NULL AND t.attributes @> $2::text::jsonb`;
 
 const MATCHING = {
   text: `SELECT ${OFFERING_WIRE_SELECT} FROM offerings t
-    WHERE ${ACTIVE} AND ${DOCUMENT} @@ to_tsquery('simple', $4)
-    ORDER BY ts_rank(${WEIGHTED}, to_tsquery('simple', $4)) DESC, t.created_at DESC, t.id DESC
+    WHERE ${ACTIVE} AND t.search_vector @@ to_tsquery('simple', $4)
+    ORDER BY ts_rank(t.search_vector, to_tsquery('simple', $4)) DESC, t.created_at DESC, t.id DESC
     LIMIT $3`,
 };
 const NEWEST = {
