@@ -31,7 +31,7 @@ const APPOINTMENTS = 100_000;
 const DEEP_ROW = 90_000;
 
 /** BENCH_PARTS=throughput,limiter (say) runs only those parts; default: every part. */
-const PARTS = new Set((process.env.BENCH_PARTS ?? "throughput,deep,limiter,profile,analytics,webhooks").split(",").map((p) => p.trim()));
+const PARTS = new Set((process.env.BENCH_PARTS ?? "throughput,deep,limiter,profile,analytics,webhooks,tools").split(",").map((p) => p.trim()));
 
 const cleanups: (() => Promise<void>)[] = [];
 const step = (msg: string) => console.error(`[bench] ${msg}`);
@@ -393,7 +393,7 @@ async function main() {
   }
   }
 
-  for (const name of ["analytics", "webhooks"].filter((part) => PARTS.has(part))) {
+  for (const name of ["analytics", "webhooks", "tools"].filter((part) => PARTS.has(part))) {
     const file = path.join(root, "scripts/bench", `${name}.ts`);
     if (!existsSync(file)) {
       results[name] = { skipped: `scripts/bench/${name}.ts does not exist` };
@@ -474,7 +474,7 @@ function print(r: Record<string, any>) {
     console.log("  top functions (self):");
     for (const f of p.topFunctions.slice(0, 10)) console.log(`    ${String(f.pct).padStart(5)}%  ${f.fn}`);
   }
-  for (const name of ["analytics", "webhooks"].filter((part) => r[part])) console.log(`\n${name}: ${JSON.stringify(r[name])}`);
+  for (const name of ["analytics", "webhooks", "tools"].filter((part) => r[part])) console.log(`\n${name}: ${JSON.stringify(r[name])}`);
 }
 
 main()

@@ -1,0 +1,208 @@
+// The assistant's tools: search_offerings latency on a tenant with 10,000 offerings (target p99 <=
+// 20 ms) and book_appointment throughput, each beside the same SQL issued raw on PostgreSQL (the
+// physical limit). Through the lean front when `npm run bench` passes its URL (rate limits off
+// there), else in-process through the same REST bridge with RATE_LIMIT_DISABLED=1.
+//   DATABASE_URL=postgresql://… npx tsx scripts/bench/tools.ts
+// The seeded tenant is reused by later runs.
+import { Agent, request } from "node:http";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+
+const OFFERINGS = Number(process.env.BENCH_TOOL_OFFERINGS ?? 10_000);
+const SEARCHES = Number(process.env.BENCH_TOOL_SEARCHES ?? 500);
+const BOOKING_SECONDS = Number(process.env.BENCH_TOOL_BOOKING_SECONDS ?? 5);
+const BOOKING_CONCURRENCY = Number(process.env.BENCH_TOOL_BOOKING_CONCURRENCY ?? 10);
+const SLUG = `bench-tools-v2-${OFFERINGS}`;
+const TARGET_P99_MS = 20;
+
+/** What the assistant would ask: text of varying selectivity, Arabic, a prefix, an attribute filter. */
+const SEARCHES_MIX = [
+  { query: "marina apart" },
+  { query: "villa", attributes: { bedrooms: 4 } },
+  { query: "شقة" },
+  { query: "downtown studio" },
+  { query: "penthouse sea view", limit: 10 },
+  { attributes: { furnished: true } },
+];
+
+const log = (msg: string) => console.error(`[bench:tools] ${msg}`);
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)];
+};
+const round = (x: number) => Math.round(x * 100) / 100;
+const stats = (ms: number[]) => ({ p50_ms: round(quantile(ms, 0.5)), p99_ms: round(quantile(ms, 0.99)) });
+
+type Ctx = { databaseUrl?: string; leanUrl?: string };
+type Call = (tool: string, body: unknown) => Promise<{ status: number; text: string }>;
+
+export type ToolsBenchResult = {
+  offerings: number;
+  through: string;
+  search_offerings: { runs: number; endpoint: { p50_ms: number; p99_ms: number }; raw_sql: { p50_ms: number; p99_ms: number }; target_p99_ms: number; within_target: boolean };
+  book_appointment: { seconds: number; concurrency: number; endpoint_per_s: number; raw_sql_per_s: number; non200: number };
+};
+
+/** The bench tenant with OFFERINGS offerings (seeded once, in SQL) and an API key for it. */
+async function seededTenant(): Promise<{ tenantId: string; key: string }> {
+  const [{ getDb }, { scopeToTenant }, { issueApiKey }, { OPERATOR }] = await Promise.all([
+    import("../../server/db/client"), import("../../server/db/tenant-scope"), import("../../server/auth/api-keys"), import("../../server/audit/record-audit"),
+  ]);
+  const db = await getDb();
+  let tenant = await db.tenant.findUnique({ where: { slug: SLUG } });
+  if (tenant?.metadata !== "seeded") {
+    if (tenant) await db.tenant.delete({ where: { id: tenant.id } });
+    tenant = await db.tenant.create({ data: { name: "Tools bench", slug: SLUG } });
+    log(`seeding ${OFFERINGS} offerings`);
+    await db.$executeRawUnsafe(
+      `INSERT INTO offerings (id, tenant_id, title, title_ar, description, attributes, price, price_currency, status, created_at, updated_at)
+       SELECT gen_random_uuid(), $1::uuid,
+         (ARRAY['Marina','Downtown','Palm','Creek','Hills','Bay'])[1 + n % 6] || ' ' || (ARRAY['apartment','villa','studio','townhouse','penthouse'])[1 + (n / 6) % 5] || ' ' || n,
+         (ARRAY['شقة','فيلا','استوديو','تاون هاوس','بنتهاوس'])[1 + (n / 6) % 5] || ' ' || (ARRAY['في المارينا','في وسط المدينة','على النخلة'])[1 + n % 3],
+         'Bright ' || (ARRAY['sea view','city view','garden','pool','high floor','quiet street'])[1 + n % 6] || ', close to ' || (ARRAY['metro','school','beach','mall'])[1 + n % 4],
+         jsonb_build_object('bedrooms', n % 6, 'furnished', n % 2 = 0, 'area_sqft', 400 + n % 3000),
+         100000 + n * 10, 'AED', CASE WHEN n % 10 = 7 THEN 'reserved' ELSE 'active' END,
+         now() - make_interval(secs => n), now()
+       FROM generate_series(1, $2::int) AS n`,
+      tenant.id, OFFERINGS,
+    );
+    await db.$executeRawUnsafe(`ANALYZE offerings`);
+    await db.tenant.update({ where: { id: tenant.id }, data: { metadata: "seeded" } });
+  }
+  const { plaintext } = await issueApiKey(scopeToTenant(db, tenant.id), { name: "tools bench", scopes: ["read", "appointments:write"] }, OPERATOR);
+  return { tenantId: tenant.id, key: plaintext };
+}
+
+/** Calls a tool over HTTP through the lean front (keep-alive), or in-process through the same bridge. */
+async function toolCaller(ctx: Ctx, key: string): Promise<{ call: Call; through: string }> {
+  if (ctx.leanUrl) {
+    const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+    const url = new URL(ctx.leanUrl);
+    const call: Call = (tool, body) =>
+      new Promise((resolve, reject) => {
+        const payload = JSON.stringify(body);
+        const req = request(
+          { host: url.hostname, port: url.port, path: `/api/agent/v1/tools/${tool}`, method: "POST", agent,
+            headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": Buffer.byteLength(payload) } },
+          (res) => {
+            let text = "";
+            res.setEncoding("utf8").on("data", (d) => (text += d)).on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+          },
+        );
+        req.on("error", reject);
+        req.end(payload);
+      });
+    return { call, through: "lean front over HTTP" };
+  }
+  process.env.RATE_LIMIT_DISABLED = "1";
+  const { answerAgentRequest } = await import("../../server/tools/agent-rest");
+  const call: Call = async (tool, body) => {
+    const text = JSON.stringify(body);
+    const headers = new Headers({ authorization: `Bearer ${key}`, "content-type": "application/json" });
+    const answer = await answerAgentRequest({ method: "POST", target: `/api/agent/v1/tools/${tool}`, headers, body: [new TextEncoder().encode(text)] as unknown as AsyncIterable<Uint8Array> });
+    return { status: answer.status, text: answer.body };
+  };
+  return { call, through: "in-process REST bridge" };
+}
+
+/** The search's own SQL, raw on a pg connection: what the tool costs without auth, validation or HTTP. */
+async function rawSearchMs(client: pg.Client, tenantId: string, input: (typeof SEARCHES_MIX)[number]): Promise<number> {
+  const { toPrefixQuery } = await import("../../server/offerings/offerings.search");
+  const q = input.query ? toPrefixQuery(input.query) : null;
+  const where = `t.tenant_id = $1::uuid AND t.status = 'active' AND t.deleted_at IS NULL AND t.attributes @> $2::text::jsonb`;
+  const sql = q
+    ? `SELECT t.* FROM offerings t WHERE ${where} AND t.search_vector @@ to_tsquery('simple', $4) ORDER BY ts_rank(t.search_vector, to_tsquery('simple', $4)) DESC, t.created_at DESC, t.id DESC LIMIT $3`
+    : `SELECT t.* FROM offerings t WHERE ${where} ORDER BY t.created_at DESC, t.id DESC LIMIT $3`;
+  const values = [tenantId, JSON.stringify(input.attributes ?? {}), input.limit ?? 5, ...(q ? [q] : [])];
+  const started = performance.now();
+  await client.query({ text: sql, values, name: q ? "raw-search" : "raw-newest" });
+  return performance.now() - started;
+}
+
+async function searchPart(call: Call, client: pg.Client, tenantId: string) {
+  for (let i = 0; i < 30; i++) await call("search_offerings", SEARCHES_MIX[i % SEARCHES_MIX.length]); // warm-up
+  const endpoint: number[] = [];
+  const raw: number[] = [];
+  for (let i = 0; i < SEARCHES; i++) {
+    const input = SEARCHES_MIX[i % SEARCHES_MIX.length];
+    const started = performance.now();
+    const res = await call("search_offerings", input);
+    endpoint.push(performance.now() - started);
+    if (res.status !== 200) throw new Error(`search_offerings answered ${res.status}: ${res.text}`);
+    raw.push(await rawSearchMs(client, tenantId, input));
+  }
+  const e = stats(endpoint);
+  return { runs: SEARCHES, endpoint: e, raw_sql: stats(raw), target_p99_ms: TARGET_P99_MS, within_target: e.p99_ms <= TARGET_P99_MS };
+}
+
+/** Runs `work` from `concurrency` loops for `seconds`; how many completed per second. */
+async function perSecond(seconds: number, concurrency: number, work: (i: number) => Promise<boolean>) {
+  const until = performance.now() + seconds * 1000;
+  let done = 0;
+  let failed = 0;
+  let n = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (performance.now() < until) (await work(n++)) ? done++ : failed++;
+  }));
+  return { perSecond: Math.round(done / seconds), failed };
+}
+
+async function bookingPart(call: Call, pool: pg.Pool, tenantId: string) {
+  const start = (i: number) => new Date(Date.UTC(2030, 0, 1) + i * 3_600_000);
+  const body = (i: number) => ({
+    customer_name: "Bench", customer_phone: "+971501234567", scheduled_start: start(i).toISOString(),
+    scheduled_end: new Date(start(i).getTime() + 1_800_000).toISOString(), tool_call_id: `bench-${Date.now()}-${i}`,
+  });
+  const endpoint = await perSecond(BOOKING_SECONDS, BOOKING_CONCURRENCY, async (i) => (await call("book_appointment", body(i))).status === 200);
+  // The physical limit: the same rows (appointment, its event, the tool call record) in one transaction, raw.
+  const raw = await perSecond(BOOKING_SECONDS, BOOKING_CONCURRENCY, async (i) => {
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query({
+        name: "raw-book",
+        text: `INSERT INTO appointments (id, tenant_id, customer_name, customer_phone, scheduled_start, scheduled_end, status, updated_at)
+               VALUES (gen_random_uuid(), $1, 'Bench', '+971501234567', $2, $3, 'confirmed', now())`,
+        values: [tenantId, start(i), new Date(start(i).getTime() + 1_800_000)],
+      });
+      await client.query({ name: "raw-event", text: `INSERT INTO events (id, tenant_id, type, data) VALUES (gen_random_uuid(), $1, 'booking.created', '{}')`, values: [tenantId] });
+      await client.query({ name: "raw-call", text: `INSERT INTO tool_calls (id, tenant_id, tool, tool_call_id, result) VALUES (gen_random_uuid(), $1, 'bench', $2, '"{}"')`, values: [tenantId, `raw-${Date.now()}-${i}`] });
+      await client.query("COMMIT");
+      return true;
+    } finally {
+      client.release();
+    }
+  });
+  return { seconds: BOOKING_SECONDS, concurrency: BOOKING_CONCURRENCY, endpoint_per_s: endpoint.perSecond, raw_sql_per_s: raw.perSecond, non200: endpoint.failed };
+}
+
+export async function benchTools(ctx: Ctx = {}): Promise<ToolsBenchResult> {
+  if (ctx.databaseUrl) process.env.DATABASE_URL = ctx.databaseUrl;
+  if (!process.env.DATABASE_URL) throw new Error("the tools bench needs DATABASE_URL (PostgreSQL)");
+  const { tenantId, key } = await seededTenant();
+  const { call, through } = await toolCaller(ctx, key);
+  const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: BOOKING_CONCURRENCY });
+  await client.connect();
+  try {
+    log(`search_offerings: ${SEARCHES} sequential calls (${through}) and the raw SQL`);
+    const search = await searchPart(call, client, tenantId);
+    log(`book_appointment: ${BOOKING_SECONDS} s at -c ${BOOKING_CONCURRENCY} (${through}) and the raw inserts`);
+    const booking = await bookingPart(call, pool, tenantId);
+    await client.query(`DELETE FROM appointments WHERE tenant_id = $1`, [tenantId]);
+    await client.query(`DELETE FROM tool_calls WHERE tenant_id = $1`, [tenantId]);
+    await client.query(`DELETE FROM events WHERE tenant_id = $1`, [tenantId]);
+    return { offerings: OFFERINGS, through, search_offerings: search, book_appointment: booking };
+  } finally {
+    await client.end();
+    await pool.end();
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const result = await benchTools({ leanUrl: process.env.BENCH_LEAN_URL });
+  console.log(JSON.stringify(result, null, 2));
+  const { closeDb } = await import("../../server/db/client");
+  await closeDb();
+  process.exit(0);
+}
