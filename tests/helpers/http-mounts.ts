@@ -23,23 +23,22 @@ export async function startMount(kind: MountKind, env: Record<string, string | u
   await closeDb();
   const port = await freePort();
   const args = kind === "next" ? [...MOUNT_ARGS.next, "-p", String(port)] : MOUNT_ARGS.lean;
-  return spawnServer(kind, args, {
-    port,
-    cwd: ROOT,
-    readyPath: "/api/v1",
-    timeoutMs: 120_000,
-    env: {
-      DATABASE_URL: process.env.DATABASE_URL,
-      DATA_DIR: process.env.DATA_DIR,
-      DEMO_SEED: "0",
-      LOG_LEVEL: "warn",
-      NODE_ENV: "production",
-      NEXT_TELEMETRY_DISABLED: "1",
-      // Its sweep would race tests/conversations' own sweeps for the messages they set up.
-      SEND_RECOVERY_INTERVAL_MS: "0",
-      // Its SLA check would claim breaches the SLA tests expect their own check processes to claim.
-      SLA_CHECK_INTERVAL_MS: "0",
-      ...env,
-    },
-  });
+  return spawnServer(kind, args, { port, cwd: ROOT, readyPath: "/api/v1", timeoutMs: 120_000, env: mountEnv(env) });
+}
+
+/** A test server's environment: this worker's database, quiet, production mode, plus `env`. */
+export function mountEnv(env: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  return {
+    DATABASE_URL: process.env.DATABASE_URL,
+    DATA_DIR: process.env.DATA_DIR,
+    DEMO_SEED: "0",
+    LOG_LEVEL: "warn",
+    NODE_ENV: "production",
+    NEXT_TELEMETRY_DISABLED: "1",
+    // Its sweep would race tests/conversations' own sweeps for the messages they set up.
+    SEND_RECOVERY_INTERVAL_MS: "0",
+    // Its SLA check would claim breaches the SLA tests expect their own check processes to claim.
+    SLA_CHECK_INTERVAL_MS: "0",
+    ...env,
+  };
 }

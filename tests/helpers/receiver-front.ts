@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { freePort, spawnServer, type Running } from "../../scripts/bench/services";
 import { closeDb } from "../../server/db/client";
-import { ROOT, startMount } from "./http-mounts";
+import { mountEnv, ROOT, startMount } from "./http-mounts";
 
 export const buildHasReceivers = () => existsSync(path.join(ROOT, ".next", "server", "app", "api", "webhooks"));
 
@@ -15,18 +15,6 @@ export async function startReceiverFront(env: Record<string, string | undefined>
   await closeDb(); // the embedded database takes one process: the server's
   const port = await freePort();
   return spawnServer("receiver-front", ["--import", "tsx", path.join(ROOT, "tests/helpers/receiver-front-main.ts")], {
-    port,
-    cwd: ROOT,
-    readyPath: "/api/v1",
-    timeoutMs: 120_000,
-    env: {
-      DATABASE_URL: process.env.DATABASE_URL,
-      DATA_DIR: process.env.DATA_DIR,
-      DEMO_SEED: "0",
-      LOG_LEVEL: "warn",
-      NODE_ENV: "production",
-      SEND_RECOVERY_INTERVAL_MS: "0",
-      ...env,
-    },
+    port, cwd: ROOT, readyPath: "/api/v1", timeoutMs: 120_000, env: mountEnv(env),
   });
 }
