@@ -94,7 +94,12 @@ test("a user of tenant B never sees tenant A's keys or audit entries", async ({ 
   await expect(page.getByText("No API keys yet")).toBeVisible();
   await expect(page.getByText("Website sync")).toHaveCount(0);
   await page.getByRole("link", { name: "Audit log" }).click();
-  await expect(page.getByText("Nothing recorded yet")).toBeVisible();
+  // B's log holds only B's own entry (its owner being added), none of A's.
+  await expect(page.getByTestId("audit-row")).toHaveCount(1);
+  await expect(page.getByTestId("audit-row")).toContainText("Added member");
+  await expect(page.getByTestId("audit-row")).toContainText(logins.ownerB);
+  await expect(page.getByText(logins.ownerA)).toHaveCount(0);
+  await expect(page.getByText(logins.memberA)).toHaveCount(0);
   await page.getByRole("link", { name: "Members" }).click();
   await expect(page.getByRole("cell", { name: logins.ownerB })).toBeVisible();
   await expect(page.getByText(logins.ownerA)).toHaveCount(0);
