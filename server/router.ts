@@ -12,6 +12,7 @@ import { crmRouter } from "./crm/crm.router";
 import { eventsRouter } from "./events/events.router";
 import { channelsRouter } from "./channels/channels.router";
 import { callsRouter } from "./calls/calls.router";
+import { assistantRouter } from "./tools/assistant.router";
 
 export const appRouter = router({
   offerings: offeringsRouter,
@@ -25,6 +26,7 @@ export const appRouter = router({
   events: eventsRouter,
   channels: channelsRouter,
   calls: callsRouter,
+  assistant: assistantRouter,
 });
 
 export type AppRouter = typeof appRouter;

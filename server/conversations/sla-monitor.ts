@@ -13,6 +13,7 @@ import { scopeToTenant } from "../db/tenant-scope";
 import { notFound } from "../errors";
 import { emitEvent } from "../events/emit-event";
 import { log } from "../log";
+import { OPERATOR, recordAudit, type AuditActor } from "../audit/record-audit";
 import { conversationToWire } from "./conversations.service";
 
 export const DEFAULT_HANDOFF_SLA_MINUTES = 15;
@@ -122,16 +123,31 @@ export const handoffSlaInput = z.strictObject({
     .describe("Minutes a customer may wait for an operator after a handoff before `sla.breached`"),
 });
 
+export const handoffSlaSchema = z.object({ handoff_sla_minutes: z.number().int().min(1).max(MAX_HANDOFF_SLA_MINUTES) });
+type HandoffSla = z.infer<typeof handoffSlaSchema>;
+
 /** The tenant's handoff SLA in minutes (the dashboard's setting). */
-export async function getHandoffSla(tenantId: string): Promise<{ handoff_sla_minutes: number }> {
+export async function getHandoffSla(tenantId: string): Promise<HandoffSla> {
   const tenant = await (await getDb()).tenant.findUnique({ where: { id: tenantId }, select: { handoffSlaMinutes: true } });
   if (!tenant) throw notFound();
   return { handoff_sla_minutes: tenant.handoffSlaMinutes };
 }
 
-/** Changes the tenant's handoff SLA; handoffs already waiting are judged by the new value from the next check. */
-export async function setHandoffSla(tenantId: string, input: z.infer<typeof handoffSlaInput>): Promise<{ handoff_sla_minutes: number }> {
-  const updated = await (await getDb()).tenant.updateMany({ where: { id: tenantId }, data: { handoffSlaMinutes: input.handoff_sla_minutes } });
-  if (!updated.count) throw notFound();
-  return { handoff_sla_minutes: input.handoff_sla_minutes };
+/**
+ * Changes the tenant's handoff SLA, audited (`tenant.handoff_sla_changed`, from and to) in the same
+ * transaction; a value equal to the current one writes nothing. Handoffs already waiting are judged
+ * by the new value from the next check.
+ */
+export async function setHandoffSla(tenantId: string, input: HandoffSla, actor: AuditActor = OPERATOR): Promise<HandoffSla> {
+  const db = scopeToTenant(await getDb(), tenantId);
+  return db.$transaction(async (tx) => {
+    // The row lock orders concurrent changes, so each audit entry's `from` is the value it replaced.
+    const [current] = await tx.$queryRaw<{ minutes: number }[]>`SELECT handoff_sla_minutes AS minutes FROM tenants WHERE id = ${tenantId}::uuid FOR UPDATE`;
+    if (!current) throw notFound();
+    const to = input.handoff_sla_minutes;
+    if (current.minutes === to) return { handoff_sla_minutes: to };
+    await tx.tenant.update({ where: { id: tenantId }, data: { handoffSlaMinutes: to } });
+    await recordAudit(tx, { ...actor, action: "tenant.handoff_sla_changed", targetType: "tenant", targetId: tenantId, details: { from: current.minutes, to } });
+    return { handoff_sla_minutes: to };
+  });
 }
