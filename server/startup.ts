@@ -1,6 +1,7 @@
 import { closeDb, databaseKind, getDb } from "./db/client";
 import { log } from "./log";
 import { closeRateLimitStore, warmUpRateLimiter } from "./ratelimit";
+import { checkSettings, setting } from "./settings";
 
 // On globalThis: under the lean front, Next's bundled copy of this module (instrumentation.ts) and
 // the front's own copy share one process, and must start it once.
@@ -9,15 +10,16 @@ const shared = globalThis as { __tenantDataStarted?: Promise<void>; __tenantData
 /** Once per server process, whichever front (Next or the lean server) starts it. */
 export function startServerProcess(): Promise<void> {
   shared.__tenantDataStarted ??= (async () => {
+    checkSettings(); // a malformed setting stops the process here, named, before anything is opened
     await Promise.all([getDb(), warmUpRateLimiter()]);
-    const seed = process.env.DEMO_SEED ?? (databaseKind() === "pglite" ? "1" : "0");
+    const seed = setting("DEMO_SEED") ?? (databaseKind() === "pglite" ? "1" : "0");
     if (seed === "1") {
       const { seedDemoTenant } = await import("./demo/seed-demo");
       const demo = await seedDemoTenant();
       if (demo.apiKey) {
         // Printed once, at creation: the plaintext is not stored anywhere.
         console.log(`\nDemo tenant ${demo.tenantId} created.\nDemo API key (shown once): ${demo.apiKey}\n` +
-          `Try: curl -H "Authorization: Bearer ${demo.apiKey}" http://127.0.0.1:${process.env.PORT ?? 3000}/api/v1/offerings\n`);
+          `Try: curl -H "Authorization: Bearer ${demo.apiKey}" http://127.0.0.1:${setting("PORT")}/api/v1/offerings\n`);
         if (demo.owner) console.log(`Dashboard owner login (shown once): ${demo.owner.email} / ${demo.owner.password}\n`);
       }
     }

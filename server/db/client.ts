@@ -11,6 +11,7 @@ import { PrismaClient } from "./generated/client";
 import { acquireEmbeddedLock, releaseEmbeddedLock } from "./embedded-lock";
 import { assertDatabaseReachable, noteDatabaseError, watchDatabase } from "./availability";
 import { log } from "../log";
+import { setting } from "../settings";
 
 export type Db = PrismaClient;
 /** The client handed to `$transaction(async (tx) => …)` callbacks. */
@@ -36,17 +37,14 @@ const shared = globalThis as { __tenantDataDb?: Promise<DbState>; __tenantDataDb
 /** Counts database operations (Prisma and prepared statements), so tests can prove a path touched no database (e.g. malformed tokens). */
 let operationCount = 0;
 
-export const dataDir = () => path.resolve(process.env.DATA_DIR ?? ".data");
-export const databaseKind = () => (process.env.DATABASE_URL ? "postgres" : "pglite");
+export const dataDir = () => path.resolve(setting("DATA_DIR"));
+export const databaseKind = () => (setting("DATABASE_URL") ? "postgres" : "pglite");
 
 /**
  * How long opening a PostgreSQL connection (or waiting for a pooled one) may take before the call
  * fails as "database unavailable" (a 503), instead of waiting for the driver's own 30 s or forever.
  */
-const connectTimeoutMs = () => {
-  const v = Number(process.env.DATABASE_CONNECT_TIMEOUT_MS);
-  return Number.isFinite(v) && v > 0 ? v : 3000;
-};
+const connectTimeoutMs = () => setting("DATABASE_CONNECT_TIMEOUT_MS");
 
 /** Runs a database call through the breaker: refused at once during a known outage; a connection failure starts the probe. */
 async function guarded<T>(call: () => Promise<T>): Promise<T> {
@@ -72,7 +70,7 @@ async function probePostgres(url: string): Promise<void> {
 }
 
 async function open(): Promise<DbState> {
-  const url = process.env.DATABASE_URL;
+  const url = setting("DATABASE_URL");
   let adapter: SqlMigrationAwareDriverAdapterFactory;
   let closeDriver = async () => {};
   let kind: DbState["kind"];
@@ -81,7 +79,7 @@ async function open(): Promise<DbState> {
     kind = "postgres";
     const pool = new pg.Pool({
       connectionString: url,
-      max: Number(process.env.DATABASE_POOL_SIZE ?? 10),
+      max: setting("DATABASE_POOL_SIZE"),
       connectionTimeoutMillis: connectTimeoutMs(),
     });
     // An idle connection the server dropped is removed by the pool; without a listener the event would crash the process.
@@ -92,7 +90,7 @@ async function open(): Promise<DbState> {
     // write and come back in one read. Under load that halves PostgreSQL's CPU per request and cuts
     // this process's socket writes (docs/architecture.md, "Hot paths"); few connections suffice.
     const statements = postgres(url, {
-      max: Number(process.env.DATABASE_STATEMENT_POOL_SIZE ?? 4),
+      max: setting("DATABASE_STATEMENT_POOL_SIZE"),
       prepare: true,
       onnotice: () => {},
       connect_timeout: connectTimeoutMs() / 1000,
@@ -130,7 +128,7 @@ async function open(): Promise<DbState> {
       releaseEmbeddedLock(dataDir());
     };
   }
-  if (process.env.SKIP_MIGRATIONS !== "1") {
+  if (!setting("SKIP_MIGRATIONS")) {
     const { applyMigrations } = await import("./schema-engine");
     // On PostgreSQL, migrations take a session-level advisory lock: they get connections of their
     // own, closed afterwards, so the lock can never stay behind in the shared pool (where it would

@@ -9,6 +9,7 @@ import { pathToFileURL } from "node:url";
 import { bindMigrationAwareSqlAdapterFactory } from "@prisma/driver-adapter-utils";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import type { MigrationList, SchemaEngine } from "@prisma/schema-engine-wasm";
+import { setting } from "../settings";
 
 export const PRISMA_DIR = path.resolve(process.cwd(), "prisma");
 export const SCHEMA_PATH = path.join(PRISMA_DIR, "schema.prisma");
@@ -74,7 +75,7 @@ async function withEngine<T>(
 ): Promise<T> {
   const mod = await loadEngineModule();
   const datamodel = await readFile(SCHEMA_PATH, "utf8");
-  const log = process.env.MIGRATE_DEBUG ? (line: string) => console.error(line) : () => {};
+  const log = setting("MIGRATE_DEBUG") ? (line: string) => console.error(line) : () => {};
   const { adapted, release } = forEngine(adapterFactory);
   const engine = await mod.SchemaEngine.new({ datamodels: [[SCHEMA_PATH, datamodel]] }, log, bindMigrationAwareSqlAdapterFactory(adapted));
   try {

@@ -4,25 +4,23 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { closeServerProcess, startServerProcess, stopBackgroundWork } from "../startup";
 import { log } from "../log";
+import { checkSettingsOrExit, setting } from "../settings";
 import { drainable } from "./drain";
 import { createLeanServer } from "./lean-server";
 
 (process.env as Record<string, string | undefined>).NODE_ENV ??= "production";
 process.env.NEXT_TELEMETRY_DISABLED ??= "1";
 
-const hostname = process.env.HOST || "127.0.0.1";
-const port = Number(process.env.PORT || 3000);
+checkSettingsOrExit(); // a malformed setting stops the process here, named
+const hostname = setting("HOST");
+const port = setting("PORT");
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
-const envMs = (name: string, fallback: number) => {
-  const v = Number(process.env[name]);
-  return Number.isFinite(v) && v > 0 ? v : fallback;
-};
 /** A slow client (headers, or the whole request with its body) is cut off after these. */
-const headersTimeoutMs = envMs("HTTP_HEADERS_TIMEOUT_MS", 10_000);
-const requestTimeoutMs = Math.max(envMs("HTTP_REQUEST_TIMEOUT_MS", 30_000), headersTimeoutMs);
+const headersTimeoutMs = setting("HTTP_HEADERS_TIMEOUT_MS");
+const requestTimeoutMs = Math.max(setting("HTTP_REQUEST_TIMEOUT_MS"), headersTimeoutMs);
 /** SIGTERM/SIGINT: how long requests and webhook attempts in flight get to finish before the process exits anyway. */
-const shutdownTimeoutMs = envMs("SHUTDOWN_TIMEOUT_MS", 25_000);
+const shutdownTimeoutMs = setting("SHUTDOWN_TIMEOUT_MS");
 
 async function main() {
   // Opens the database (and, on the embedded default, takes its lock) before anything is served.

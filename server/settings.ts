@@ -1,0 +1,227 @@
+// Every environment variable the server reads, declared once: its type, default and effect. The
+// README's settings table is generated from this list (`npm run settings:docs`; a test keeps the two equal).
+//
+// Reading: `setting("NAME")` parses the variable's current value (memoised per raw value, so a read
+// costs an env lookup and a map hit, and a test that changes process.env is seen at the next read).
+// Startup: `checkSettings()` parses them all and throws one error naming every bad one, so a
+// misconfigured process stops before it serves anything. Leaf module: it imports nothing of ours.
+import { z } from "zod";
+
+type Env = Record<string, string | undefined>;
+
+/** One declared setting. `shown` is the README's default when it is not simply the parsed default. */
+type Declared<S extends z.ZodType> = { schema: S; doc: string; group: string; shown?: string; secret?: boolean };
+
+// ---- value types (each message completes "NAME ...") ----
+const positiveInt = () => z.string().regex(/^[1-9][0-9]*$/, "must be a positive integer").transform(Number);
+const nonNegativeInt = () => z.string().regex(/^(0|[1-9][0-9]*)$/, "must be a non-negative integer").transform(Number);
+const TRUE = ["1", "true", "yes", "on"];
+const FALSE = ["0", "false", "no", "off"];
+const flag = () =>
+  z
+    .string()
+    .transform((v) => v.toLowerCase())
+    .refine((v) => TRUE.includes(v) || FALSE.includes(v), "must be 1/true/yes/on or 0/false/no/off")
+    .transform((v) => TRUE.includes(v))
+    .default(false);
+const text = () => z.string();
+const oneOf = <const V extends readonly [string, ...string[]]>(values: V) => z.enum(values, { error: `must be one of ${values.join(", ")}` });
+const httpUrl = () =>
+  z.string().refine((v) => {
+    try {
+      return ["http:", "https:"].includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, "must be an http(s) URL");
+const commaListOf = (v: string) => v.split(",").map((s) => s.trim()).filter(Boolean);
+const commaList = () => z.string().transform(commaListOf);
+// No node:net here: the browser bundle reaches this module (through log.ts).
+const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+const isIP = (v: string) => {
+  if (IPV4.test(v)) return 4;
+  const groups = v.split(":");
+  const hexGroups = groups.filter((g) => g !== "");
+  const plausible = /^[0-9a-fA-F:.]+$/.test(v) && groups.length >= 3 && groups.length <= 8 && (v.split("::").length <= 2);
+  return plausible && hexGroups.every((g, i) => /^[0-9a-fA-F]{1,4}$/.test(g) || (i === hexGroups.length - 1 && IPV4.test(g))) ? 6 : 0;
+};
+const ipOrCidr = (entry: string) => {
+  const [address = "", bits, ...rest] = entry.split("/");
+  const family = isIP(address.replace(/^\[|\]$/g, ""));
+  return family > 0 && rest.length === 0 && (bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)));
+};
+const cidrList = () => text().refine((v) => commaListOf(v).every(ipOrCidr), "must list IP addresses or CIDR ranges, comma-separated");
+
+const declare = <S extends z.ZodType>(group: string, schema: S, doc: string, extra: { shown?: string; secret?: boolean } = {}): Declared<S> => ({
+  group,
+  schema,
+  doc,
+  ...extra,
+});
+
+const DB = "Database";
+const RL = "Rate limits";
+const HTTP = "HTTP front";
+const AUTH = "Dashboard sign-in";
+const HOOKS = "Webhooks";
+const CONV = "Conversations and channels";
+const OPS = "Operations";
+
+export const SETTINGS = {
+  // Database
+  DATABASE_URL: declare(DB, text().optional(), "PostgreSQL (`@prisma/adapter-pg`) instead of the embedded PGlite; migrations are applied on start (or beforehand with `npm run migrate`)", { secret: true }),
+  DATABASE_POOL_SIZE: declare(DB, positiveInt().default(10), "connections per process for Prisma (writes, transactions, most reads)"),
+  DATABASE_STATEMENT_POOL_SIZE: declare(DB, positiveInt().default(4), "connections per process for the pipelined prepared statements (key lookups, hot lists); a process opens at most the sum of the two pools"),
+  DATABASE_CONNECT_TIMEOUT_MS: declare(DB, positiveInt().default(3000), "how long to wait for a database connection before answering 503"),
+  DATA_DIR: declare(DB, text().default(".data"), "where the embedded database (and the generated encryption key and auth secret) live"),
+  SKIP_MIGRATIONS: declare(DB, flag(), "do not apply pending migrations when the database opens (they were applied beforehand)"),
+  MIGRATE_DEBUG: declare(DB, flag(), "print the schema engine's log while migrating"),
+
+  // Rate limits
+  REDIS_URL: declare(RL, text().optional(), "rate limits in a Redis server over TCP (ioredis); unset: in this process's memory", { secret: true }),
+  UPSTASH_REDIS_REST_URL: declare(RL, httpUrl().optional(), "rate limits in Upstash Redis over REST (needs `UPSTASH_REDIS_REST_TOKEN`)"),
+  UPSTASH_REDIS_REST_TOKEN: declare(RL, text().optional(), "the Upstash REST token", { secret: true }),
+  RATE_LIMIT_DISABLED: declare(RL, flag(), "no rate limiting at all (benchmarks)"),
+  RATE_LIMIT_WINDOW_SECONDS: declare(RL, positiveInt().default(60), "length of every rate-limit window"),
+  RATE_LIMIT_STORE_TIMEOUT_MS: declare(RL, positiveInt().default(1000), "how long a Redis/Upstash call may take before the store counts as down and each process limits in memory"),
+  RATE_LIMIT_PER_KEY: declare(RL, positiveInt().default(200), "requests per API key per window"),
+  RATE_LIMIT_PER_TENANT: declare(RL, positiveInt().default(5000), "requests per tenant per window"),
+  RATE_LIMIT_PER_USER: declare(RL, positiveInt().default(200), "dashboard requests per user per window"),
+  RATE_LIMIT_PER_TOOL: declare(RL, positiveInt().default(50), "calls per agent tool per window"),
+  RATE_LIMIT_PER_IP: declare(RL, positiveInt().default(500), "requests per client IP per window on the provider receivers"),
+  RATE_LIMIT_FAILED_AUTH_PER_IP: declare(RL, positiveInt().default(500), "failed authentications (401) per client IP per window on `/api/v1`, then 429"),
+
+  // HTTP front
+  HOST: declare(HTTP, text().default("127.0.0.1"), "the lean front's listen address"),
+  PORT: declare(HTTP, z.string().regex(/^[1-9][0-9]{0,4}$/, "must be a port number").transform(Number).refine((p) => p <= 65535, "must be a port number").default(3000), "the lean front's listen port"),
+  HTTP_HEADERS_TIMEOUT_MS: declare(HTTP, positiveInt().default(10_000), "time allowed for a request's headers, then 408 and close"),
+  HTTP_REQUEST_TIMEOUT_MS: declare(HTTP, positiveInt().default(30_000), "time allowed for a whole request with its body, then 408 and close (at least the headers timeout)"),
+  SHUTDOWN_TIMEOUT_MS: declare(HTTP, positiveInt().default(25_000), "on SIGTERM/SIGINT, time for requests and webhook attempts in flight before leases are released and the process exits"),
+  TRUSTED_PROXIES: declare(HTTP, cidrList().optional(), "proxy IPs/CIDRs (comma list) whose `X-Forwarded-For` is believed; otherwise the client is the socket's address"),
+  AUTH_TRUSTED_PROXIES: declare(HTTP, cidrList().optional(), "older name of `TRUSTED_PROXIES`, read when that is unset"),
+  PUBLIC_BASE_URL: declare(HTTP, httpUrl().optional(), "the scheme and host providers call (Twilio signs the public URL); set it behind a proxy"),
+
+  // Dashboard sign-in
+  BETTER_AUTH_SECRET: declare(AUTH, text().optional(), "signs dashboard sessions", { shown: "generated once into `DATA_DIR/auth-secret`", secret: true }),
+  BETTER_AUTH_URL: declare(AUTH, httpUrl().optional(), "the dashboard's public URL (trusted origin of cookie-authenticated calls)"),
+  AUTH_TRUSTED_ORIGINS: declare(AUTH, commaList().optional(), "further trusted browser origins (comma list); with neither this nor `BETTER_AUTH_URL` the request's own host is trusted"),
+  AUTH_SIGNIN_RATE_WINDOW_SECONDS: declare(AUTH, positiveInt().default(60), "window of the sign-in attempt limit"),
+  AUTH_SIGNIN_RATE_MAX: declare(AUTH, positiveInt().default(10), "sign-in attempts per client address per window"),
+  ENCRYPTION_KEY: declare(AUTH, text().optional(), "32-byte key (hex or base64) encrypting webhook secrets and CRM credentials at rest", { shown: "generated once into `DATA_DIR/encryption.key`", secret: true }),
+
+  // Webhooks
+  WEBHOOK_ENGINE: declare(HOOKS, oneOf(["auto", "off"]).default("auto"), "`off`: this process delivers no webhooks; `auto`: Inngest when its variables are set, else the embedded worker"),
+  WEBHOOK_WORKER_CONCURRENCY: declare(HOOKS, positiveInt().default(32), "attempts the embedded worker runs at once"),
+  WEBHOOK_POLL_INTERVAL_MS: declare(HOOKS, positiveInt().default(1000), "how often the embedded worker looks for due deliveries (it is also woken by LISTEN/NOTIFY)"),
+  WEBHOOK_LEASE_MS: declare(HOOKS, positiveInt().optional(), "how long a claimed delivery is held before another worker may take it", { shown: "attempt timeout + 20000" }),
+  WEBHOOK_ATTEMPT_TIMEOUT_MS: declare(HOOKS, positiveInt().default(10_000), "how long one delivery attempt may take"),
+  WEBHOOK_RETRY_DELAYS_MS: declare(
+    HOOKS,
+    z
+      .string()
+      .transform((v) => v.split(",").map((s) => Number(s.trim())))
+      .refine((d) => d.length === 6 && d.every((n) => Number.isInteger(n) && n >= 0) && d[0] === 0, "must be 6 comma-separated non-negative integers starting with 0")
+      .optional(),
+    "the retry ladder's delays before each attempt",
+    { shown: "`0,60000,300000,1800000,7200000,43200000`" },
+  ),
+  WEBHOOK_SECRET_OVERLAP_SECONDS: declare(HOOKS, nonNegativeInt().default(86_400), "how long a rolled webhook secret keeps signing beside the new one"),
+  WEBHOOK_ALLOW_LOOPBACK: declare(HOOKS, flag(), "allow webhook and CRM targets on loopback addresses (local testing only)"),
+  INNGEST_EVENT_KEY: declare(HOOKS, text().optional(), "with any `INNGEST_*` set, the retry ladder runs as an Inngest function instead of the embedded worker", { secret: true }),
+  INNGEST_SIGNING_KEY: declare(HOOKS, text().optional(), "Inngest's signing key (see `INNGEST_EVENT_KEY`)", { secret: true }),
+  INNGEST_BASE_URL: declare(HOOKS, httpUrl().optional(), "a self-hosted Inngest server (see `INNGEST_EVENT_KEY`)"),
+  INNGEST_DEV: declare(HOOKS, text().optional(), "Inngest's dev server (`1` or its URL; see `INNGEST_EVENT_KEY`)"),
+
+  // Conversations and channels
+  CHANNEL_DRIVER: declare(CONV, oneOf(["record", "http"]).default("record"), "how `POST /conversations/{id}/send` leaves the platform: `record` (nothing leaves) or `http`"),
+  CHANNEL_HTTP_BASE_URL: declare(CONV, httpUrl().optional(), "the HTTP channel driver's provider URL (needed with `CHANNEL_DRIVER=http`)"),
+  CHANNEL_HTTP_TOKEN: declare(CONV, text().optional(), "bearer token the HTTP channel driver sends", { secret: true }),
+  CHANNEL_HTTP_TIMEOUT_MS: declare(CONV, positiveInt().default(10_000), "how long the HTTP channel driver waits for the provider"),
+  SEND_RECOVERY_INTERVAL_MS: declare(CONV, nonNegativeInt().default(30_000), "how often a server process looks for sends interrupted mid-way (0 turns it off)"),
+  SLA_CHECK_INTERVAL_MS: declare(CONV, nonNegativeInt().default(30_000), "how often each server process checks handoff SLAs (0 turns it off)"),
+  DEFAULT_PHONE_REGION: declare(CONV, z.string().regex(/^[A-Za-z]{2}$/, "must be a two-letter country code").transform((v) => v.toUpperCase()).optional(), "country assumed for phone numbers written without `+` (e.g. `US`)"),
+  CRM_TIMEOUT_MS: declare(CONV, positiveInt().default(10_000), "how long a CRM upstream call may take"),
+
+  // Operations
+  DEMO_SEED: declare(OPS, oneOf(["0", "1"]).optional(), "`1` seeds the demo tenant on start", { shown: "1 on the embedded database, else 0" }),
+  LOG_LEVEL: declare(OPS, oneOf(["info", "warn", "silent"]).default("info"), "`info`, `warn` or `silent`"),
+
+  // Settings added by other parts of the code go above this line, in their group.
+} as const;
+
+export type SettingName = keyof typeof SETTINGS;
+export type SettingValue<N extends SettingName> = z.output<(typeof SETTINGS)[N]["schema"]>;
+
+/** A malformed setting; the message names it (and its value, unless it is a secret). */
+export class SettingError extends Error {
+  constructor(readonly setting: string, message: string) {
+    super(message);
+    this.name = "SettingError";
+  }
+}
+
+const memo = new Map<string, { raw: string | undefined; value: unknown }>();
+
+function parseSetting(name: SettingName, raw: string | undefined): unknown {
+  const declared: Declared<z.ZodType> = SETTINGS[name];
+  const trimmed = raw?.trim();
+  const result = declared.schema.safeParse(trimmed === "" ? undefined : trimmed);
+  if (result.success) return result.data;
+  const shown = declared.secret ? "" : `, got ${JSON.stringify(raw)}`;
+  throw new SettingError(name, `${name} ${result.error.issues[0]?.message ?? "is invalid"}${shown}`);
+}
+
+/** The setting's current value (from `env`, default process.env); throws a SettingError naming it when malformed. */
+export function setting<N extends SettingName>(name: N, env: Env = process.env): SettingValue<N> {
+  const raw = env[name];
+  const hit = memo.get(name);
+  if (hit && hit.raw === raw) return hit.value as SettingValue<N>;
+  const value = parseSetting(name, raw);
+  memo.set(name, { raw, value });
+  return value as SettingValue<N>;
+}
+
+/** Parses every setting; throws one error listing every malformed one. Run it first thing at startup. */
+export function checkSettings(env: Env = process.env): void {
+  const problems: string[] = [];
+  for (const name of Object.keys(SETTINGS) as SettingName[]) {
+    try {
+      setting(name, env);
+    } catch (err) {
+      problems.push(err instanceof Error ? err.message : String(err));
+    }
+  }
+  if (problems.length) throw new SettingError(problems.join(", "), `invalid settings:\n  ${problems.join("\n  ")}`);
+}
+
+/** For a process's entry point: a malformed setting prints which and exits 1 before anything starts. */
+export function checkSettingsOrExit(env: Env = process.env): void {
+  try {
+    checkSettings(env);
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exit(1);
+  }
+}
+
+/** The README's settings table, generated from the declarations above. */
+export function settingsTable(): string {
+  const rows = ["| setting | default | effect |", "|---|---|---|"];
+  let group = "";
+  for (const [name, declared] of Object.entries(SETTINGS) as [SettingName, Declared<z.ZodType>][]) {
+    if (declared.group !== group) {
+      group = declared.group;
+      rows.push(`| **${group}** | | |`);
+    }
+    rows.push(`| \`${name}\` | ${defaultText(declared)} | ${declared.doc} |`);
+  }
+  return rows.join("\n");
+}
+
+function defaultText(declared: Declared<z.ZodType>): string {
+  if (declared.shown) return declared.shown;
+  const value = declared.schema.parse(undefined);
+  if (value === undefined) return "unset";
+  if (typeof value === "boolean") return value ? "on" : "off";
+  return `\`${String(value)}\``;
+}
