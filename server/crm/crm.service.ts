@@ -8,13 +8,10 @@ import { decryptSecret } from "../crypto/secret-box";
 import { CRM_DRIVERS, CrmUpstreamError, type CrmFieldValue, type CrmProvider } from "./drivers";
 import { mappingOf } from "./crm-connection";
 import { IDEMPOTENCY_CANONICAL_KEY, type CreateRecordInput, type CrmRecord } from "./crm.types";
+import { setting } from "../settings";
 
-const DEFAULT_TIMEOUT_MS = 10_000;
-/** Upstream timeout; CRM_TIMEOUT_MS overrides it (tests use a short one). */
-export const crmTimeoutMs = () => {
-  const configured = Number(process.env.CRM_TIMEOUT_MS);
-  return Number.isFinite(configured) && configured > 0 ? configured : DEFAULT_TIMEOUT_MS;
-};
+/** Upstream timeout (CRM_TIMEOUT_MS; tests use a short one). */
+export const crmTimeoutMs = () => setting("CRM_TIMEOUT_MS");
 
 export async function createCrmRecord(
   db: TenantDb,
