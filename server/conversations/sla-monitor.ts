@@ -15,6 +15,7 @@ import { emitEvent } from "../events/emit-event";
 import { log } from "../log";
 import { OPERATOR, recordAudit, type AuditActor } from "../audit/record-audit";
 import { conversationToWire } from "./conversations.service";
+import { setting } from "../settings";
 
 export const DEFAULT_HANDOFF_SLA_MINUTES = 15;
 /** A week: longer than that is no response-time target. (A check constraint holds the same bounds.) */
@@ -87,7 +88,7 @@ type Monitor = { timer?: NodeJS.Timeout; check: Promise<void> | null };
 let running: Monitor | null = null;
 
 /** Runs the check every `SLA_CHECK_INTERVAL_MS` (default 30 s; 0 turns it off). Returns a stop function. */
-export function startSlaMonitor(intervalMs = Number(process.env.SLA_CHECK_INTERVAL_MS ?? 30_000)): () => void {
+export function startSlaMonitor(intervalMs = setting("SLA_CHECK_INTERVAL_MS")): () => void {
   if (!(intervalMs > 0)) return () => {};
   clearInterval(running?.timer);
   const state: Monitor = { check: null };
