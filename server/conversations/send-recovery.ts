@@ -9,6 +9,7 @@ import { scopeToTenant } from "../db/tenant-scope";
 import { getChannelDriver } from "../channels/channel-driver";
 import { log } from "../log";
 import { deliverQueuedMessage, recordSendOutcome, sendClaimMs } from "./conversations.service";
+import { setting } from "../settings";
 
 export const MAX_RESEND_AGE_MS = 3_600_000;
 const BATCH = 20;
@@ -51,7 +52,7 @@ type Sweeper = { timer?: NodeJS.Timeout; sweep: Promise<void> | null };
 let running: Sweeper | null = null;
 
 /** Runs the sweep every `SEND_RECOVERY_INTERVAL_MS` (default 30 s; 0 turns it off). Returns a stop function. */
-export function startSendRecovery(intervalMs = Number(process.env.SEND_RECOVERY_INTERVAL_MS ?? 30_000)): () => void {
+export function startSendRecovery(intervalMs = setting("SEND_RECOVERY_INTERVAL_MS")): () => void {
   if (!(intervalMs > 0)) return () => {};
   clearInterval(running?.timer);
   const state: Sweeper = { sweep: null };
