@@ -9,6 +9,7 @@
 import { parsePhoneNumberFromString, type CountryCode } from "libphonenumber-js/max";
 import { z } from "zod";
 import { badRequest } from "../errors";
+import { setting } from "../settings";
 
 export const CHANNELS = ["voice", "sms", "whatsapp", "webchat", "email"] as const;
 export type Channel = (typeof CHANNELS)[number];
@@ -18,8 +19,7 @@ const FIELD = "customer_identifier";
 const emailShape = z.email();
 
 function defaultRegion(): CountryCode | undefined {
-  const region = process.env.DEFAULT_PHONE_REGION?.trim().toUpperCase();
-  return region && /^[A-Z]{2}$/.test(region) ? (region as CountryCode) : undefined;
+  return setting("DEFAULT_PHONE_REGION") as CountryCode | undefined;
 }
 
 /** E.164 form of a phone number, or null when it is not a valid number. */
