@@ -7,6 +7,7 @@
 //   CHANNEL_DRIVER=http              POSTs each message to CHANNEL_HTTP_BASE_URL + "/messages"
 //                                    (optional CHANNEL_HTTP_TOKEN as a bearer token,
 //                                    CHANNEL_HTTP_TIMEOUT_MS, default 10000)
+import { setting } from "../settings";
 
 export type OutboundConversation = { id: string; channel: string; customerIdentifier: string };
 export type OutboundMessage = { id: string; body: string };
@@ -85,13 +86,12 @@ export function httpChannelDriver(opts: { baseUrl: string; token?: string; timeo
 
 /** The driver the environment selects. A misconfiguration fails loudly rather than silently recording. */
 export function getChannelDriver(env: NodeJS.ProcessEnv = process.env): ChannelDriver {
-  const name = env.CHANNEL_DRIVER ?? "record";
+  const name = setting("CHANNEL_DRIVER", env);
   if (name === "record") return recordOnlyDriver;
   if (name === "http") {
-    const baseUrl = env.CHANNEL_HTTP_BASE_URL;
+    const baseUrl = setting("CHANNEL_HTTP_BASE_URL", env);
     if (!baseUrl) throw new Error("CHANNEL_DRIVER=http needs CHANNEL_HTTP_BASE_URL");
-    const timeoutMs = env.CHANNEL_HTTP_TIMEOUT_MS ? Number(env.CHANNEL_HTTP_TIMEOUT_MS) : undefined;
-    return httpChannelDriver({ baseUrl, token: env.CHANNEL_HTTP_TOKEN, timeoutMs });
+    return httpChannelDriver({ baseUrl, token: setting("CHANNEL_HTTP_TOKEN", env), timeoutMs: setting("CHANNEL_HTTP_TIMEOUT_MS", env) });
   }
   throw new Error(`unknown CHANNEL_DRIVER '${name}' (expected 'record' or 'http')`);
 }
