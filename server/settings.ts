@@ -50,7 +50,7 @@ const ipOrCidr = (entry: string) => {
   const family = isIP(address.replace(/^\[|\]$/g, ""));
   return family > 0 && rest.length === 0 && (bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)));
 };
-const cidrList = () => text().refine((v) => commaListOf(v).every(ipOrCidr), "must list IP addresses or CIDR ranges, comma-separated");
+const cidrList = () => text().refine((v) => commaListOf(v).every(ipOrCidr), "must list IP addresses or CIDR ranges");
 
 const declare = <S extends z.ZodType>(group: string, schema: S, doc: string, extra: { shown?: string; secret?: boolean } = {}): Declared<S> => ({
   group,
