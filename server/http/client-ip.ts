@@ -14,6 +14,7 @@
 // it hands on (`forwardResolvedClientIp`), so both surfaces behind it see the resolved address.
 import type { IncomingMessage } from "node:http";
 import { BlockList, isIP } from "node:net";
+import { setting } from "../settings";
 
 const FORWARDED_FOR = "x-forwarded-for";
 
@@ -42,7 +43,7 @@ export function normalizeIp(value: string): string | null {
 /** TRUSTED_PROXIES (or AUTH_TRUSTED_PROXIES) as a list; throws naming the variable on a malformed entry. */
 export function trustedProxiesFromEnv(env: Record<string, string | undefined> = process.env): Trusted {
   const name = env.TRUSTED_PROXIES !== undefined ? "TRUSTED_PROXIES" : "AUTH_TRUSTED_PROXIES";
-  const raw = env[name] ?? "";
+  const raw = setting(name, env) ?? "";
   if (trusted?.raw === `${name}=${raw}`) return trusted;
   const list = new BlockList();
   const entries = raw.split(",").map((s) => s.trim()).filter(Boolean);
