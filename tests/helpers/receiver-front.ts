@@ -8,9 +8,17 @@ import { freePort, spawnServer, type Running } from "../../scripts/bench/service
 import { closeDb } from "../../server/db/client";
 import { mountEnv, ROOT, startMount } from "./http-mounts";
 
-export const buildHasReceivers = () => existsSync(path.join(ROOT, ".next", "server", "app", "api", "webhooks"));
+// NEXT_DIST_DIR names the build the lean front serves (next.config.ts); one without the receivers
+// (e.g. a name with no build) runs them from source.
+export const buildHasReceivers = () => existsSync(path.join(ROOT, process.env.NEXT_DIST_DIR || ".next", "server", "app", "api", "webhooks"));
 
+/**
+ * Every receiver test's requests come from 127.0.0.1, and the suite's files share one Redis: the
+ * per-IP limit is set out of their way unless a test sets it (tests/channels/receivers/
+ * receiver_rate_limit.test.ts proves the limit from addresses of its own).
+ */
 export async function startReceiverFront(env: Record<string, string | undefined> = {}): Promise<Running> {
+  env = { RATE_LIMIT_PER_IP: "1000000", ...env };
   if (buildHasReceivers()) return startMount("lean", env);
   await closeDb(); // the embedded database takes one process: the server's
   const port = await freePort();
