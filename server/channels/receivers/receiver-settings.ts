@@ -2,10 +2,11 @@
 //   PUBLIC_BASE_URL  the scheme and host providers call (e.g. https://api.example.com), used to check
 //                    signatures made over the full URL (Twilio). Default: none, the request's own URL
 //                    (right only when no proxy sits in front of this server).
+import { setting } from "../../settings";
 let cached: { raw: string | undefined; value: string | null } | undefined;
 
 export function publicBaseUrl(): string | null {
-  const raw = process.env.PUBLIC_BASE_URL;
+  const raw = setting("PUBLIC_BASE_URL");
   if (cached && cached.raw === raw) return cached.value;
   let value: string | null = null;
   if (raw?.trim()) {
