@@ -7,6 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { dataDir } from "../db/client";
 import { log } from "../log";
+import { setting } from "../settings";
 
 const VERSION = "v1";
 const IV_BYTES = 12;
@@ -46,11 +47,11 @@ function keyFileKey(file: string): Buffer {
 }
 
 function encryptionKey(): Buffer {
-  const fromEnv = process.env.ENCRYPTION_KEY;
+  const fromEnv = setting("ENCRYPTION_KEY");
   const source = fromEnv ? `env:${fromEnv}` : `file:${path.join(dataDir(), "encryption.key")}`;
   if (cached?.source === source) return cached.key;
   const key = fromEnv ? parseEncryptionKey(fromEnv, "ENCRYPTION_KEY") : keyFileKey(source.slice(5));
-  if (!fromEnv && process.env.NODE_ENV === "production" && process.env.DATABASE_URL && !warnedAboutKeyFile) {
+  if (!fromEnv && process.env.NODE_ENV === "production" && setting("DATABASE_URL") && !warnedAboutKeyFile) {
     warnedAboutKeyFile = true;
     log.warn("ENCRYPTION_KEY is not set: using the key file; set ENCRYPTION_KEY in production", {
       key_file: source.slice(5),
