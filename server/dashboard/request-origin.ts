@@ -11,6 +11,7 @@
 // address. Behind `next start` alone the header is Next's (the socket address only when the client
 // sent none): run it behind a proxy that sets the header, and list that proxy in TRUSTED_PROXIES.
 import { trustedProxiesFromEnv } from "../http/client-ip";
+import { setting } from "../settings";
 
 const list = (value: string | undefined) => (value ?? "").split(",").map((s) => s.trim()).filter(Boolean);
 
@@ -23,7 +24,7 @@ function originOf(url: string): string | null {
 }
 
 export function trustedOriginsFor(headers: Headers | undefined): string[] {
-  const configured = [process.env.BETTER_AUTH_URL, ...list(process.env.AUTH_TRUSTED_ORIGINS)]
+  const configured = [setting("BETTER_AUTH_URL"), ...(setting("AUTH_TRUSTED_ORIGINS") ?? [])]
     .map((u) => (u ? originOf(u) : null))
     .filter((o): o is string => !!o);
   if (configured.length) return configured;
