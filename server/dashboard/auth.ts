@@ -11,13 +11,15 @@ import { dataDir, getDb } from "../db/client";
 import { authIpOptions, trustedOriginsFor } from "./request-origin";
 import { auditAcceptedInvitation, refuseOrganizationChanges } from "./organization-endpoints";
 import { INVITATION_TTL_SECONDS } from "./invitations";
+import { setting } from "../settings";
 
 /**
  * The signing secret: BETTER_AUTH_SECRET, or (embedded / local runs) one generated once and kept
  * beside the data so sessions survive restarts.
  */
 function authSecret(): string {
-  if (process.env.BETTER_AUTH_SECRET) return process.env.BETTER_AUTH_SECRET;
+  const configured = setting("BETTER_AUTH_SECRET");
+  if (configured) return configured;
   const file = path.join(dataDir(), "auth-secret");
   if (existsSync(file)) return readFileSync(file, "utf8").trim();
   mkdirSync(dataDir(), { recursive: true });
@@ -28,15 +30,15 @@ function authSecret(): string {
 
 /** Sign-in attempts per client address and window (better-auth's own limiter, stored in the DB). */
 export const SIGN_IN_LIMIT = {
-  window: Number(process.env.AUTH_SIGNIN_RATE_WINDOW_SECONDS ?? 60),
-  max: Number(process.env.AUTH_SIGNIN_RATE_MAX ?? 10),
+  window: setting("AUTH_SIGNIN_RATE_WINDOW_SECONDS"),
+  max: setting("AUTH_SIGNIN_RATE_MAX"),
 };
 
 async function createAuth() {
   const prisma = await getDb();
   return betterAuth({
     appName: "Tenant data platform",
-    baseURL: process.env.BETTER_AUTH_URL,
+    baseURL: setting("BETTER_AUTH_URL"),
     secret: authSecret(),
     database: prismaAdapter(prisma, { provider: "postgresql" }),
     // Users are created by the operator CLI (and invitations), never by public sign-up.
