@@ -13,7 +13,6 @@
 import { trustedProxiesFromEnv } from "../http/client-ip";
 import { setting } from "../settings";
 
-const list = (value: string | undefined) => (value ?? "").split(",").map((s) => s.trim()).filter(Boolean);
 
 function originOf(url: string): string | null {
   try {
