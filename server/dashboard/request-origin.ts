@@ -13,7 +13,6 @@
 import { trustedProxiesFromEnv } from "../http/client-ip";
 import { setting } from "../settings";
 
-
 function originOf(url: string): string | null {
   try {
     return new URL(url).origin;
