@@ -4,13 +4,14 @@ import { log } from "../log";
 import { startEmbeddedWorker } from "./embedded-worker";
 import { inngestConfigured } from "./inngest-engine";
 import type { DeliveryWorker } from "./embedded-worker";
+import { setting } from "../settings";
 
 let started: Promise<DeliveryWorker | null> | undefined;
 
 /** `WEBHOOK_ENGINE=off` starts nothing (a process that must not deliver, e.g. a read replica front). */
 export function startWebhookEngine(): Promise<DeliveryWorker | null> {
   started ??= (async () => {
-    if (process.env.WEBHOOK_ENGINE === "off") return null;
+    if (setting("WEBHOOK_ENGINE") === "off") return null;
     if (inngestConfigured()) {
       const { createInngestDispatcher } = await import("./inngest-engine");
       const dispatcher = createInngestDispatcher();
