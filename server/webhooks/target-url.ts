@@ -11,10 +11,11 @@ import ipaddr from "ipaddr.js";
 import { badRequest } from "../errors";
 
 import { MAX_URL_LENGTH } from "./webhooks.types";
+import { setting } from "../settings";
 export { MAX_URL_LENGTH };
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "::1"]);
 
-export const loopbackAllowed = (env: Record<string, string | undefined> = process.env) => env.WEBHOOK_ALLOW_LOOPBACK === "1";
+export const loopbackAllowed = (env: Record<string, string | undefined> = process.env) => setting("WEBHOOK_ALLOW_LOOPBACK", env);
 
 /** Why an address may not be a webhook target, or null when it is a public unicast address. */
 export function refusedAddressReason(address: string, allowLoopback = loopbackAllowed()): string | null {
