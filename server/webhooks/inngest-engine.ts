@@ -13,12 +13,13 @@ import { attemptDelivery, loadDeliveryTarget, type DeliveryTarget } from "./deli
 import { DeliveryWorker } from "./embedded-worker";
 import { MAX_ATTEMPTS, type DeliveryStatus } from "./retry-ladder";
 import { createSlaCheckFunction } from "../conversations/sla-monitor.inngest";
+import { setting } from "../settings";
 
 export const DELIVERY_REQUESTED = "webhooks/delivery.requested";
 export type DeliveryRequested = { name: typeof DELIVERY_REQUESTED; id?: string; data: { delivery_id: string; tenant_id: string; cycle: number } };
 
 export const inngestConfigured = (env: Record<string, string | undefined> = process.env) =>
-  Boolean(env.INNGEST_EVENT_KEY || env.INNGEST_SIGNING_KEY || env.INNGEST_BASE_URL || env.INNGEST_DEV);
+  Boolean(setting("INNGEST_EVENT_KEY", env) || setting("INNGEST_SIGNING_KEY", env) || setting("INNGEST_BASE_URL", env) || setting("INNGEST_DEV", env));
 
 export const inngest = new Inngest({ id: "tenant-data-platform" });
 
