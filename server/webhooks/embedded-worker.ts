@@ -12,6 +12,7 @@ import { OUTBOX_CHANNEL, onOutboxWrite } from "../events/outbox-signal";
 import { log } from "../log";
 import { attemptDelivery, TARGET_COLUMNS, type DeliveryTarget } from "./delivery-attempt";
 import { attemptTimeoutMs } from "./retry-ladder";
+import { setting } from "../settings";
 
 export type WorkerOptions = {
   /** Attempts in flight at once. */
@@ -31,11 +32,6 @@ export type WorkerOptions = {
 
 /** How long before its lease ends an attempt stops trying to record its outcome. */
 const RECORD_MARGIN_MS = 1_000;
-
-const envInt = (name: string, fallback: number) => {
-  const v = Number(process.env[name]);
-  return Number.isInteger(v) && v > 0 ? v : fallback;
-};
 
 export function claimSql(engineFilter: string) {
   return `
@@ -77,10 +73,10 @@ export class DeliveryWorker {
   private readonly sql: string;
 
   constructor(private readonly options: WorkerOptions = {}) {
-    this.concurrency = options.concurrency ?? envInt("WEBHOOK_WORKER_CONCURRENCY", 32);
-    this.pollIntervalMs = options.pollIntervalMs ?? envInt("WEBHOOK_POLL_INTERVAL_MS", 1000);
+    this.concurrency = options.concurrency ?? setting("WEBHOOK_WORKER_CONCURRENCY");
+    this.pollIntervalMs = options.pollIntervalMs ?? setting("WEBHOOK_POLL_INTERVAL_MS");
     // Longer than an attempt can take, so a live worker never loses its claim mid-attempt.
-    this.leaseMs = options.leaseMs ?? envInt("WEBHOOK_LEASE_MS", attemptTimeoutMs() + 20_000);
+    this.leaseMs = options.leaseMs ?? setting("WEBHOOK_LEASE_MS") ?? attemptTimeoutMs() + 20_000;
     this.sql = claimSql(options.engineFilter ?? "d.inngest_run_id IS NULL");
   }
 
@@ -149,7 +145,7 @@ export class DeliveryWorker {
    * written meanwhile were only announced to the lost connection). Resolves after the first try.
    */
   private listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: process.env.DATABASE_URL, connectionTimeoutMillis: 5_000 });
+    const client = new pg.Client({ connectionString: setting("DATABASE_URL"), connectionTimeoutMillis: 5_000 });
     let lost = false;
     const onLost = (err?: Error) => {
       if (lost) return;
