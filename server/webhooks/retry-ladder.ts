@@ -1,5 +1,6 @@
 // The retry ladder and the outcome rules of a delivery attempt, shared by both engines (embedded
 // worker and Inngest). Pure: no I/O, no clock.
+import { setting } from "../settings";
 
 /** Delay before each attempt: immediately, then +60 s, +5 min, +30 min, +2 h, +12 h. */
 export const DEFAULT_RETRY_DELAYS_MS = [0, 60_000, 300_000, 1_800_000, 7_200_000, 43_200_000] as const;
@@ -13,18 +14,11 @@ export const RESPONSE_BODY_LIMIT = 2048;
  * comma-separated delays (tests shorten it). The first is the delay of attempt 1 and must be 0.
  */
 export function retryDelays(env: Record<string, string | undefined> = process.env): readonly number[] {
-  const raw = env.WEBHOOK_RETRY_DELAYS_MS;
-  if (!raw) return DEFAULT_RETRY_DELAYS_MS;
-  const delays = raw.split(",").map((s) => Number(s.trim()));
-  if (delays.length !== MAX_ATTEMPTS || delays.some((d) => !Number.isInteger(d) || d < 0) || delays[0] !== 0) {
-    throw new Error(`WEBHOOK_RETRY_DELAYS_MS must be ${MAX_ATTEMPTS} comma-separated non-negative integers starting with 0`);
-  }
-  return delays;
+  return setting("WEBHOOK_RETRY_DELAYS_MS", env) ?? DEFAULT_RETRY_DELAYS_MS;
 }
 
 export function attemptTimeoutMs(env: Record<string, string | undefined> = process.env): number {
-  const value = Number(env.WEBHOOK_ATTEMPT_TIMEOUT_MS ?? DEFAULT_ATTEMPT_TIMEOUT_MS);
-  return Number.isInteger(value) && value > 0 ? value : DEFAULT_ATTEMPT_TIMEOUT_MS;
+  return setting("WEBHOOK_ATTEMPT_TIMEOUT_MS", env);
 }
 
 export type AttemptOutcome = "delivered" | "permanent_fail" | "retry";
