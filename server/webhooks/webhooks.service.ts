@@ -12,6 +12,7 @@ import { emitTestEvent, wakeDeliveryWorkers } from "../events/emit-event";
 import { generateWebhookSecret, secretPrefix } from "./signing";
 import { assertAllowedTargetUrl } from "./target-url";
 import type { CreateSubscriptionInput, Delivery, Subscription, UpdateSubscriptionInput } from "./webhooks.types";
+import { setting } from "../settings";
 
 type SubscriptionRow = Prisma.WebhookSubscriptionGetPayload<object>;
 type DeliveryRow = Prisma.WebhookDeliveryGetPayload<{ include: { event: { select: { type: true } }; attempts: true } }>;
@@ -132,10 +133,7 @@ export async function updateSubscription(db: TenantDb, input: UpdateSubscription
 }
 
 /** How long a replaced secret keeps signing by default (WEBHOOK_SECRET_OVERLAP_SECONDS, 24 hours). */
-export const defaultSecretOverlapSeconds = () => {
-  const raw = process.env.WEBHOOK_SECRET_OVERLAP_SECONDS?.trim();
-  return raw && /^\d+$/.test(raw) ? Number(raw) : 86_400;
-};
+export const defaultSecretOverlapSeconds = () => setting("WEBHOOK_SECRET_OVERLAP_SECONDS");
 
 /**
  * Issues a new secret. The old one keeps signing beside it for `overlapSeconds` (both signature
