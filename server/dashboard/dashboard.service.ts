@@ -45,8 +45,9 @@ export async function listAuditLog(db: TenantDb, page: { limit?: number; cursor?
 }
 
 // Members are keyed by `organization_id` (better-auth's column), so they are filtered here by the
-// principal's tenant explicitly; the tenant-scoped client covers `tenant_id` tables only.
-export async function listMembers(db: Db, tenantId: string) {
+// principal's tenant explicitly; the tenant-scoped client covers `tenant_id` tables only. Pending
+// invitations include expired ones (a resend revives them); their links only for managers.
+export async function listMembers(db: Db, tenantId: string, linkOf: ((id: string) => string) | null) {
   const [members, invitations] = await Promise.all([
     db.member.findMany({
       where: { organizationId: tenantId },
@@ -54,12 +55,17 @@ export async function listMembers(db: Db, tenantId: string) {
       include: { user: { select: { email: true, name: true } } },
     }),
     db.invitation.findMany({
-      where: { organizationId: tenantId, status: "pending", expiresAt: { gt: new Date() } },
+      where: { organizationId: tenantId, status: "pending" },
       orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      take: 200,
     }),
   ]);
+  const now = new Date();
   return {
     members: members.map((m) => ({ id: m.id, user_id: m.userId, email: m.user.email, name: m.user.name, role: m.role, created_at: m.createdAt.toISOString() })),
-    invitations: invitations.map((i) => ({ id: i.id, email: i.email, role: i.role ?? "member", expires_at: i.expiresAt.toISOString(), created_at: i.createdAt.toISOString() })),
+    invitations: invitations.map((i) => ({
+      id: i.id, email: i.email, role: i.role ?? "member", expires_at: i.expiresAt.toISOString(), created_at: i.createdAt.toISOString(),
+      expired: i.expiresAt <= now, link: linkOf ? linkOf(i.id) : null,
+    })),
   };
 }

@@ -18,10 +18,31 @@ export const revokeApiKeyInput = z.strictObject({ id: z.uuid({ message: "must be
 export const auditLogInput = z.object({ ...pageQuery });
 
 export const inviteMemberInput = z.strictObject({
-  email: z.email({ message: "must be an email address" }).max(254),
+  email: z.email({ message: "enter an email address, like name@company.com" }).max(254, { message: "at most 254 characters" }),
   role: z.enum(ROLES, { message: "must be owner, admin or member" }),
 });
 export type InviteMemberInput = z.infer<typeof inviteMemberInput>;
+
+const memberId = z.string({ message: "choose a member" }).trim().min(1, { message: "choose a member" }).max(64, { message: "at most 64 characters" });
+const invitationId = z.string({ message: "choose an invitation" }).trim().min(1, { message: "choose an invitation" }).max(64, { message: "at most 64 characters" });
+
+export const changeMemberRoleInput = z.strictObject({
+  member_id: memberId,
+  role: z.enum(ROLES, { message: "must be owner, admin or member" }),
+});
+export type ChangeMemberRoleInput = z.infer<typeof changeMemberRoleInput>;
+export const removeMemberInput = z.strictObject({ member_id: memberId });
+export const invitationIdInput = z.strictObject({ invitation_id: invitationId });
+
+/** The accept page: the invitation named by the link. */
+export const invitationLookupInput = z.strictObject({ id: invitationId });
+
+export const acceptWithNewAccountInput = z.strictObject({
+  id: invitationId,
+  name: z.string({ message: "enter your name" }).trim().min(1, { message: "enter your name" }).max(100, { message: "at most 100 characters" }),
+  password: z.string({ message: "choose a password" }).min(8, { message: "use at least 8 characters" }).max(128, { message: "use at most 128 characters" }),
+});
+export type AcceptWithNewAccountInput = z.infer<typeof acceptWithNewAccountInput>;
 
 export const apiKeySchema = z.object({
   id: z.string(),
