@@ -9,10 +9,10 @@ import { EVENT_TYPES } from "../events/catalog";
 import {
   createdSubscriptionSchema, deliveryListSchema, deliverySchema, idInput, listDeliveriesInput, listNotificationsInput,
   listSubscriptionsInput, notificationListSchema, notificationSchema, sendTestEventInput, subscriptionListSchema,
-  subscriptionSchema, createSubscriptionInput, updateSubscriptionInput, rollSecretInput,
+  subscriptionSchema, createSubscriptionInput, updateSubscriptionInput, rollSecretInput, subscriptionDetailSchema,
 } from "./webhooks.types";
 import {
-  createSubscription, deleteSubscription, getDelivery, listDeliveries, listNotifications, listSubscriptions,
+  createSubscription, deleteSubscription, getDelivery, getSubscription, listDeliveries, listNotifications, listSubscriptions,
   markNotificationRead, replayDelivery, rollSubscriptionSecret, sendTestEvent, updateSubscription,
 } from "./webhooks.service";
 
@@ -23,6 +23,12 @@ export const webhooksRouter = router({
     .input(listSubscriptionsInput)
     .output(subscriptionListSchema)
     .query(({ ctx, input }) => listSubscriptions(ctx.db, input)),
+
+  /** The endpoint page: one subscription and its count of deliveries still to be tried. */
+  getSubscription: memberProcedure
+    .input(idInput)
+    .output(subscriptionDetailSchema)
+    .query(({ ctx, input }) => getSubscription(ctx.db, input.id)),
 
   createSubscription: managerProcedure
     .input(createSubscriptionInput)
@@ -42,7 +48,7 @@ export const webhooksRouter = router({
 
   deleteSubscription: managerProcedure
     .input(idInput)
-    .output(z.object({ id: z.uuid(), deleted: z.literal(true) }))
+    .output(z.object({ id: z.uuid(), deleted: z.literal(true), dropped_pending_deliveries: z.number().int() }))
     .mutation(({ ctx, input }) => deleteSubscription(ctx.db, input.id, actorOf(ctx.principal))),
 
   listDeliveries: memberProcedure

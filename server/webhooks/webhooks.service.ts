@@ -11,7 +11,7 @@ import { eventWireId } from "../events/catalog";
 import { emitTestEvent, wakeDeliveryWorkers } from "../events/emit-event";
 import { generateWebhookSecret, secretPrefix } from "./signing";
 import { assertAllowedTargetUrl } from "./target-url";
-import type { CreateSubscriptionInput, Delivery, Subscription, UpdateSubscriptionInput } from "./webhooks.types";
+import type { CreateSubscriptionInput, Delivery, DeliveryState, Subscription, UpdateSubscriptionInput } from "./webhooks.types";
 import { setting } from "../settings";
 
 type SubscriptionRow = Prisma.WebhookSubscriptionGetPayload<object>;
@@ -34,6 +34,28 @@ export function subscriptionToWire(s: SubscriptionRow): Subscription {
   };
 }
 
+/** The dashboard's name for a delivery's status (a pending one that failed before is `retrying`). */
+export function deliveryState(d: { status: string; attemptCount: number }): DeliveryState {
+  if (d.status === "pending") return d.attemptCount > 0 ? "retrying" : "pending";
+  if (d.status === "permanent_fail") return "failed";
+  if (d.status === "dead_letter") return "dead_lettered";
+  return "delivered";
+}
+
+/** The `where` of deliveries in one dashboard state. */
+function stateFilter(state: DeliveryState): Prisma.WebhookDeliveryWhereInput {
+  switch (state) {
+    case "pending": return { status: "pending", attemptCount: 0 };
+    case "retrying": return { status: "pending", attemptCount: { gt: 0 } };
+    case "failed": return { status: "permanent_fail" };
+    case "dead_lettered": return { status: "dead_letter" };
+    case "delivered": return { status: "delivered" };
+  }
+}
+
+const headersOf = (value: unknown): Record<string, string> | null =>
+  value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, string>) : null;
+
 export function deliveryToWire(d: DeliveryRow): Delivery {
   return {
     id: d.id,
@@ -41,6 +63,7 @@ export function deliveryToWire(d: DeliveryRow): Delivery {
     event_id: eventWireId(d.eventId),
     event_type: d.event.type,
     status: d.status as Delivery["status"],
+    state: deliveryState(d),
     cycle: d.cycle,
     attempt_count: d.attemptCount,
     next_attempt_at: d.status === "pending" ? iso(d.nextAttemptAt) : null,
@@ -60,6 +83,8 @@ export function deliveryToWire(d: DeliveryRow): Delivery {
         duration_ms: a.durationMs,
         response_body: a.responseBody,
         error: a.error,
+        request_headers: headersOf(a.requestHeaders),
+        request_body: a.requestBody,
         created_at: a.createdAt.toISOString(),
       })),
   };
@@ -84,6 +109,16 @@ export async function listSubscriptions(db: TenantDb, input: { limit?: number; c
     findMany: (args) => db.webhookSubscription.findMany(args),
   });
   return toListEnvelope(page, subscriptionToWire);
+}
+
+/** Deliveries of a subscription that are still to be tried (deleting the subscription drops them). */
+const countPendingDeliveries = (db: TenantDb | TenantTx, subscriptionId: string) =>
+  db.webhookDelivery.count({ where: { subscriptionId, status: "pending" } });
+
+export async function getSubscription(db: TenantDb, id: string) {
+  const row = await db.webhookSubscription.findFirst({ where: { id } });
+  if (!row) throw notFound();
+  return { ...subscriptionToWire(row), pending_deliveries: await countPendingDeliveries(db, id) };
 }
 
 /** Creates a subscription with a new secret; the plaintext secret is returned here only. */
@@ -164,17 +199,18 @@ export async function rollSubscriptionSecret(db: TenantDb, id: string, actor: Au
   return { ...subscriptionToWire(row), secret };
 }
 
-/** Deletes the subscription and its deliveries (their attempts go with them). */
-export async function deleteSubscription(db: TenantDb, id: string, actor: AuditActor): Promise<{ id: string; deleted: true }> {
+/** Deletes the subscription and its deliveries (their attempts go with them); the audit entry counts the pending ones dropped. */
+export async function deleteSubscription(db: TenantDb, id: string, actor: AuditActor): Promise<{ id: string; deleted: true; dropped_pending_deliveries: number }> {
   return db.$transaction(async (tx) => {
     const existing = await tx.webhookSubscription.findFirst({ where: { id } });
     if (!existing) throw notFound();
+    const pending = await countPendingDeliveries(tx, id);
     await tx.webhookSubscription.delete({ where: { id } });
     await recordAudit(tx, {
       ...actor, action: "webhook_subscription.deleted", targetType: "webhook_subscription", targetId: id,
-      details: { url: existing.targetUrl, events: existing.events },
+      details: { url: existing.targetUrl, events: existing.events, dropped_pending_deliveries: pending },
     });
-    return { id, deleted: true as const };
+    return { id, deleted: true as const, dropped_pending_deliveries: pending };
   });
 }
 
@@ -182,11 +218,13 @@ const deliveryInclude = { event: { select: { type: true } }, attempts: true } as
 
 export async function listDeliveries(
   db: TenantDb,
-  input: { limit?: number; cursor?: string; subscription_id?: string; status?: Delivery["status"] },
+  input: { limit?: number; cursor?: string; subscription_id?: string; status?: Delivery["status"]; state?: DeliveryState; event_type?: string },
 ) {
-  const filter: Record<string, unknown> = {};
+  const filter: Prisma.WebhookDeliveryWhereInput = {};
   if (input.subscription_id) filter.subscriptionId = input.subscription_id;
   if (input.status) filter.status = input.status;
+  if (input.state) filter.AND = [stateFilter(input.state)];
+  if (input.event_type) filter.event = { type: input.event_type };
   const page = await keysetPage({
     limit: input.limit,
     cursor: input.cursor,
@@ -212,22 +250,25 @@ async function lockDelivery(tx: TenantTx, tenantId: string, id: string): Promise
 }
 
 /**
- * Replays a dead-lettered delivery: a new cycle of the whole ladder (cycle + 1, attempts from 1).
- * Earlier cycles' attempts stay. Only `dead_letter` can be replayed (409 otherwise).
+ * Resends a delivery in any state: a new cycle of the whole ladder (cycle + 1, attempts from 1),
+ * due now. Earlier cycles' attempts stay. An attempt in flight (its lease not yet over) is a 409:
+ * its outcome would otherwise be dropped unrecorded.
  */
 export async function replayDelivery(db: TenantDb, tenantId: string, id: string, actor: AuditActor): Promise<Delivery> {
   return db.$transaction(async (tx) => {
     if (!(await lockDelivery(tx, tenantId, id))) throw notFound();
     const before = await tx.webhookDelivery.findFirst({ where: { id } });
     if (!before) throw notFound();
-    if (before.status !== "dead_letter") throw conflict(`delivery is ${before.status}; only a dead_letter delivery can be replayed`);
+    if (before.status === "pending" && before.lockedUntil && before.lockedUntil > new Date()) {
+      throw conflict("an attempt of this delivery is in flight; resend it once that attempt is recorded");
+    }
     await tx.webhookDelivery.update({
       where: { id },
       data: { status: "pending", cycle: before.cycle + 1, attemptCount: 0, nextAttemptAt: new Date(), lockedUntil: null, inngestRunId: null },
     });
     await recordAudit(tx, {
       ...actor, action: "delivery.replayed", targetType: "webhook_delivery", targetId: id,
-      details: { subscription_id: before.subscriptionId, event_id: eventWireId(before.eventId), cycle: before.cycle + 1 },
+      details: { subscription_id: before.subscriptionId, event_id: eventWireId(before.eventId), cycle: before.cycle + 1, previous_state: deliveryState(before) },
     });
     await wakeDeliveryWorkers(tx);
     const row = await tx.webhookDelivery.findFirst({ where: { id }, include: deliveryInclude });

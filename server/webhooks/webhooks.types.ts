@@ -2,12 +2,23 @@ import { z } from "zod";
 import { uuid } from "../api/wire";
 import { listEnvelope, pageQuery } from "../api/pagination";
 import { unknownFieldMessage } from "../api/strict-body";
-import { EVENT_TYPES, type EventType } from "../events/catalog";
+import { EVENT_TYPES, TEST_EVENT_TYPE, type EventType } from "../events/catalog";
 
 /** Longest target URL accepted (kept here, free of Node imports, so the dashboard can validate with it). */
 export const MAX_URL_LENGTH = 2048;
 
 export const DELIVERY_STATUSES = ["pending", "delivered", "permanent_fail", "dead_letter"] as const;
+
+/**
+ * What the dashboard shows: `pending` has not been tried yet in its cycle, `retrying` failed at
+ * least once and waits for its next attempt, `failed` got a status that is never retried,
+ * `dead_lettered` used up its ladder.
+ */
+export const DELIVERY_STATES = ["pending", "retrying", "delivered", "failed", "dead_lettered"] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
+
+/** The first characters of a sent body that an attempt keeps (its column's size). */
+export const REQUEST_BODY_LIMIT = 4096;
 
 export const subscriptionSchema = z
   .object({
@@ -52,8 +63,10 @@ export const attemptSchema = z.object({
   outcome: z.enum(["delivered", "permanent_fail", "retry"]),
   status_code: z.number().int().nullable(),
   duration_ms: z.number().int(),
-  response_body: z.string().nullable(),
+  response_body: z.string().nullable().describe("The response body's first 2048 characters"),
   error: z.string().nullable(),
+  request_headers: z.record(z.string(), z.string()).nullable().describe("The headers sent; null when nothing was sent or for older attempts"),
+  request_body: z.string().nullable().describe(`The body sent, its first ${REQUEST_BODY_LIMIT} characters`),
   created_at: z.string(),
 });
 
@@ -64,6 +77,7 @@ export const deliverySchema = z
     event_id: z.string().describe("`evt_<uuid>`"),
     event_type: z.string(),
     status: z.enum(DELIVERY_STATUSES),
+    state: z.enum(DELIVERY_STATES).describe("`status` as the dashboard shows it (`pending` splits into `pending` and `retrying`)"),
     cycle: z.number().int().describe("1 for the first ladder; each replay starts the next"),
     attempt_count: z.number().int().describe("Attempts made in the current cycle"),
     next_attempt_at: z.string().nullable(),
@@ -119,10 +133,21 @@ export const updateSubscriptionInput = z
 
 export const idInput = z.object({ id: uuid() });
 export const listSubscriptionsInput = z.object(pageQuery);
+/** What a delivery can carry: a catalog event or the dashboard's test event. */
+export const DELIVERED_EVENT_TYPES = [...EVENT_TYPES, TEST_EVENT_TYPE] as const;
+const deliveredEventType = z.enum(DELIVERED_EVENT_TYPES as unknown as [string, ...string[]], { message: `must be one of: ${DELIVERED_EVENT_TYPES.join(", ")}` });
+
 export const listDeliveriesInput = z.object({
   ...pageQuery,
   subscription_id: uuid().optional(),
   status: z.enum(DELIVERY_STATUSES).optional(),
+  state: z.enum(DELIVERY_STATES, { message: `must be one of: ${DELIVERY_STATES.join(", ")}` }).optional(),
+  event_type: deliveredEventType.optional(),
+});
+
+/** One subscription with how many of its deliveries still wait (the delete dialog warns about them). */
+export const subscriptionDetailSchema = subscriptionSchema.extend({
+  pending_deliveries: z.number().int().describe("Deliveries not yet delivered, failed or dead-lettered (deleting drops them)"),
 });
 export const sendTestEventInput = z.object({ subscription_id: uuid() });
 export const listNotificationsInput = z.object({ ...pageQuery, unread_only: z.boolean().optional() });
