@@ -10,7 +10,7 @@ function runLeanFront(env: Record<string, string>): Promise<{ code: number | nul
   const child = spawn(process.execPath, ["--import", "tsx", "server/http/main.ts"], {
     cwd: path.resolve(import.meta.dirname, "../.."),
     // A data dir of its own: were the check missing, the process would open a database here, not the developer's.
-    env: { PATH: process.env.PATH ?? "", DATA_DIR: mkdtempSync(path.join(tmpdir(), "tdp-settings-")), PORT: "1", ...env },
+    env: { PATH: process.env.PATH ?? "", NODE_ENV: "production", DATA_DIR: mkdtempSync(path.join(tmpdir(), "tdp-settings-")), PORT: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";
