@@ -2,9 +2,10 @@ import { z } from "zod";
 import { router, tenantProcedure } from "../trpc";
 import { actorOf } from "../auth/principal";
 import { managerProcedure, memberProcedure } from "../dashboard/procedures";
-import { createRecordInput, crmConnectionSchema, crmRecordSchema, setCrmConnectionInput, updateCrmMappingInput } from "./crm.types";
+import { createRecordInput, crmConnectionSchema, crmConnectionTestSchema, crmRecordSchema, setCrmConnectionInput, updateCrmMappingInput } from "./crm.types";
 import { createCrmRecord } from "./crm.service";
 import { deleteCrmConnection, getCrmConnection, setCrmConnection, updateCrmMapping } from "./crm-connection";
+import { testCrmConnection } from "./crm-test-connection";
 
 const TAGS = ["CRM"];
 
@@ -31,6 +32,8 @@ export const crmRouter = router({
     .input(updateCrmMappingInput)
     .output(crmConnectionSchema)
     .mutation(({ ctx, input }) => updateCrmMapping(ctx.db, input.field_mapping, actorOf(ctx.principal))),
+  /** One harmless authenticated read with the stored token (owners and admins: it spends the credentials). */
+  testConnection: managerProcedure.output(crmConnectionTestSchema).mutation(({ ctx }) => testCrmConnection(ctx.db)),
   deleteConnection: managerProcedure
     .output(z.object({ deleted: z.boolean() }))
     .mutation(({ ctx }) => deleteCrmConnection(ctx.db, actorOf(ctx.principal))),

@@ -82,3 +82,15 @@ export type CreateRecordInput = z.infer<typeof createRecordInput>;
 export type CrmRecord = z.infer<typeof crmRecordSchema>;
 export type SetCrmConnectionInput = z.infer<typeof setCrmConnectionInput>;
 export type CrmConnectionWire = z.infer<typeof crmConnectionSchema>;
+
+/** What "Test connection" found: `ok` on a 2xx; otherwise the CRM's status, a timeout, a refused target or a network error. */
+export const crmConnectionTestSchema = z.object({
+  ok: z.boolean(),
+  outcome: z.enum(["ok", "error_status", "timeout", "refused", "network"]),
+  status_code: z.number().int().nullable().describe("The CRM's HTTP status, when it answered"),
+  duration_ms: z.number().int(),
+  message: z.string().describe("One sentence for the dashboard; never holds the credentials"),
+  request: z.string().describe("The call made, e.g. `GET https://api.hubapi.com/crm/v3/objects/contacts?limit=1`"),
+  tested_at: z.string(),
+});
+export type CrmConnectionTest = z.infer<typeof crmConnectionTestSchema>;

@@ -33,7 +33,11 @@ function describeError(err: NodeJS.ErrnoException): string {
  */
 export function guardedPost(
   url: URL,
-  opts: { headers: Record<string, string>; body: Buffer; timeoutMs: number; keepBytes: number; maxBytes: number },
+  opts: {
+    headers: Record<string, string>; body: Buffer; timeoutMs: number; keepBytes: number; maxBytes: number;
+    /** POST unless told otherwise (a CRM connection test reads with GET, sending no body). */
+    method?: "GET" | "POST";
+  },
 ): Promise<GuardedPostResult> {
   // An address literal never goes through a DNS lookup: judge it here.
   const refused = refusedLiteralHostReason(url.hostname);
@@ -72,8 +76,9 @@ function send(
   onError: (err: NodeJS.ErrnoException, answered: boolean) => void,
 ): http.ClientRequest {
   const secure = url.protocol === "https:";
-  const headers = { ...opts.headers, "content-length": String(opts.body.length) };
-  const req = (secure ? https : http).request(url, { method: "POST", headers, agent: secure ? agents.https : agents.http }, (res) => {
+  const method = opts.method ?? "POST";
+  const headers = method === "GET" ? opts.headers : { ...opts.headers, "content-length": String(opts.body.length) };
+  const req = (secure ? https : http).request(url, { method, headers, agent: secure ? agents.https : agents.http }, (res) => {
     const chunks: Buffer[] = [];
     let size = 0;
     res.on("data", (chunk: Buffer) => {
@@ -89,6 +94,7 @@ function send(
   let answered = false;
   req.once("response", () => (answered = true));
   req.on("error", (err: NodeJS.ErrnoException) => onError(err, answered));
-  req.end(opts.body);
+  if (method === "GET") req.end();
+  else req.end(opts.body);
   return req;
 }

@@ -1,0 +1,60 @@
+// "Test connection": one harmless authenticated read through the same guarded client the record
+// writes use (target rules checked at connect time, no redirects, one timeout), so a wrong token,
+// a wrong base URL or an unreachable CRM shows up before the first create-record call does.
+import { STATUS_CODES } from "node:http";
+import type { TenantDb } from "../db/tenant-scope";
+import { conflict } from "../errors";
+import { decryptSecret } from "../crypto/secret-box";
+import { guardedPost } from "../webhooks/guarded-post";
+import type { CrmProvider } from "./drivers/providers";
+import { crmTimeoutMs } from "./crm.service";
+import type { CrmConnectionTest } from "./crm.types";
+
+/** The read each provider's test makes: nothing is created or changed. */
+const TEST_PATHS: Record<CrmProvider, string> = {
+  // The generic provider's API root (any 2xx means the token was accepted).
+  http: "",
+  // One contact at most: needs only the read scope a create-record token has anyway.
+  hubspot: "/crm/v3/objects/contacts?limit=1",
+};
+
+export const testRequestUrl = (provider: CrmProvider, baseUrl: string) => new URL(`${baseUrl.replace(/\/+$/, "")}${TEST_PATHS[provider]}`);
+
+function describeStatus(status: number): string {
+  const name = STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : "";
+  if (status === 401 || status === 403) return `The CRM answered ${status}${name}: check the API token and its scopes.`;
+  if (status === 404) return `The CRM answered 404${name}: check the base URL.`;
+  return `The CRM answered ${status}${name}.`;
+}
+
+export async function testCrmConnection(db: TenantDb): Promise<CrmConnectionTest> {
+  const connection = await db.crmConnection.findFirst();
+  if (!connection) throw conflict("no CRM connection is configured for this tenant; connect one first");
+  const provider = connection.provider as CrmProvider;
+  const url = testRequestUrl(provider, connection.baseUrl);
+  const request = `GET ${url.href}`;
+  const token = (JSON.parse(decryptSecret(connection.credentialsEncrypted)) as { token: string }).token;
+  const timeoutMs = crmTimeoutMs();
+  const started = performance.now();
+  const result = await guardedPost(url, {
+    method: "GET",
+    headers: { accept: "application/json", authorization: `Bearer ${token}` },
+    body: Buffer.alloc(0),
+    timeoutMs,
+    keepBytes: 0,
+    maxBytes: 64 * 1024,
+  });
+  const done = (r: Pick<CrmConnectionTest, "ok" | "outcome" | "status_code" | "message">): CrmConnectionTest => ({
+    ...r, duration_ms: Math.round(performance.now() - started), request, tested_at: new Date().toISOString(),
+  });
+  if (result.ok) {
+    const ok = result.statusCode >= 200 && result.statusCode < 300;
+    return done({
+      ok, outcome: ok ? "ok" : "error_status", status_code: result.statusCode,
+      message: ok ? `Connected: the CRM accepted the token (HTTP ${result.statusCode}).` : describeStatus(result.statusCode),
+    });
+  }
+  if (result.reason === "timeout") return done({ ok: false, outcome: "timeout", status_code: null, message: `The CRM did not answer within ${timeoutMs} ms.` });
+  if (result.reason === "refused") return done({ ok: false, outcome: "refused", status_code: null, message: `Not called: ${result.error}.` });
+  return done({ ok: false, outcome: "network", status_code: null, message: `Could not reach the CRM (${result.error.replace(/^network error: /, "")}).` });
+}
