@@ -9,7 +9,7 @@ import { assertBoundedInput } from "./api/bounded-input";
 import { authenticateApiKey, type AuthenticatedKey } from "./auth/authenticate";
 import type { Principal, Scope } from "./auth/principal";
 import { forbiddenFor } from "./auth/principal";
-import { limitApiRequest, limitDashboardRequest, type LimitDecision } from "./ratelimit";
+import { limitAgentToolRequest, limitApiRequest, limitDashboardRequest, type LimitDecision } from "./ratelimit";
 import { refusalOfFailedAuth } from "./ratelimit/failed-auth";
 
 export type DashboardIdentity = { userId: string; tenantId: string; role: "owner" | "admin" | "member"; email?: string };
@@ -90,11 +90,16 @@ export async function authenticate(ctx: RequestContext): Promise<Principal> {
   return { kind: "user", tenantId: identity.tenantId, userId: identity.userId, role: identity.role, email: identity.email };
 }
 
-/** The caller's rate-limit decision: per key and tenant on REST, per user and tenant on the dashboard. */
-function limit(principal: Principal): Promise<LimitDecision> {
-  return principal.kind === "api_key"
-    ? limitApiRequest({ keyId: principal.keyId, tenantId: principal.tenantId })
-    : limitDashboardRequest({ userId: principal.userId, tenantId: principal.tenantId });
+/**
+ * The caller's rate-limit decision: per key and tenant on REST, per user and tenant on the
+ * dashboard; an agent tool call adds its per-(tenant, tool) layer to the same one check, so each
+ * bucket is counted once per call.
+ */
+function limit(principal: Principal, tool: string | undefined): Promise<LimitDecision> {
+  if (principal.kind !== "api_key") return limitDashboardRequest({ userId: principal.userId, tenantId: principal.tenantId });
+  return tool
+    ? limitAgentToolRequest({ keyId: principal.keyId, tenantId: principal.tenantId, tool })
+    : limitApiRequest({ keyId: principal.keyId, tenantId: principal.tenantId });
 }
 
 /**
@@ -103,11 +108,12 @@ function limit(principal: Principal): Promise<LimitDecision> {
  * authenticate (401), limit (429), authorize (403), then read and bound the input (400; on REST
  * the body is read only here, so an unauthenticated client cannot hold a socket with a slow
  * body), then run the handler. Rate-limit headers are on every answer past the limiter.
+ * `opts.tool` names the agent tool a procedure is (its limit layer joins the check).
  */
-export function tenantProcedure(scope: Scope) {
+export function tenantProcedure(scope: Scope, opts: { tool?: string } = {}) {
   return t.procedure.use(async ({ ctx, next, getRawInput }) => {
     const principal = await authenticate(ctx);
-    const decision = await limit(principal);
+    const decision = await limit(principal, opts.tool);
     for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
     if (!decision.allowed) throw new AppError("rate_limited", decision.message, { headers: decision.headers });
     const forbidden = forbiddenFor(principal, scope);

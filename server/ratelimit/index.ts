@@ -38,9 +38,13 @@ export function limitDashboardRequest(input: { userId: string; tenantId: string 
   return limiters().dashboard.check({ user: input.userId, tenant: input.tenantId });
 }
 
-/** Internal agent tool endpoints: per (tenant, tool) and the shared per-tenant bucket. */
-export function limitAgentToolRequest(input: { tenantId: string; tool: string }): Promise<LimitDecision> {
-  return limiters().agentTool.check({ tool: `${input.tenantId}:${input.tool}`, tenant: input.tenantId });
+/**
+ * One agent tool call, in one check: per (tenant, tool), the key's own bucket (shared with its
+ * /api/v1 requests) and the shared per-tenant bucket, each counted once. Success headers are the
+ * tool layer's.
+ */
+export function limitAgentToolRequest(input: { keyId: string; tenantId: string; tool: string }): Promise<LimitDecision> {
+  return limiters().agentTool.check({ tool: `${input.tenantId}:${input.tool}`, key: input.keyId, tenant: input.tenantId });
 }
 
 /** Inbound /api/webhooks/* receivers: per client IP. */

@@ -11,7 +11,7 @@ import { createUpstashStore } from "./upstash-store";
 export type SurfaceLimiters = {
   api: LayeredLimiter; // key, tenant
   dashboard: LayeredLimiter; // user, tenant
-  agentTool: LayeredLimiter; // tool, tenant
+  agentTool: LayeredLimiter; // tool, key, tenant
   inbound: LayeredLimiter; // ip (webhook receivers)
   failedAuth: LayeredLimiter; // failed-auth-ip (requests whose credentials were refused)
 };
@@ -41,7 +41,7 @@ export function createSurfaceLimiters(store: LimitStore, config: LimitsConfig): 
   return {
     api: make(layer("key", config.perKey, "key"), tenant),
     dashboard: make(layer("user", config.perUser, "user"), tenant),
-    agentTool: make(layer("tool", config.perTool, "tool"), tenant),
+    agentTool: make(layer("tool", config.perTool, "tool"), layer("key", config.perKey, "key"), tenant),
     inbound: make(layer("ip", config.perIp, "ip")),
     failedAuth: make(layer("failed-auth-ip", config.perFailedAuthIp, "ip")),
   };

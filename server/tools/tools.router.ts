@@ -1,13 +1,11 @@
 // The agent tools as tRPC procedures: `agent.<tool>` for each tool and `agent.listTools` for the
-// catalog. Built on tenantProcedure (API key, per-key and per-tenant limits, scope, bounded input),
-// plus the per-(tenant, tool) limit. This router is NOT part of the app router: the app router is
+// catalog. Built on tenantProcedure (API key; the per-(tenant, tool), per-key and per-tenant limits
+// in one check; scope; bounded input). This router is NOT part of the app router: the app router is
 // served as /api/v1 (every procedure with `openapi` meta becomes a REST route there) and to the
 // dashboard at /api/trpc, and the tools belong to neither. It is served on its own, at
 // /api/agent/v1 (its `openapi` meta gives the routes of that second table) and over MCP.
 import { z } from "zod";
 import { router, tenantProcedure } from "../trpc";
-import { AppError } from "../errors";
-import { limitAgentToolRequest } from "../ratelimit";
 import { REGISTERED_TOOLS, type RegisteredTool } from "./tools";
 import { withToolCall } from "./tool-calls";
 import { CATALOG_FORMATS, toolCatalogAs } from "./catalog";
@@ -15,20 +13,9 @@ import { CATALOG_FORMATS, toolCatalogAs } from "./catalog";
 export const AGENT_API_BASE_PATH = "/api/agent/v1";
 const TAGS = ["Agent tools"];
 
-/** The per-(tenant, tool) layer, after tenantProcedure's per-key and per-tenant ones; its headers are the answer's. */
-function limitPerTool(tool: string) {
-  return async <T>({ ctx, next }: { ctx: { tenantId: string; resHeaders: { set(name: string, value: string): void } }; next: () => Promise<T> }) => {
-    const decision = await limitAgentToolRequest({ tenantId: ctx.tenantId, tool });
-    for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
-    if (!decision.allowed) throw new AppError("rate_limited", decision.message, { headers: decision.headers });
-    return next();
-  };
-}
-
 function toolProcedure({ tool, input, scope }: RegisteredTool) {
   const retries = tool.kind === "write" ? " Accepts `tool_call_id`: a repeat of the same id answers the first call's result and changes nothing." : "";
-  return tenantProcedure(scope)
-    .use(limitPerTool(tool.name))
+  return tenantProcedure(scope, { tool: tool.name })
     .meta({
       openapi: {
         method: "POST", path: `/tools/${tool.name}`, tags: TAGS, summary: tool.title, protect: true,

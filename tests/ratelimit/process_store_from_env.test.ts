@@ -81,7 +81,7 @@ describe("process limiters on the in-process store", () => {
     setEnv({ RATE_LIMIT_PER_KEY: "2", RATE_LIMIT_PER_USER: "2", RATE_LIMIT_PER_TOOL: "1", RATE_LIMIT_PER_IP: "1", RATE_LIMIT_PER_TENANT: "4", RATE_LIMIT_FAILED_AUTH_PER_IP: "2" });
     await resetRateLimitStoreForTests();
     expect(await exhaust(() => limitApiRequest({ keyId: "k1", tenantId: "t1" }), 3)).toEqual(["ok", "ok", "per-key rate limit exceeded"]);
-    expect(await exhaust(() => limitAgentToolRequest({ tenantId: "t1", tool: "crm" }), 2)).toEqual(["ok", "per-tool rate limit exceeded"]);
+    expect(await exhaust(() => limitAgentToolRequest({ keyId: "k2", tenantId: "t1", tool: "crm" }), 2)).toEqual(["ok", "per-tool rate limit exceeded"]);
     expect(await exhaust(() => limitDashboardRequest({ userId: "u1", tenantId: "t1" }), 2)).toEqual(["ok", "per-tenant rate limit exceeded"]);
     expect(await exhaust(() => limitDashboardRequest({ userId: "u1", tenantId: null }), 2)).toEqual(["ok", "per-user rate limit exceeded"]);
     expect(await exhaust(() => limitInboundRequest({ ip: "198.51.100.7" }), 2)).toEqual(["ok", "per-ip rate limit exceeded"]);
