@@ -1,6 +1,6 @@
 import { router, tenantProcedure } from "../trpc";
 import { weeklyRollupInput, weeklyRollupSchema } from "./analytics.types";
-import { weeklyRollup } from "./analytics.service";
+import { previousPeriodTotals, weeklyRollup } from "./analytics.service";
 
 const TAGS = ["Analytics"];
 
@@ -21,4 +21,8 @@ export const analyticsRouter = router({
     .input(weeklyRollupInput)
     .output(weeklyRollupSchema)
     .query(({ ctx, input }) => weeklyRollup(ctx.db, ctx.tenantId, input)),
+  /** Dashboard only (no REST route): the totals of the same number of days just before, for comparison. */
+  previousPeriod: tenantProcedure("read")
+    .input(weeklyRollupInput)
+    .query(({ ctx, input }) => previousPeriodTotals(ctx.db, ctx.tenantId, input)),
 });

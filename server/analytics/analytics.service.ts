@@ -178,3 +178,16 @@ export async function weeklyRollup(
     daily,
   };
 }
+
+/**
+ * The same counts over the `days` UTC days just before the rollup's period (for "vs previous
+ * period" on the dashboard). Whole days, so the comparison is with complete days while the current
+ * period's last day (today) is still partial.
+ */
+export async function previousPeriodTotals(db: TenantDb, tenantId: string, input: { days?: number }, now: Date = new Date()) {
+  const days = input.days ?? DEFAULT_ROLLUP_DAYS;
+  const current = rollupPeriod(days, now);
+  const start = new Date(current.start.getTime() - days * DAY_MS);
+  const rows = await db.$queryRaw<DayRow[]>(rollupQuery(tenantId, start, current.start));
+  return { days, start_date: rows[0].date, end_date: rows[rows.length - 1].date, totals: toCounts(sumRows(rows)) };
+}
