@@ -6,10 +6,11 @@ import { actorOf, MANAGER_ROLES } from "../auth/principal";
 import { apiKeyToWire, issueApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys";
 import { managerProcedure, memberProcedure } from "./procedures";
 import {
-  acceptWithNewAccountInput, apiKeySchema, auditLogInput, changeMemberRoleInput, invitationIdInput, invitationLookupInput,
+  acceptWithNewAccountInput, apiKeySchema, changeMemberRoleInput, invitationIdInput, invitationLookupInput,
   inviteMemberInput, issueApiKeyInput, removeMemberInput, revokeApiKeyInput,
 } from "./dashboard.types";
-import { currentAccount, listAuditLog, listMembers } from "./dashboard.service";
+import { currentAccount, listMembers } from "./dashboard.service";
+import { auditLogRouter } from "../audit/audit-log.router";
 import { acceptWithNewAccount, describeInvitation, invitationLink, inviteMember, resendInvitation, revokeInvitation } from "./invitations";
 import { changeMemberRole, removeMember } from "./members";
 import { trustedOriginsFor } from "./request-origin";
@@ -33,9 +34,7 @@ export const dashboardRouter = router({
       .mutation(async ({ ctx, input }) => apiKeyToWire(await revokeApiKey(ctx.db, input.id, actorOf(ctx.principal)))),
   }),
 
-  auditLog: router({
-    list: memberProcedure.input(auditLogInput).query(({ ctx, input }) => listAuditLog(ctx.db, input)),
-  }),
+  auditLog: auditLogRouter,
 
   members: router({
     list: memberProcedure.query(async ({ ctx }) =>
