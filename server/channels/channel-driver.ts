@@ -7,7 +7,12 @@
 //   CHANNEL_DRIVER=http              POSTs each message to CHANNEL_HTTP_BASE_URL + "/messages"
 //                                    (optional CHANNEL_HTTP_TOKEN as a bearer token,
 //                                    CHANNEL_HTTP_TIMEOUT_MS, default 10000)
+// A conversation whose channel has a connected provider (channel_connections) sends through that
+// provider instead (provider-drivers.ts: Twilio, WhatsApp Cloud): `driverForConversation`.
 import { setting } from "../settings";
+import type { TenantTx } from "../db/tenant-scope";
+import { providerDriver, SENDING_PROVIDERS } from "./provider-drivers";
+import type { ChannelProvider, ConnectionChannel } from "./providers";
 
 export type OutboundConversation = { id: string; channel: string; customerIdentifier: string };
 export type OutboundMessage = { id: string; body: string };
@@ -16,6 +21,8 @@ export type ChannelSendResult = { ok: true; providerMessageId?: string } | { ok:
 
 export interface ChannelDriver {
   readonly name: string;
+  /** The provider whose message ids `send` answers: stored with the message so its delivery reports find it. */
+  readonly provider?: ChannelProvider;
   /** The longest one send may take (a sender's claim on the message outlasts it). */
   readonly timeoutMs: number;
   send(args: { tenantId: string; conversation: OutboundConversation; message: OutboundMessage }): Promise<ChannelSendResult>;
@@ -94,4 +101,36 @@ export function getChannelDriver(env: NodeJS.ProcessEnv = process.env): ChannelD
     return httpChannelDriver({ baseUrl, token: setting("CHANNEL_HTTP_TOKEN", env), timeoutMs: setting("CHANNEL_HTTP_TIMEOUT_MS", env) });
   }
   throw new Error(`unknown CHANNEL_DRIVER '${name}' (expected 'record' or 'http')`);
+}
+
+/**
+ * The driver a conversation's messages leave through: its tenant's active connection on the
+ * conversation's channel with a provider that sends (Twilio for SMS; WhatsApp Cloud or Twilio for
+ * WhatsApp), else the environment's driver. With several, the provider that carried the customer's
+ * latest inbound message wins, then the provider order above, then the oldest connection.
+ */
+export async function driverForConversation(db: TenantTx, conversation: { id: string; channel: string }): Promise<ChannelDriver> {
+  const providers = SENDING_PROVIDERS[conversation.channel];
+  if (!providers) return getChannelDriver();
+  const connections = await db.channelConnection.findMany({
+    where: { channel: conversation.channel, status: "active", provider: { in: [...providers] } },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    select: { provider: true, channel: true, address: true, credentialsEncrypted: true },
+  });
+  if (connections.length === 0) return getChannelDriver();
+  const lastInbound = connections.length > 1
+    ? await db.message.findFirst({
+      where: { conversationId: conversation.id, direction: "inbound", provider: { in: [...providers] } },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      select: { provider: true },
+    })
+    : null;
+  const rank = (provider: string) => (provider === lastInbound?.provider ? -1 : providers.indexOf(provider as ChannelProvider));
+  const [chosen] = [...connections].sort((a, b) => rank(a.provider) - rank(b.provider));
+  return providerDriver({ ...chosen!, provider: chosen!.provider as ChannelProvider, channel: chosen!.channel as ConnectionChannel });
+}
+
+/** The longest claim any sender may need (the sweep claims before it knows each message's driver). */
+export function longestSendTimeoutMs(): number {
+  return Math.max(getChannelDriver().timeoutMs, setting("CHANNEL_PROVIDER_TIMEOUT_MS"));
 }

@@ -7,7 +7,7 @@ import { keysetPage, toListEnvelope } from "../api/pagination";
 import { badRequest, conflict, notFound } from "../errors";
 import { emitEvent } from "../events/emit-event";
 import { log } from "../log";
-import { getChannelDriver, type ChannelDriver, type ChannelSendResult } from "../channels/channel-driver";
+import { driverForConversation, getChannelDriver, type ChannelDriver, type ChannelSendResult } from "../channels/channel-driver";
 import { normalizeCustomerIdentifier, type Channel } from "./customer-identifier";
 import type {
   Conversation, CreateConversationInput, Message, SendMessageInput, UpdateConversationInput,
@@ -148,9 +148,9 @@ export async function updateConversation(db: TenantDb, tenantId: string, input: 
  * when the claim runs out, and the recovery sweep (`send-recovery.ts`) sends it again.
  */
 export async function sendMessage(db: TenantDb, tenantId: string, input: SendMessageInput): Promise<Message> {
-  // Resolved first: a misconfigured driver must fail before a message is stored.
-  const driver = getChannelDriver();
-  const { conversation, queued } = await db.$transaction(async (tx) => {
+  // Resolved first: a misconfigured environment driver must fail before a message is stored.
+  getChannelDriver();
+  const { conversation, queued, driver } = await db.$transaction(async (tx) => {
     if (!(await lockTenantRow(tx, "conversations", tenantId, input.id))) throw notFound();
     const row = await tx.conversation.findFirst({ where: { id: input.id } });
     if (!row) throw notFound();
@@ -158,6 +158,8 @@ export async function sendMessage(db: TenantDb, tenantId: string, input: SendMes
       throw badRequest("invalid field 'channel': a 'voice' conversation cannot be sent text messages", "channel");
     }
     if (row.status === "closed") throw conflict("conversation is closed; reopen it (PATCH status 'open') before sending");
+    // The channel's connected provider (Twilio, WhatsApp Cloud), else the environment's driver.
+    const driver = await driverForConversation(tx, row);
     const now = new Date();
     const message = await tx.message.create({
       data: {
@@ -166,7 +168,7 @@ export async function sendMessage(db: TenantDb, tenantId: string, input: SendMes
       } as never,
     });
     const updated = await countNewMessages(tx, row.id, now);
-    return { conversation: updated, queued: message };
+    return { conversation: updated, queued: message, driver };
   });
   return deliverQueuedMessage(db, tenantId, driver, conversation, queued);
 }
@@ -183,7 +185,7 @@ export function countNewMessages(tx: TenantTx, conversationId: string, latestAt:
 }
 
 /** How long a sender holds a message: the driver's timeout plus a minute for the final write. */
-export const sendClaimMs = (driver: ChannelDriver) => Math.max(120_000, driver.timeoutMs + 60_000);
+export const sendClaimMs = (driver: Pick<ChannelDriver, "timeoutMs">) => Math.max(120_000, driver.timeoutMs + 60_000);
 
 /**
  * Hands a `queued` message (claimed by the caller) to the driver and records the outcome: `sent` or
@@ -204,17 +206,21 @@ export async function deliverQueuedMessage(
     log.error("channel driver threw", { driver: driver.name, messageId: queued.id, error: err instanceof Error ? err.message : String(err) });
   }
   if (!result.ok) log.warn("outbound message failed", { driver: driver.name, messageId: queued.id, error: result.error });
-  return recordSendOutcome(db, driver.name, conversation, queued.id, result);
+  return recordSendOutcome(db, driver, conversation, queued.id, result);
 }
 
-/** Ends a send: the message's final status with its event, and the sender's claim cleared. */
+/**
+ * Ends a send: the message's final status with its event, and the sender's claim cleared. A send
+ * through a provider stores the provider's message id, which its delivery reports name.
+ */
 export function recordSendOutcome(
-  db: TenantDb, driverName: string, conversation: ConversationRow, messageId: string, result: ChannelSendResult,
+  db: TenantDb, driver: Pick<ChannelDriver, "name" | "provider">, conversation: ConversationRow, messageId: string, result: ChannelSendResult,
 ): Promise<Message> {
+  const providerId = result.ok && driver.provider && result.providerMessageId ? { provider: driver.provider, providerMessageId: result.providerMessageId } : {};
   return db.$transaction(async (tx) => {
-    const row = await tx.message.update({ where: { id: messageId }, data: { status: result.ok ? "sent" : "failed", sendClaimedUntil: null } });
+    const row = await tx.message.update({ where: { id: messageId }, data: { status: result.ok ? "sent" : "failed", sendClaimedUntil: null, ...providerId } });
     const message = messageToWire(row);
-    const context = { conversation: conversationToWire(conversation), driver: driverName };
+    const context = { conversation: conversationToWire(conversation), driver: driver.name };
     if (result.ok) {
       await emitEvent(tx, "outbound.sent", { object: message, ...context, provider_message_id: result.providerMessageId ?? null });
     } else {

@@ -1,12 +1,14 @@
 // Outbound messages whose sender died mid-send (a crash or restart between the driver call and the
 // final write) stay `queued` with a claim that runs out. This sweep claims those messages, sends
 // them again with the same message id (the http driver sends it as `Idempotency-Key`, so a provider
-// that got the first attempt can drop the second) and records the outcome like any send. A message
+// that got the first attempt can drop the second; Twilio's and WhatsApp Cloud's APIs take no such
+// key, so through them a repeated send may reach the customer twice: at least once, never lost)
+// and records the outcome like any send, through the driver a new send would use. A message
 // interrupted more than an hour ago is ended `failed` instead: a reply that late would confuse the
 // customer more than it helps.
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
-import { getChannelDriver } from "../channels/channel-driver";
+import { driverForConversation, longestSendTimeoutMs } from "../channels/channel-driver";
 import { log } from "../log";
 import { deliverQueuedMessage, recordSendOutcome, sendClaimMs } from "./conversations.service";
 import { setting } from "../settings";
@@ -29,17 +31,19 @@ RETURNING m.id, m.tenant_id AS "tenantId", m.created_at AS "createdAt"`;
 
 /** One sweep: how many interrupted messages it resent or ended. */
 export async function resendInterruptedMessages(): Promise<number> {
-  const driver = getChannelDriver();
+  const claimMs = sendClaimMs({ timeoutMs: longestSendTimeoutMs() });
   const db = await getDb();
-  const claimed = await db.$queryRawUnsafe<{ id: string; tenantId: string; createdAt: Date }[]>(CLAIM_SQL, BATCH, sendClaimMs(driver));
+  const claimed = await db.$queryRawUnsafe<{ id: string; tenantId: string; createdAt: Date }[]>(CLAIM_SQL, BATCH, claimMs);
   for (const { id, tenantId, createdAt } of claimed) {
     const tenantDb = scopeToTenant(db, tenantId);
     const message = await tenantDb.message.findFirst({ where: { id } });
     const conversation = message && (await tenantDb.conversation.findFirst({ where: { id: message.conversationId } }));
     if (!message || !conversation) continue; // deleted with its conversation meanwhile
+    // The same choice a new send makes: the channel's connected provider, else the environment's driver.
+    const driver = await driverForConversation(tenantDb, conversation);
     if (Date.now() - createdAt.getTime() > MAX_RESEND_AGE_MS) {
       log.warn("interrupted outbound message too old to send again; ending it failed", { messageId: id });
-      await recordSendOutcome(tenantDb, driver.name, conversation, id, { ok: false, error: "send interrupted; not sent again after 1 hour" });
+      await recordSendOutcome(tenantDb, driver, conversation, id, { ok: false, error: "send interrupted; not sent again after 1 hour" });
     } else {
       log.warn("sending an interrupted outbound message again", { messageId: id, driver: driver.name });
       await deliverQueuedMessage(tenantDb, tenantId, driver, conversation, message);
