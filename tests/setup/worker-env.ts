@@ -1,11 +1,28 @@
+// Before each test file: its own copy of the run's migrated database template (global-setup.ts).
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { dataDirFromTemplate, databaseFromTemplate, runDatabasePrefix } from "./database-template";
 
 process.env.LOG_LEVEL ??= "silent";
-if (process.env.DATABASE_URL) {
-  process.env.SKIP_MIGRATIONS = "1";
-} else if (!process.env.DATA_DIR) {
-  process.env.DATA_DIR = mkdtempSync(path.join(tmpdir(), `tdp-test-${process.env.VITEST_POOL_ID ?? "0"}-`));
-}
 process.env.RATE_LIMIT_STORE_TIMEOUT_MS ??= "5000"; // a loaded CI machine must not mark a healthy Redis down (exact-count tests)
+const label = `${process.env.VITEST_POOL_ID ?? "0"}_${process.pid}`;
+
+if (process.env.DATABASE_URL) {
+  process.env.SKIP_MIGRATIONS = "1"; // the template (or, over HTTP, the shared database) is migrated
+  const template = process.env.TDP_PG_TEMPLATE;
+  if (template && !process.env.TDP_OWN_DATABASE) {
+    const name = `${runDatabasePrefix(process.env.TDP_TEST_RUN_ID ?? "x")}${label}_${Math.random().toString(36).slice(2, 8)}`;
+    process.env.DATABASE_URL = await databaseFromTemplate(process.env.DATABASE_URL, template, name);
+    process.env.TDP_OWN_DATABASE = name;
+  }
+} else if (!process.env.DATA_DIR) {
+  const root = process.env.TDP_TEST_ROOT ?? tmpdir();
+  const template = process.env.TDP_PGLITE_TEMPLATE;
+  if (template) {
+    process.env.DATA_DIR = dataDirFromTemplate(root, template, label);
+    process.env.SKIP_MIGRATIONS = "1";
+  } else {
+    process.env.DATA_DIR = mkdtempSync(path.join(root, `tdp-test-${label}-`));
+  }
+}
