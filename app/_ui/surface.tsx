@@ -50,7 +50,7 @@ export function ErrorState({ message, onRetry }: { message: string; onRetry?: ()
       <AlertTriangle className="size-6 text-red-500" />
       <p className="text-sm font-medium text-slate-900">Could not load this</p>
       <p className="text-sm text-slate-600">{message}</p>
-      {onRetry ? <button className="text-sm font-medium text-indigo-700 hover:underline" onClick={onRetry}>Try again</button> : null}
+      {onRetry ? <button type="button" className="text-sm font-medium text-indigo-700 hover:underline" onClick={onRetry}>Try again</button> : null}
     </div>
   );
 }
