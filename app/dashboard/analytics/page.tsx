@@ -41,7 +41,7 @@ export default function AnalyticsPage() {
         actions={
           <div role="group" aria-label="Day range" className="inline-flex rounded-md border border-slate-300 bg-white p-0.5 shadow-sm">
             {RANGES.map((r) => (
-              <button key={r} aria-pressed={days === r} onClick={() => setDays(r)} className={cn("rounded px-3 py-1.5 text-sm font-medium", days === r ? "bg-indigo-600 text-white" : "text-slate-700 hover:bg-slate-100")}>
+              <button type="button" key={r} aria-pressed={days === r} onClick={() => setDays(r)} className={cn("rounded px-3 py-1.5 text-sm font-medium", days === r ? "bg-indigo-600 text-white" : "text-slate-700 hover:bg-slate-100")}>
                 {r} days
               </button>
             ))}
