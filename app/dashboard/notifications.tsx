@@ -42,7 +42,7 @@ function Bell_() {
                   <p className="text-xs text-slate-600">{n.body}</p>
                   <div className="mt-1 flex items-center justify-between">
                     <span className="text-[11px] text-slate-400">{formatDateTime(n.created_at)}</span>
-                    <button className="text-xs font-medium text-indigo-700 hover:underline" onClick={() => markRead.mutate({ id: n.id })}>Mark read</button>
+                    <button type="button" className="text-xs font-medium text-indigo-700 hover:underline" onClick={() => markRead.mutate({ id: n.id })}>Mark read</button>
                   </div>
                 </li>
               ))}
