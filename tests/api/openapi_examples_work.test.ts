@@ -17,7 +17,7 @@ const operationsOf = (doc: any) =>
     Object.entries(item).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, path, method, op })),
   );
 const successStatusOf = (op: any) => Object.keys(op.responses).find((s) => s.startsWith("2"))!;
-const escape = (p: string) => p.replace(/~/g, "~0").replace(/\//g, "~1");
+const escapePointer = (p: string) => p.replace(/~/g, "~0").replace(/\//g, "~1");
 
 describe("OpenAPI examples", () => {
   it("every_operation_has_a_request_and_a_response_example", async () => {
@@ -38,7 +38,7 @@ describe("OpenAPI examples", () => {
     const doc = await document();
     for (const { key, path, method, op } of operationsOf(doc)) {
       const status = successStatusOf(op);
-      const pointer = `/paths/${escape(path)}/${method}/responses/${status}/content/application~1json/schema`;
+      const pointer = `/paths/${escapePointer(path)}/${method}/responses/${status}/content/application~1json/schema`;
       expect(matchesDocumentSchema(pointer, op.responses[status].content["application/json"].example), key).toBeNull();
     }
   });
@@ -49,7 +49,7 @@ describe("OpenAPI examples", () => {
     for (const type of EVENT_TYPES) {
       const media = doc.webhooks[type].post.requestBody.content["application/json"];
       expect(media.example).toEqual(exampleEnvelope(type));
-      expect(matchesDocumentSchema(`/webhooks/${escape(type)}/post/requestBody/content/application~1json/schema`, media.example), type).toBeNull();
+      expect(matchesDocumentSchema(`/webhooks/${escapePointer(type)}/post/requestBody/content/application~1json/schema`, media.example), type).toBeNull();
       // What emitEvent itself would accept for this event.
       expect(eventEnvelopeSchema.safeParse(media.example).success, type).toBe(true);
       expect(EVENT_PAYLOADS[type].safeParse(media.example.data).success, type).toBe(true);
