@@ -29,7 +29,7 @@ describe.each(["http", "hubspot"] as const)("the %s driver when the CRM fails", 
     try {
       return await call("POST", "/crm/create-record", { key, body: { object: "contacts", fields: { name: "Sara" } } });
     } finally {
-      spies.forEach((s) => s.mockRestore());
+      for (const s of spies) s.mockRestore();
       process.env.LOG_LEVEL = "silent";
     }
   };
