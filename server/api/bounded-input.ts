@@ -73,4 +73,4 @@ function pathOf(frame: Frame): string {
   return shown(path);
 }
 
-const shown = (s: string) => s.replace(new RegExp(LONE_SURROGATE, "g"), "\uFFFD").replace(/\u0000/g, "\\u0000");
+const shown = (s: string) => s.replace(new RegExp(LONE_SURROGATE, "g"), "\uFFFD").replaceAll("\u0000", "\\u0000");
