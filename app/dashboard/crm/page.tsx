@@ -119,11 +119,12 @@ function ConnectionForm({ connection }: { connection: Connection | null }) {
   );
 }
 
+const toRows = (m: Record<string, string>) => Object.entries(m).map(([canonical, crm]) => ({ canonical, crm }));
+
 function MappingEditor({ connection }: { connection: Connection }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const { canManage } = useAccount();
-  const toRows = (m: Record<string, string>) => Object.entries(m).map(([canonical, crm]) => ({ canonical, crm }));
   const [rows, setRows] = useState(() => toRows(connection.field_mapping));
   const [errors, setErrors] = useState<FieldErrors>({});
   const [formError, setFormError] = useState<string | null>(null);
@@ -156,6 +157,7 @@ function MappingEditor({ connection }: { connection: Connection }) {
           <span>Canonical key</span><span>CRM field</span><span />
         </div>
         {rows.map((r, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: rows are editable inputs with no identity of their own; a row is its position
           <div key={i} className="grid grid-cols-[1fr_1fr_2rem] gap-2" data-testid="mapping-row">
             <Input aria-label={`Canonical key ${i + 1}`} value={r.canonical} disabled={!canManage} onChange={(e) => setRows(rows.map((x, j) => (j === i ? { ...x, canonical: e.target.value } : x)))} className="font-mono" />
             <Input aria-label={`CRM field ${i + 1}`} value={r.crm} disabled={!canManage} onChange={(e) => setRows(rows.map((x, j) => (j === i ? { ...x, crm: e.target.value } : x)))} className="font-mono" />
