@@ -35,8 +35,11 @@ export type RequestContext = {
    */
   response: { status?: number };
 } & (
-  /** The /api/v1 bridge, with API keys. */
-  | { transport: "rest"; headers: HeaderReader }
+  | {
+      /** The /api/v1 bridge, with API keys. */
+      transport: "rest";
+      headers: HeaderReader;
+    }
   /** The dashboard's tRPC endpoint, with a signed-in user. */
   | {
       transport: "trpc";
