@@ -1,7 +1,12 @@
 import type { ReactNode } from "react";
 import "./globals.css";
 
-export const metadata = { title: "Tenant data platform", description: "AI receptionist tenant data platform" };
+export const metadata = {
+  title: { template: "%s · Tenant data platform", default: "Tenant data platform" },
+  description: "AI receptionist tenant data platform",
+};
+
+export const viewport = { width: "device-width", initialScale: 1 };
 
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (

@@ -1,19 +1,48 @@
 "use client";
 import { AlertDialog as AlertPrimitive, Dialog as DialogPrimitive } from "radix-ui";
 import { X } from "lucide-react";
-import type { ReactNode } from "react";
+import { useRef, type ReactNode } from "react";
 import { Button } from "./button";
 import { cn } from "./cn";
 
 const overlay = "fixed inset-0 z-40 bg-slate-900/40 backdrop-blur-[1px]";
 const panel = "fixed left-1/2 top-1/2 z-50 max-h-[90vh] w-[calc(100vw-2rem)] max-w-lg -translate-x-1/2 -translate-y-1/2 overflow-y-auto rounded-xl bg-white p-6 shadow-xl focus:outline-none";
 
+/**
+ * Focus goes back to what opened the dialog when it closes. The dialogs here are opened from state
+ * (no Radix Trigger), and the opener may have been re-rendered away meanwhile (a row that changed):
+ * so the opener is remembered when the dialog opens, found again by its id or test id if React
+ * replaced it, and else the page's heading takes focus rather than the body.
+ */
+function useReturnFocus() {
+  const opener = useRef<{ element: HTMLElement | null; id: string | null }>({ element: null, id: null });
+  // Radix calls onOpenAutoFocus before it moves focus into the dialog: the opener still has it.
+  const remember = () => {
+    const active = document.activeElement;
+    const element = active instanceof HTMLElement && active !== document.body ? active : null;
+    opener.current = { element, id: element?.id || null };
+  };
+  const restore = (event: Event) => {
+    event.preventDefault();
+    const { element, id } = opener.current;
+    const target = element?.isConnected ? element : id ? document.getElementById(id) : null;
+    const fallback = document.querySelector<HTMLElement>("main h1");
+    if (target) target.focus();
+    else if (fallback) {
+      fallback.tabIndex = -1;
+      fallback.focus();
+    }
+  };
+  return { onOpenAutoFocus: remember, onCloseAutoFocus: restore };
+}
+
 export function Dialog(props: { open: boolean; onOpenChange: (open: boolean) => void; title: string; description?: ReactNode; children: ReactNode; className?: string }) {
+  const returnFocus = useReturnFocus();
   return (
     <DialogPrimitive.Root open={props.open} onOpenChange={props.onOpenChange}>
       <DialogPrimitive.Portal>
         <DialogPrimitive.Overlay className={overlay} />
-        <DialogPrimitive.Content className={cn(panel, props.className)} aria-describedby={props.description ? undefined : undefined}>
+        <DialogPrimitive.Content className={cn(panel, props.className)} {...returnFocus} {...(props.description ? {} : { "aria-describedby": undefined })}>
           <div className="mb-4 flex items-start justify-between gap-4">
             <div>
               <DialogPrimitive.Title className="text-lg font-semibold text-slate-900">{props.title}</DialogPrimitive.Title>
@@ -35,14 +64,15 @@ export function ConfirmDialog(props: {
   open: boolean; onOpenChange: (open: boolean) => void; title: string; description: ReactNode;
   confirmLabel: string; onConfirm: () => void; pending?: boolean; error?: string | null;
 }) {
+  const returnFocus = useReturnFocus();
   return (
     <AlertPrimitive.Root open={props.open} onOpenChange={props.onOpenChange}>
       <AlertPrimitive.Portal>
         <AlertPrimitive.Overlay className={overlay} />
-        <AlertPrimitive.Content className={panel}>
+        <AlertPrimitive.Content className={panel} {...returnFocus}>
           <AlertPrimitive.Title className="text-lg font-semibold text-slate-900">{props.title}</AlertPrimitive.Title>
           <AlertPrimitive.Description className="mt-2 text-sm text-slate-600">{props.description}</AlertPrimitive.Description>
-          {props.error ? <p className="mt-3 text-sm text-red-600">{props.error}</p> : null}
+          {props.error ? <p role="alert" className="mt-3 text-sm text-red-700">{props.error}</p> : null}
           <div className="mt-6 flex justify-end gap-2">
             <AlertPrimitive.Cancel asChild><Button variant="secondary">Cancel</Button></AlertPrimitive.Cancel>
             <Button variant="danger" disabled={props.pending} onClick={props.onConfirm}>{props.pending ? "Working…" : props.confirmLabel}</Button>

@@ -19,13 +19,13 @@ export function Field(props: { label: string; error?: string; hint?: ReactNode; 
   const id = useId();
   const describedBy = props.error ? `${id}-error` : props.hint ? `${id}-hint` : undefined;
   return (
-    <div className={cn("space-y-1.5", props.className)}>
+    <div className={cn("space-y-1.5", props.className)} data-field>
       <label htmlFor={id} className="block text-sm font-medium text-slate-800">{props.label}</label>
       {props.children(id, describedBy)}
       {props.error ? (
-        <p id={`${id}-error`} className="text-sm text-red-600" data-field-error>{props.error}</p>
+        <p id={`${id}-error`} className="text-sm text-red-700" data-field-error>{props.error}</p>
       ) : props.hint ? (
-        <p id={`${id}-hint`} className="text-xs text-slate-500">{props.hint}</p>
+        <p id={`${id}-hint`} className="text-xs text-slate-600">{props.hint}</p>
       ) : null}
     </div>
   );
@@ -33,5 +33,5 @@ export function Field(props: { label: string; error?: string; hint?: ReactNode; 
 
 export function FormError({ message }: { message?: string | null }) {
   if (!message) return null;
-  return <p role="alert" className="rounded-md border border-red-200 bg-red-50 px-3 py-2 text-sm text-red-700">{message}</p>;
+  return <p role="alert" className="rounded-md border border-red-200 bg-red-50 px-3 py-2 text-sm text-red-700" data-form-error>{message}</p>;
 }

@@ -1,4 +1,5 @@
-import type { HTMLAttributes, ReactNode } from "react";
+"use client";
+import { useLayoutEffect, useRef, type HTMLAttributes, type ReactNode } from "react";
 import { AlertTriangle, Inbox, Loader2 } from "lucide-react";
 import { cva, type VariantProps } from "class-variance-authority";
 import { cn } from "./cn";
@@ -38,7 +39,7 @@ export function Badge({ tone, className, ...props }: HTMLAttributes<HTMLSpanElem
 
 export function LoadingState({ label = "Loading…" }: { label?: string }) {
   return (
-    <div role="status" className="flex items-center justify-center gap-2 py-12 text-sm text-slate-500">
+    <div role="status" className="flex items-center justify-center gap-2 py-12 text-sm text-slate-600">
       <Loader2 className="size-4 animate-spin" /> {label}
     </div>
   );
@@ -66,14 +67,50 @@ export function EmptyState({ title, children, action }: { title: string; childre
   );
 }
 
-/** Table wrapper that scrolls sideways on narrow screens instead of squashing columns. */
+/**
+ * A table that is a table from 640 px up and a list of stacked rows below it: each cell shows its
+ * column's heading above its value (copied from the <th> into `data-label`, so a page needs nothing
+ * extra), and every cell, its buttons included, fits the screen without scrolling sideways.
+ */
 export function Table({ children, className }: { children: ReactNode; className?: string }) {
+  const ref = useRef<HTMLTableElement>(null);
+  useLayoutEffect(() => {
+    const table = ref.current;
+    if (!table) return;
+    labelCells(table);
+    const observer = new MutationObserver(() => labelCells(table));
+    observer.observe(table, { childList: true, subtree: true, characterData: true });
+    return () => observer.disconnect();
+  }, []);
   return (
     // `relative`: absolutely positioned cell content (sr-only labels) is clipped with the rest.
-    <div className="relative overflow-x-auto">
-      <table className={cn("w-full min-w-[640px] text-left text-sm [&_td]:px-4 [&_td]:py-3 [&_th]:px-4 [&_th]:py-2.5 [&_th]:text-xs [&_th]:font-medium [&_th]:uppercase [&_th]:tracking-wide [&_th]:text-slate-500 [&_thead]:border-b [&_thead]:border-slate-200 [&_thead]:bg-slate-50 [&_tbody_tr]:border-b [&_tbody_tr]:border-slate-100 [&_tbody_tr:last-child]:border-0", className)}>
+    <div className="relative sm:overflow-x-auto">
+      <table
+        ref={ref}
+        className={cn(
+          "w-full text-left text-sm sm:min-w-[640px] [&_td]:px-4 [&_td]:py-3 [&_th]:px-4 [&_th]:py-2.5 [&_th]:text-xs [&_th]:font-medium [&_th]:uppercase [&_th]:tracking-wide [&_th]:text-slate-600 [&_thead]:border-b [&_thead]:border-slate-200 [&_thead]:bg-slate-50 [&_tbody_tr]:border-b [&_tbody_tr]:border-slate-100 [&_tbody_tr:last-child]:border-0",
+          // Below 640 px: rows become cards of labelled lines.
+          "max-sm:block max-sm:[&_thead]:sr-only max-sm:[&_tbody]:block max-sm:[&_tr]:block max-sm:[&_tbody_tr]:py-2 max-sm:[&_td]:block max-sm:[&_td]:py-1.5 max-sm:[&_td]:break-words max-sm:[&_td[data-label]]:before:mb-0.5 max-sm:[&_td[data-label]]:before:block max-sm:[&_td[data-label]]:before:text-xs max-sm:[&_td[data-label]]:before:font-medium max-sm:[&_td[data-label]]:before:uppercase max-sm:[&_td[data-label]]:before:tracking-wide max-sm:[&_td[data-label]]:before:text-slate-600 max-sm:[&_td[data-label]]:before:content-[attr(data-label)]",
+          className,
+        )}
+      >
         {children}
       </table>
     </div>
   );
+}
+
+/** Gives each body cell its column heading as `data-label` (none for headings that are visually hidden). */
+function labelCells(table: HTMLTableElement) {
+  const headings = Array.from(table.querySelectorAll("thead th")).map((th) => (th.querySelector(".sr-only") || th.classList.contains("sr-only") ? "" : th.textContent?.trim() ?? ""));
+  for (const row of Array.from(table.tBodies).flatMap((b) => Array.from(b.rows))) {
+    let column = 0;
+    for (const cell of Array.from(row.cells)) {
+      const label = cell.colSpan > 1 ? "" : headings[column] ?? "";
+      if (label && cell.tagName === "TD") {
+        if (cell.getAttribute("data-label") !== label) cell.setAttribute("data-label", label);
+      } else if (cell.hasAttribute("data-label")) cell.removeAttribute("data-label");
+      column += cell.colSpan;
+    }
+  }
 }

@@ -2,7 +2,7 @@ import type { ReactNode } from "react";
 import { TrpcProviders } from "../_lib/trpc";
 import { DashboardShell } from "./shell";
 
-export const metadata = { title: "Dashboard · Tenant data platform" };
+export const metadata = { title: "Dashboard" };
 
 export default function DashboardLayout({ children }: { children: ReactNode }) {
   return (

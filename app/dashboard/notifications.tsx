@@ -33,7 +33,7 @@ function Bell_() {
       </Popover.Trigger>
       <Popover.Portal>
         <Popover.Content align="start" sideOffset={6} className="z-50 w-80 rounded-lg border border-slate-200 bg-white p-2 shadow-lg">
-          <p className="px-2 py-1 text-xs font-semibold uppercase tracking-wide text-slate-500">Notifications</p>
+          <p className="px-2 py-1 text-xs font-semibold uppercase tracking-wide text-slate-600">Notifications</p>
           {items.length === 0 ? <p className="px-2 py-4 text-sm text-slate-500">You are all caught up.</p> : (
             <ul className="max-h-80 space-y-1 overflow-y-auto">
               {items.map((n) => (
@@ -41,7 +41,7 @@ function Bell_() {
                   <p className="text-sm font-medium text-slate-900">{n.title}</p>
                   <p className="text-xs text-slate-600">{n.body}</p>
                   <div className="mt-1 flex items-center justify-between">
-                    <span className="text-[11px] text-slate-400">{formatDateTime(n.created_at)}</span>
+                    <span className="text-[11px] text-slate-500">{formatDateTime(n.created_at)}</span>
                     <button type="button" className="text-xs font-medium text-indigo-700 hover:underline" onClick={() => markRead.mutate({ id: n.id })}>Mark read</button>
                   </div>
                 </li>

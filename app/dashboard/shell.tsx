@@ -1,25 +1,18 @@
 "use client";
-import { useEffect, type ReactNode } from "react";
+import { useEffect, useState, type ReactNode } from "react";
 import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
 import { useQuery } from "@tanstack/react-query";
-import { BarChart3, Building2, KeyRound, LogOut, ScrollText, Users, Webhook } from "lucide-react";
+import { Dialog as DialogPrimitive } from "radix-ui";
+import { ChevronRight, LogOut, Menu, X } from "lucide-react";
 import { describeError, useTRPC } from "../_lib/trpc";
 import { authClient } from "../_lib/auth-client";
 import { Button } from "../_ui/button";
 import { cn } from "../_ui/cn";
 import { Badge, ErrorState, LoadingState } from "../_ui/surface";
-import { AccountContext } from "./account";
+import { AccountContext, type Account } from "./account";
 import { NotificationsBell } from "./notifications";
-
-const NAV = [
-  { href: "/dashboard/api-keys", label: "API keys", icon: KeyRound },
-  { href: "/dashboard/webhooks", label: "Webhooks", icon: Webhook },
-  { href: "/dashboard/crm", label: "CRM", icon: Building2 },
-  { href: "/dashboard/analytics", label: "Analytics", icon: BarChart3 },
-  { href: "/dashboard/audit-log", label: "Audit log", icon: ScrollText },
-  { href: "/dashboard/members", label: "Members", icon: Users },
-];
+import { activeItem, NAV_GROUPS } from "./nav";
 
 export function DashboardShell({ children }: { children: ReactNode }) {
   const trpc = useTRPC();
@@ -41,46 +34,116 @@ export function DashboardShell({ children }: { children: ReactNode }) {
     router.replace("/sign-in");
   }
 
+  const current = activeItem(pathname);
   return (
     <AccountContext.Provider value={account}>
       <div className="min-h-dvh bg-slate-50 lg:grid lg:grid-cols-[15rem_1fr]">
-        <aside className="border-b border-slate-200 bg-white lg:sticky lg:top-0 lg:h-dvh lg:border-b-0 lg:border-r">
-          <div className="flex items-center justify-between gap-2 px-4 py-3 lg:block lg:px-5 lg:py-5">
-            <div className="min-w-0">
-              <p className="truncate text-sm font-semibold text-slate-900" data-testid="tenant-name">{account.tenant.name}</p>
-              <p className="truncate text-xs text-slate-500" title={account.user.email}>{account.user.email}</p>
-              <Badge tone={account.role === "member" ? "neutral" : "info"} className="mt-1" data-testid="role">{account.role}</Badge>
-            </div>
-            <div className="flex items-center gap-1 lg:hidden">
-              <NotificationsBell />
-              <Button variant="ghost" size="icon" aria-label="Sign out" onClick={signOut}><LogOut /></Button>
-            </div>
-          </div>
-          <nav aria-label="Dashboard" className="flex gap-1 overflow-x-auto px-2 pb-2 lg:flex-col lg:px-3">
-            {NAV.map(({ href, label, icon: Icon }) => {
-              const active = pathname?.startsWith(href);
-              return (
-                <Link
-                  key={href}
-                  href={href}
-                  aria-current={active ? "page" : undefined}
-                  className={cn(
-                    "flex shrink-0 items-center gap-2 rounded-md px-3 py-2 text-sm font-medium",
-                    active ? "bg-indigo-50 text-indigo-700" : "text-slate-700 hover:bg-slate-100",
-                  )}
-                >
-                  <Icon className="size-4" /> {label}
-                </Link>
-              );
-            })}
-          </nav>
-          <div className="hidden px-3 py-4 lg:absolute lg:bottom-0 lg:flex lg:w-full lg:items-center lg:justify-between">
+        {/* Phone and tablet: a bar with the current page and a menu button that opens the navigation. */}
+        <header className="sticky top-0 z-30 flex items-center gap-2 border-b border-slate-200 bg-white px-3 py-2 lg:hidden">
+          <MobileMenu account={account} pathname={pathname} onSignOut={signOut} />
+          <p className="min-w-0 flex-1 truncate text-sm font-semibold text-slate-900" data-testid="current-page">{current?.label ?? "Dashboard"}</p>
+          <NotificationsBell />
+        </header>
+        <aside className="hidden border-r border-slate-200 bg-white lg:sticky lg:top-0 lg:flex lg:h-dvh lg:flex-col">
+          <AccountSummary account={account} className="px-5 py-5" />
+          <NavLinks pathname={pathname} className="flex-1 overflow-y-auto px-3" />
+          <div className="flex items-center justify-between px-3 py-4">
             <NotificationsBell />
             <Button variant="ghost" size="sm" onClick={signOut}><LogOut /> Sign out</Button>
           </div>
         </aside>
-        <main className="mx-auto w-full min-w-0 max-w-6xl px-4 py-6 sm:px-6 lg:px-10 lg:py-10">{children}</main>
+        <main className="mx-auto w-full min-w-0 max-w-6xl px-4 py-5 sm:px-6 lg:px-10 lg:py-10">
+          {current && current.trail.length ? <Breadcrumb trail={current.trail} label={current.label} /> : null}
+          {children}
+        </main>
       </div>
     </AccountContext.Provider>
+  );
+}
+
+function AccountSummary({ account, className }: { account: Account; className?: string }) {
+  return (
+    <div className={cn("min-w-0", className)}>
+      <p className="truncate text-sm font-semibold text-slate-900" data-testid="tenant-name">{account.tenant.name}</p>
+      <p className="truncate text-xs text-slate-600" title={account.user.email}>{account.user.email}</p>
+      <Badge tone={account.role === "member" ? "neutral" : "info"} className="mt-1" data-testid="role">{account.role}</Badge>
+    </div>
+  );
+}
+
+function NavLinks({ pathname, className }: { pathname: string | null; className?: string }) {
+  const current = activeItem(pathname);
+  return (
+    <nav aria-label="Dashboard" className={className}>
+      {NAV_GROUPS.map((group, index) => (
+        <div key={group.label ?? index} className="mb-4">
+          {group.label ? <p className="px-3 pb-1 text-xs font-semibold uppercase tracking-wide text-slate-600">{group.label}</p> : null}
+          <ul className="space-y-0.5">
+            {group.items.map(({ href, label, icon: Icon }) => {
+              const active = current?.href === href;
+              return (
+                <li key={href}>
+                  <Link
+                    href={href}
+                    aria-current={active ? "page" : undefined}
+                    className={cn(
+                      "flex items-center gap-2 rounded-md px-3 py-2 text-sm font-medium focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-indigo-500",
+                      active ? "bg-indigo-50 text-indigo-800" : "text-slate-700 hover:bg-slate-100",
+                    )}
+                  >
+                    <Icon className="size-4" aria-hidden /> {label}
+                  </Link>
+                </li>
+              );
+            })}
+          </ul>
+        </div>
+      ))}
+    </nav>
+  );
+}
+
+/** Where the page sits, in the specification's words (Settings › Integrations › API keys). */
+function Breadcrumb({ trail, label }: { trail: string[]; label: string }) {
+  return (
+    <nav aria-label="Breadcrumb" className="mb-2">
+      <ol className="flex flex-wrap items-center gap-1 text-xs text-slate-600">
+        {trail.map((part) => (
+          <li key={part} className="flex items-center gap-1">{part}<ChevronRight className="size-3" aria-hidden /></li>
+        ))}
+        <li aria-current="page" className="font-medium text-slate-800">{label}</li>
+      </ol>
+    </nav>
+  );
+}
+
+/** The navigation as a drawer (Radix Dialog: focus trapped inside, Escape closes, focus back on the button). */
+function MobileMenu({ account, pathname, onSignOut }: { account: Account; pathname: string | null; onSignOut: () => void }) {
+  const [open, setOpen] = useState(false);
+  // Following a link closes the drawer.
+  useEffect(() => setOpen(false), [pathname]);
+  return (
+    <DialogPrimitive.Root open={open} onOpenChange={setOpen}>
+      <DialogPrimitive.Trigger asChild>
+        <Button variant="ghost" size="icon" aria-label="Open navigation"><Menu /></Button>
+      </DialogPrimitive.Trigger>
+      <DialogPrimitive.Portal>
+        <DialogPrimitive.Overlay className="fixed inset-0 z-40 bg-slate-900/40" />
+        <DialogPrimitive.Content className="fixed inset-y-0 left-0 z-50 flex w-72 max-w-[85vw] flex-col overflow-y-auto bg-white shadow-xl focus:outline-none">
+          <div className="flex items-start justify-between gap-2 px-4 py-4">
+            <DialogPrimitive.Title className="sr-only">Navigation</DialogPrimitive.Title>
+            <DialogPrimitive.Description className="sr-only">The dashboard&apos;s pages and your account</DialogPrimitive.Description>
+            <AccountSummary account={account} />
+            <DialogPrimitive.Close asChild>
+              <Button variant="ghost" size="icon" aria-label="Close navigation"><X /></Button>
+            </DialogPrimitive.Close>
+          </div>
+          <NavLinks pathname={pathname} className="flex-1 px-2" />
+          <div className="border-t border-slate-200 px-3 py-3">
+            <Button variant="ghost" size="sm" onClick={onSignOut}><LogOut /> Sign out</Button>
+          </div>
+        </DialogPrimitive.Content>
+      </DialogPrimitive.Portal>
+    </DialogPrimitive.Root>
   );
 }

@@ -3,7 +3,7 @@ import { useState, type FormEvent } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Plus } from "lucide-react";
 import { describeError, useTRPC } from "../../_lib/trpc";
-import { validate, type FieldErrors } from "../../_lib/form";
+import { useFormErrors, validate } from "../../_lib/form";
 import { issueApiKeyInput } from "@/server/dashboard/dashboard.types";
 import { SCOPES } from "@/server/auth/principal";
 import { Button } from "../../_ui/button";
@@ -68,8 +68,8 @@ export default function ApiKeysPage() {
                   <td className="whitespace-nowrap text-slate-600">{formatDateTime(k.created_at)}</td>
                   <td className="whitespace-nowrap text-slate-600">{k.last_used_at ? formatDateTime(k.last_used_at) : "Never"}</td>
                   <td>{k.revoked_at ? <Badge tone="bad" title={formatDateTime(k.revoked_at)}>Revoked</Badge> : <Badge tone="good">Active</Badge>}</td>
-                  <td className="text-right">
-                    {canManage && !k.revoked_at ? <Button variant="secondary" size="sm" onClick={() => setRevoking(k)}>Revoke</Button> : null}
+                  <td className="sm:text-right">
+                    {canManage && !k.revoked_at ? <Button variant="secondary" size="sm" id={`revoke-${k.id}`} onClick={() => setRevoking(k)}>Revoke</Button> : null}
                   </td>
                 </tr>
               ))}
@@ -88,24 +88,19 @@ function IssueKeyDialog({ onClose }: { onClose: () => void }) {
   const queryClient = useQueryClient();
   const [name, setName] = useState("");
   const [scopes, setScopes] = useState<string[]>(["read"]);
-  const [errors, setErrors] = useState<FieldErrors>({});
-  const [formError, setFormError] = useState<string | null>(null);
+  const form = useFormErrors();
+  const { errors } = form;
   const issue = useMutation(
     trpc.dashboard.apiKeys.issue.mutationOptions({
       onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.dashboard.apiKeys.list.queryKey() }),
-      onError: (err) => {
-        const e = describeError(err);
-        if (e.field) setErrors({ [e.field.split(/[.[]/)[0]]: e.message });
-        else setFormError(e.message);
-      },
+      onError: form.failFromServer,
     }),
   );
 
   function submit(e: FormEvent) {
     e.preventDefault();
-    setFormError(null);
     const { data, errors } = validate(issueApiKeyInput, { name, scopes });
-    setErrors(errors);
+    form.fail(errors);
     if (data) issue.mutate(data);
   }
 
@@ -120,20 +115,20 @@ function IssueKeyDialog({ onClose }: { onClose: () => void }) {
           <div className="flex justify-end"><Button onClick={onClose}>Done</Button></div>
         </div>
       ) : (
-        <form onSubmit={submit} className="space-y-5" noValidate>
+        <form ref={form.ref} onSubmit={submit} className="space-y-5" noValidate>
           <Field label="Name" error={errors.name} hint="Where the key is used, e.g. “CRM sync”.">
             {(id, describedBy) => <Input id={id} value={name} onChange={(e) => setName(e.target.value)} aria-invalid={!!errors.name} aria-describedby={describedBy} autoFocus />}
           </Field>
-          <fieldset>
+          <fieldset data-field>
             <legend className="mb-2 text-sm font-medium text-slate-800">Scopes</legend>
             <div className="grid gap-3 sm:grid-cols-2">
               {SCOPES.map((scope) => (
                 <Checkbox key={scope} label={scope} description={SCOPE_HELP[scope]} checked={scopes.includes(scope)} onCheckedChange={(on) => toggle(scope, on)} />
               ))}
             </div>
-            {errors.scopes ? <p className="mt-2 text-sm text-red-600" data-field-error>{errors.scopes}</p> : null}
+            {errors.scopes ? <p className="mt-2 text-sm text-red-700" data-field-error>{errors.scopes}</p> : null}
           </fieldset>
-          <FormError message={formError} />
+          <FormError message={form.formError} />
           <div className="flex justify-end gap-2">
             <Button variant="secondary" onClick={onClose}>Cancel</Button>
             <Button type="submit" disabled={issue.isPending}>{issue.isPending ? "Creating…" : "Create key"}</Button>
