@@ -5,7 +5,7 @@ import { checkSettings, setting } from "./settings";
 
 // On globalThis: under the lean front, Next's bundled copy of this module (instrumentation.ts) and
 // the front's own copy share one process, and must start it once.
-const shared = globalThis as { __tenantDataStarted?: Promise<void>; __tenantDataStopSla?: () => void };
+const shared = globalThis as { __tenantDataStarted?: Promise<void> };
 
 /** Once per server process, whichever front (Next or the lean server) starts it. */
 export function startServerProcess(): Promise<void> {
@@ -25,7 +25,8 @@ export function startServerProcess(): Promise<void> {
     }
     await (await import("./webhooks/engine")).startWebhookEngine();
     (await import("./conversations/send-recovery")).startSendRecovery();
-    shared.__tenantDataStopSla = (await import("./conversations/sla-monitor")).startSlaMonitor();
+    (await import("./conversations/sla-monitor")).startSlaMonitor();
+    (await import("./tools/tool-calls")).startToolCallPruning();
     log.info("server process ready", { database: databaseKind() });
   })();
   return shared.__tenantDataStarted;
@@ -34,15 +35,16 @@ export function startServerProcess(): Promise<void> {
 /**
  * Graceful stop, first half: the background work this process started takes no new work and
  * finishes what it holds (webhook attempts sent and recorded, or past `deadline` (epoch ms) their
- * leases released; a send-recovery sweep in progress completed; no further SLA checks). The
- * database stays open.
+ * leases released; a send-recovery sweep, an SLA check or a tool-call pruning in progress
+ * completed). The database stays open.
  */
 export async function stopBackgroundWork(deadline: number): Promise<void> {
   if (!shared.__tenantDataStarted) return;
   await shared.__tenantDataStarted.catch(() => {});
-  shared.__tenantDataStopSla?.();
-  const [{ stopWebhookEngine }, { stopSendRecovery }] = await Promise.all([import("./webhooks/engine"), import("./conversations/send-recovery")]);
-  await Promise.all([stopWebhookEngine(deadline), stopSendRecovery()]);
+  const [{ stopWebhookEngine }, { stopSendRecovery }, { stopSlaMonitor }, { stopToolCallPruning }] = await Promise.all([
+    import("./webhooks/engine"), import("./conversations/send-recovery"), import("./conversations/sla-monitor"), import("./tools/tool-calls"),
+  ]);
+  await Promise.all([stopWebhookEngine(deadline), stopSendRecovery(), stopSlaMonitor(), stopToolCallPruning()]);
 }
 
 /** Graceful stop, second half (after requests and background work ended): the rate-limit store, then the database (the embedded one's lock with it). */

@@ -7,19 +7,18 @@
 // in the transaction that writes the event. Two processes claiming the same conversation at once
 // serialize on its row; the second re-checks the condition after the first commits and claims
 // nothing. So every server process may run the check (startSlaMonitor), and an Inngest cron may too.
-import { z } from "zod";
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { notFound } from "../errors";
 import { emitEvent } from "../events/emit-event";
-import { log } from "../log";
+import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../periodic-job";
 import { OPERATOR, recordAudit, type AuditActor } from "../audit/record-audit";
 import { conversationToWire } from "./conversations.service";
+import { type HandoffSla } from "./sla-monitor.types";
 import { setting } from "../settings";
 
-export const DEFAULT_HANDOFF_SLA_MINUTES = 15;
-/** A week: longer than that is no response-time target. (A check constraint holds the same bounds.) */
-export const MAX_HANDOFF_SLA_MINUTES = 10_080;
+export { DEFAULT_HANDOFF_SLA_MINUTES, MAX_HANDOFF_SLA_MINUTES, handoffSlaInput, handoffSlaSchema } from "./sla-monitor.types";
+
 const BATCH = 100;
 
 /**
@@ -84,48 +83,15 @@ export async function checkHandoffSlas(): Promise<number> {
   }
 }
 
-type Monitor = { timer?: NodeJS.Timeout; check: Promise<void> | null };
-let running: Monitor | null = null;
+const SLA_JOB = "handoff SLA check";
 
-/** Runs the check every `SLA_CHECK_INTERVAL_MS` (default 30 s; 0 turns it off). Returns a stop function. */
-export function startSlaMonitor(intervalMs = setting("SLA_CHECK_INTERVAL_MS")): () => void {
-  if (!(intervalMs > 0)) return () => {};
-  clearInterval(running?.timer);
-  const state: Monitor = { check: null };
-  state.timer = setInterval(() => {
-    if (state.check) return;
-    state.check = checkHandoffSlas()
-      .then(() => {}, (err) => log.error("handoff SLA check failed", { error: err instanceof Error ? err.message : String(err) }))
-      .finally(() => {
-        state.check = null;
-      });
-  }, intervalMs);
-  state.timer.unref();
-  running = state;
-  return () => clearInterval(state.timer);
+/** Runs the check every `SLA_CHECK_INTERVAL_MS` (default 30 s; 0 turns it off). */
+export function startSlaMonitor(intervalMs = setting("SLA_CHECK_INTERVAL_MS")): PeriodicJob {
+  return startPeriodicJob(SLA_JOB, intervalMs, checkHandoffSlas);
 }
 
 /** Graceful shutdown: no further checks; waits for one in progress (each claim is one short transaction). */
-export async function stopSlaMonitor(): Promise<void> {
-  const state = running;
-  running = null;
-  if (!state) return;
-  clearInterval(state.timer);
-  await state.check;
-}
-
-const slaMessage = `must be an integer from 1 to ${MAX_HANDOFF_SLA_MINUTES}`;
-export const handoffSlaInput = z.strictObject({
-  handoff_sla_minutes: z
-    .number({ error: slaMessage })
-    .int({ message: slaMessage })
-    .min(1, { message: slaMessage })
-    .max(MAX_HANDOFF_SLA_MINUTES, { message: slaMessage })
-    .describe("Minutes a customer may wait for an operator after a handoff before `sla.breached`"),
-});
-
-export const handoffSlaSchema = z.object({ handoff_sla_minutes: z.number().int().min(1).max(MAX_HANDOFF_SLA_MINUTES) });
-type HandoffSla = z.infer<typeof handoffSlaSchema>;
+export const stopSlaMonitor = (): Promise<void> => stopPeriodicJob(SLA_JOB);
 
 /** The tenant's handoff SLA in minutes (the dashboard's setting). */
 export async function getHandoffSla(tenantId: string): Promise<HandoffSla> {

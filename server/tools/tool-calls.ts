@@ -5,9 +5,19 @@
 // serialize on the unique (tenant_id, tool, tool_call_id) key: the second's insert waits for the
 // first's transaction, then inserts nothing and reads the committed result. A first call that
 // failed left no record, so its retry runs again.
+//
+// Records are kept for TOOL_CALL_RETENTION_MS (7 days) and then pruned by every server process,
+// hourly: a runtime retries a call within seconds or minutes, so a week is ample, and after it a
+// repeated id simply runs again.
+import { getDb } from "../db/client";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
+import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../periodic-job";
 
 export const MAX_TOOL_CALL_ID = 255;
+export const TOOL_CALL_RETENTION_MS = 7 * 24 * 3_600_000;
+const PRUNE_INTERVAL_MS = 3_600_000;
+const PRUNE_BATCH = 1_000;
+const PRUNE_JOB = "tool-call pruning";
 
 /**
  * The tenant database as seen from inside `tx`: a domain service's own `db.$transaction(fn)` runs
@@ -52,3 +62,28 @@ export async function withToolCall<R>(
     if (outcome.text !== null) return JSON.parse(outcome.text) as R;
   }
 }
+
+// Batches (the created_at index) keep each statement short; processes pruning at once only race
+// to delete the same rows, which is harmless.
+const PRUNE_SQL = `
+DELETE FROM tool_calls WHERE id IN (
+  SELECT id FROM tool_calls WHERE created_at < now() - make_interval(secs => $1::double precision / 1000) LIMIT $2::int
+)`;
+
+/** Deletes the tool-call records older than `retentionMs`, in every tenant: how many it deleted. */
+export async function pruneToolCalls(retentionMs = TOOL_CALL_RETENTION_MS): Promise<number> {
+  const db = await getDb();
+  let pruned = 0;
+  for (;;) {
+    const deleted = await db.$executeRawUnsafe(PRUNE_SQL, retentionMs, PRUNE_BATCH);
+    pruned += deleted;
+    if (deleted < PRUNE_BATCH) return pruned;
+  }
+}
+
+/** Prunes every `intervalMs` (hourly) in this process. */
+export const startToolCallPruning = (intervalMs = PRUNE_INTERVAL_MS): PeriodicJob =>
+  startPeriodicJob(PRUNE_JOB, intervalMs, () => pruneToolCalls());
+
+/** Graceful shutdown: no further pruning; waits for a run in progress. */
+export const stopToolCallPruning = (): Promise<void> => stopPeriodicJob(PRUNE_JOB);
