@@ -71,6 +71,19 @@ describe("assistant.handoffSla in the dashboard", () => {
     expect((await trpc("query", "assistant.handoffSla", undefined, { cookie: ownerB })).data).toEqual({ handoff_sla_minutes: 15 });
   });
 
+  it("members_read_the_list_of_tools_with_the_scope_each_needs", async () => {
+    const res = await trpc("query", "assistant.tools", undefined, { cookie: memberA });
+    expect(res.status).toBe(200);
+    expect(res.data.map((t: { name: string }) => t.name)).toEqual([
+      "search_offerings", "get_conversation_context", "upsert_lead", "book_appointment",
+      "reschedule_appointment", "cancel_appointment", "request_handoff", "record_csat",
+    ]);
+    expect(res.data.find((t: { name: string }) => t.name === "search_offerings")).toEqual({
+      name: "search_offerings", title: expect.any(String), kind: "read", required_scope: "assistant:read",
+    });
+    expect(res.data.find((t: { name: string }) => t.name === "book_appointment")).toMatchObject({ kind: "write", required_scope: "appointments:write" });
+  });
+
   it("signed_out_is_401", async () => {
     expect((await trpc("query", "assistant.handoffSla", undefined, {})).status).toBe(401);
     expect((await trpc("mutation", "assistant.setHandoffSla", { handoff_sla_minutes: 20 }, {})).status).toBe(401);
