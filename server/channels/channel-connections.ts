@@ -7,7 +7,7 @@
 import { ZodError } from "zod";
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb } from "../db/tenant-scope";
-import { getDb } from "../db/client";
+import { getDb, getSql, sqlIfOpen, type Statement } from "../db/client";
 import { lockTenantRow } from "../db/lock-row";
 import { keysetPage, toListEnvelope } from "../api/pagination";
 import { badRequest, conflict, fromZodError, notFound } from "../errors";
@@ -169,16 +169,20 @@ export async function disconnectChannel(db: TenantDb, id: string, actor: AuditAc
 
 export type ResolvedConnection = { id: string; tenantId: string; provider: ChannelProvider; channel: ConnectionChannel; address: string; credentialsEncrypted: string };
 
+// A prepared statement on the pipelined connections: every inbound request runs it first.
+const ACTIVE_CONNECTION: Statement = {
+  text: `SELECT id, tenant_id AS "tenantId", provider, channel, address, status, credentials_encrypted AS "credentialsEncrypted"
+    FROM channel_connections WHERE provider = $1 AND address = $2`,
+};
+
 /**
  * The active connection that owns an address, across tenants: how a receiver finds the tenant of
  * an inbound request. Null when no tenant has it (or its connection is disabled).
  */
 export async function findActiveConnection(provider: ChannelProvider, address: string): Promise<ResolvedConnection | null> {
-  const db = await getDb();
-  const row = await db.channelConnection.findUnique({
-    where: { provider_address: { provider, address } },
-    select: { id: true, tenantId: true, provider: true, channel: true, address: true, status: true, credentialsEncrypted: true },
-  });
+  const sql = sqlIfOpen() ?? (await getSql());
+  const [row] = await sql<ResolvedConnection & { status: string }>(ACTIVE_CONNECTION, [provider, address]);
   if (!row || row.status !== "active") return null;
-  return { ...row, provider: row.provider as ChannelProvider, channel: row.channel as ConnectionChannel };
+  const { status: _status, ...connection } = row;
+  return connection;
 }

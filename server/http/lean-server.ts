@@ -14,10 +14,11 @@ import { forwardResolvedClientIp } from "./client-ip";
 import { answerRestFromNode } from "./node-rest";
 import { answerAgentFromNode } from "../tools/agent-rest";
 import { handleMcpRequest } from "../tools/mcp";
+import { answerWebhookRequest } from "../channels/receivers";
 
 export type FetchHandler = (req: Request) => Promise<Response>;
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
-export type Mount = "rest" | "agent" | "mcp" | "trpc" | "inngest" | "next";
+export type Mount = "rest" | "agent" | "mcp" | "trpc" | "inngest" | "webhooks" | "next";
 
 /**
  * THE routing decision: which handler answers a path. Everything not listed here is Next's
@@ -35,6 +36,9 @@ export function mountFor(pathname: string): Mount {
   if (pathname === "/api/agent/mcp") return "mcp";
   if (pathname.startsWith("/api/trpc/")) return "trpc";
   if (pathname === "/api/inngest") return "inngest";
+  // The providers' receivers: served here rather than through Next's route machinery, since inbound
+  // traffic is the busiest write path (the Next route file mounts the same handler).
+  if (pathname.startsWith("/api/webhooks/")) return "webhooks";
   return "next";
 }
 
@@ -82,6 +86,7 @@ export function createLeanServer(options: LeanServerOptions): Server {
     mcp: fetchHandler(handleMcpRequest),
     trpc: fetchHandler(handleTrpcRequest),
     inngest: fetchHandler(handleInngestRequest),
+    webhooks: fetchHandler(answerWebhookRequest),
   };
   const timeouts = options.timeouts && {
     headersTimeout: options.timeouts.headersMs,

@@ -1,0 +1,226 @@
+// Ingest bench: inbound SMS through the real Twilio Messaging receiver on PostgreSQL, all for one
+// tenant (many customers), every request signed with the twilio library over the public URL:
+//   (a) messages per second at -c BENCH_INGEST_CONNECTIONS, beside (p) the physical limit: a bare
+//       node:http server storing the same rows in one raw SQL transaction (ingest-physical-server.ts),
+//       in interleaved rounds; zero lost: every 200 answer's message is a row (counted in SQL);
+//   (b) the receiver's latency at a fixed 200 requests per second (p50 / p99);
+//   (c) with BENCH_INGEST_PROFILE=1, a CPU profile of the receiver's process under load.
+// The receiver runs in the production lean front (createLeanServer; ingest-server.ts, no Next).
+//   DATABASE_URL=postgresql://… npx tsx scripts/bench/ingest.ts      (or BENCH_PARTS=ingest npm run bench)
+import { mkdtempSync, readdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { loadavg, tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
+import { freePort, processTreeCpuMs, spawnServer, type Running } from "./services";
+import { summariseProfile } from "./profile-summary";
+
+const require = createRequire(import.meta.url);
+const autocannon = require("autocannon") as (opts: Record<string, unknown>) => Promise<any>;
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+const CONNECTIONS = Number(process.env.BENCH_INGEST_CONNECTIONS ?? 32);
+const ROUNDS = Number(process.env.BENCH_INGEST_ROUNDS ?? 3);
+const SLICE_S = Number(process.env.BENCH_INGEST_SLICE ?? 4);
+const FIXED_RATE = 200;
+const FIXED_RATE_S = Number(process.env.BENCH_INGEST_FIXED_RATE_SECONDS ?? 10);
+const CUSTOMERS = Number(process.env.BENCH_INGEST_CUSTOMERS ?? 2_000);
+const TARGETS = { messagesPerSecond: 1_000, p99Ms: 25, overPhysical: 0.4 };
+
+const PUBLIC_BASE_URL = "https://hooks.bench.example";
+const PATH = "/api/webhooks/twilio/messaging";
+const ACCOUNT_SID = "AC" + "b".repeat(32);
+const AUTH_TOKEN = "bench-ingest-auth-token-7c1d";
+const BUSINESS_NUMBER = "+97145550123";
+const SLUG = "bench-ingest";
+
+const log = (msg: string) => console.error(`[bench:ingest] ${msg}`);
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+type Ctx = { databaseUrl?: string };
+
+/** A fresh bench tenant (the previous run's is deleted with its rows) with a Twilio SMS connection. */
+async function benchTenant(databaseUrl: string): Promise<string> {
+  const { PrismaPg } = await import("@prisma/adapter-pg");
+  const { applyMigrations } = await import("../../server/db/schema-engine");
+  await applyMigrations(new PrismaPg({ connectionString: databaseUrl }));
+  process.env.DATABASE_URL = databaseUrl;
+  process.env.SKIP_MIGRATIONS = "1";
+  const [{ getDb, closeDb }, { scopeToTenant }, { connectChannel }, { OPERATOR }] = await Promise.all([
+    import("../../server/db/client"), import("../../server/db/tenant-scope"),
+    import("../../server/channels/channel-connections"), import("../../server/audit/record-audit"),
+  ]);
+  const db = await getDb();
+  await db.tenant.deleteMany({ where: { slug: SLUG } });
+  const tenant = await db.tenant.create({ data: { name: "Ingest bench", slug: SLUG } });
+  await connectChannel(scopeToTenant(db, tenant.id), tenant.id, {
+    provider: "twilio", channel: "sms", address: BUSINESS_NUMBER, credentials: { account_sid: ACCOUNT_SID, auth_token: AUTH_TOKEN },
+  }, OPERATOR);
+  await closeDb();
+  return tenant.id;
+}
+
+/**
+ * Twilio's inbound form for message `n` of a run (a unique MessageSid: 2 letters and 32 hex), from
+ * one of CUSTOMERS customers, signed as Twilio signs it.
+ */
+function signedInbound(run: number, n: number): { body: string; headers: Record<string, string>; sid: string } {
+  const sid = `SM${run.toString(16).padStart(8, "0")}${n.toString(16).padStart(24, "0")}`;
+  const params = {
+    MessageSid: sid, AccountSid: ACCOUNT_SID, From: `+97150${String(10_000_000 + (n % CUSTOMERS)).slice(1)}`, To: BUSINESS_NUMBER,
+    Body: "Hello, is the two-bedroom in Marina still available for a viewing this week?", NumMedia: "0", SmsStatus: "received",
+  };
+  return {
+    sid,
+    body: new URLSearchParams(params).toString(),
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      "x-twilio-signature": getExpectedTwilioSignature(AUTH_TOKEN, `${PUBLIC_BASE_URL}${PATH}`, params),
+    },
+  };
+}
+
+let runCounter = Date.now() % 0xffffff;
+
+/** One autocannon run of signed inbound messages; which MessageSids were answered 200. */
+async function load(server: Running, opts: { seconds: number; connections: number; overallRate?: number }) {
+  const run = ++runCounter;
+  const answered: string[] = [];
+  let refusal: string | null = null;
+  let n = 0;
+  const result = await autocannon({
+    url: server.url + PATH, connections: opts.connections, duration: opts.seconds, ...(opts.overallRate ? { overallRate: opts.overallRate } : {}),
+    requests: [{
+      method: "POST",
+      setupRequest: (req: Record<string, unknown>, context: Record<string, unknown>) => {
+        const message = signedInbound(run, n++);
+        context.sid = message.sid;
+        return { ...req, method: "POST", path: PATH, body: message.body, headers: message.headers };
+      },
+      onResponse: (status: number, body: string, context: Record<string, unknown>) => {
+        if (status === 200) answered.push(context.sid as string);
+        else if (!refusal) refusal = `${status} ${body.slice(0, 300)}`;
+      },
+    }],
+  });
+  if (refusal) log(`${server.name}: first refusal: ${refusal}\n${server.output().slice(-3000)}`);
+  return { result, answered, sent: n };
+}
+
+/** How many of these MessageSids are stored for the tenant (each at most once, by the unique key). */
+async function storedCount(pool: pg.Pool, tenantId: string, sids: string[]): Promise<number> {
+  const { rows } = await pool.query(
+    `SELECT count(*)::int AS n FROM messages WHERE tenant_id = $1 AND provider = 'twilio' AND provider_message_id = ANY($2::text[])`,
+    [tenantId, sids],
+  );
+  return rows[0].n;
+}
+
+type Side = { answered200: number; seconds: number; non2xx: number; errors: number; lost: number; cpuMs: number; p99: number[] };
+
+async function throughput(servers: Record<"receiver" | "physical", Running>, pool: pg.Pool, tenantId: string) {
+  for (const server of Object.values(servers)) await load(server, { seconds: 2, connections: CONNECTIONS }); // warm-up
+  const sides: Record<string, Side> = {};
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, server] of Object.entries(servers)) {
+      const side = (sides[name] ??= { answered200: 0, seconds: 0, non2xx: 0, errors: 0, lost: 0, cpuMs: 0, p99: [] });
+      const cpu0 = processTreeCpuMs(server.proc.pid!);
+      const { result, answered } = await load(server, { seconds: SLICE_S, connections: CONNECTIONS });
+      side.cpuMs += processTreeCpuMs(server.proc.pid!) - cpu0;
+      side.answered200 += answered.length;
+      side.seconds += result.duration;
+      side.non2xx += result.non2xx;
+      side.errors += result.errors + result.timeouts;
+      side.p99.push(result.latency.p99);
+      side.lost += answered.length - (await storedCount(pool, tenantId, answered));
+    }
+  }
+  const summary = (s: Side) => ({
+    messagesPerSecond: Math.round(s.answered200 / s.seconds), answered200: s.answered200, non2xx: s.non2xx, errors: s.errors,
+    lost: s.lost, p99Ms: median(s.p99), cpuMsPerMessage: round(s.cpuMs / Math.max(s.answered200, 1), 3),
+  });
+  return { receiver: summary(sides.receiver), physical: summary(sides.physical) };
+}
+
+/** Latency at a fixed rate: what a provider's steady traffic sees. */
+async function fixedRate(server: Running) {
+  const { result, answered, sent } = await load(server, { seconds: FIXED_RATE_S, connections: 20, overallRate: FIXED_RATE });
+  return { rate: FIXED_RATE, seconds: FIXED_RATE_S, sent, answered200: answered.length, p50Ms: result.latency.p50, p99Ms: result.latency.p99, maxMs: result.latency.max };
+}
+
+const serverEnv = (databaseUrl: string) => ({
+  DATABASE_URL: databaseUrl, SKIP_MIGRATIONS: "1", DEMO_SEED: "0", LOG_LEVEL: "warn", NODE_ENV: "production",
+  PUBLIC_BASE_URL, RATE_LIMIT_DISABLED: "1", REDIS_URL: undefined, UPSTASH_REDIS_REST_URL: undefined,
+  // Only the receiver is measured: no webhook worker, recovery sweep or SLA check beside it.
+  WEBHOOK_ENGINE: "off", SEND_RECOVERY_INTERVAL_MS: "0", SLA_CHECK_INTERVAL_MS: "0",
+});
+
+async function startReceiver(databaseUrl: string, nodeArgs: string[] = []) {
+  return spawnServer("ingest receiver", [...nodeArgs, "--import", "tsx", path.join(root, "scripts/bench/ingest-server.ts")], {
+    port: await freePort(), cwd: root, readyPath: "/api/v1", env: serverEnv(databaseUrl),
+  });
+}
+
+/** A CPU profile of the receiver's process over 5 s of load (after 2 s of warm-up). */
+async function profileReceiver(databaseUrl: string) {
+  const dir = mkdtempSync(path.join(tmpdir(), "bench-ingest-prof-"));
+  const server = await startReceiver(databaseUrl, ["--cpu-prof", "--cpu-prof-dir", dir]);
+  try {
+    await load(server, { seconds: 2, connections: CONNECTIONS });
+    const fromUs = Number(process.hrtime.bigint() / 1000n);
+    const { answered } = await load(server, { seconds: 5, connections: CONNECTIONS });
+    const toUs = Number(process.hrtime.bigint() / 1000n);
+    await server.stop();
+    const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
+    if (!file) return null;
+    const profile = summariseProfile(path.join(dir, file), 15, { fromUs, toUs });
+    return { messages: answered.length, cpuMsPerMessage: round(profile.busyMs / Math.max(answered.length, 1), 3), ...profile, file: path.join(dir, file) };
+  } finally {
+    await server.stop();
+  }
+}
+
+export async function benchIngest(ctx: Ctx = {}) {
+  const databaseUrl = ctx.databaseUrl ?? process.env.DATABASE_URL;
+  if (!databaseUrl) throw new Error("the ingest bench needs DATABASE_URL (PostgreSQL)");
+  const loadBefore = loadavg().map((x) => round(x));
+  const tenantId = await benchTenant(databaseUrl);
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  const receiver = await startReceiver(databaseUrl);
+  const physical = await spawnServer("ingest physical limit", ["--import", "tsx", path.join(root, "scripts/bench/ingest-physical-server.ts")], {
+    port: await freePort(), cwd: root, env: { DATABASE_URL: databaseUrl, BENCH_TENANT_ID: tenantId },
+  });
+  try {
+    log(`throughput: ${ROUNDS} interleaved rounds of ${SLICE_S} s, receiver vs physical limit, -c ${CONNECTIONS}, ${CUSTOMERS} customers of one tenant`);
+    const runs = await throughput({ receiver, physical }, pool, tenantId);
+    log(`latency at a fixed ${FIXED_RATE} req/s for ${FIXED_RATE_S} s`);
+    const steady = await fixedRate(receiver);
+    const profile = process.env.BENCH_INGEST_PROFILE === "1" ? (log("CPU profile of the receiver"), await profileReceiver(databaseUrl)) : undefined;
+    const overPhysical = round(runs.receiver.messagesPerSecond / runs.physical.messagesPerSecond);
+    return {
+      tenant: "one tenant, " + CUSTOMERS + " customers", connections: CONNECTIONS,
+      ...runs, overPhysical, fixedRate: steady,
+      targets: TARGETS,
+      withinTargets: {
+        messagesPerSecond: runs.receiver.messagesPerSecond >= TARGETS.messagesPerSecond,
+        zeroLost: runs.receiver.lost === 0 && runs.physical.lost === 0,
+        p99: steady.p99Ms <= TARGETS.p99Ms,
+        overPhysical: overPhysical >= TARGETS.overPhysical,
+      },
+      loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)) },
+      ...(profile !== undefined ? { profile } : {}),
+    };
+  } finally {
+    await Promise.all([receiver.stop(), physical.stop()]);
+    await pool.end();
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const result = await benchIngest();
+  console.log(JSON.stringify(result, null, 2));
+  process.exit(0);
+}
