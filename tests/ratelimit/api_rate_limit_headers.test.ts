@@ -7,6 +7,7 @@ import { revokeApiKey } from "../../server/auth/api-keys";
 import { OPERATOR } from "../../server/audit/record-audit";
 import { getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
+import { startOfNextWindow } from "../helpers/rate-limit-clock";
 
 beforeAll(async () => {
   await warmUpRateLimiter();
@@ -17,8 +18,7 @@ describe("/api/v1 per-key limit", { timeout: 180_000 }, () => {
     const { key } = await tenantWithKey(["read"]);
     // Windows are aligned to the minute: a run that straddles a boundary sees the previous window's
     // weight shrink as it goes and rightly admits more. Start inside a fresh window instead.
-    const intoWindow = Date.now() % 60_000;
-    if (intoWindow > 30_000) await new Promise((r) => setTimeout(r, 60_000 - intoWindow + 50));
+    startOfNextWindow();
     const statuses: number[] = [];
     let first: Headers | undefined;
     let refused: Awaited<ReturnType<typeof call>> | undefined;
@@ -60,8 +60,7 @@ describe("/api/v1 requests that fail authentication", { timeout: 60_000 }, () =>
   it("401_wrong_secret_or_revoked_known_key_takes_no_tokens", async () => {
     const { tenantId, key, keyId } = await tenantWithKey(["read"]);
     // Exact counts need one window (see above): start well inside one.
-    const intoWindow = Date.now() % 60_000;
-    if (intoWindow > 45_000) await new Promise((r) => setTimeout(r, 60_000 - intoWindow + 50));
+    startOfNextWindow();
     const first = await call("GET", "/offerings?limit=1", { key });
     expect(first.status).toBe(200);
     expect(first.headers.get("x-ratelimit-remaining")).toBe("199");

@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { call, errorOf, tenantWithKey } from "../helpers/api";
 import { warmUpRateLimiter } from "../../server/ratelimit";
 import { failedAuthBucketOf } from "../../server/ratelimit/failed-auth";
+import { startOfNextWindow } from "../helpers/rate-limit-clock";
 
 beforeAll(async () => {
   await warmUpRateLimiter();
@@ -17,8 +18,7 @@ beforeAll(async () => {
 const freshIp = () => `198.${18 + randomInt(2)}.${randomInt(256)}.${randomInt(1, 255)}`;
 
 async function startOfAWindow() {
-  const intoWindow = Date.now() % 60_000;
-  if (intoWindow > 40_000) await new Promise((r) => setTimeout(r, 60_000 - intoWindow + 50));
+  startOfNextWindow();
 }
 
 describe("failed authentication per client IP", { timeout: 120_000 }, () => {

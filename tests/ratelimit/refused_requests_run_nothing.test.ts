@@ -7,6 +7,7 @@ import { limitApiRequest, warmUpRateLimiter } from "../../server/ratelimit";
 import { dbOperationCount, getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { handleRestRequest } from "../../server/api/rest-bridge";
+import { startOfNextWindow } from "../helpers/rate-limit-clock";
 
 beforeAll(async () => {
   await warmUpRateLimiter();
@@ -16,8 +17,7 @@ beforeAll(async () => {
 async function refusedKey() {
   const k = await tenantWithKey(["read", "offerings:write"]);
   // Stay inside one window: across a boundary the sliding window starts to free tokens again.
-  const intoWindow = Date.now() % 60_000;
-  if (intoWindow > 45_000) await new Promise((r) => setTimeout(r, 60_000 - intoWindow + 50));
+  startOfNextWindow();
   expect((await call("GET", "/offerings?limit=1", { key: k.key })).status).toBe(200);
   const db = await getDb();
   await eventually(async () => (await db.apiKey.findUniqueOrThrow({ where: { id: k.keyId } })).lastUsedAt);
