@@ -40,15 +40,22 @@ function touchLastUsed(keyId: string): void {
   if (now - (lastWritten.get(keyId) ?? 0) < LAST_USED_INTERVAL_MS) return;
   lastWritten.set(keyId, now);
   if (lastWritten.size > 100_000) lastWritten.clear();
-  void getDb()
+  const write = getDb()
     .then((db) =>
       db.apiKey.updateMany({
         where: { id: keyId, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(now - LAST_USED_INTERVAL_MS) } }] },
         data: { lastUsedAt: new Date(now) },
       }),
     )
-    .catch((err) => log.warn("last-used update failed", { keyId, error: String(err) }));
+    .catch((err) => log.warn("last-used update failed", { keyId, error: String(err) }))
+    .finally(() => writesInFlight.delete(write));
+  writesInFlight.add(write);
 }
+const writesInFlight = new Set<Promise<unknown>>();
 
 /** For tests: forget coalescing state so the next use writes. */
 export const resetLastUsedCoalescing = () => lastWritten.clear();
+/** For tests: resolves once every last-used write started so far has landed (or failed). */
+export const lastUsedWritesSettled = async () => {
+  await Promise.all(writesInFlight);
+};

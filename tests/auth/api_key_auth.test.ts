@@ -4,7 +4,7 @@ import { getDb, dbOperationCount } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { revokeApiKey } from "../../server/auth/api-keys";
 import { OPERATOR } from "../../server/audit/record-audit";
-import { resetLastUsedCoalescing } from "../../server/auth/authenticate";
+import { lastUsedWritesSettled, resetLastUsedCoalescing } from "../../server/auth/authenticate";
 import { handleRestRequest } from "../../server/api/rest-bridge";
 
 const MALFORMED = errorOf("unauthorized", "missing or malformed Authorization header");
@@ -30,7 +30,7 @@ describe("401 malformed Authorization header", () => {
 
   it("401_malformed_token_makes_zero_database_queries", async () => {
     await getDb();
-    await new Promise((r) => setTimeout(r, 50)); // let any background last-used write settle
+    await lastUsedWritesSettled(); // a background last-used write would count
     const before = dbOperationCount();
     for (const [, headers] of cases) await call("GET", "/appointments", { headers });
     expect(dbOperationCount()).toBe(before);
@@ -162,7 +162,7 @@ describe("key storage", () => {
     expect(lastUsed).toBeInstanceOf(Date);
     // Coalesced: a second request within the minute does not write again.
     await call("GET", "/offerings", { key });
-    await new Promise((r) => setTimeout(r, 100));
+    await lastUsedWritesSettled(); // had the request written, its write has landed now
     expect((await db.apiKey.findUniqueOrThrow({ where: { id: keyId } })).lastUsedAt?.getTime()).toBe(lastUsed!.getTime());
   });
 });
