@@ -108,6 +108,8 @@ export const SETTINGS = {
   AUTH_SIGNIN_RATE_WINDOW_SECONDS: declare(AUTH, positiveInt().default(60), "window of the sign-in attempt limit"),
   AUTH_SIGNIN_RATE_MAX: declare(AUTH, positiveInt().default(10), "sign-in attempts per client address per window"),
   ENCRYPTION_KEY: declare(AUTH, text().optional(), "32-byte key (hex or base64) encrypting webhook secrets and CRM credentials at rest", { shown: "generated once into `DATA_DIR/encryption.key`", secret: true }),
+  INVITATION_MAIL_WEBHOOK_URL: declare(AUTH, httpUrl().optional(), "where each invitation email is POSTed as JSON `{ to, subject, text }`; unset: no email, the dashboard shows the link to copy"),
+  INVITATION_MAIL_WEBHOOK_TOKEN: declare(AUTH, text().optional(), "bearer token sent with each invitation email POST", { secret: true }),
 
   // Webhooks
   WEBHOOK_ENGINE: declare(HOOKS, oneOf(["auto", "off"]).default("auto"), "`off`: this process delivers no webhooks; `auto`: Inngest when its variables are set, else the embedded worker"),
