@@ -4,6 +4,7 @@
 // function or a mail provider's HTTP API adapter turns it into an email. Without it nothing is sent and
 // the dashboard shows the link to copy. A failed send never fails the invitation: the link is still
 // shown, with the reason.
+import { setting } from "../settings";
 
 /** How long one send may take before the invitation is answered without it. */
 const SEND_TIMEOUT_MS = 5_000;
@@ -11,7 +12,7 @@ const SEND_TIMEOUT_MS = 5_000;
 export type MailOutcome = { sent: boolean; error: string | null };
 
 export function mailTransportUrl(): string | null {
-  return process.env.INVITATION_MAIL_WEBHOOK_URL?.trim() || null;
+  return setting("INVITATION_MAIL_WEBHOOK_URL") ?? null;
 }
 
 export function invitationMessage(input: { to: string; tenantName: string; role: string; link: string; inviter: string }) {
@@ -31,7 +32,7 @@ export function invitationMessage(input: { to: string; tenantName: string; role:
 export async function sendInvitationMail(message: { to: string; subject: string; text: string }): Promise<MailOutcome> {
   const url = mailTransportUrl();
   if (!url) return { sent: false, error: null };
-  const token = process.env.INVITATION_MAIL_WEBHOOK_TOKEN?.trim();
+  const token = setting("INVITATION_MAIL_WEBHOOK_TOKEN");
   try {
     const res = await fetch(url, {
       method: "POST",
