@@ -28,8 +28,16 @@ export function joinTransaction(tx: TenantTx): TenantDb {
   const $transaction = (work: ((tx: TenantTx) => Promise<unknown>) | Promise<unknown>[]) =>
     typeof work === "function" ? work(tx) : Promise.all(work);
   // The proxy is a TenantDb for every member a service uses (models, raw queries, $transaction).
-  return new Proxy(tx, { get: (target, prop, receiver) => (prop === "$transaction" ? $transaction : Reflect.get(target, prop, receiver)) }) as unknown as TenantDb;
+  return new Proxy(tx, { get: (target, prop) => (prop === "$transaction" ? $transaction : Reflect.get(target, prop)) }) as unknown as TenantDb;
 }
+
+// Plain statements, not model calls: this bookkeeping runs on every write tool call.
+const CLAIM_CALL_SQL = `
+INSERT INTO tool_calls (id, tenant_id, tool, tool_call_id) VALUES (gen_random_uuid(), $1::uuid, $2, $3)
+ON CONFLICT (tenant_id, tool, tool_call_id) DO NOTHING RETURNING id`;
+// The result is a JSON string value holding the answer's text (`#>> '{}'` unwraps it).
+const STORED_RESULT_SQL = `SELECT result #>> '{}' AS text FROM tool_calls WHERE tenant_id = $1::uuid AND tool = $2 AND tool_call_id = $3`;
+const STORE_RESULT_SQL = `UPDATE tool_calls SET result = to_jsonb($2::text) WHERE id = $1::uuid`;
 
 /**
  * Runs `work` once per (tenant, tool, toolCallId); without an id, simply runs it. The result is
@@ -45,17 +53,13 @@ export async function withToolCall<R>(
   if (toolCallId === undefined) return work(db);
   for (;;) {
     const outcome = await db.$transaction(async (tx) => {
-      const inserted = await tx.toolCall.createManyAndReturn({
-        data: [{ tenantId, tool, toolCallId }],
-        skipDuplicates: true,
-        select: { id: true },
-      });
+      const inserted = await tx.$queryRawUnsafe<{ id: string }[]>(CLAIM_CALL_SQL, tenantId, tool, toolCallId);
       if (!inserted.length) {
-        const stored = await tx.toolCall.findFirst({ where: { tool, toolCallId }, select: { result: true } });
-        return { text: typeof stored?.result === "string" ? stored.result : null };
+        const [stored] = await tx.$queryRawUnsafe<{ text: string | null }[]>(STORED_RESULT_SQL, tenantId, tool, toolCallId);
+        return { text: stored?.text ?? null };
       }
       const text = JSON.stringify(await work(joinTransaction(tx)));
-      await tx.toolCall.update({ where: { id: inserted[0].id }, data: { result: text } });
+      await tx.$executeRawUnsafe(STORE_RESULT_SQL, inserted[0].id, text);
       return { text };
     });
     // null: the record went away between the insert and the read (pruned); the call runs again.
