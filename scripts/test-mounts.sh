@@ -8,7 +8,7 @@
 #   … extra vitest arguments after `--`:  bash scripts/test-mounts.sh next -- -t smoke
 #
 # By hand, the same for one mount:
-#   PORT=3100 node --import tsx server/http/main.ts &        (or: node node_modules/next/dist/bin/next start -H 127.0.0.1 -p 3100 &)
+#   PORT=3100 npm start &        (or: node node_modules/next/dist/bin/next start -H 127.0.0.1 -p 3100 &)
 #   API_BASE_URL=http://127.0.0.1:3100 npx vitest run tests/api
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +25,8 @@ if [ ! -f .next/BUILD_ID ]; then
   echo "[test-mounts] no production build: running next build"
   node node_modules/next/dist/bin/next build
 fi
+
+node scripts/build-server.mjs # the lean front runs compiled, as in production; a second, always fresh
 
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 
@@ -44,7 +46,7 @@ for mount in "${mounts[@]}"; do
   port=$(free_port)
   log=$(mktemp -t "mount-$mount-XXXX.log")
   case "$mount" in
-    lean) cmd=(node --import tsx server/http/main.ts) ;;
+    lean) cmd=(node dist/server/main.mjs) ;; # what `npm start` runs: the compiled server
     next) cmd=(node node_modules/next/dist/bin/next start -H 127.0.0.1 -p "$port") ;;
     *) echo "unknown mount '$mount' (lean or next)" >&2; exit 2 ;;
   esac

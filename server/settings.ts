@@ -74,6 +74,7 @@ export const SETTINGS = {
   DATABASE_STATEMENT_POOL_SIZE: declare(DB, positiveInt().default(4), "connections per process for the pipelined prepared statements (key lookups, hot lists); a process opens at most the sum of the two pools"),
   DATABASE_CONNECT_TIMEOUT_MS: declare(DB, positiveInt().default(3000), "how long to wait for a database connection before answering 503"),
   DATA_DIR: declare(DB, text().default(".data"), "where the embedded database (and the generated encryption key and auth secret) live"),
+  EMBEDDED_DB_SHARED_BUFFERS: declare(DB, z.string().regex(/^[1-9][0-9]*(kB|MB|GB)$/, "must be a size such as 16MB").default("16MB"), "the embedded PGlite's shared buffers (its memory never shrinks once grown; PostgreSQL's default is 128MB)"),
   SKIP_MIGRATIONS: declare(DB, flag(), "do not apply pending migrations when the database opens (they were applied beforehand)"),
   MIGRATE_DEBUG: declare(DB, flag(), "print the schema engine's log while migrating"),
 

@@ -12,17 +12,7 @@ export function startServerProcess(): Promise<void> {
   shared.__tenantDataStarted ??= (async () => {
     checkSettings(); // a malformed setting stops the process here, named, before anything is opened
     await Promise.all([getDb(), warmUpRateLimiter()]);
-    const seed = setting("DEMO_SEED") ?? (databaseKind() === "pglite" ? "1" : "0");
-    if (seed === "1") {
-      const { seedDemoTenant } = await import("./demo/seed-demo");
-      const demo = await seedDemoTenant();
-      if (demo.apiKey) {
-        // Printed once, at creation: the plaintext is not stored anywhere.
-        console.log(`\nDemo tenant ${demo.tenantId} created.\nDemo API key (shown once): ${demo.apiKey}\n` +
-          `Try: curl -H "Authorization: Bearer ${demo.apiKey}" http://127.0.0.1:${setting("PORT")}/api/v1/offerings\n`);
-        if (demo.owner) console.log(`Dashboard owner login (shown once): ${demo.owner.email} / ${demo.owner.password}\n`);
-      }
-    }
+    await seedDemoTenantIfEnabled();
     await (await import("./webhooks/engine")).startWebhookEngine();
     (await import("./conversations/send-recovery")).startSendRecovery();
     (await import("./conversations/sla-monitor")).startSlaMonitor();
@@ -30,6 +20,21 @@ export function startServerProcess(): Promise<void> {
     log.info("server process ready", { database: databaseKind() });
   })();
   return shared.__tenantDataStarted;
+}
+
+/** On a fresh embedded database (or with DEMO_SEED=1): the demo tenant, its key printed that one time. */
+export async function seedDemoTenantIfEnabled(): Promise<void> {
+  const seed = setting("DEMO_SEED") ?? (databaseKind() === "pglite" ? "1" : "0");
+  if (seed === "1") {
+    const { seedDemoTenant } = await import("./demo/seed-demo");
+    const demo = await seedDemoTenant();
+    if (demo.apiKey) {
+      // Printed once, at creation: the plaintext is not stored anywhere.
+      console.log(`\nDemo tenant ${demo.tenantId} created.\nDemo API key (shown once): ${demo.apiKey}\n` +
+        `Try: curl -H "Authorization: Bearer ${demo.apiKey}" http://127.0.0.1:${setting("PORT")}/api/v1/offerings\n`);
+      if (demo.owner) console.log(`Dashboard owner login (shown once): ${demo.owner.email} / ${demo.owner.password}\n`);
+    }
+  }
 }
 
 /**

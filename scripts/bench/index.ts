@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { freePort, processTreeCpuMs, spawnServer, startThrowawayPostgres, startThrowawayRedis } from "./services";
 import { summariseProfile, type ProfileSummary } from "./profile-summary";
+import { buildServer } from "../build-server.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const require = createRequire(import.meta.url);
@@ -31,7 +32,7 @@ const APPOINTMENTS = 100_000;
 const DEEP_ROW = 90_000;
 
 /** BENCH_PARTS=throughput,limiter (say) runs only those parts; default: every part. */
-const PARTS = new Set((process.env.BENCH_PARTS ?? "throughput,deep,limiter,profile,analytics,webhooks,tools").split(",").map((p) => p.trim()));
+const PARTS = new Set((process.env.BENCH_PARTS ?? "throughput,deep,limiter,profile,analytics,webhooks,tools,footprint").split(",").map((p) => p.trim()));
 
 const cleanups: (() => Promise<void>)[] = [];
 const step = (msg: string) => console.error(`[bench] ${msg}`);
@@ -241,6 +242,7 @@ async function main() {
   const redis = await setUpRedis();
   const redisUrl = redis?.url ?? null;
   ensureBuild();
+  await buildServer();
   const data = await seed(databaseUrl);
   const auth = { authorization: `Bearer ${data.keys[0]}` };
 
@@ -258,7 +260,8 @@ async function main() {
     // benchmark's deliveries.
     WEBHOOK_ENGINE: "off",
   };
-  const lean = ["--import", "tsx", path.join(root, "server/http/main.ts")];
+  // (2) is what `npm start` runs: the compiled server (built fresh just above).
+  const lean = [path.join(root, "dist/server/main.mjs")];
   const start = async (name: string, args: string[], env: Record<string, string | undefined> = {}, readyPath?: string) => {
     const s = await spawnServer(name, args, { port: await freePort(), env: { ...serverEnv, ...env }, cwd: root, readyPath });
     cleanups.push(s.stop);
@@ -393,7 +396,7 @@ async function main() {
   }
   }
 
-  for (const name of ["analytics", "webhooks", "tools"].filter((part) => PARTS.has(part))) {
+  for (const name of ["analytics", "webhooks", "tools", "footprint"].filter((part) => PARTS.has(part))) {
     const file = path.join(root, "scripts/bench", `${name}.ts`);
     if (!existsSync(file)) {
       results[name] = { skipped: `scripts/bench/${name}.ts does not exist` };

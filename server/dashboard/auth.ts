@@ -97,3 +97,8 @@ export function getAuth(): Promise<Auth> {
   });
   return auth;
 }
+
+/** better-auth's endpoints (sign-in, sign-out, session) at /api/auth/*: the one handler both fronts mount. */
+export async function answerAuthRequest(req: Request): Promise<Response> {
+  return (await getAuth()).handler(req);
+}

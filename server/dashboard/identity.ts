@@ -2,7 +2,7 @@
 import { getDb } from "../db/client";
 import type { Role } from "../auth/principal";
 import type { DashboardIdentity } from "../trpc";
-import { getAuth } from "./auth";
+import { getAuth } from "./auth-on-first-use";
 
 const ROLES: readonly Role[] = ["owner", "admin", "member"];
 

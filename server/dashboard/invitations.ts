@@ -12,7 +12,7 @@ import { recordAudit, type AuditActor } from "../audit/record-audit";
 import type { Role } from "../auth/principal";
 import type { AcceptWithNewAccountInput, InviteMemberInput } from "./dashboard.types";
 import { invitationMessage, sendInvitationMail, type MailOutcome } from "./invitation-mail";
-import { getAuth } from "./auth";
+import { getAuth } from "./auth-on-first-use";
 
 export const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
 /** Pending invitations per tenant (better-auth's own default limit). */

@@ -6,7 +6,7 @@ import { scopeToTenant } from "../db/tenant-scope";
 import { OPERATOR, recordAudit, type AuditActor } from "../audit/record-audit";
 import { conflict, notFound } from "../errors";
 import type { Role } from "../auth/principal";
-import { getAuth } from "./auth";
+import { getAuth } from "./auth-on-first-use";
 
 export async function createDashboardUser(input: { email: string; password: string; name: string }) {
   const email = input.email.trim().toLowerCase();

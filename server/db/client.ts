@@ -1,7 +1,7 @@
 // The one database client of the process. PostgreSQL when DATABASE_URL is set (production, CI);
 // otherwise an embedded PGlite persisted under `.data/` (a fresh clone runs with no setup).
 // Migrations in prisma/migrations are applied on first use, through the same driver adapter.
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
@@ -39,6 +39,9 @@ let operationCount = 0;
 
 export const dataDir = () => path.resolve(setting("DATA_DIR"));
 export const databaseKind = () => (setting("DATABASE_URL") ? "postgres" : "pglite");
+const embeddedDir = () => path.join(dataDir(), "pglite");
+/** Whether the embedded database was created already (PostgreSQL's own marker file). */
+export const embeddedDatabaseExists = () => existsSync(path.join(embeddedDir(), "PG_VERSION"));
 
 /**
  * How long opening a PostgreSQL connection (or waiting for a pooled one) may take before the call
@@ -69,12 +72,23 @@ async function probePostgres(url: string): Promise<void> {
   }
 }
 
+/**
+ * The embedded PostgreSQL's memory lives in one WebAssembly heap that never shrinks, so its buffers
+ * are sized for one small tenant base rather than PostgreSQL's server defaults (128 MB of shared
+ * buffers alone): PGlite writes these into the data directory's postgresql.conf at each open.
+ */
+function embeddedPostgresConf(): string[] {
+  return [`shared_buffers=${setting("EMBEDDED_DB_SHARED_BUFFERS")}`, "wal_buffers=1MB", "temp_buffers=2MB", "work_mem=4MB", "maintenance_work_mem=16MB"];
+}
+
 async function open(): Promise<DbState> {
   const url = setting("DATABASE_URL");
   let adapter: SqlMigrationAwareDriverAdapterFactory;
   let closeDriver = async () => {};
   let kind: DbState["kind"];
   let sql: SqlRunner;
+  /** One plain query outside the breaker (a missing table is an answer here, not an outage). */
+  let plainQuery: <Row>(text: string) => Promise<Row[]>;
   if (url) {
     kind = "postgres";
     const pool = new pg.Pool({
@@ -85,6 +99,7 @@ async function open(): Promise<DbState> {
     // An idle connection the server dropped is removed by the pool; without a listener the event would crash the process.
     pool.on("error", (err) => noteDatabaseError(err));
     adapter = new PrismaPg(pool);
+    plainQuery = async <Row>(text: string) => (await pool.query(text)).rows as Row[];
     // The prepared statements (every request's key lookup, the hot lists) get a pool of their own on
     // postgres.js, which pipelines: queries from concurrent requests share a connection, leave in one
     // write and come back in one read. Under load that halves PostgreSQL's CPU per request and cuts
@@ -110,15 +125,16 @@ async function open(): Promise<DbState> {
     };
   } else {
     kind = "pglite";
-    const dir = path.join(dataDir(), "pglite");
+    const dir = embeddedDir();
     mkdirSync(dataDir(), { recursive: true });
     acquireEmbeddedLock(dataDir());
     const [{ PGlite }, { PrismaPGlite }] = await Promise.all([
       import("@electric-sql/pglite"),
       import("pglite-prisma-adapter"),
     ]);
-    const pglite = await PGlite.create(dir);
+    const pglite = await PGlite.create(dir, { postgresqlconf: embeddedPostgresConf() });
     adapter = new PrismaPGlite(pglite);
+    plainQuery = async <Row>(text: string) => (await pglite.query<Row>(text)).rows;
     sql = async <Row>(statement: Statement, values: unknown[]) => {
       operationCount++;
       return (await pglite.query<Row>(statement.text, values)).rows;
@@ -128,7 +144,8 @@ async function open(): Promise<DbState> {
       releaseEmbeddedLock(dataDir());
     };
   }
-  if (!setting("SKIP_MIGRATIONS")) {
+  const { hasPendingMigrations } = await import("./schema-engine");
+  if (!setting("SKIP_MIGRATIONS") && (await hasPendingMigrations(plainQuery))) {
     const { applyMigrations } = await import("./schema-engine");
     // On PostgreSQL, migrations take a session-level advisory lock: they get connections of their
     // own, closed afterwards, so the lock can never stay behind in the shared pool (where it would

@@ -87,9 +87,7 @@ async function withEngine<T>(
 }
 
 export async function readMigrationList(): Promise<MigrationList> {
-  const names = existsSync(MIGRATIONS_DIR)
-    ? (await readdir(MIGRATIONS_DIR, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort()
-    : [];
+  const names = await migrationNames();
   const lockPath = path.join(MIGRATIONS_DIR, "migration_lock.toml");
   return {
     baseDir: MIGRATIONS_DIR,
@@ -105,6 +103,27 @@ export async function readMigrationList(): Promise<MigrationList> {
       })),
     ),
   };
+}
+
+/** Migration folders on disk. */
+async function migrationNames(): Promise<string[]> {
+  if (!existsSync(MIGRATIONS_DIR)) return [];
+  return (await readdir(MIGRATIONS_DIR, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+}
+
+/**
+ * Whether any migration folder is not yet recorded as applied, read with one plain query: an
+ * up-to-date database (every start but the first after an upgrade) never loads the schema engine,
+ * whose WebAssembly instance would stay in the server's memory for good.
+ */
+export async function hasPendingMigrations(query: (text: string) => Promise<{ migration_name: string }[]>): Promise<boolean> {
+  let applied: Set<string>;
+  try {
+    applied = new Set((await query("SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL")).map((r) => r.migration_name));
+  } catch {
+    return true; // no _prisma_migrations table yet: a new database
+  }
+  return (await migrationNames()).some((name) => !applied.has(name));
 }
 
 /** Applies every migration in prisma/migrations not yet recorded in `_prisma_migrations`. */

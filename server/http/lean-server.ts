@@ -4,7 +4,6 @@
 // per-request route machinery (about 1 ms of CPU per request) on the hot API paths.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { handleTrpcRequest } from "../api/trpc-handler";
-import { handleInngestRequest } from "../webhooks/inngest-engine";
 // As in app/api/trpc/[trpc]/route.ts: lets dashboard procedures resolve the signed-in user.
 import "../dashboard/register";
 import { AppError, errorBody, MESSAGES } from "../errors";
@@ -13,12 +12,10 @@ import { sendFetchResponse, toFetchRequest } from "./fetch-bridge";
 import { forwardResolvedClientIp } from "./client-ip";
 import { answerRestFromNode } from "./node-rest";
 import { answerAgentFromNode } from "../tools/agent-rest";
-import { handleMcpRequest } from "../tools/mcp";
-import { answerWebhookRequest } from "../channels/receivers";
 
 export type FetchHandler = (req: Request) => Promise<Response>;
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
-export type Mount = "rest" | "agent" | "mcp" | "trpc" | "inngest" | "webhooks" | "next";
+export type Mount = "rest" | "agent" | "mcp" | "trpc" | "inngest" | "webhooks" | "auth" | "next";
 
 /**
  * THE routing decision: which handler answers a path. Everything not listed here is Next's
@@ -39,6 +36,9 @@ export function mountFor(pathname: string): Mount {
   // The providers' receivers: served here rather than through Next's route machinery, since inbound
   // traffic is the busiest write path (the Next route file mounts the same handler).
   if (pathname.startsWith("/api/webhooks/")) return "webhooks";
+  // Dashboard sign-in (better-auth). Answered here so that Next's bundle never loads the server's
+  // domain code: each server module is then live once in this process.
+  if (pathname.startsWith("/api/auth/")) return "auth";
   return "next";
 }
 
@@ -76,6 +76,18 @@ async function answerWith(handler: NodeHandler, req: IncomingMessage, res: Serve
   }
 }
 
+/** A handler whose code is loaded at its first request (a failed load is tried again at the next). */
+export function onFirstUse(load: () => Promise<NodeHandler>): NodeHandler {
+  let handler: Promise<NodeHandler> | undefined;
+  return async (req, res) => {
+    handler ??= load().catch((err) => {
+      handler = undefined;
+      throw err;
+    });
+    await (await handler)(req, res);
+  };
+}
+
 export function createLeanServer(options: LeanServerOptions): Server {
   // The REST bridges answer node:http directly; the others are Fetch handlers.
   const fetchHandler = (handler: FetchHandler): NodeHandler => async (req, res) =>
@@ -83,10 +95,12 @@ export function createLeanServer(options: LeanServerOptions): Server {
   const handlers: Record<Exclude<Mount, "next">, NodeHandler> = {
     rest: answerRestFromNode,
     agent: answerAgentFromNode,
-    mcp: fetchHandler(handleMcpRequest),
     trpc: fetchHandler(handleTrpcRequest),
-    inngest: fetchHandler(handleInngestRequest),
-    webhooks: fetchHandler(answerWebhookRequest),
+    // Loaded at their first request (their packages cost memory a process may never need).
+    mcp: onFirstUse(async () => fetchHandler((await import("../tools/mcp")).handleMcpRequest)),
+    inngest: onFirstUse(async () => fetchHandler((await import("../webhooks/inngest-engine")).handleInngestRequest)),
+    webhooks: onFirstUse(async () => fetchHandler((await import("../channels/receivers")).answerWebhookRequest)),
+    auth: onFirstUse(async () => fetchHandler((await import("../dashboard/auth")).answerAuthRequest)),
   };
   const timeouts = options.timeouts && {
     headersTimeout: options.timeouts.headersMs,

@@ -1,15 +1,20 @@
-// Entry of the lean production front (`npm start` runs it through scripts/start.mjs):
-// `node --import tsx server/http/main.ts`. HOST (default 127.0.0.1) and PORT (default 3000).
+// Entry of the lean production front. `npm start` runs its compiled form, dist/server/main.mjs
+// (scripts/build-server.mjs); `node --import tsx server/http/main.ts` runs the source.
+// HOST (default 127.0.0.1) and PORT (default 3000).
+import { spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { closeServerProcess, startServerProcess, stopBackgroundWork } from "../startup";
+import { closeServerProcess, seedDemoTenantIfEnabled, startServerProcess, stopBackgroundWork } from "../startup";
+import { closeDb, dataDir, databaseKind, embeddedDatabaseExists, getDb } from "../db/client";
 import { log } from "../log";
 import { checkSettingsOrExit, setting } from "../settings";
 import { drainable } from "./drain";
-import { createLeanServer } from "./lean-server";
+import { createLeanServer, onFirstUse, type NodeHandler } from "./lean-server";
 
 (process.env as Record<string, string | undefined>).NODE_ENV ??= "production";
 process.env.NEXT_TELEMETRY_DISABLED ??= "1";
+// Tells Next's instrumentation hook that this front owns the server process (see instrumentation.ts).
+process.env.TDP_LEAN_FRONT = "1";
 
 checkSettingsOrExit(); // a malformed setting stops the process here, named
 const hostname = setting("HOST");
@@ -23,16 +28,13 @@ const requestTimeoutMs = Math.max(setting("HTTP_REQUEST_TIMEOUT_MS"), headersTim
 const shutdownTimeoutMs = setting("SHUTDOWN_TIMEOUT_MS");
 
 async function main() {
+  if (process.env.TDP_PREPARE_EMBEDDED_DB === "1") return prepareEmbeddedDatabase();
+  if (databaseKind() === "pglite" && !embeddedDatabaseExists()) await prepareEmbeddedDatabaseInChild();
   // Opens the database (and, on the embedded default, takes its lock) before anything is served.
   await startServerProcess();
 
-  // Imported after NODE_ENV is settled: Next and React pick their production builds from it.
-  const { default: next } = await import("next");
-  const app = next({ dev: false, hostname, port, dir: projectRoot });
-  await app.prepare();
-
   const server = createLeanServer({
-    next: app.getRequestHandler(),
+    next: nextOnFirstUse(),
     origin: `http://${hostname}:${port}`,
     timeouts: { headersMs: headersTimeoutMs, requestMs: requestTimeoutMs },
   });
@@ -64,6 +66,43 @@ async function main() {
   };
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+/**
+ * A new embedded database is created (initdb) and migrated in a short-lived child process: that work
+ * (and the demo tenant's week) grows PGlite's WebAssembly memory to about 700 MB, which a process
+ * never gives back. The server then opens a ready database at its everyday size.
+ */
+async function prepareEmbeddedDatabaseInChild(): Promise<void> {
+  log.info("creating the embedded database", { dir: dataDir() });
+  const child = spawn(process.execPath, [...process.execArgv, process.argv[1] ?? fileURLToPath(import.meta.url)], {
+    env: { ...process.env, TDP_PREPARE_EMBEDDED_DB: "1" },
+    stdio: "inherit",
+  });
+  const code = await new Promise<number | null>((resolve, reject) => child.once("error", reject).once("exit", resolve));
+  if (code !== 0) throw new Error(`creating the embedded database failed (exit code ${code})`);
+}
+
+/** The child's whole work: open (create and migrate) the embedded database, seed the demo tenant, release it. */
+async function prepareEmbeddedDatabase(): Promise<void> {
+  await getDb();
+  await seedDemoTenantIfEnabled();
+  await closeDb();
+}
+
+/**
+ * Next (the dashboard's pages, the API reference page) is loaded at its first request rather than at
+ * start: an API-only process never pays its memory (about 75 MB) or its start-up time, and a first
+ * page view waits about a second once.
+ */
+function nextOnFirstUse(): NodeHandler {
+  return onFirstUse(async () => {
+    // Imported after NODE_ENV is settled: Next and React pick their production builds from it.
+    const { default: next } = await import("next");
+    const app = next({ dev: false, hostname, port, dir: projectRoot });
+    await app.prepare();
+    return app.getRequestHandler();
+  });
 }
 
 /** Waits for `work` until `deadline` (epoch ms) at most; its failure is logged, not thrown. */

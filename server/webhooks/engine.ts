@@ -2,9 +2,12 @@
 // standard environment variables, otherwise the embedded worker.
 import { log } from "../log";
 import { startEmbeddedWorker } from "./embedded-worker";
-import { inngestConfigured } from "./inngest-engine";
 import type { DeliveryWorker } from "./embedded-worker";
 import { setting } from "../settings";
+
+/** Inngest is configured by its standard environment variables. */
+export const inngestConfigured = (env: Record<string, string | undefined> = process.env) =>
+  Boolean(setting("INNGEST_EVENT_KEY", env) || setting("INNGEST_SIGNING_KEY", env) || setting("INNGEST_BASE_URL", env) || setting("INNGEST_DEV", env));
 
 let started: Promise<DeliveryWorker | null> | undefined;
 

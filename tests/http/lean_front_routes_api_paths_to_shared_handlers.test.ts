@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
 import { mountFor } from "../../server/http/lean-server";
 import { call, errorOf, tenantWithKey } from "../helpers/api";
+import { PASSWORD, userInTenant } from "../helpers/dashboard";
 import { hasNextBuild, startMount } from "../helpers/http-mounts";
 
 describe("mountFor: the one routing decision", () => {
@@ -21,7 +22,8 @@ describe("mountFor: the one routing decision", () => {
     ["/api/webhooks/twilio/messaging", "webhooks"],
     ["/api/webhooks/whatsapp/106540352242922", "webhooks"],
     ["/api/webhooks", "next"],
-    ["/api/auth/session", "next"],
+    ["/api/auth/get-session", "auth"],
+    ["/api/auth", "next"],
     ["/", "next"],
     ["/dashboard", "next"],
     ["/_next/static/chunk.js", "next"],
@@ -34,9 +36,10 @@ describe("mountFor: the one routing decision", () => {
 describe.skipIf(!hasNextBuild())("the lean front over real HTTP (needs `next build`)", () => {
   let server: Running;
   let key: string;
+  let tenantId: string;
 
   beforeAll(async () => {
-    ({ key } = await tenantWithKey());
+    ({ key, tenantId } = await tenantWithKey());
     const created = await call("POST", "/offerings", { key, body: { title: "Listed", price: "10.50", price_currency: "USD" } });
     expect(created.status).toBe(201);
     server = await startMount("lean");
@@ -91,6 +94,27 @@ describe.skipIf(!hasNextBuild())("the lean front over real HTTP (needs `next bui
     expect(res.headers.get("x-request-id")).toBeTruthy();
     const body = await res.json();
     expect(body.error.message).toBe("sign in to continue");
+  });
+
+  it("answers /api/auth with better-auth itself: a wrong password is 401, a right one a session the dashboard's tRPC accepts", async () => {
+    const email = await userInTenant(tenantId, "owner");
+    const signIn = (password: string) =>
+      fetch(server.url + "/api/auth/sign-in/email", {
+        method: "POST",
+        headers: { "content-type": "application/json", origin: server.url },
+        body: JSON.stringify({ email, password }),
+      });
+    const refused = await signIn("not the password");
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({ code: "INVALID_EMAIL_OR_PASSWORD" });
+
+    const accepted = await signIn(PASSWORD);
+    expect(accepted.status).toBe(200);
+    const cookie = accepted.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    expect(cookie).toMatch(/session_token=/);
+    const types = await get("/api/trpc/webhooks.eventTypes", { cookie });
+    expect(types.status).toBe(200);
+    expect((await types.json()).result.data).toContain("booking.created");
   });
 
   it("hands other paths to Next: the home page, the API reference page, Next's 404 and its trailing-slash redirect", async () => {

@@ -1,6 +1,6 @@
-// better-auth's endpoints (sign-in, sign-out, session, organization) at /api/auth/*.
-import { getAuth } from "@/server/dashboard/auth";
+// better-auth's endpoints (sign-in, sign-out, session, organization) at /api/auth/*; under `npm start`
+// the lean front answers these paths itself with the same handler.
+import { answerAuthRequest } from "@/server/dashboard/auth";
 
 export const dynamic = "force-dynamic";
-const handler = async (req: Request) => (await getAuth()).handler(req);
-export { handler as GET, handler as POST };
+export { answerAuthRequest as GET, answerAuthRequest as POST };
