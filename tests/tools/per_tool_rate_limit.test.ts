@@ -3,14 +3,15 @@
 // same tenant still answers.
 import { describe, expect, it } from "vitest";
 import { tenantWithKey } from "../helpers/api";
-import { callTool, insideOneWindow } from "../helpers/agent";
+import { callTool } from "../helpers/agent";
+import { startOfNextWindow } from "../helpers/rate-limit-clock";
 import { makeConversation } from "../helpers/conversations";
 
 describe("per-tool rate limit", { timeout: 120_000 }, () => {
   it("the_51st_call_of_one_tool_in_a_minute_is_a_429_while_another_tool_still_answers", async () => {
     const { tenantId, key } = await tenantWithKey();
     const conversation = await makeConversation(tenantId);
-    await insideOneWindow();
+    startOfNextWindow();
     for (let i = 1; i <= 50; i++) {
       const res = await callTool(key, "search_offerings", { query: "flat" });
       expect(res.status).toBe(200);
@@ -32,7 +33,7 @@ describe("per-tool rate limit", { timeout: 120_000 }, () => {
 
   it("a_burst_of_400_concurrent_calls_admits_no_more_than_50", async () => {
     const { key } = await tenantWithKey();
-    await insideOneWindow();
+    startOfNextWindow();
     const answers = await Promise.all(Array.from({ length: 400 }, () => callTool(key, "search_offerings", {})));
     const admitted = answers.filter((a) => a.status === 200).length;
     expect(admitted).toBe(50);
@@ -42,7 +43,7 @@ describe("per-tool rate limit", { timeout: 120_000 }, () => {
 
   it("another_tenants_calls_do_not_count", async () => {
     const busy = await tenantWithKey();
-    await insideOneWindow();
+    startOfNextWindow();
     await Promise.all(Array.from({ length: 50 }, () => callTool(busy.key, "search_offerings", {})));
     expect((await callTool(busy.key, "search_offerings", {})).status).toBe(429);
     const calm = await tenantWithKey();
