@@ -49,7 +49,11 @@ export async function handleTrpcRequest(req: Request): Promise<Response> {
       response: {},
       dashboardIdentity: () => (identityResolver ? identityResolver(req.headers) : Promise.resolve(null)),
     }),
-    responseMeta: () => ({ headers: resHeaders }),
+    responseMeta: ({ errors }) => {
+      // An error's own headers (a 503's Retry-After) reach the client as they do on the REST surface.
+      for (const error of errors) for (const [name, value] of Object.entries(toAppError(error).headers ?? {})) resHeaders.set(name, value);
+      return { headers: resHeaders };
+    },
     onError: ({ error, path }) => {
       if (error.code === "INTERNAL_SERVER_ERROR") log.error("trpc error", { requestId, path, error: error.cause?.stack ?? error.stack });
     },
