@@ -9,8 +9,13 @@ import {
   listChannelConnectionsInput, updateChannelConnectionInput,
 } from "./channels.types";
 import { connectChannel, disconnectChannel, listChannelConnections, updateChannelConnection } from "./channel-connections";
+import { publicBaseUrl } from "./receivers/receiver-settings";
 
 export const channelsRouter = router({
+  /** Where providers reach this deployment (PUBLIC_BASE_URL), to show each connection's receiver URL; null when unset. */
+  receiverBaseUrl: memberProcedure
+    .output(z.object({ public_base_url: z.string().nullable() }))
+    .query(() => ({ public_base_url: publicBaseUrl() })),
   list: memberProcedure
     .input(listChannelConnectionsInput)
     .output(channelConnectionListSchema)

@@ -40,3 +40,29 @@ export const ADDRESS_KIND: Record<ChannelProvider, "e164" | "phone_number_id"> =
   retell: "e164",
   vapi: "e164",
 };
+
+/** Each provider's console name for where the receiver URL goes, for the dashboard and docs. */
+export const PROVIDER_LABELS: Record<ChannelProvider, string> = {
+  twilio: "Twilio",
+  whatsapp_cloud: "WhatsApp Cloud API",
+  retell: "Retell AI",
+  vapi: "Vapi",
+};
+
+/**
+ * The path of the receiver a connection's provider calls (append it to PUBLIC_BASE_URL): Twilio's
+ * Messaging webhook and status callback, or its Voice status callback; WhatsApp Cloud's callback
+ * URL names the phone_number_id; the voice platforms' one webhook per account.
+ */
+export function receiverPath(connection: { provider: ChannelProvider; channel: ConnectionChannel; address: string }): string {
+  switch (connection.provider) {
+    case "twilio":
+      return connection.channel === "voice" ? "/api/webhooks/twilio/voice" : "/api/webhooks/twilio/messaging";
+    case "whatsapp_cloud":
+      return `/api/webhooks/whatsapp/${encodeURIComponent(connection.address)}`;
+    case "retell":
+      return "/api/webhooks/retell";
+    case "vapi":
+      return "/api/webhooks/vapi";
+  }
+}
