@@ -8,7 +8,8 @@ import { getOpenApiDocument } from "../../server/api/openapi";
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 type Route = { method: string; template: string; pattern: RegExp };
-let state: { ajv: Ajv2020; doc: any; routes: Route[] } | undefined;
+type Validate = ReturnType<Ajv2020["compile"]>;
+let state: { ajv: Ajv2020; doc: any; routes: Route[]; validators: Map<string, Validate> } | undefined;
 
 function load() {
   if (state) return state;
@@ -21,8 +22,19 @@ function load() {
     const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]+")}$`);
     for (const method of Object.keys(item)) routes.push({ method: method.toUpperCase(), template, pattern });
   }
-  state = { ajv, doc, routes };
+  state = { ajv, doc, routes, validators: new Map() };
   return state;
+}
+
+/** The validator of the schema at `ref`, compiled once per run (compiling is what costs). */
+function validatorOf(ref: string): Validate {
+  const { ajv, validators } = load();
+  let validate = validators.get(ref);
+  if (!validate) {
+    validate = ajv.compile({ $ref: ref });
+    validators.set(ref, validate);
+  }
+  return validate;
 }
 
 const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, "~0").replace(/\//g, "~1")).join("/");
@@ -40,11 +52,12 @@ export function contractMismatch(method: string, path: string, status: number, b
   const found = documentedOperation(method, path);
   if (!found) return null; // an unknown path or method: its 404 is the router's, not an operation's
   const response = found.operation.responses?.[String(status)];
-  if (!response) return `${method} ${found.template} answered ${status}, which the document does not list (${Object.keys(found.operation.responses).join(", ")})`;
+  if (!response)
+    return `${method} ${found.template} answered ${status}, which the document does not list (${Object.keys(found.operation.responses).join(", ")})`;
   const schemaRef = `openapi#/${pointer("paths", found.template, method.toLowerCase(), "responses", String(status), "content", "application/json", "schema")}`;
-  if (!response.content?.["application/json"]) return body === undefined ? null : `${method} ${found.template} ${status} has a body the document does not describe`;
-  const { ajv } = load();
-  const validate = ajv.getSchema(schemaRef) ?? ajv.compile({ $ref: schemaRef });
+  if (!response.content?.["application/json"])
+    return body === undefined ? null : `${method} ${found.template} ${status} has a body the document does not describe`;
+  const validate = validatorOf(schemaRef);
   if (validate(body)) return null;
   const error = validate.errors?.[0];
   return `${method} ${found.template} ${status}: body does not match the documented schema at ${error?.instancePath || "/"} (${error?.message})`;
@@ -52,7 +65,6 @@ export function contractMismatch(method: string, path: string, status: number, b
 
 /** Validates `value` against the schema at a JSON pointer of the document (e.g. a webhook's payload). */
 export function matchesDocumentSchema(jsonPointer: string, value: unknown): string | null {
-  const { ajv } = load();
-  const validate = ajv.getSchema(`openapi#${jsonPointer}`) ?? ajv.compile({ $ref: `openapi#${jsonPointer}` });
+  const validate = validatorOf(`openapi#${jsonPointer}`);
   return validate(value) ? null : `${validate.errors?.[0]?.instancePath || "/"} ${validate.errors?.[0]?.message}`;
 }
