@@ -1,13 +1,16 @@
 // Demo data for the embedded first start: conversations on every channel with their messages
 // (backdated over the last two weeks), a lead in every status, and appointments linked to them, so
 // every conversation, message, lead and analytics endpoint answers something real out of the box.
-// Rows go through the same services as the API (events included), then timestamps are backdated.
+// SMS, WhatsApp and voice conversations are their providers' traffic fed through the receivers
+// (server/demo/demo-traffic.ts); webchat and email (no provider receivers) go through the same
+// services as the API. Events are real; timestamps are then dated back.
 import type { TenantDb } from "../db/tenant-scope";
 import { createAppointment, updateAppointment } from "../appointments/appointments.service";
 import { createLead, requestLeadHandoff, updateLead } from "../leads/leads.service";
 import type { LeadStatus } from "../leads/leads.types";
 import { createConversation, updateConversation } from "./conversations.service";
 import type { Channel } from "./customer-identifier";
+import { driveChat, retellCall, type DemoChannels } from "../demo/demo-traffic";
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -82,34 +85,18 @@ const SCRIPTS: Script[] = [
   },
 ];
 
-export async function seedConversations(db: TenantDb, offerings: { id: string }[]): Promise<void> {
+export async function seedConversations(db: TenantDb, offerings: { id: string }[], channels: DemoChannels): Promise<void> {
   const now = Date.now();
-  let tenantId = "";
-  for (const script of SCRIPTS) {
-    const { conversation } = await createConversation(db, {
-      channel: script.channel, customer_identifier: script.identifier, customer_name: script.name, summary: script.summary,
-    });
-    tenantId ||= await tenantIdOf(db, conversation.id);
+  const tenantId = channels.tenantId;
+  for (const [n, script] of SCRIPTS.entries()) {
     // Messages spread evenly from the start to the moment the conversation went quiet.
     const start = now - script.startedDaysAgo * DAY - 2 * HOUR;
     const end = now - script.quietDaysAgo * DAY - HOUR;
     const step = script.lines.length > 1 ? (end - start) / (script.lines.length - 1) : 0;
     const times = script.lines.map((_, i) => new Date(Math.round(start + i * step)));
-    await db.message.createMany({
-      data: script.lines.map(([author, body], i) => ({
-        conversationId: conversation.id,
-        direction: author === "customer" ? "inbound" : "outbound",
-        author,
-        body,
-        status: author === "customer" ? "received" : "sent",
-        createdAt: times[i],
-      })) as never,
-    });
-    const last = times[times.length - 1];
-    await db.conversation.updateMany({
-      where: { id: conversation.id },
-      data: { createdAt: new Date(start - 60_000), lastMessageAt: last, lastActivityAt: last, messageCount: script.lines.length },
-    });
+    const conversationId = await recordScript(db, channels, script, times, n);
+    await updateConversation(db, tenantId, { id: conversationId, customer_name: script.name, summary: script.summary });
+    const conversation = { id: conversationId };
 
     if (script.lead) {
       const offering = offerings[script.lead.offering % offerings.length];
@@ -147,9 +134,34 @@ export async function seedConversations(db: TenantDb, offerings: { id: string }[
   }
 }
 
-/** The tenant id behind a scoped client (the services that lock rows take it explicitly). */
-async function tenantIdOf(db: TenantDb, conversationId: string): Promise<string> {
-  const row = await db.conversation.findFirst({ where: { id: conversationId }, select: { tenantId: true } });
-  if (!row) throw new Error(`seed: conversation ${conversationId} not found`);
-  return row.tenantId;
+/**
+ * A script's conversation and messages: through the receivers for the provider channels (WhatsApp
+ * alternating between the Cloud API and Twilio), through the API's service for webchat and email.
+ */
+async function recordScript(db: TenantDb, channels: DemoChannels, script: Script, times: Date[], n: number): Promise<string> {
+  if (script.channel === "voice") {
+    await retellCall(channels, script.identifier, times[0], script.lines.map(([author, body]) => [author === "customer" ? "customer" : "assistant", body]), script.summary);
+    return (await db.conversation.findFirstOrThrow({ where: { channel: "voice", customerIdentifier: script.identifier }, select: { id: true } })).id;
+  }
+  if (script.channel === "sms" || script.channel === "whatsapp") {
+    const via = script.channel === "whatsapp" && n % 2 === 0 ? "whatsapp_cloud" : "twilio";
+    return driveChat(db, channels, { channel: script.channel, via, customer: script.identifier, name: script.name, lines: script.lines, times });
+  }
+  const { conversation } = await createConversation(db, { channel: script.channel, customer_identifier: script.identifier });
+  await db.message.createMany({
+    data: script.lines.map(([author, body], i) => ({
+      conversationId: conversation.id,
+      direction: author === "customer" ? "inbound" : "outbound",
+      author,
+      body,
+      status: author === "customer" ? "received" : "sent",
+      createdAt: times[i],
+    })) as never,
+  });
+  const last = times[times.length - 1];
+  await db.conversation.updateMany({
+    where: { id: conversation.id },
+    data: { createdAt: new Date(times[0].getTime() - 60_000), lastMessageAt: last, lastActivityAt: last, messageCount: script.lines.length },
+  });
+  return conversation.id;
 }

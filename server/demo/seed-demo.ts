@@ -1,5 +1,6 @@
-// The embedded first start: a demo tenant with sample offerings and appointments, and an API key
-// printed once, so a fresh clone answers real data right away.
+// The embedded first start: a demo tenant with sample offerings and appointments, channels connected
+// to its (fictional) provider accounts, a receptionist's week of calls and chats fed through the
+// receivers, and an API key printed once, so a fresh clone answers real data right away.
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { SCOPES } from "../auth/principal";
@@ -10,6 +11,8 @@ import { createOffering } from "../offerings/offerings.service";
 import { createAppointment } from "../appointments/appointments.service";
 import { seedConversations } from "../conversations/seed-conversations";
 import { createDemoOwner } from "../dashboard/users";
+import { connectDemoChannels, dateConversationsByTheirTraffic } from "./demo-traffic";
+import { driveReceptionistWeek } from "./demo-week";
 
 export const DEMO_TENANT_SLUG = "demo";
 
@@ -43,7 +46,10 @@ export async function seedDemoTenant(): Promise<{ tenantId: string; apiKey: stri
       location_text: i % 2 ? "Showroom, Marina Walk" : null,
     });
   }
-  await seedConversations(scoped, offerings);
+  const channels = await connectDemoChannels(scoped, tenant.id);
+  await seedConversations(scoped, offerings, channels);
+  await driveReceptionistWeek(scoped, channels);
+  await dateConversationsByTheirTraffic(scoped, tenant.id);
   const { plaintext } = await issueApiKey(scoped, { name: "Demo key", scopes: [...SCOPES] }, OPERATOR);
   const owner = await createDemoOwner(tenant.id);
   return { tenantId: tenant.id, apiKey: plaintext, owner };

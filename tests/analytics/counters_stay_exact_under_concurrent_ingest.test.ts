@@ -50,15 +50,15 @@ describe("counters under concurrent ingest for one tenant", () => {
     // Two connections in different shards (backend pids differing modulo 16).
     const clients: pg.Client[] = [];
     const shardOf = async (c: pg.Client) => (await c.query("SELECT analytics_shard() AS s")).rows[0].s as number;
-    let first: pg.Client | undefined;
-    let second: pg.Client | undefined;
-    while (!second) {
+    const open = async () => {
       const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
       await client.connect();
       clients.push(client);
-      if (!first) first = client;
-      else if ((await shardOf(client)) !== (await shardOf(first))) second = client;
-    }
+      return client;
+    };
+    const first = await open();
+    let second = await open();
+    while ((await shardOf(second)) === (await shardOf(first))) second = await open();
     const insert = (c: pg.Client) => c.query(
       `INSERT INTO messages (id, tenant_id, conversation_id, direction, author, body, status) VALUES (gen_random_uuid(), $1, $2, 'inbound', 'customer', 'x', 'received')`,
       [tenantId, conversationId],
