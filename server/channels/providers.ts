@@ -30,7 +30,7 @@ export const CREDENTIAL_FIELDS: Record<ChannelProvider, readonly { name: string;
     { name: "access_token", label: "Access token (sending)" },
   ],
   retell: [{ name: "api_key", label: "API key with the webhook badge (verifies x-retell-signature)" }],
-  vapi: [{ name: "secret", label: "Server URL secret (X-Vapi-Secret)" }],
+  vapi: [{ name: "secret", label: "HMAC secret key (verifies x-vapi-signature)" }],
 };
 
 /** What `address` is for a provider: the number customers reach, or WhatsApp Cloud's phone_number_id. */

@@ -31,7 +31,7 @@ const RECEIVER_HINT: Record<ChannelProvider, (channel: ConnectionChannel) => str
     : "Twilio console → the number (or WhatsApp sender) → Messaging → “A message comes in” (HTTP POST). Sends through Twilio report their status here too.",
   whatsapp_cloud: () => "Meta app → WhatsApp → Configuration → Callback URL, with the verify token you entered; subscribe to the “messages” field.",
   retell: () => "Retell dashboard → Webhooks: the account’s webhook URL (or the agent’s).",
-  vapi: () => "Vapi dashboard → the assistant or phone number → Server URL, with the same secret as “Server URL secret”.",
+  vapi: () => "Vapi dashboard → the phone number’s Server URL, with an HMAC credential: the same secret key, SHA256, signature header x-vapi-signature, no timestamp, payload the body.",
 };
 
 /** This deployment's address as providers see it (PUBLIC_BASE_URL), else this page's own origin. */

@@ -5,6 +5,7 @@
 import { jsonAnswer } from "./receiver-http";
 import { handleTwilioMessaging, handleTwilioVoiceStatus } from "./twilio";
 import { handleRetellWebhook } from "./retell";
+import { handleVapiWebhook } from "./vapi";
 import { handleWhatsAppNotification, handleWhatsAppVerification } from "./whatsapp-cloud";
 import { errorBody, AppError } from "../../errors";
 import { clientIpFromHeaders } from "../../http/client-ip";
@@ -18,6 +19,7 @@ const RECEIVERS: Record<string, Partial<Record<string, Handler>>> = {
   "/api/webhooks/twilio/messaging": { POST: handleTwilioMessaging },
   "/api/webhooks/twilio/voice": { POST: handleTwilioVoiceStatus },
   "/api/webhooks/retell": { POST: handleRetellWebhook },
+  "/api/webhooks/vapi": { POST: handleVapiWebhook },
 };
 
 /** Receivers whose last path segment names the connection (WhatsApp Cloud: the phone_number_id). */
