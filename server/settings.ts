@@ -73,6 +73,7 @@ export const SETTINGS = {
   DATABASE_POOL_SIZE: declare(DB, positiveInt().default(10), "connections per process for Prisma (writes, transactions, most reads)"),
   DATABASE_STATEMENT_POOL_SIZE: declare(DB, positiveInt().default(4), "connections per process for the pipelined prepared statements (key lookups, hot lists); a process opens at most the sum of the two pools"),
   DATABASE_CONNECT_TIMEOUT_MS: declare(DB, positiveInt().default(3000), "how long to wait for a database connection before answering 503"),
+  DATABASE_QUERY_TIMEOUT_MS: declare(DB, positiveInt().default(10000), "how long one PostgreSQL call may wait for its answer before it fails as 'database unavailable' (503): a paused or unresponsive server does not hold requests"),
   DATA_DIR: declare(DB, text().default(".data"), "where the embedded database (and the generated encryption key and auth secret) live"),
   EMBEDDED_DB_SHARED_BUFFERS: declare(DB, z.string().regex(/^[1-9][0-9]*(kB|MB|GB)$/, "must be a size such as 16MB").default("16MB"), "the embedded PGlite's shared buffers (its memory never shrinks once grown; PostgreSQL's default is 128MB)"),
   SKIP_MIGRATIONS: declare(DB, flag(), "do not apply pending migrations when the database opens (they were applied beforehand)"),

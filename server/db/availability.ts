@@ -19,6 +19,14 @@ export class DatabaseUnavailableError extends Error {
   }
 }
 
+/** A database call got no answer within DATABASE_QUERY_TIMEOUT_MS (a paused or overwhelmed server). */
+export class DatabaseTimeoutError extends Error {
+  override name = "DatabaseTimeoutError";
+  constructor(ms: number) {
+    super(`no answer from the database within ${ms} ms`);
+  }
+}
+
 /** Error codes that mean the connection, not the statement, failed. */
 const CONNECTION_CODES = new Set([
   // sockets
@@ -33,14 +41,14 @@ const CONNECTION_CODES = new Set([
 /** What @prisma/adapter-pg calls a connection failure (`meta.driverAdapterError.cause.kind`). */
 const ADAPTER_KINDS = new Set(["DatabaseNotReachable", "ConnectionClosed", "SocketTimeout", "TooManyConnections"]);
 /** node-postgres reports these as plain errors without a code. */
-const PG_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable)/;
+const PG_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable)|Query read timeout/;
 
 const isConnectionCode = (code: unknown) => typeof code === "string" && (CONNECTION_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code));
 
 /** True when `err` (or an error it wraps) says the database could not be reached or dropped the connection. */
 export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== "object" || depth > 6) return false;
-  if (err instanceof DatabaseUnavailableError) return true;
+  if (err instanceof DatabaseUnavailableError || err instanceof DatabaseTimeoutError) return true;
   const e = err as { code?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: unknown; code?: unknown } } } };
   if (isConnectionCode(e.code)) return true;
   const adapter = e.meta?.driverAdapterError?.cause;

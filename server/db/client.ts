@@ -9,7 +9,7 @@ import postgres from "postgres";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { PrismaClient } from "./generated/client";
 import { acquireEmbeddedLock, releaseEmbeddedLock } from "./embedded-lock";
-import { assertDatabaseReachable, noteDatabaseError, watchDatabase } from "./availability";
+import { assertDatabaseReachable, DatabaseTimeoutError, noteDatabaseError, watchDatabase } from "./availability";
 import { log } from "../log";
 import { setting } from "../settings";
 
@@ -48,6 +48,18 @@ export const embeddedDatabaseExists = () => existsSync(path.join(embeddedDir(), 
  * fails as "database unavailable" (a 503), instead of waiting for the driver's own 30 s or forever.
  */
 const connectTimeoutMs = () => setting("DATABASE_CONNECT_TIMEOUT_MS");
+/** How long one call may wait for its answer: a paused server holds connections open without answering. */
+const queryTimeoutMs = () => setting("DATABASE_QUERY_TIMEOUT_MS");
+
+/** `work`, or a DatabaseTimeoutError (a 503, and the breaker's probe) when it has no answer within the query timeout. */
+function withinQueryTimeout<T>(work: Promise<T>): Promise<T> {
+  const ms = queryTimeoutMs();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DatabaseTimeoutError(ms)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
 
 /** Runs a database call through the breaker: refused at once during a known outage; a connection failure starts the probe. */
 async function guarded<T>(call: () => Promise<T>): Promise<T> {
@@ -95,6 +107,8 @@ async function open(): Promise<DbState> {
       connectionString: url,
       max: setting("DATABASE_POOL_SIZE"),
       connectionTimeoutMillis: connectTimeoutMs(),
+      // Prisma's every query: node-postgres fails a call that has no answer in time ("Query read timeout").
+      query_timeout: queryTimeoutMs(),
     });
     // An idle connection the server dropped is removed by the pool; without a listener the event would crash the process.
     pool.on("error", (err) => noteDatabaseError(err));
@@ -116,7 +130,7 @@ async function open(): Promise<DbState> {
     sql = async <Row>(statement: Statement, values: unknown[]) => {
       operationCount++;
       return guarded(async () =>
-        (await statements.unsafe(statement.text, values as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as Row[]);
+        (await withinQueryTimeout(statements.unsafe(statement.text, values as postgres.ParameterOrJSON<never>[], { prepare: true }))) as unknown as Row[]);
     };
     watchDatabase(() => probePostgres(url));
     closeDriver = async () => {

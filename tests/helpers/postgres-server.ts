@@ -2,7 +2,7 @@
 // (same port and data) and pause, for outage experiments. PostgreSQL refuses to run as root, so
 // as root the cluster runs as the unprivileged user scripts/services.sh uses (tdptest).
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
@@ -68,6 +68,25 @@ export class PostgresServer {
   /** Stops the server (`fast`: sessions are terminated, as in an operator's restart). */
   async halt(mode: "fast" | "immediate" = "fast"): Promise<void> {
     await run("pg_ctl", ["-D", this.data, "-m", mode, "-w", "stop"]);
+  }
+
+  /**
+   * Pauses (SIGSTOP) or continues (SIGCONT) the server and every backend: connections stay open and
+   * nothing answers, as when a host freezes or a process is stalled.
+   */
+  signalAll(signal: "SIGSTOP" | "SIGCONT"): void {
+    const postmaster = Number(readFileSync(path.join(this.data, "postmaster.pid"), "utf8").split("\n")[0]);
+    const children = readdirSync("/proc")
+      .filter((d) => /^\d+$/.test(d))
+      .filter((d) => {
+        try {
+          return Number(readFileSync(`/proc/${d}/stat`, "utf8").split(") ")[1]?.split(" ")[1]) === postmaster;
+        } catch {
+          return false; // exited meanwhile
+        }
+      })
+      .map(Number);
+    for (const pid of [postmaster, ...children]) process.kill(pid, signal);
   }
 
   /** Runs one statement on a connection of its own. */
