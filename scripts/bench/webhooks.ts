@@ -53,7 +53,8 @@ export async function benchWebhooks(opts: { latencyEvents?: number; throughputEv
 
   const tenant = await createTenant({ name: `bench webhooks ${randomUUID().slice(0, 8)}` });
   const db = scopeToTenant(await getDb(), tenant.id);
-  for (let i = 0; i < SUBSCRIPTIONS; i++) await createSubscription(db, { url, events: ["offering.created"] }, OPERATOR);
+  // The highest rate limit: the bench measures the engine, not the per-subscription limit (default 50/s).
+  for (let i = 0; i < SUBSCRIPTIONS; i++) await createSubscription(db, { url, events: ["offering.created"], max_deliveries_per_second: 1000 }, OPERATOR);
   const worker = new DeliveryWorker({ concurrency: 64 });
   await worker.start();
 

@@ -7,8 +7,9 @@ import type { PrismaClient } from "../db/generated/client";
 import { decryptSecret } from "../crypto/secret-box";
 import { toEnvelope } from "../events/catalog";
 import { log } from "../log";
-import { attemptTimeoutMs, classifyOutcome, nextStep, truncateBody, type AttemptOutcome, type DeliveryStatus } from "./retry-ladder";
+import { attemptTimeoutMs, parseRetryAfter, planNext, truncateBody, type AttemptOutcome, type DeliveryStatus } from "./retry-ladder";
 import { sendWebhook, type SendResult } from "./send-webhook";
+import { REQUEST_BODY_LIMIT } from "./webhooks.types";
 
 /** A claimed or loaded delivery with what its attempt needs (one row of a join). */
 export type DeliveryTarget = {
@@ -17,6 +18,8 @@ export type DeliveryTarget = {
   subscription_id: string;
   cycle: number;
   attempt_count: number;
+  /** Attempts of this cycle answered 429 with Retry-After that spent no rung. */
+  throttled_count: number;
   status: string;
   target_url: string;
   secret_encrypted: string;
@@ -31,6 +34,7 @@ export type DeliveryTarget = {
 /** Columns selected by every query that produces a DeliveryTarget (`d` deliveries, `s` subscriptions, `e` events). */
 export const TARGET_COLUMNS = `d.id::text AS delivery_id, d.tenant_id::text AS tenant_id, d.subscription_id::text AS subscription_id,
   d.cycle, d.attempt_count, d.status, s.target_url, s.secret_encrypted,
+  (SELECT count(*)::int FROM webhook_attempts t WHERE t.delivery_id = d.id AND t.cycle = d.cycle AND t.throttled) AS throttled_count,
   CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_encrypted END AS previous_secret_encrypted,
   e.id::text AS event_id, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at`;
 
@@ -40,6 +44,8 @@ export type AttemptResult = {
   status: DeliveryStatus;
   statusCode: number | null;
   nextDelayMs: number | null;
+  /** true: a 429 with Retry-After, retried after it without spending a rung. */
+  throttled: boolean;
   /** false when the delivery moved on meanwhile (replayed, or recorded by another runner). */
   recorded: boolean;
 };
@@ -49,8 +55,8 @@ WITH d AS (
   SELECT id, tenant_id FROM webhook_deliveries
   WHERE id = $1::uuid AND cycle = $2::int AND attempt_count = $3::int - 1 AND status = 'pending'
 ), a AS (
-  INSERT INTO webhook_attempts (id, tenant_id, delivery_id, cycle, attempt_number, outcome, status_code, duration_ms, response_body, error, created_at)
-  SELECT $4::uuid, d.tenant_id, d.id, $2::int, $3::int, $5::text, $6::int, $7::int, $8::text, $9::text, $10::timestamptz FROM d
+  INSERT INTO webhook_attempts (id, tenant_id, delivery_id, cycle, attempt_number, outcome, status_code, duration_ms, response_body, error, created_at, request_headers, request_body, throttled)
+  SELECT $4::uuid, d.tenant_id, d.id, $2::int, $3::int, $5::text, $6::int, $7::int, $8::text, $9::text, $10::timestamptz, $17::jsonb, $18::text, $19::boolean FROM d
   ON CONFLICT (delivery_id, cycle, attempt_number) DO NOTHING
   RETURNING delivery_id
 ), u AS (
@@ -64,7 +70,12 @@ WITH d AS (
     delivered_at = CASE WHEN $11::text = 'delivered' THEN now() ELSE w.delivered_at END,
     updated_at = now()
   FROM a WHERE w.id = a.delivery_id
-  RETURNING w.id, w.tenant_id, w.status
+  RETURNING w.id, w.tenant_id, w.status, w.subscription_id
+), p AS (
+  -- A consumer's Retry-After holds back the whole subscription, not only this delivery.
+  UPDATE webhook_subscriptions s SET next_delivery_at = greatest(s.next_delivery_at, now() + make_interval(secs => $20::int / 1000.0))
+  FROM u WHERE $20::int IS NOT NULL AND s.id = u.subscription_id
+  RETURNING s.id
 ), n AS (
   INSERT INTO notifications (id, tenant_id, kind, title, body, data, created_at)
   SELECT gen_random_uuid(), u.tenant_id, 'webhook.dead_letter', $14::text, $15::text, $16::jsonb, now() FROM u WHERE u.status = 'dead_letter'
@@ -108,12 +119,20 @@ async function retryWhileUnreachable<T>(write: () => Promise<T>, recordBy: numbe
  * Sends attempt `attempt_count + 1` of the target's cycle and records it. `recordBy`: until when
  * (epoch ms) recording may be retried through a database outage (the worker: before its lease ends).
  */
-export async function attemptDelivery(db: PrismaClient, target: DeliveryTarget, opts: { recordBy?: number } = {}): Promise<AttemptResult> {
+export async function attemptDelivery(
+  db: PrismaClient,
+  target: DeliveryTarget,
+  opts: { recordBy?: number; onWritten?: () => void } = {},
+): Promise<AttemptResult> {
   const attemptNumber = target.attempt_count + 1;
   const envelope = toEnvelope({
-    id: target.event_id, type: target.event_type, createdAt: new Date(target.event_created_at), tenantId: target.tenant_id,
+    id: target.event_id,
+    type: target.event_type,
+    createdAt: new Date(target.event_created_at),
+    tenantId: target.tenant_id,
     data: typeof target.event_data === "string" ? JSON.parse(target.event_data) : target.event_data,
   });
+  const body = JSON.stringify(envelope);
   const startedAt = new Date();
   let sent: SendResult;
   try {
@@ -121,27 +140,52 @@ export async function attemptDelivery(db: PrismaClient, target: DeliveryTarget, 
       url: target.target_url,
       secret: openSecret(target.secret_encrypted),
       previousSecret: target.previous_secret_encrypted ? openSecret(target.previous_secret_encrypted) : null,
-      body: JSON.stringify(envelope),
+      body,
       eventId: envelope.id,
       eventType: envelope.event,
       timeoutMs: attemptTimeoutMs(),
+      onWritten: opts.onWritten,
     });
   } catch (err) {
     // Only a broken secret can get here (sendWebhook itself never throws): record it, never leak it.
-    sent = { attemptId: crypto.randomUUID(), statusCode: null, durationMs: 0, responseBody: null, error: `cannot sign: ${(err as Error).name}` };
+    sent = {
+      attemptId: crypto.randomUUID(),
+      statusCode: null,
+      durationMs: 0,
+      responseBody: null,
+      error: `cannot sign: ${(err as Error).name}`,
+      requestHeaders: null,
+    };
   }
-  const outcome = classifyOutcome(sent.statusCode);
-  const next = nextStep(attemptNumber, outcome);
+  const next = planNext(attemptNumber, target.throttled_count ?? 0, { statusCode: sent.statusCode, retryAfterMs: parseRetryAfter(sent.retryAfter) });
+  const outcome = next.outcome;
   const lastText = truncateBody(sent.error ?? sent.responseBody);
   const recordBy = opts.recordBy ?? Date.now() + DEFAULT_RECORD_WINDOW_MS;
-  const record = () => db.$queryRawUnsafe<{ updated: number; notified: number }[]>(
-    RECORD_SQL,
-    target.delivery_id, target.cycle, attemptNumber, sent.attemptId, outcome, sent.statusCode, sent.durationMs,
-    truncateBody(sent.responseBody), sent.error, startedAt.toISOString(), next.status, next.nextDelayMs, lastText,
-    "Webhook delivery dead-lettered",
-    `${envelope.event} (${envelope.id}) to ${target.target_url} failed ${attemptNumber} times; last error: ${lastText ?? "none"}`.slice(0, 4000),
-    JSON.stringify({ delivery_id: target.delivery_id, subscription_id: target.subscription_id, event_id: envelope.id, cycle: target.cycle }),
-  );
+  const record = () =>
+    db.$queryRawUnsafe<{ updated: number; notified: number }[]>(
+      RECORD_SQL,
+      target.delivery_id,
+      target.cycle,
+      attemptNumber,
+      sent.attemptId,
+      outcome,
+      sent.statusCode,
+      sent.durationMs,
+      truncateBody(sent.responseBody),
+      sent.error,
+      startedAt.toISOString(),
+      next.status,
+      next.nextDelayMs,
+      lastText,
+      "Webhook delivery dead-lettered",
+      `${envelope.event} (${envelope.id}) to ${target.target_url} failed ${attemptNumber} times; last error: ${lastText ?? "none"}`.slice(0, 4000),
+      JSON.stringify({ delivery_id: target.delivery_id, subscription_id: target.subscription_id, event_id: envelope.id, cycle: target.cycle }),
+      // What was sent, for the endpoint page (the body bounded like the column).
+      sent.requestHeaders ? JSON.stringify(sent.requestHeaders) : null,
+      body.slice(0, REQUEST_BODY_LIMIT),
+      next.throttled,
+      next.pauseMs,
+    );
   let recorded: boolean;
   try {
     const { value: rows, tries } = await retryWhileUnreachable(record, recordBy);
@@ -149,17 +193,24 @@ export async function attemptDelivery(db: PrismaClient, target: DeliveryTarget, 
     recorded = rows[0]?.updated === 1 || (tries > 1 && (await retryWhileUnreachable(() => attemptRowExists(db, sent.attemptId), recordBy)).value);
   } catch (err) {
     log.error("webhook attempt sent but not recorded; it will be sent again after its lease", {
-      tenant_id: target.tenant_id, delivery_id: target.delivery_id, attempt: attemptNumber, error: (err as Error).message,
+      tenant_id: target.tenant_id,
+      delivery_id: target.delivery_id,
+      attempt: attemptNumber,
+      error: (err as Error).message,
     });
     throw err;
   }
   if (recorded && next.status === "dead_letter") {
     log.warn("webhook delivery dead-lettered", {
-      tenant_id: target.tenant_id, delivery_id: target.delivery_id, subscription_id: target.subscription_id,
-      event_id: envelope.id, cycle: target.cycle, last_error: lastText,
+      tenant_id: target.tenant_id,
+      delivery_id: target.delivery_id,
+      subscription_id: target.subscription_id,
+      event_id: envelope.id,
+      cycle: target.cycle,
+      last_error: lastText,
     });
   }
-  return { attemptNumber, outcome, status: next.status, statusCode: sent.statusCode, nextDelayMs: next.nextDelayMs, recorded };
+  return { attemptNumber, outcome, status: next.status, statusCode: sent.statusCode, nextDelayMs: next.nextDelayMs, throttled: next.throttled, recorded };
 }
 
 async function attemptRowExists(db: PrismaClient, attemptId: string): Promise<boolean> {

@@ -28,28 +28,90 @@ export type WorkerOptions = {
   handle?: (db: PrismaClient, claimed: DeliveryTarget[]) => Promise<void>;
   /** Claim condition on `d` for this engine. */
   engineFilter?: string;
+  /**
+   * Whether the claim hands out send slots of each subscription's rate limit (default). The Inngest
+   * dispatcher claims unpaced: its runs reserve a slot before each attempt instead.
+   */
+  paced?: boolean;
 };
+
+/**
+ * How far ahead a claim takes send slots (or one slot, at a rate under 1/this): a claimed delivery
+ * waits in the worker for its slot, so this bounds how long a lease is held before sending.
+ */
+export const PACE_HORIZON_MS = 250;
 
 /** How long before its lease ends an attempt stops trying to record its outcome. */
 const RECORD_MARGIN_MS = 1_000;
 
+/** Due, unleased, and not this worker's own (`$3`): the deliveries a claim may take. */
+const dueDeliveries = (engineFilter: string) => `d.status = 'pending' AND ${engineFilter} AND d.next_attempt_at <= now()
+    AND (d.locked_until IS NULL OR d.locked_until <= now())
+    AND NOT (d.id = ANY($3::uuid[]))`;
+
+/**
+ * The paced claim ($1 capacity, $2 lease ms, $3 own in-flight ids, $4 horizon ms). Each subscription
+ * with due deliveries is locked (SKIP LOCKED: one claimer at a time per subscription, in every
+ * process), its due deliveries get consecutive send slots 1/rate apart from its next free slot, in
+ * creation order, as far as the horizon reaches; the subscription's next free slot moves past the
+ * last one taken. Every row says how long to wait for its slot (`wait_ms`); the lease runs from the slot.
+ */
+export function pacedClaimSql(engineFilter: string) {
+  return `
+WITH subs AS (
+  SELECT s.id, greatest(s.next_delivery_at, now()) AS first_slot,
+    make_interval(secs => 1.0 / s.max_deliveries_per_second) AS gap,
+    now() + make_interval(secs => greatest($4::int / 1000.0, 1.0 / s.max_deliveries_per_second)) AS horizon
+  FROM webhook_subscriptions s
+  WHERE s.enabled
+    AND s.next_delivery_at < now() + make_interval(secs => greatest($4::int / 1000.0, 1.0 / s.max_deliveries_per_second))
+    AND s.id IN (SELECT d.subscription_id FROM webhook_deliveries d WHERE ${dueDeliveries(engineFilter)})
+  ORDER BY s.next_delivery_at
+  LIMIT $1::int
+  FOR UPDATE OF s SKIP LOCKED
+), slotted AS (
+  SELECT d.id, d.subscription_id, subs.horizon,
+    subs.first_slot + (row_number() OVER (PARTITION BY d.subscription_id ORDER BY d.seq) - 1) * subs.gap AS slot
+  FROM webhook_deliveries d JOIN subs ON subs.id = d.subscription_id
+  WHERE ${dueDeliveries(engineFilter)}
+), picked AS (
+  SELECT id, subscription_id, slot FROM slotted WHERE slot < horizon ORDER BY slot LIMIT $1::int
+), paced AS (
+  UPDATE webhook_subscriptions s SET next_delivery_at = last.slot + make_interval(secs => 1.0 / s.max_deliveries_per_second)
+  FROM (SELECT subscription_id, max(slot) AS slot FROM picked GROUP BY subscription_id) last
+  WHERE s.id = last.subscription_id
+  RETURNING s.id
+)
+UPDATE webhook_deliveries d SET locked_until = greatest(p.slot, now()) + make_interval(secs => $2::int / 1000.0)
+FROM picked p, webhook_subscriptions s, events e
+WHERE d.id = p.id AND s.id = d.subscription_id AND e.id = d.event_id
+  AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= now())
+RETURNING ${TARGET_COLUMNS}, s.max_deliveries_per_second AS rate,
+  greatest(0, ceil(extract(epoch FROM p.slot - clock_timestamp()) * 1000))::int AS wait_ms`;
+}
+
+/** The unpaced claim (the Inngest dispatcher): due deliveries, oldest first, with a lease. */
 export function claimSql(engineFilter: string) {
   return `
 WITH due AS (
   SELECT d.id FROM webhook_deliveries d
   JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.enabled
-  WHERE d.status = 'pending' AND ${engineFilter} AND d.next_attempt_at <= now()
-    AND (d.locked_until IS NULL OR d.locked_until <= now())
-    AND NOT (d.id = ANY($3::uuid[]))
-  ORDER BY d.next_attempt_at
+  WHERE ${dueDeliveries(engineFilter)}
+  ORDER BY d.next_attempt_at, d.seq
   LIMIT $1::int
   FOR UPDATE OF d SKIP LOCKED
 )
 UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $2::int / 1000.0)
 FROM due, webhook_subscriptions s, events e
 WHERE d.id = due.id AND s.id = d.subscription_id AND e.id = d.event_id
-RETURNING ${TARGET_COLUMNS}`;
+RETURNING ${TARGET_COLUMNS}, s.max_deliveries_per_second AS rate, 0 AS wait_ms`;
 }
+
+/** A claimed delivery: the target, its subscription's rate, and how long it waits for its send slot. */
+type Claimed = DeliveryTarget & { rate: number; wait_ms: number };
+
+/** One subscription's sends from this process: in claim order, each at least 1/rate after the one before. */
+type Lane = { tail: Promise<void>; lastSentAt: number };
 
 /** LISTEN reconnects after 100 ms, doubling up to this (with jitter) while PostgreSQL stays away. */
 const LISTEN_RETRY_MAX_MS = 2_000;
@@ -67,17 +129,21 @@ export class DeliveryWorker {
   private listenFailures = 0;
   private listenRetry: NodeJS.Timeout | undefined;
   private claimFailing = false;
+  private lanes = new Map<string, Lane>();
   private readonly concurrency: number;
   private readonly pollIntervalMs: number;
   private readonly leaseMs: number;
   private readonly sql: string;
+  private readonly paced: boolean;
 
   constructor(private readonly options: WorkerOptions = {}) {
     this.concurrency = options.concurrency ?? setting("WEBHOOK_WORKER_CONCURRENCY");
     this.pollIntervalMs = options.pollIntervalMs ?? setting("WEBHOOK_POLL_INTERVAL_MS");
     // Longer than an attempt can take, so a live worker never loses its claim mid-attempt.
     this.leaseMs = options.leaseMs ?? setting("WEBHOOK_LEASE_MS") ?? attemptTimeoutMs() + 20_000;
-    this.sql = claimSql(options.engineFilter ?? "d.inngest_run_id IS NULL");
+    this.paced = options.paced ?? true;
+    const engineFilter = options.engineFilter ?? "d.inngest_run_id IS NULL";
+    this.sql = this.paced ? pacedClaimSql(engineFilter) : claimSql(engineFilter);
   }
 
   get isRunning() {
@@ -196,12 +262,15 @@ export class DeliveryWorker {
     while (this.running) {
       this.wakePending = false;
       const capacity = this.concurrency - this.inFlight.size;
-      let claimed: DeliveryTarget[] = [];
+      let claimed: Claimed[] = [];
       if (capacity > 0) {
         const claimedAt = Date.now();
         try {
           // Never its own attempts again, even past their lease (a stalled event loop): only another process may.
-          claimed = await db.$queryRawUnsafe<DeliveryTarget[]>(this.sql, capacity, this.leaseMs, [...this.inFlight.values()].flat());
+          const own = [...this.inFlight.values()].flat();
+          claimed = await (this.paced
+            ? db.$queryRawUnsafe<Claimed[]>(this.sql, capacity, this.leaseMs, own, PACE_HORIZON_MS)
+            : db.$queryRawUnsafe<Claimed[]>(this.sql, capacity, this.leaseMs, own));
           this.claimFailing = false;
         } catch (err) {
           this.logClaimFailure(err);
@@ -222,10 +291,10 @@ export class DeliveryWorker {
   }
 
   /** `leaseEnds`: epoch ms when the claim runs out (the attempt must be recorded before). */
-  private track(db: PrismaClient, claimed: DeliveryTarget[], leaseEnds: number) {
+  private track(db: PrismaClient, claimed: Claimed[], leaseEnds: number) {
     const runs: [Promise<void>, string[]][] = this.options.handle
       ? [[this.options.handle(db, claimed), claimed.map((c) => c.delivery_id)]]
-      : claimed.map((target) => [this.attempt(db, target, leaseEnds), [target.delivery_id]]);
+      : claimed.map((target) => [this.attempt(db, target, leaseEnds + target.wait_ms), [target.delivery_id]]);
     for (const [run, ids] of runs) {
       const p = run
         .catch((err) => log.error("webhook worker: attempt failed unexpectedly", { error: (err as Error).message }))
@@ -237,9 +306,48 @@ export class DeliveryWorker {
     }
   }
 
-  private async attempt(db: PrismaClient, target: DeliveryTarget, leaseEnds: number) {
-    // A margin under the lease: the record must land before another worker may claim the delivery.
-    const result = await attemptDelivery(db, target, { recordBy: leaseEnds - RECORD_MARGIN_MS });
+  /**
+   * The subscription's rate limit: the claim gave this delivery a send slot. It is sent no earlier,
+   * after this process's earlier deliveries to the same subscription have been written, and at least
+   * 1/rate after the previous one was (a stall or a slow start here never crowds the sends behind it).
+   * Resolves when it may be sent, with `written`, to call once the request is on the connection.
+   */
+  private async takeTurn(target: Claimed): Promise<() => void> {
+    const due = Date.now() + target.wait_ms;
+    const lane = this.lanes.get(target.subscription_id) ?? { tail: Promise.resolve(), lastSentAt: 0 };
+    const previous = lane.tail;
+    let written!: () => void;
+    lane.tail = new Promise<void>((resolve) => {
+      let done = false;
+      written = () => {
+        if (done) return;
+        done = true;
+        lane.lastSentAt = Date.now();
+        resolve();
+      };
+    });
+    if (this.lanes.size > 10_000) this.forgetIdleLanes();
+    this.lanes.set(target.subscription_id, lane);
+    await previous;
+    const at = Math.max(due, lane.lastSentAt + 1000 / target.rate);
+    if (at > Date.now()) await new Promise((resolve) => setTimeout(resolve, at - Date.now()));
+    return written;
+  }
+
+  /** Lanes idle for over a second say nothing any more (every gap is at most 1 s). */
+  private forgetIdleLanes() {
+    for (const [id, lane] of this.lanes) if (Date.now() - lane.lastSentAt > 1000) this.lanes.delete(id);
+  }
+
+  private async attempt(db: PrismaClient, target: Claimed, leaseEnds: number) {
+    const written = this.paced ? await this.takeTurn(target) : undefined;
+    let result: Awaited<ReturnType<typeof attemptDelivery>>;
+    try {
+      // A margin under the lease: the record must land before another worker may claim the delivery.
+      result = await attemptDelivery(db, target, { recordBy: leaseEnds - RECORD_MARGIN_MS, onWritten: written });
+    } finally {
+      written?.(); // nothing was written (a refused target): the next in line may go
+    }
     // The retry is due at the database's now() + delay; a few ms of margin so the claim finds it.
     if (result.recorded && result.status === "pending" && result.nextDelayMs !== null) this.wakeIn(result.nextDelayMs + 5);
   }

@@ -18,7 +18,7 @@ const agentOptions = { keepAlive: true, maxSockets: 64, timeout: IDLE_SOCKET_TIM
 const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
 
 export type GuardedPostResult =
-  | { ok: true; statusCode: number; body: string }
+  | { ok: true; statusCode: number; body: string /** the answer's `Retry-After` header, if any */; retryAfter: string | null }
   | { ok: false; reason: "refused" | "timeout" | "network"; error: string };
 
 function describeError(err: NodeJS.ErrnoException): string {
@@ -34,9 +34,15 @@ function describeError(err: NodeJS.ErrnoException): string {
 export function guardedPost(
   url: URL,
   opts: {
-    headers: Record<string, string>; body: Buffer; timeoutMs: number; keepBytes: number; maxBytes: number;
+    headers: Record<string, string>;
+    body: Buffer;
+    timeoutMs: number;
+    keepBytes: number;
+    maxBytes: number;
     /** POST unless told otherwise (a CRM connection test reads with GET, sending no body). */
     method?: "GET" | "POST";
+    /** Called once the request has been handed to the connection (the webhook rate limit spaces sends by it). */
+    onWritten?: () => void;
   },
 ): Promise<GuardedPostResult> {
   // An address literal never goes through a DNS lookup: judge it here.
@@ -86,7 +92,9 @@ function send(
       size += chunk.length;
       if (size > opts.maxBytes) res.destroy();
     });
-    const complete = () => finish({ ok: true, statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks).subarray(0, opts.keepBytes).toString("utf8") });
+    const retryAfter = typeof res.headers["retry-after"] === "string" ? res.headers["retry-after"] : null;
+    const complete = () =>
+      finish({ ok: true, statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks).subarray(0, opts.keepBytes).toString("utf8"), retryAfter });
     res.on("end", complete);
     res.on("close", complete);
     res.on("error", complete);
@@ -95,6 +103,6 @@ function send(
   req.once("response", () => (answered = true));
   req.on("error", (err: NodeJS.ErrnoException) => onError(err, answered));
   if (method === "GET") req.end();
-  else req.end(opts.body);
+  else req.end(opts.body, () => opts.onWritten?.());
   return req;
 }

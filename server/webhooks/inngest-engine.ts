@@ -11,15 +11,15 @@ import { getDb } from "../db/client";
 import { log } from "../log";
 import { attemptDelivery, loadDeliveryTarget, type DeliveryTarget } from "./delivery-attempt";
 import { DeliveryWorker } from "./embedded-worker";
-import { MAX_ATTEMPTS, type DeliveryStatus } from "./retry-ladder";
+import { reserveSendSlot, waitForSendSlot } from "./send-slots";
+import { MAX_ATTEMPTS, MAX_THROTTLED_ATTEMPTS, type DeliveryStatus } from "./retry-ladder";
 import { createSlaCheckFunction } from "../conversations/sla-monitor.inngest";
-import { setting } from "../settings";
 
 export const DELIVERY_REQUESTED = "webhooks/delivery.requested";
 export type DeliveryRequested = { name: typeof DELIVERY_REQUESTED; id?: string; data: { delivery_id: string; tenant_id: string; cycle: number } };
 
-export const inngestConfigured = (env: Record<string, string | undefined> = process.env) =>
-  Boolean(setting("INNGEST_EVENT_KEY", env) || setting("INNGEST_SIGNING_KEY", env) || setting("INNGEST_BASE_URL", env) || setting("INNGEST_DEV", env));
+// Decided in engine.ts, which must not load the inngest package for a process that never uses it.
+export { inngestConfigured } from "./engine";
 
 export const inngest = new Inngest({ id: "tenant-data-platform" });
 
@@ -35,26 +35,48 @@ export async function beginCycle(db: PrismaClient, deliveryId: string, requested
     `UPDATE webhook_deliveries SET inngest_run_id = $3, updated_at = now()
      WHERE id = $1::uuid AND ((cycle = $2::int AND inngest_run_id = '${DISPATCHED}' AND status = 'pending') OR inngest_run_id = $3)
      RETURNING cycle`,
-    deliveryId, requestedCycle, runId,
+    deliveryId,
+    requestedCycle,
+    runId,
   );
   if (own.length) return own[0].cycle;
   const next = await db.$queryRawUnsafe<{ cycle: number }[]>(
     `UPDATE webhook_deliveries SET cycle = cycle + 1, attempt_count = 0, status = 'pending', inngest_run_id = $2,
        next_attempt_at = NULL, locked_until = NULL, delivered_at = NULL, updated_at = now()
      WHERE id = $1::uuid RETURNING cycle`,
-    deliveryId, runId,
+    deliveryId,
+    runId,
   );
   return next[0]?.cycle ?? null; // null: the delivery (or its subscription) was deleted
 }
 
-export type StepResult = { attempt: number; status: DeliveryStatus; status_code: number | null; next_delay_ms: number | null };
+export type StepResult = {
+  attempt: number;
+  status: DeliveryStatus;
+  status_code: number | null;
+  next_delay_ms: number | null;
+  /** Set when the attempt was not made: its send slot is this far away (a durable sleep, then the attempt). */
+  slot_in_ms?: number;
+};
 
-/** Attempt `attemptNumber` of `cycle`; a step re-executed after it was recorded reports the record. */
-export async function runAttemptStep(db: PrismaClient, deliveryId: string, cycle: number, attemptNumber: number): Promise<StepResult> {
+/** A wait for a send slot up to this long happens inside the attempt's step; a longer one is a step.sleep. */
+export const IN_STEP_SLOT_WAIT_MS = 1_000;
+
+/**
+ * Attempt `attemptNumber` of `cycle`; a step re-executed after it was recorded reports the record.
+ * Unless `slotTaken` (the run already slept until its slot), it first takes a send slot: a near one
+ * is waited for here, a far one is returned as `slot_in_ms` without attempting.
+ */
+export async function runAttemptStep(db: PrismaClient, deliveryId: string, cycle: number, attemptNumber: number, slotTaken = false): Promise<StepResult> {
   const target = await loadDeliveryTarget(db, deliveryId);
   if (!target || target.cycle !== cycle) return { attempt: attemptNumber, status: "permanent_fail", status_code: null, next_delay_ms: null };
   if (target.attempt_count !== attemptNumber - 1 || target.status !== "pending") {
     return { attempt: attemptNumber, status: target.status as DeliveryStatus, status_code: null, next_delay_ms: null };
+  }
+  if (!slotTaken) {
+    const waitMs = await reserveSendSlot(db, deliveryId);
+    if (waitMs > IN_STEP_SLOT_WAIT_MS) return { attempt: attemptNumber, status: "pending", status_code: null, next_delay_ms: null, slot_in_ms: waitMs };
+    await waitForSendSlot(db, deliveryId, waitMs);
   }
   const result = await attemptDelivery(db, target);
   return { attempt: attemptNumber, status: result.status, status_code: result.statusCode, next_delay_ms: result.nextDelayMs };
@@ -66,8 +88,14 @@ export const deliverWebhook = inngest.createFunction(
     const { delivery_id: deliveryId, cycle: requested } = (event as unknown as DeliveryRequested).data;
     const cycle = await step.run("begin-cycle", async () => beginCycle(await getDb(), deliveryId, requested, runId));
     if (cycle === null) return { delivery_id: deliveryId, status: "gone" };
-    for (let n = 1; n <= MAX_ATTEMPTS; n++) {
-      const result = await step.run(`attempt-${n}`, async () => runAttemptStep(await getDb(), deliveryId, cycle, n));
+    // Attempt numbers count the throttled attempts too (a 429 honoured spends no rung).
+    for (let n = 1; n <= MAX_ATTEMPTS + MAX_THROTTLED_ATTEMPTS; n++) {
+      let result = await step.run(`attempt-${n}`, async () => runAttemptStep(await getDb(), deliveryId, cycle, n));
+      if (result.slot_in_ms !== undefined) {
+        // The rate limit's slot is far off (a backlog, or the consumer's Retry-After): sleep durably, then send.
+        await step.sleep(`slot-${n}`, result.slot_in_ms);
+        result = await step.run(`attempt-${n}-in-slot`, async () => runAttemptStep(await getDb(), deliveryId, cycle, n, true));
+      }
       if (result.status !== "pending" || result.next_delay_ms === null) return { delivery_id: deliveryId, cycle, ...result };
       await step.sleep(`backoff-${n + 1}`, result.next_delay_ms);
     }
@@ -80,11 +108,13 @@ type Send = (events: DeliveryRequested[]) => Promise<unknown>;
 /** Hands claimed deliveries to Inngest: one event per (delivery, cycle), deduplicated by its id. */
 export async function dispatchToInngest(db: PrismaClient, claimed: DeliveryTarget[], send: Send): Promise<void> {
   if (!claimed.length) return;
-  await send(claimed.map((c) => ({
-    name: DELIVERY_REQUESTED,
-    id: `${c.delivery_id}-${c.cycle}`,
-    data: { delivery_id: c.delivery_id, tenant_id: c.tenant_id, cycle: c.cycle },
-  })));
+  await send(
+    claimed.map((c) => ({
+      name: DELIVERY_REQUESTED,
+      id: `${c.delivery_id}-${c.cycle}`,
+      data: { delivery_id: c.delivery_id, tenant_id: c.tenant_id, cycle: c.cycle },
+    })),
+  );
   // After a failed send the claims simply expire and the next pass sends again.
   await db.$executeRawUnsafe(
     `UPDATE webhook_deliveries SET inngest_run_id = '${DISPATCHED}', locked_until = NULL WHERE id = ANY($1::uuid[]) AND inngest_run_id IS NULL`,
@@ -95,6 +125,7 @@ export async function dispatchToInngest(db: PrismaClient, claimed: DeliveryTarge
 /** The dispatcher: the embedded worker's claiming with Inngest as the runner. */
 export function createInngestDispatcher(send: Send = (events) => inngest.send(events)) {
   return new DeliveryWorker({
+    paced: false,
     handle: (db, claimed) =>
       dispatchToInngest(db, claimed, send).catch((err) => {
         log.warn("webhook dispatch to Inngest failed; will retry", { error: (err as Error).message, deliveries: claimed.length });

@@ -46,5 +46,56 @@ export function nextStep(attemptNumber: number, outcome: AttemptOutcome, delays:
   return { status: "pending", nextDelayMs: delays[attemptNumber] };
 }
 
+/**
+ * A consumer's 429 with `Retry-After` is honoured without spending a rung this many times per
+ * cycle; past that a 429 spends rungs like a 5xx, so a consumer that throttles forever still ends
+ * in dead_letter (after at most MAX_ATTEMPTS + this many attempts).
+ */
+export const MAX_THROTTLED_ATTEMPTS = 20;
+/** The longest `Retry-After` honoured (a later one waits this long). */
+export const RETRY_AFTER_MAX_MS = 3_600_000;
+
+/**
+ * `Retry-After` in ms from `nowMs`: delay-seconds or an HTTP date (a past date is 0). Null when
+ * absent or unreadable.
+ */
+export function parseRetryAfter(header: string | null | undefined, nowMs = Date.now()): number | null {
+  const value = header?.trim();
+  if (!value) return null;
+  if (/^\d+$/.test(value)) return Math.min(Number(value) * 1000, Number.MAX_SAFE_INTEGER);
+  // An HTTP date starts with its day's name (IMF-fixdate, RFC 850, asctime); Date.parse alone takes "1.5" too.
+  if (!/^[A-Za-z]{3}/.test(value)) return null;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
+}
+
+export type AttemptAnswer = { statusCode: number | null; retryAfterMs: number | null };
+export type AttemptPlan = NextStep & {
+  outcome: AttemptOutcome;
+  /** true: a 429 honoured without spending a rung. */
+  throttled: boolean;
+  /** How long the whole subscription waits before its next send (a consumer's Retry-After), or null. */
+  pauseMs: number | null;
+};
+
+/**
+ * What follows attempt `attemptNumber` of a cycle in which `throttledBefore` earlier attempts were
+ * throttled (so this attempt stands on rung `attemptNumber - throttledBefore`). A 429 with
+ * `Retry-After` is retried after that time, capped at the next rung's delay (and 1 hour), without
+ * spending the rung while fewer than MAX_THROTTLED_ATTEMPTS were; the subscription pauses as long.
+ */
+export function planNext(attemptNumber: number, throttledBefore: number, answer: AttemptAnswer, delays: readonly number[] = retryDelays()): AttemptPlan {
+  const rung = attemptNumber - throttledBefore;
+  const asked = answer.statusCode === 429 ? answer.retryAfterMs : null;
+  if (asked === null) {
+    const outcome = classifyOutcome(answer.statusCode);
+    return { ...nextStep(rung, outcome, delays), outcome, throttled: false, pauseMs: null };
+  }
+  const cap = Math.min(rung < delays.length ? delays[rung] : RETRY_AFTER_MAX_MS, RETRY_AFTER_MAX_MS);
+  const waitMs = Math.min(asked, cap);
+  if (throttledBefore < MAX_THROTTLED_ATTEMPTS) return { status: "pending", nextDelayMs: waitMs, outcome: "retry", throttled: true, pauseMs: waitMs };
+  return { ...nextStep(rung, "retry", delays), outcome: "retry", throttled: false, pauseMs: waitMs };
+}
+
 export const truncateBody = (text: string | null | undefined): string | null =>
   text == null ? null : text.length > RESPONSE_BODY_LIMIT ? text.slice(0, RESPONSE_BODY_LIMIT) : text;

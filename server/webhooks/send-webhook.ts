@@ -19,9 +19,21 @@ export type SendInput = {
   timeoutMs: number;
   /** `x-delivery-id`, also the attempt row's id. */
   attemptId?: string;
+  /** Called once the request is written (not for a target refused before sending). */
+  onWritten?: () => void;
 };
 
-export type SendResult = { attemptId: string; statusCode: number | null; durationMs: number; responseBody: string | null; error: string | null };
+export type SendResult = {
+  attemptId: string;
+  statusCode: number | null;
+  durationMs: number;
+  responseBody: string | null;
+  error: string | null;
+  /** The headers sent (none when the target was refused before sending). */
+  requestHeaders: Record<string, string> | null;
+  /** The answer's `Retry-After` header (honoured on a 429), as received. */
+  retryAfter?: string | null;
+};
 
 export function buildHeaders(input: SendInput, attemptId: string, nowSeconds: number): Record<string, string> {
   const standard = (secret: string) => standardWebhookSignature(secret, input.eventId, nowSeconds, input.body);
@@ -43,18 +55,26 @@ export function buildHeaders(input: SendInput, attemptId: string, nowSeconds: nu
 export async function sendWebhook(input: SendInput): Promise<SendResult> {
   const attemptId = input.attemptId ?? randomUUID();
   const started = performance.now();
-  const done = (r: Omit<SendResult, "attemptId" | "durationMs">): SendResult => ({ attemptId, durationMs: Math.round(performance.now() - started), ...r });
+  let requestHeaders: Record<string, string> | null = null;
+  const done = (r: Omit<SendResult, "attemptId" | "durationMs" | "requestHeaders">): SendResult => ({
+    attemptId,
+    durationMs: Math.round(performance.now() - started),
+    requestHeaders,
+    ...r,
+  });
 
   const shape = checkUrlShape(input.url);
   if ("reason" in shape) return done({ statusCode: null, responseBody: null, error: `refused target: url ${shape.reason}` });
+  requestHeaders = buildHeaders(input, attemptId, Math.floor(Date.now() / 1000));
   const result = await guardedPost(shape.url, {
-    headers: buildHeaders(input, attemptId, Math.floor(Date.now() / 1000)),
+    headers: requestHeaders,
     body: Buffer.from(input.body, "utf8"),
     timeoutMs: input.timeoutMs,
+    onWritten: input.onWritten,
     // Only the first RESPONSE_BODY_LIMIT characters are kept; stop reading well past that.
     keepBytes: RESPONSE_BODY_LIMIT * 4,
     maxBytes: 64 * 1024,
   });
   if (!result.ok) return done({ statusCode: null, responseBody: null, error: result.error });
-  return done({ statusCode: result.statusCode, responseBody: result.body.slice(0, RESPONSE_BODY_LIMIT), error: null });
+  return done({ statusCode: result.statusCode, responseBody: result.body.slice(0, RESPONSE_BODY_LIMIT), error: null, retryAfter: result.retryAfter });
 }

@@ -1,5 +1,6 @@
 // Operator CLI commands for webhooks, spread into COMMANDS of server/cli/run-cli.ts:
-//   webhook create --tenant ID --url URL --events a,b [--description D]   (prints the secret once)
+//   webhook create --tenant ID --url URL --events a,b [--description D] [--enabled true|false] [--max-per-second N]   (prints the secret once)
+//   webhook update ID [--url URL] [--events a,b] [--description D] [--enabled true|false] [--max-per-second N]
 //   webhook list --tenant ID | webhook delete ID
 //   webhook roll-secret ID [--overlap-seconds N]   (prints the new secret once; the old one signs too for N s, default 24 h)
 //   delivery list --tenant ID [--subscription ID] | delivery replay ID
@@ -8,8 +9,16 @@ import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { OPERATOR } from "../audit/record-audit";
 import { AppError } from "../errors";
-import { createSubscription, deleteSubscription, listDeliveries, listSubscriptions, replayDelivery, rollSubscriptionSecret } from "./webhooks.service";
-import { createSubscriptionInput } from "./webhooks.types";
+import {
+  createSubscription,
+  deleteSubscription,
+  listDeliveries,
+  listSubscriptions,
+  replayDelivery,
+  rollSubscriptionSecret,
+  updateSubscription,
+} from "./webhooks.service";
+import { createSubscriptionInput, updateSubscriptionInput } from "./webhooks.types";
 
 type Flags = Record<string, string | boolean | undefined>;
 
@@ -37,6 +46,38 @@ async function ownerTenant(model: "webhookSubscription" | "webhookDelivery", id:
   if (!row) throw await usage(`${what} ${id} not found`);
   return row.tenantId;
 }
+/** The CLI's name of a body field (`max_deliveries_per_second` is `--max-per-second`). */
+const flagOf = (field: string) => (field === "max_deliveries_per_second" ? "max-per-second" : field);
+
+/** Parses with `schema`; the first problem becomes a usage error naming the flag. */
+async function parseFlags<T>(schema: z.ZodType<T>, input: Record<string, unknown>): Promise<T> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw await usage(issue.path.length ? `--${flagOf(String(issue.path[0]))}: ${issue.message}` : issue.message);
+}
+
+/** The optional subscription flags given (numbers and booleans as the body has them). */
+async function subscriptionFlags(flags: Flags): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  if (typeof flags.url === "string") out.url = flags.url;
+  if (typeof flags.events === "string")
+    out.events = flags.events
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
+  if (typeof flags.description === "string") out.description = flags.description;
+  if (flags.enabled !== undefined) {
+    if (flags.enabled !== "true" && flags.enabled !== "false") throw await usage("--enabled must be true or false");
+    out.enabled = flags.enabled === "true";
+  }
+  if (flags["max-per-second"] !== undefined) {
+    const raw = String(flags["max-per-second"]);
+    out.max_deliveries_per_second = /^\d+$/.test(raw) ? Number(raw) : raw;
+  }
+  return out;
+}
+
 /** 400/409s from the service are the operator's input problems: show them as usage errors. */
 async function asUsage<T>(run: () => Promise<T>): Promise<T> {
   try {
@@ -50,17 +91,19 @@ async function asUsage<T>(run: () => Promise<T>): Promise<T> {
 export const WEBHOOK_COMMANDS = {
   "webhook create": async (_args: string[], flags: Flags) => {
     const tenantId = await uuidOf(await flag(flags, "tenant"), "--tenant");
-    const parsed = createSubscriptionInput.safeParse({
-      url: await flag(flags, "url"),
-      events: (await flag(flags, "events")).split(",").map((s) => s.trim()).filter(Boolean),
-      ...(typeof flags.description === "string" ? { description: flags.description } : {}),
-    });
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw await usage(`--${String(issue.path[0])}: ${issue.message}`);
-    }
+    await flag(flags, "url");
+    await flag(flags, "events");
+    const input = await parseFlags(createSubscriptionInput, await subscriptionFlags(flags));
     const db = await tenantDb(tenantId);
-    return { ...(await asUsage(() => createSubscription(db, parsed.data, OPERATOR))), tenant_id: tenantId };
+    return { ...(await asUsage(() => createSubscription(db, input, OPERATOR))), tenant_id: tenantId };
+  },
+
+  "webhook update": async (args: string[], flags: Flags) => {
+    const id = await uuidOf(args[0], "SUBSCRIPTION_ID");
+    const input = await parseFlags(updateSubscriptionInput, { id, ...(await subscriptionFlags(flags)) });
+    const tenantId = await ownerTenant("webhookSubscription", id, "subscription");
+    const db = scopeToTenant(await getDb(), tenantId);
+    return { ...(await asUsage(() => updateSubscription(db, input, OPERATOR))), tenant_id: tenantId };
   },
 
   "webhook list": async (_args: string[], flags: Flags) => {

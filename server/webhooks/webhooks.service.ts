@@ -11,6 +11,7 @@ import { eventWireId } from "../events/catalog";
 import { emitTestEvent, wakeDeliveryWorkers } from "../events/emit-event";
 import { generateWebhookSecret, secretPrefix } from "./signing";
 import { assertAllowedTargetUrl } from "./target-url";
+import { MAX_DELIVERIES_PER_SECOND, UPDATABLE_SUBSCRIPTION_FIELDS } from "./webhooks.types";
 import type { CreateSubscriptionInput, Delivery, DeliveryState, Subscription, UpdateSubscriptionInput } from "./webhooks.types";
 import { setting } from "../settings";
 
@@ -27,6 +28,7 @@ export function subscriptionToWire(s: SubscriptionRow): Subscription {
     description: s.description,
     events: s.events as Subscription["events"],
     enabled: s.enabled,
+    max_deliveries_per_second: s.maxDeliveriesPerSecond,
     secret_prefix: s.secretPrefix,
     previous_secret_expires_at: s.previousSecretExpiresAt && s.previousSecretExpiresAt > new Date() ? s.previousSecretExpiresAt.toISOString() : null,
     created_at: s.createdAt.toISOString(),
@@ -45,11 +47,16 @@ export function deliveryState(d: { status: string; attemptCount: number }): Deli
 /** The `where` of deliveries in one dashboard state. */
 function stateFilter(state: DeliveryState): Prisma.WebhookDeliveryWhereInput {
   switch (state) {
-    case "pending": return { status: "pending", attemptCount: 0 };
-    case "retrying": return { status: "pending", attemptCount: { gt: 0 } };
-    case "failed": return { status: "permanent_fail" };
-    case "dead_lettered": return { status: "dead_letter" };
-    case "delivered": return { status: "delivered" };
+    case "pending":
+      return { status: "pending", attemptCount: 0 };
+    case "retrying":
+      return { status: "pending", attemptCount: { gt: 0 } };
+    case "failed":
+      return { status: "permanent_fail" };
+    case "dead_lettered":
+      return { status: "dead_letter" };
+    case "delivered":
+      return { status: "delivered" };
   }
 }
 
@@ -112,8 +119,7 @@ export async function listSubscriptions(db: TenantDb, input: { limit?: number; c
 }
 
 /** Deliveries of a subscription that are still to be tried (deleting the subscription drops them). */
-const countPendingDeliveries = (db: TenantDb | TenantTx, subscriptionId: string) =>
-  db.webhookDelivery.count({ where: { subscriptionId, status: "pending" } });
+const countPendingDeliveries = (db: TenantDb | TenantTx, subscriptionId: string) => db.webhookDelivery.count({ where: { subscriptionId, status: "pending" } });
 
 export async function getSubscription(db: TenantDb, id: string) {
   const row = await db.webhookSubscription.findFirst({ where: { id } });
@@ -128,13 +134,21 @@ export async function createSubscription(db: TenantDb, input: CreateSubscription
   const row = await db.$transaction(async (tx) => {
     const created = await tx.webhookSubscription.create({
       data: {
-        targetUrl: url, events: input.events, description: input.description ?? null, enabled: input.enabled ?? true,
-        secretEncrypted: encryptSecret(secret), secretPrefix: secretPrefix(secret),
+        targetUrl: url,
+        events: input.events,
+        description: input.description ?? null,
+        enabled: input.enabled ?? true,
+        maxDeliveriesPerSecond: input.max_deliveries_per_second ?? MAX_DELIVERIES_PER_SECOND.default,
+        secretEncrypted: encryptSecret(secret),
+        secretPrefix: secretPrefix(secret),
       } as never,
     });
     await recordAudit(tx, {
-      ...actor, action: "webhook_subscription.created", targetType: "webhook_subscription", targetId: created.id,
-      details: { url, events: input.events, enabled: created.enabled },
+      ...actor,
+      action: "webhook_subscription.created",
+      targetType: "webhook_subscription",
+      targetId: created.id,
+      details: { url, events: input.events, enabled: created.enabled, max_deliveries_per_second: created.maxDeliveriesPerSecond },
     });
     return created;
   });
@@ -151,13 +165,17 @@ export async function updateSubscription(db: TenantDb, input: UpdateSubscription
     if (input.events !== undefined) data.events = input.events;
     if (input.description !== undefined) data.description = input.description;
     if (input.enabled !== undefined) data.enabled = input.enabled;
+    if (input.max_deliveries_per_second !== undefined) data.maxDeliveriesPerSecond = input.max_deliveries_per_second;
     const after = await tx.webhookSubscription.update({ where: { id: input.id }, data: data as never });
     const previous = subscriptionToWire(before);
     const next = subscriptionToWire(after);
-    const changed = (["url", "events", "description", "enabled"] as const).filter((k) => JSON.stringify(previous[k]) !== JSON.stringify(next[k]));
+    const changed = UPDATABLE_SUBSCRIPTION_FIELDS.filter((k) => JSON.stringify(previous[k]) !== JSON.stringify(next[k]));
     if (changed.length) {
       await recordAudit(tx, {
-        ...actor, action: "webhook_subscription.changed", targetType: "webhook_subscription", targetId: input.id,
+        ...actor,
+        action: "webhook_subscription.changed",
+        targetType: "webhook_subscription",
+        targetId: input.id,
         details: { changed: Object.fromEntries(changed.map((k) => [k, { from: previous[k], to: next[k] }])) } as Prisma.InputJsonValue,
       });
       // Re-enabling releases the deliveries that waited while the subscription was disabled.
@@ -191,7 +209,10 @@ export async function rollSubscriptionSecret(db: TenantDb, id: string, actor: Au
       },
     });
     await recordAudit(tx, {
-      ...actor, action: "webhook_subscription.secret_rolled", targetType: "webhook_subscription", targetId: id,
+      ...actor,
+      action: "webhook_subscription.secret_rolled",
+      targetType: "webhook_subscription",
+      targetId: id,
       details: { previous_secret_prefix: before.secretPrefix, secret_prefix: after.secretPrefix, overlap_seconds: overlapSeconds },
     });
     return after;
@@ -200,14 +221,21 @@ export async function rollSubscriptionSecret(db: TenantDb, id: string, actor: Au
 }
 
 /** Deletes the subscription and its deliveries (their attempts go with them); the audit entry counts the pending ones dropped. */
-export async function deleteSubscription(db: TenantDb, id: string, actor: AuditActor): Promise<{ id: string; deleted: true; dropped_pending_deliveries: number }> {
+export async function deleteSubscription(
+  db: TenantDb,
+  id: string,
+  actor: AuditActor,
+): Promise<{ id: string; deleted: true; dropped_pending_deliveries: number }> {
   return db.$transaction(async (tx) => {
     const existing = await tx.webhookSubscription.findFirst({ where: { id } });
     if (!existing) throw notFound();
     const pending = await countPendingDeliveries(tx, id);
     await tx.webhookSubscription.delete({ where: { id } });
     await recordAudit(tx, {
-      ...actor, action: "webhook_subscription.deleted", targetType: "webhook_subscription", targetId: id,
+      ...actor,
+      action: "webhook_subscription.deleted",
+      targetType: "webhook_subscription",
+      targetId: id,
       details: { url: existing.targetUrl, events: existing.events, dropped_pending_deliveries: pending },
     });
     return { id, deleted: true as const, dropped_pending_deliveries: pending };
@@ -244,7 +272,9 @@ export async function getDelivery(db: TenantDb, id: string): Promise<Delivery> {
 
 async function lockDelivery(tx: TenantTx, tenantId: string, id: string): Promise<boolean> {
   const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
-    `SELECT id FROM webhook_deliveries WHERE id = $1::uuid AND tenant_id = $2::uuid FOR UPDATE`, id, tenantId,
+    `SELECT id FROM webhook_deliveries WHERE id = $1::uuid AND tenant_id = $2::uuid FOR UPDATE`,
+    id,
+    tenantId,
   );
   return rows.length === 1;
 }
@@ -267,8 +297,16 @@ export async function replayDelivery(db: TenantDb, tenantId: string, id: string,
       data: { status: "pending", cycle: before.cycle + 1, attemptCount: 0, nextAttemptAt: new Date(), lockedUntil: null, inngestRunId: null },
     });
     await recordAudit(tx, {
-      ...actor, action: "delivery.replayed", targetType: "webhook_delivery", targetId: id,
-      details: { subscription_id: before.subscriptionId, event_id: eventWireId(before.eventId), cycle: before.cycle + 1, previous_state: deliveryState(before) },
+      ...actor,
+      action: "delivery.replayed",
+      targetType: "webhook_delivery",
+      targetId: id,
+      details: {
+        subscription_id: before.subscriptionId,
+        event_id: eventWireId(before.eventId),
+        cycle: before.cycle + 1,
+        previous_state: deliveryState(before),
+      },
     });
     await wakeDeliveryWorkers(tx);
     const row = await tx.webhookDelivery.findFirst({ where: { id }, include: deliveryInclude });

@@ -7,6 +7,12 @@ import { EVENT_TYPES, TEST_EVENT_TYPE, type EventType } from "../events/catalog"
 /** Longest target URL accepted (kept here, free of Node imports, so the dashboard can validate with it). */
 export const MAX_URL_LENGTH = 2048;
 
+/** Outbound rate limit of a subscription, in deliveries (attempts) per second. */
+export const MAX_DELIVERIES_PER_SECOND = { min: 1, max: 1000, default: 50 } as const;
+const rateDescription =
+  `At most this many deliveries a second go to the URL (${MAX_DELIVERIES_PER_SECOND.min}..${MAX_DELIVERIES_PER_SECOND.max}, ` +
+  `default ${MAX_DELIVERIES_PER_SECOND.default}); deliveries above it wait their turn in order, they do not fail`;
+
 export const DELIVERY_STATUSES = ["pending", "delivered", "permanent_fail", "dead_letter"] as const;
 
 /**
@@ -27,6 +33,7 @@ export const subscriptionSchema = z
     description: z.string().nullable(),
     events: z.array(z.enum(EVENT_TYPES as [EventType, ...EventType[]])),
     enabled: z.boolean().describe("A disabled subscription gets no new deliveries; its pending ones wait until it is enabled again"),
+    max_deliveries_per_second: z.number().int().describe(rateDescription),
     secret_prefix: z.string().describe("The first 12 characters of the signing secret"),
     previous_secret_expires_at: z
       .string()
@@ -109,12 +116,27 @@ const fields = {
     .refine((list) => new Set(list).size === list.length, { message: "must not repeat an event" }),
   description: z.string().max(500).nullable(),
   enabled: z.boolean(),
+  max_deliveries_per_second: z
+    .number({ message: "must be a whole number" })
+    .int({ message: "must be a whole number" })
+    .min(MAX_DELIVERIES_PER_SECOND.min, { message: `must be at least ${MAX_DELIVERIES_PER_SECOND.min}` })
+    .max(MAX_DELIVERIES_PER_SECOND.max, { message: `must be at most ${MAX_DELIVERIES_PER_SECOND.max}` })
+    .describe(rateDescription),
 };
 
 export const createSubscriptionInput = z.strictObject(
-  { url: fields.url, events: fields.events, description: fields.description.optional(), enabled: fields.enabled.optional() },
+  {
+    url: fields.url,
+    events: fields.events,
+    description: fields.description.optional(),
+    enabled: fields.enabled.optional(),
+    max_deliveries_per_second: fields.max_deliveries_per_second.optional(),
+  },
   unknownFieldMessage(),
 );
+
+/** What an update may change (and what its audit entry compares). */
+export const UPDATABLE_SUBSCRIPTION_FIELDS = ["url", "events", "description", "enabled", "max_deliveries_per_second"] as const;
 
 export const updateSubscriptionInput = z
   .strictObject(
@@ -124,10 +146,11 @@ export const updateSubscriptionInput = z
       events: fields.events.optional(),
       description: fields.description.optional(),
       enabled: fields.enabled.optional(),
+      max_deliveries_per_second: fields.max_deliveries_per_second.optional(),
     },
     unknownFieldMessage(new Set(["secret", "secret_prefix"])),
   )
-  .refine((b) => ["url", "events", "description", "enabled"].some((k) => k in b), {
+  .refine((b) => UPDATABLE_SUBSCRIPTION_FIELDS.some((k) => k in b), {
     message: "request body must contain at least one updatable field",
   });
 
@@ -135,7 +158,9 @@ export const idInput = z.object({ id: uuid() });
 export const listSubscriptionsInput = z.object(pageQuery);
 /** What a delivery can carry: a catalog event or the dashboard's test event. */
 export const DELIVERED_EVENT_TYPES = [...EVENT_TYPES, TEST_EVENT_TYPE] as const;
-const deliveredEventType = z.enum(DELIVERED_EVENT_TYPES as unknown as [string, ...string[]], { message: `must be one of: ${DELIVERED_EVENT_TYPES.join(", ")}` });
+const deliveredEventType = z.enum(DELIVERED_EVENT_TYPES as unknown as [string, ...string[]], {
+  message: `must be one of: ${DELIVERED_EVENT_TYPES.join(", ")}`,
+});
 
 export const listDeliveriesInput = z.object({
   ...pageQuery,

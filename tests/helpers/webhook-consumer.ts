@@ -1,10 +1,13 @@
 // A real webhook consumer on 127.0.0.1: records every request (raw body bytes, headers, arrival
-// time) and answers as the test says: a status code, a hang, or a connection reset.
+// time) and answers as the test says: a status code (with headers, e.g. a 429's Retry-After), a
+// hang, or a connection reset.
+import { spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import path from "node:path";
 
 export type Received = { path: string; headers: http.IncomingHttpHeaders; raw: Buffer; body: any; at: number };
-export type Behaviour = number | "hang" | "reset";
+export type Behaviour = number | { status: number; headers: Record<string, string> } | "hang" | "reset";
 
 export async function startConsumer(initial: Behaviour | ((req: Received, index: number) => Behaviour) = 200) {
   const received: Received[] = [];
@@ -24,10 +27,11 @@ export async function startConsumer(initial: Behaviour | ((req: Received, index:
       }
       const entry: Received = { path: req.url ?? "/", headers: req.headers, raw, body, at: Date.now() };
       received.push(entry);
-      for (const w of [...waiters]) if (received.length >= w.count) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve();
-      }
+      for (const w of [...waiters])
+        if (received.length >= w.count) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve();
+        }
       const answer = typeof behaviour === "function" ? behaviour(entry, received.length - 1) : behaviour;
       if (answer === "hang") {
         hanging.add(res);
@@ -37,7 +41,9 @@ export async function startConsumer(initial: Behaviour | ((req: Received, index:
         req.socket.destroy();
         return;
       }
-      res.writeHead(answer, { "content-type": "text/plain" }).end(`answer ${answer}`);
+      const status = typeof answer === "number" ? answer : answer.status;
+      const headers = typeof answer === "number" ? {} : answer.headers;
+      res.writeHead(status, { "content-type": "text/plain", ...headers }).end(`answer ${status}`);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -75,4 +81,29 @@ export async function eventually<T>(check: () => Promise<T | null | undefined | 
     if (Date.now() > deadline) throw new Error("condition not met in time");
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+export type Arrival = { id: string; at: number };
+
+/**
+ * A consumer in a child process (tests/helpers/counting-consumer-process.ts) that answers 200 and
+ * notes each arrival's time on its own clock: for timing assertions a busy test process would skew.
+ */
+export async function startCountingConsumerProcess() {
+  const child = spawn(process.execPath, ["--import", "tsx", path.resolve(__dirname, "counting-consumer-process.ts")], { stdio: ["ignore", "pipe", "inherit"] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.on("data", (d: Buffer) => {
+      const m = /port (\d+)/.exec(d.toString());
+      if (m) resolve(Number(m[1]));
+    });
+    child.once("exit", (code) => reject(new Error(`consumer process exited with ${code}`)));
+  });
+  const arrivals = async (): Promise<Arrival[]> => (await fetch(`http://127.0.0.1:${port}/arrivals`)).json() as Promise<Arrival[]>;
+  return {
+    url: (p = "/hook") => `http://127.0.0.1:${port}${p}`,
+    arrivals,
+    /** Resolves with the arrivals once there are `count` (rejects after `timeoutMs`). */
+    waitFor: (count: number, timeoutMs = 10_000) => eventually(async () => ((list) => list.length >= count && list)(await arrivals()), timeoutMs, 100),
+    close: () => void child.kill("SIGKILL"),
+  };
 }

@@ -15,7 +15,11 @@ afterEach(async () => {
 
 const post = (port: number, body = "{}") =>
   guardedPost(new URL(`http://127.0.0.1:${port}/hook`), {
-    headers: { "content-type": "application/json" }, body: Buffer.from(body), timeoutMs: 5000, keepBytes: 1024, maxBytes: 4096,
+    headers: { "content-type": "application/json" },
+    body: Buffer.from(body),
+    timeoutMs: 5000,
+    keepBytes: 1024,
+    maxBytes: 4096,
   });
 
 /** Listens on a free port; closing it afterwards also ends the connections still open. */
@@ -53,7 +57,7 @@ describe("outbound keep-alive sockets", () => {
   it("idle_pooled_connection_is_closed_by_us_before_a_60s_receiver_timeout", async () => {
     const { port, connections } = await receiver(60_000);
     const sentAt = Date.now();
-    expect(await post(port)).toEqual({ ok: true, statusCode: 200, body: "ok" });
+    expect(await post(port)).toEqual({ ok: true, statusCode: 200, body: "ok", retryAfter: null });
     // Wait for the close itself: only our idle timeout can close it this early (the receiver waits 60 s).
     const deadline = Date.now() + IDLE_SOCKET_TIMEOUT_MS + 3000;
     while (connections[0]?.closedAt === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
@@ -68,8 +72,8 @@ describe("outbound keep-alive sockets", () => {
     // The race of a receiver closing an idle connection just as we reuse it, made certain: the
     // receiver resets a connection when a second request arrives on it.
     const { port, bodies, connections } = await rawReceiver({ resetSecondRequest: true });
-    expect(await post(port, '{"n":1}')).toEqual({ ok: true, statusCode: 200, body: "ok" });
-    expect(await post(port, '{"n":2}')).toEqual({ ok: true, statusCode: 200, body: "ok" });
+    expect(await post(port, '{"n":1}')).toEqual({ ok: true, statusCode: 200, body: "ok", retryAfter: null });
+    expect(await post(port, '{"n":2}')).toEqual({ ok: true, statusCode: 200, body: "ok", retryAfter: null });
     expect(bodies).toEqual(['{"n":1}', '{"n":2}']);
     expect(connections()).toBe(2); // the reset one, then a fresh one for the retry
   });

@@ -1,0 +1,42 @@
+// The outbound rate limit's send slots: each subscription's `next_delivery_at` is its next free
+// slot, shared by every worker process and Inngest run (one row, updated atomically). A slot is
+// 1 / max_deliveries_per_second after the one before; a consumer's 429 with Retry-After moves it later.
+import type { PrismaClient } from "../db/generated/client";
+
+/** A sender that wakes more than this late for its slot (a stall, a cold start) takes a new slot. */
+export const LATE_SEND_MS = 25;
+
+/** Takes the subscription's next send slot and returns how long until it, in ms (0 when the delivery is gone). */
+export async function reserveSendSlot(db: PrismaClient, deliveryId: string): Promise<number> {
+  const rows = await db.$queryRawUnsafe<{ wait_ms: number }[]>(
+    `UPDATE webhook_subscriptions s
+       SET next_delivery_at = greatest(s.next_delivery_at, now()) + make_interval(secs => 1.0 / s.max_deliveries_per_second)
+     FROM webhook_deliveries d WHERE d.id = $1::uuid AND s.id = d.subscription_id
+     RETURNING greatest(0, ceil(extract(epoch FROM s.next_delivery_at - make_interval(secs => 1.0 / s.max_deliveries_per_second) - clock_timestamp()) * 1000))::int AS wait_ms`,
+    deliveryId,
+  );
+  return rows[0]?.wait_ms ?? 0;
+}
+
+/** The longest wait a late sender accepts for a new slot (within one lease). */
+const MAX_RESLOT_WAIT_MS = 1_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Waits `waitMs` for a slot taken a moment ago (an Inngest run's attempt). Woken more than
+ * LATE_SEND_MS late, it takes a new slot and waits for that instead (a few times at most), so a late
+ * run never crowds the slots after its own: sends stay 1/rate apart at the consumer. (The embedded
+ * worker keeps order instead: its late send pushes this process's later ones.)
+ */
+export async function waitForSendSlot(db: PrismaClient, deliveryId: string, waitMs: number): Promise<void> {
+  let due = Date.now() + waitMs;
+  for (let tries = 0; ; tries++) {
+    if (due > Date.now()) await sleep(due - Date.now());
+    if (Date.now() - due <= LATE_SEND_MS || tries >= 3) return;
+    const next = await reserveSendSlot(db, deliveryId);
+    // A slot that far off means the target was paused (a 429) after this claim: send on the claimed slot.
+    if (next > MAX_RESLOT_WAIT_MS) return;
+    due = Date.now() + next;
+  }
+}
