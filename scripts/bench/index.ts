@@ -32,7 +32,7 @@ const APPOINTMENTS = 100_000;
 const DEEP_ROW = 90_000;
 
 /** BENCH_PARTS=throughput,limiter (say) runs only those parts; default: every part. */
-const PARTS = new Set((process.env.BENCH_PARTS ?? "throughput,deep,limiter,profile,analytics,webhooks,tools,footprint").split(",").map((p) => p.trim()));
+const PARTS = new Set((process.env.BENCH_PARTS ?? "throughput,deep,limiter,profile,analytics,webhooks,tools,footprint,ingest").split(",").map((p) => p.trim()));
 
 const cleanups: (() => Promise<void>)[] = [];
 const step = (msg: string) => console.error(`[bench] ${msg}`);
@@ -231,6 +231,8 @@ function ensureBuild() {
 // ---------- main ----------
 
 async function main() {
+  // The ingest part starts its own receiver and baseline servers: alone, it needs no build or fronts.
+  if ([...PARTS].every((part) => part === "ingest")) return ingestOnly();
   const t0 = Date.now();
   const results: Record<string, any> = {
     startedAt: new Date().toISOString(),
@@ -396,7 +398,7 @@ async function main() {
   }
   }
 
-  for (const name of ["analytics", "webhooks", "tools", "footprint"].filter((part) => PARTS.has(part))) {
+  for (const name of ["analytics", "webhooks", "tools", "footprint", "ingest"].filter((part) => PARTS.has(part))) {
     const file = path.join(root, "scripts/bench", `${name}.ts`);
     if (!existsSync(file)) {
       results[name] = { skipped: `scripts/bench/${name}.ts does not exist` };
@@ -477,7 +479,19 @@ function print(r: Record<string, any>) {
     console.log("  top functions (self):");
     for (const f of p.topFunctions.slice(0, 10)) console.log(`    ${String(f.pct).padStart(5)}%  ${f.fn}`);
   }
-  for (const name of ["analytics", "webhooks", "tools"].filter((part) => r[part])) console.log(`\n${name}: ${JSON.stringify(r[name])}`);
+  for (const name of ["analytics", "webhooks", "tools", "ingest"].filter((part) => r[part])) console.log(`\n${name}: ${JSON.stringify(r[name])}`);
+}
+
+/** `BENCH_PARTS=ingest npm run bench`: the ingest part on DATABASE_URL or a throwaway PostgreSQL. */
+async function ingestOnly() {
+  const database = await setUpDatabase();
+  step("running scripts/bench/ingest.ts");
+  const { benchIngest } = await import("./ingest");
+  const results = { startedAt: new Date().toISOString(), machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version }, ingest: await benchIngest({ databaseUrl: database.url }) };
+  console.log(`\ningest: ${JSON.stringify(results.ingest, null, 2)}`);
+  mkdirSync(path.join(root, "bench-results"), { recursive: true });
+  writeFileSync(path.join(root, "bench-results/latest-ingest.json"), JSON.stringify(results, null, 2));
+  console.log("\nwritten: bench-results/latest-ingest.json");
 }
 
 main()
