@@ -91,7 +91,8 @@ export function rollupQuery(tenantId: string, start: Date, end: Date): Prisma.Sq
         interval '1 day') AS day
     ),
     counts AS (
-      -- messages per direction and conversations per channel: the trigger-kept counters
+      -- messages per direction and conversations per channel: the trigger-kept counters (a day's
+      -- shards, one per database connection that counted, are summed by the pivot below)
       SELECT day::timestamp AS day, metric, count::bigint AS n
       FROM analytics_daily_counts
       WHERE tenant_id = ${tenantId}::uuid
