@@ -14,17 +14,20 @@ const panel = "fixed left-1/2 top-1/2 z-50 max-h-[90vh] w-[calc(100vw-2rem)] max
  * so the opener is remembered when the dialog opens, found again by its id or test id if React
  * replaced it, and else the page's heading takes focus rather than the body.
  */
-function useReturnFocus() {
-  const opener = useRef<{ element: HTMLElement | null; id: string | null }>({ element: null, id: null });
-  // Radix calls onOpenAutoFocus before it moves focus into the dialog: the opener still has it.
-  const remember = () => {
+function useReturnFocus(open: boolean) {
+  const opener = useRef<{ element: HTMLElement | null; id: string | null; open: boolean }>({ element: null, id: null, open: false });
+  // Read while rendering the opening: later (effects, Radix's onOpenAutoFocus) an autoFocus field
+  // inside the dialog already has focus.
+  if (open && !opener.current.open && typeof document !== "undefined") {
     const active = document.activeElement;
     const element = active instanceof HTMLElement && active !== document.body ? active : null;
-    opener.current = { element, id: element?.id || null };
-  };
-  const restore = (event: Event) => {
+    opener.current = { element, id: element?.id || null, open: true };
+  }
+  if (!open) opener.current.open = false;
+  const onCloseAutoFocus = (event: Event) => {
     event.preventDefault();
     const { element, id } = opener.current;
+    opener.current.open = false;
     const target = element?.isConnected ? element : id ? document.getElementById(id) : null;
     const fallback = document.querySelector<HTMLElement>("main h1");
     if (target) target.focus();
@@ -33,11 +36,11 @@ function useReturnFocus() {
       fallback.focus();
     }
   };
-  return { onOpenAutoFocus: remember, onCloseAutoFocus: restore };
+  return { onCloseAutoFocus };
 }
 
 export function Dialog(props: { open: boolean; onOpenChange: (open: boolean) => void; title: string; description?: ReactNode; children: ReactNode; className?: string }) {
-  const returnFocus = useReturnFocus();
+  const returnFocus = useReturnFocus(props.open);
   return (
     <DialogPrimitive.Root open={props.open} onOpenChange={props.onOpenChange}>
       <DialogPrimitive.Portal>
@@ -64,7 +67,7 @@ export function ConfirmDialog(props: {
   open: boolean; onOpenChange: (open: boolean) => void; title: string; description: ReactNode;
   confirmLabel: string; onConfirm: () => void; pending?: boolean; error?: string | null;
 }) {
-  const returnFocus = useReturnFocus();
+  const returnFocus = useReturnFocus(props.open);
   return (
     <AlertPrimitive.Root open={props.open} onOpenChange={props.onOpenChange}>
       <AlertPrimitive.Portal>

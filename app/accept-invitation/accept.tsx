@@ -40,19 +40,20 @@ function InvitationBody() {
   const invitation = useQuery({ ...trpc.dashboard.invitation.describe.queryOptions({ id }), enabled: !!id, retry: false });
   if (!id) return <Heading title="No invitation in this link"><p className="text-sm text-slate-700">Open the full link from your invitation, or <Link className="font-medium text-indigo-700 underline" href="/sign-in">sign in</Link>.</p></Heading>;
   if (invitation.isPending) return <LoadingState />;
-  if (invitation.error) return <Heading title="Invitation not found"><ErrorState message={describeError(invitation.error).message} /><BackToSignIn /></Heading>;
+  if (invitation.error) return <Heading title="The invitation could not be loaded"><ErrorState message={describeError(invitation.error).message} onRetry={() => invitation.refetch()} /><BackToSignIn /></Heading>;
   const inv = invitation.data;
+  if (inv.status === "not_found") return <Heading title="Invitation not found"><p role="alert" className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900">This invitation does not exist. Check that the whole link was copied, or ask for a new one.</p><BackToSignIn /></Heading>;
   return (
     <Heading title={`Join ${inv.tenant_name}`}>
       <p className="mb-5 text-sm text-slate-700">
-        You are invited as <strong>{inv.role}</strong>, with the address <strong data-testid="invited-email">{inv.email}</strong>.
+        You are invited as <strong>{inv.role}</strong>, with the address <strong className="break-all" data-testid="invited-email">{inv.email}</strong>.
       </p>
       {inv.status !== "pending" ? (
         <><p role="alert" className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900">{CLOSED[inv.status]}</p><BackToSignIn /></>
       ) : inv.has_account ? (
-        <SignInAndAccept id={inv.id} email={inv.email} />
+        <SignInAndAccept id={inv.id} email={inv.email!} />
       ) : (
-        <CreateAccountAndJoin id={inv.id} email={inv.email} />
+        <CreateAccountAndJoin id={inv.id} email={inv.email!} />
       )}
     </Heading>
   );

@@ -18,12 +18,15 @@ export function DashboardShell({ children }: { children: ReactNode }) {
   const trpc = useTRPC();
   const router = useRouter();
   const pathname = usePathname();
-  const me = useQuery(trpc.dashboard.me.queryOptions());
+  // The session first (answered 200 either way): signed out goes to sign-in without a failed call.
+  const session = authClient.useSession();
+  const signedOut = !session.isPending && !session.data;
+  const me = useQuery({ ...trpc.dashboard.me.queryOptions(), enabled: !!session.data });
   const failure = me.error ? describeError(me.error) : null;
 
   useEffect(() => {
-    if (failure?.status === 401) router.replace("/sign-in");
-  }, [failure?.status, router]);
+    if (signedOut || failure?.status === 401) router.replace("/sign-in");
+  }, [signedOut, failure?.status, router]);
 
   if (me.isPending || failure?.status === 401) return <div className="min-h-dvh bg-slate-50"><LoadingState /></div>;
   if (failure) return <div className="min-h-dvh bg-slate-50"><ErrorState message={failure.message} onRetry={() => me.refetch()} /></div>;

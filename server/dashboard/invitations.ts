@@ -101,17 +101,18 @@ export async function revokeInvitation(db: TenantDb, tenantId: string, inviter: 
   });
 }
 
-export type InvitationState = "pending" | "expired" | "accepted" | "canceled" | "rejected";
+export type InvitationState = "pending" | "expired" | "accepted" | "canceled" | "rejected" | "not_found";
 
 /**
  * What the accept page shows to whoever holds the link (the id is an unguessable uuid): the tenant,
  * the role, the address it was sent to, its state, and whether that address already has an account
- * (sign in) or not (choose a password).
+ * (sign in) or not (choose a password). An unknown id is status `not_found`.
  */
 export async function describeInvitation(id: string) {
   const db = await getDb();
   const row = await db.invitation.findUnique({ where: { id }, include: { tenant: { select: { name: true } } } });
-  if (!row) throw new AppError("not_found", "this invitation does not exist; ask for a new link", { field: "id" });
+  // An answer, not a 404: the page explains it (and the browser logs no failed request).
+  if (!row) return { id, email: null, role: null, tenant_name: null, status: "not_found" as InvitationState, expires_at: null, has_account: false };
   const expired = row.status === "pending" && row.expiresAt <= new Date();
   const user = await db.user.findUnique({ where: { email: row.email.toLowerCase() }, select: { id: true } });
   return {

@@ -145,10 +145,14 @@ describe("invitations", () => {
     expect(await memberIdOf(a.cookies.owner, existing)).toBeTruthy();
   });
 
-  it("404_describe_of_an_unknown_invitation", async () => {
-    const res = await trpc("query", "dashboard.invitation.describe", { id: "00000000-0000-4000-8000-000000000000" });
-    expect(res.status).toBe(404);
-    expect(res.error?.message).toBe("this invitation does not exist; ask for a new link");
+  it("describe_of_an_unknown_invitation_answers_status_not_found_and_joining_it_is_404", async () => {
+    const id = "00000000-0000-4000-8000-000000000000";
+    const res = await trpc("query", "dashboard.invitation.describe", { id });
+    expect(res.status).toBe(200);
+    expect(res.data).toEqual({ id, email: null, role: null, tenant_name: null, status: "not_found", expires_at: null, has_account: false });
+    const join = await trpc("mutation", "dashboard.invitation.acceptWithNewAccount", { id, name: "X", password: PASSWORD });
+    expect(join.status).toBe(404);
+    expect(join.error?.message).toBe("this invitation does not exist; ask for a new link");
   });
 });
 

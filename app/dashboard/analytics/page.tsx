@@ -80,7 +80,7 @@ function StatCards({ totals, previous, days }: { totals: Counts; previous: Count
         testId="stat-conversion" label="Lead conversion" value={percent(totals.leads.conversion_rate)}
         definition={totals.leads.created === 0
           ? "Of the leads created in the period, the share whose status is now “converted”. No leads were created, so there is no rate."
-          : `Of the ${totals.leads.created} leads created in the period, the share whose status is now “converted” (${cohortConverted} of ${totals.leads.created}). Bookings are counted separately.`}
+          : `Of the ${totals.leads.created} ${totals.leads.created === 1 ? "lead" : "leads"} created in the period, the share whose status is now “converted” (${cohortConverted} of ${totals.leads.created}). Bookings are counted separately.`}
         change={<Change now={totals.leads.conversion_rate === null ? null : Math.round(totals.leads.conversion_rate * 1000) / 10} before={previous?.leads.conversion_rate == null ? null : Math.round(previous.leads.conversion_rate * 1000) / 10} days={days} format={(n) => `${n.toFixed(1)} pt`} />}
       />
       <Stat

@@ -121,6 +121,8 @@ function MemberTable({ members }: { members: Member[] }) {
   const { role: myRole, user } = useAccount();
   const [changing, setChanging] = useState<Member | null>(null);
   const [removing, setRemoving] = useState<Member | null>(null);
+  const owners = members.filter((m) => m.role === "owner").length;
+  const isLastOwner = (m: Member) => m.role === "owner" && owners <= 1;
   return (
     <Card className="mb-6">
       <h2 className="border-b border-slate-200 px-4 py-3 text-sm font-semibold text-slate-900">Members ({members.length})</h2>
@@ -138,7 +140,7 @@ function MemberTable({ members }: { members: Member[] }) {
                   {mayManage(myRole, m.role) ? (
                     <div className="flex gap-2 sm:justify-end">
                       <Button variant="secondary" size="sm" id={`role-${m.id}`} onClick={() => setChanging(m)}>Change role</Button>
-                      <Button variant="secondary" size="sm" id={`remove-${m.id}`} onClick={() => setRemoving(m)}>Remove</Button>
+                      <Button variant="secondary" size="sm" id={`remove-${m.id}`} disabled={isLastOwner(m)} title={isLastOwner(m) ? "The only owner cannot be removed" : undefined} onClick={() => setRemoving(m)}>Remove</Button>
                     </div>
                   ) : null}
                 </td>
@@ -147,13 +149,13 @@ function MemberTable({ members }: { members: Member[] }) {
           </tbody>
         </Table>
       )}
-      {changing ? <ChangeRoleDialog member={changing} onClose={() => setChanging(null)} /> : null}
+      {changing ? <ChangeRoleDialog member={changing} lastOwner={isLastOwner(changing)} onClose={() => setChanging(null)} /> : null}
       {removing ? <RemoveMemberDialog member={removing} onClose={() => setRemoving(null)} /> : null}
     </Card>
   );
 }
 
-function ChangeRoleDialog({ member, onClose }: { member: Member; onClose: () => void }) {
+function ChangeRoleDialog({ member, lastOwner, onClose }: { member: Member; lastOwner: boolean; onClose: () => void }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const { role: myRole } = useAccount();
@@ -179,15 +181,16 @@ function ChangeRoleDialog({ member, onClose }: { member: Member; onClose: () => 
       <form ref={form.ref} className="space-y-5" noValidate onSubmit={(e) => { e.preventDefault(); change.mutate({ member_id: member.id, role }); }}>
         <Field label="Role" error={form.errors.role}>
           {(id, d) => (
-            <Select id={id} value={role} onChange={(e) => setRole(e.target.value as Role)} aria-invalid={!!form.errors.role} aria-describedby={d} autoFocus>
+            <Select id={id} value={role} onChange={(e) => setRole(e.target.value as Role)} aria-invalid={!!form.errors.role} aria-describedby={d} autoFocus disabled={lastOwner}>
               {choices.map((r) => <option key={r} value={r}>{r} ({ROLE_HELP[r]})</option>)}
             </Select>
           )}
         </Field>
+        {lastOwner ? <p className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900" data-testid="last-owner">This is the only owner. Make someone else an owner first; a tenant always keeps one.</p> : null}
         <FormError message={form.formError} />
         <div className="flex justify-end gap-2">
           <Button variant="secondary" onClick={onClose}>Cancel</Button>
-          <Button type="submit" disabled={change.isPending || role === member.role}>{change.isPending ? "Saving…" : "Save role"}</Button>
+          <Button type="submit" disabled={lastOwner || change.isPending || role === member.role}>{change.isPending ? "Saving…" : "Save role"}</Button>
         </div>
       </form>
     </Dialog>
