@@ -1,10 +1,10 @@
 "use client";
 import { useEffect, useState, type FormEvent } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Plus, Trash2 } from "lucide-react";
+import { Plug, Plus, Trash2 } from "lucide-react";
 import { describeError, useTRPC } from "../../_lib/trpc";
 import { validate, type FieldErrors } from "../../_lib/form";
-import { setCrmConnectionInput, updateCrmMappingInput } from "@/server/crm/crm.types";
+import { setCrmConnectionInput, updateCrmMappingInput, type CrmConnectionTest } from "@/server/crm/crm.types";
 import { CRM_PROVIDERS } from "@/server/crm/drivers/providers";
 import { Button } from "../../_ui/button";
 import { ConfirmDialog } from "../../_ui/dialog";
@@ -61,8 +61,10 @@ function ConnectionForm({ connection }: { connection: Connection | null }) {
   const [formError, setFormError] = useState<string | null>(null);
   const [removing, setRemoving] = useState(false);
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.crm.connection.queryKey() });
-  const save = useMutation(trpc.crm.setConnection.mutationOptions({ onSuccess: () => { setToken(""); return refresh(); }, onError: fieldErrorHandler(setErrors, setFormError) }));
-  const remove = useMutation(trpc.crm.deleteConnection.mutationOptions({ onSuccess: async () => { setRemoving(false); setBaseUrl(""); await refresh(); } }));
+  const save = useMutation(trpc.crm.setConnection.mutationOptions({ onSuccess: () => { setToken(""); test.reset(); return refresh(); }, onError: fieldErrorHandler(setErrors, setFormError) }));
+  const remove = useMutation(trpc.crm.deleteConnection.mutationOptions({ onSuccess: async () => { setRemoving(false); setBaseUrl(""); test.reset(); await refresh(); } }));
+  // A saved change makes an earlier test result stale.
+  const test = useMutation(trpc.crm.testConnection.mutationOptions());
 
   function submit(e: FormEvent) {
     e.preventDefault();
@@ -76,7 +78,9 @@ function ConnectionForm({ connection }: { connection: Connection | null }) {
     <Card className="p-5">
       <div className="mb-4 flex items-center justify-between">
         <h2 className="text-sm font-semibold text-slate-900">Connection</h2>
-        {connection ? <Badge tone="good">Connected · {formatDateTime(connection.updated_at)}</Badge> : <Badge>Not connected</Badge>}
+        {!connection ? <Badge>Not connected</Badge> : test.data ? (
+          <Badge tone={test.data.ok ? "good" : "bad"}>{test.data.ok ? "Connection works" : "Connection test failed"}</Badge>
+        ) : <Badge tone="info">Saved · not tested</Badge>}
       </div>
       <form onSubmit={submit} className="space-y-4" noValidate>
         <Field label="Provider" error={errors.provider}>
@@ -103,8 +107,9 @@ function ConnectionForm({ connection }: { connection: Connection | null }) {
             <Button type="submit" disabled={save.isPending}>{save.isPending ? "Saving…" : connection ? "Save connection" : "Connect"}</Button>
           </div>
         ) : null}
-        {save.isSuccess ? <p className="text-sm text-emerald-700" role="status">Saved.</p> : null}
+        {save.isSuccess ? <p className="text-sm text-emerald-800" role="status">Saved. Test the connection to check the token and address.</p> : null}
       </form>
+      {connection && canManage ? <TestConnection test={test} /> : null}
       <ConfirmDialog
         open={removing}
         onOpenChange={setRemoving}
@@ -120,6 +125,29 @@ function ConnectionForm({ connection }: { connection: Connection | null }) {
 }
 
 const toRows = (m: Record<string, string>) => Object.entries(m).map(([canonical, crm]) => ({ canonical, crm }));
+
+/** One harmless authenticated read with the stored token; the result stays on the page until the connection changes. */
+function TestConnection({ test }: { test: { mutate: () => void; isPending: boolean; error: unknown; data?: CrmConnectionTest } }) {
+  const r = test.data;
+  return (
+    <div className="mt-5 border-t border-slate-100 pt-4">
+      <div className="flex flex-wrap items-center justify-between gap-2">
+        <p className="text-sm text-slate-700">Checks the token and address with one read that changes nothing in your CRM.</p>
+        <Button variant="secondary" disabled={test.isPending} onClick={() => test.mutate()}><Plug /> {test.isPending ? "Testing…" : "Test connection"}</Button>
+      </div>
+      <div aria-live="polite">
+        {test.error ? <p role="alert" className="mt-3 text-sm text-red-700">{describeError(test.error).message}</p> : null}
+        {r ? (
+          <div className={`mt-3 rounded-md border px-3 py-2 text-sm ${r.ok ? "border-emerald-200 bg-emerald-50 text-emerald-900" : "border-red-200 bg-red-50 text-red-800"}`} data-testid="crm-test-result" data-outcome={r.outcome}>
+            <p className="font-medium">{r.ok ? "Connection works" : r.outcome === "timeout" ? "Timed out" : r.outcome === "error_status" ? `The CRM answered ${r.status_code}` : "Could not connect"}</p>
+            <p>{r.message}</p>
+            <p className="mt-1 break-all font-mono text-xs opacity-80">{r.request} · {r.duration_ms} ms · {formatDateTime(r.tested_at)}</p>
+          </div>
+        ) : null}
+      </div>
+    </div>
+  );
+}
 
 function MappingEditor({ connection }: { connection: Connection }) {
   const trpc = useTRPC();
