@@ -1,12 +1,18 @@
 // The interactive API reference, served entirely from this app: the page loads the reference UI's
 // standalone bundle from our own origin (app/api-reference/standalone.js), never from a CDN, and a
 // Content-Security-Policy keeps the browser from calling any other host (fonts, proxies, telemetry).
-// Without JavaScript it still links to the OpenAPI document.
+// Without JavaScript it still links to the OpenAPI documents. Two documents, chosen in the page's
+// document selector (or with `?api=agent-tools`): the tenant API, and the assistant's tools.
 /** Served by app/api-reference/standalone.js/route.ts. */
 const REFERENCE_BUNDLE_PATH = "/api-reference/standalone.js";
 
+const DOCUMENTS = [
+  { title: "Tenant Data API", slug: "tenant-api", url: "/api/v1/openapi.json", default: true },
+  { title: "Agent tools API", slug: "agent-tools", url: "/api/agent/v1/openapi.json" },
+];
+
 const configuration = {
-  url: "/api/v1/openapi.json",
+  sources: DOCUMENTS,
   withDefaultFonts: false,
   telemetry: false,
   showDeveloperTools: "never",
@@ -37,9 +43,9 @@ const html = `<!doctype html>
   <style>body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}.fallback{padding:8px 16px;font-size:14px;border-bottom:1px solid #e2e8f0}</style>
 </head>
 <body>
-  <p class="fallback">The machine-readable contract: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a> (OpenAPI 3.1).</p>
-  <noscript><p class="fallback">The interactive reference needs JavaScript; the OpenAPI document above has everything it shows.</p></noscript>
-  <script id="api-reference" data-url="${configuration.url}" data-configuration='${escapeAttribute(JSON.stringify(configuration))}'></script>
+  <p class="fallback">The machine-readable contracts (OpenAPI 3.1): <a href="/api/v1/openapi.json">/api/v1/openapi.json</a>, and the assistant's tools <a href="/api/agent/v1/openapi.json">/api/agent/v1/openapi.json</a> (<a href="/api/v1/docs?api=agent-tools">show the tools</a>).</p>
+  <noscript><p class="fallback">The interactive reference needs JavaScript; the OpenAPI documents above have everything it shows.</p></noscript>
+  <script id="api-reference" data-configuration='${escapeAttribute(JSON.stringify(configuration))}'></script>
   <script src="${REFERENCE_BUNDLE_PATH}"></script>
 </body>
 </html>`;
