@@ -10,7 +10,7 @@ import { createLead, requestLeadHandoff, updateLead } from "../leads/leads.servi
 import type { LeadStatus } from "../leads/leads.types";
 import { createConversation, updateConversation } from "./conversations.service";
 import type { Channel } from "./customer-identifier";
-import { driveChat, retellCall, type DemoChannels } from "../demo/demo-traffic";
+import { dateConversationsByTheirTraffic, driveChat, retellCall, type DemoChannels } from "../demo/demo-traffic";
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -132,6 +132,7 @@ export async function seedConversations(db: TenantDb, offerings: { id: string }[
     }
     if (script.end === "closed") await updateConversation(db, tenantId, { id: conversation.id, status: "closed" });
   }
+  await dateConversationsByTheirTraffic(db, tenantId);
 }
 
 /**

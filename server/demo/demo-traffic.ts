@@ -19,8 +19,11 @@ import { countNewMessages } from "../conversations/conversations.service";
 /** Fictional numbers of the demo business (Dubai landlines) and its WhatsApp Cloud phone_number_id. */
 export const DEMO_ADDRESSES = { twilio: "+97145550100", voice: "+97145550101", whatsappCloud: "100000000000001" } as const;
 
+export type DemoAddresses = { twilio: string; voice: string; whatsappCloud: string };
+
 export type DemoChannels = {
   tenantId: string;
+  addresses: DemoAddresses;
   twilio: { accountSid: string; authToken: string };
   retellApiKey: string;
   whatsappAppSecret: string;
@@ -29,19 +32,20 @@ export type DemoChannels = {
 const secret = () => randomBytes(24).toString("hex");
 
 /** Connects the demo's three providers (the voice number twice: Retell answers it, Twilio reports the calls it never answered). */
-export async function connectDemoChannels(db: TenantDb, tenantId: string): Promise<DemoChannels> {
+export async function connectDemoChannels(db: TenantDb, tenantId: string, addresses: DemoAddresses = DEMO_ADDRESSES): Promise<DemoChannels> {
   const channels: DemoChannels = {
     tenantId,
+    addresses,
     twilio: { accountSid: `AC${randomBytes(16).toString("hex")}`, authToken: secret() },
     retellApiKey: secret(),
     whatsappAppSecret: secret(),
   };
   const twilio = { account_sid: channels.twilio.accountSid, auth_token: channels.twilio.authToken };
-  await connectChannel(db, tenantId, { provider: "twilio", channel: "sms", address: DEMO_ADDRESSES.twilio, credentials: twilio }, OPERATOR);
-  await connectChannel(db, tenantId, { provider: "twilio", channel: "voice", address: DEMO_ADDRESSES.voice, credentials: twilio }, OPERATOR);
-  await connectChannel(db, tenantId, { provider: "retell", channel: "voice", address: DEMO_ADDRESSES.voice, credentials: { api_key: channels.retellApiKey } }, OPERATOR);
+  await connectChannel(db, tenantId, { provider: "twilio", channel: "sms", address: addresses.twilio, credentials: twilio }, OPERATOR);
+  await connectChannel(db, tenantId, { provider: "twilio", channel: "voice", address: addresses.voice, credentials: twilio }, OPERATOR);
+  await connectChannel(db, tenantId, { provider: "retell", channel: "voice", address: addresses.voice, credentials: { api_key: channels.retellApiKey } }, OPERATOR);
   await connectChannel(db, tenantId, {
-    provider: "whatsapp_cloud", channel: "whatsapp", address: DEMO_ADDRESSES.whatsappCloud,
+    provider: "whatsapp_cloud", channel: "whatsapp", address: addresses.whatsappCloud,
     credentials: { app_secret: channels.whatsappAppSecret, verify_token: secret(), access_token: secret() },
   }, OPERATOR);
   return channels;
@@ -74,7 +78,7 @@ export async function twilioInbound(channels: DemoChannels, customer: string, bo
   const sid = `SM${demoHex()}`;
   const prefix = opts.whatsapp ? "whatsapp:" : "";
   await postTwilio(channels, "/api/webhooks/twilio/messaging", {
-    MessageSid: sid, SmsSid: sid, AccountSid: channels.twilio.accountSid, From: `${prefix}${customer}`, To: `${prefix}${DEMO_ADDRESSES.twilio}`,
+    MessageSid: sid, SmsSid: sid, AccountSid: channels.twilio.accountSid, From: `${prefix}${customer}`, To: `${prefix}${channels.addresses.twilio}`,
     Body: body, NumMedia: "0", SmsStatus: "received", ...(opts.profileName ? { ProfileName: opts.profileName } : {}),
   });
   return sid;
@@ -84,14 +88,14 @@ export async function twilioInbound(channels: DemoChannels, customer: string, bo
 export async function twilioDelivered(channels: DemoChannels, customer: string, sid: string, opts: { whatsapp?: boolean } = {}) {
   const prefix = opts.whatsapp ? "whatsapp:" : "";
   await postTwilio(channels, "/api/webhooks/twilio/messaging", {
-    MessageSid: sid, AccountSid: channels.twilio.accountSid, From: `${prefix}${DEMO_ADDRESSES.twilio}`, To: `${prefix}${customer}`, MessageStatus: "delivered",
+    MessageSid: sid, AccountSid: channels.twilio.accountSid, From: `${prefix}${channels.addresses.twilio}`, To: `${prefix}${customer}`, MessageStatus: "delivered",
   });
 }
 
 /** Twilio Voice's final status callback of a call nobody answered (no-answer, busy, canceled). */
 export async function twilioUnansweredCall(channels: DemoChannels, customer: string, status: "no-answer" | "busy" | "canceled", at: Date) {
   await postTwilio(channels, "/api/webhooks/twilio/voice", {
-    CallSid: `CA${demoHex()}`, AccountSid: channels.twilio.accountSid, From: customer, To: DEMO_ADDRESSES.voice,
+    CallSid: `CA${demoHex()}`, AccountSid: channels.twilio.accountSid, From: customer, To: channels.addresses.voice,
     CallStatus: status, Direction: "inbound", Timestamp: at.toUTCString(),
   });
 }
@@ -104,7 +108,7 @@ type Turn = ["customer" | "assistant", string];
  * call: missed), then `call_analyzed` with the summary.
  */
 export async function retellCall(channels: DemoChannels, customer: string, startedAt: Date, turns: Turn[], summary: string | null) {
-  const call = { call_type: "phone_call", call_id: `call_${demoHex()}`, agent_id: "agent_demo_receptionist", direction: "inbound", from_number: customer, to_number: DEMO_ADDRESSES.voice, start_timestamp: startedAt.getTime() };
+  const call = { call_type: "phone_call", call_id: `call_${demoHex()}`, agent_id: "agent_demo_receptionist", direction: "inbound", from_number: customer, to_number: channels.addresses.voice, start_timestamp: startedAt.getTime() };
   // About 9 seconds a turn, the first after the greeting's pause.
   const transcript = turns.map(([role, content], i) => ({ role: role === "assistant" ? "agent" : "user", content, words: [{ word: content.split(" ")[0], start: 1 + i * 9 }] }));
   const durationMs = (turns.length * 9 + 4) * 1000;
@@ -128,10 +132,10 @@ async function postRetell(channels: DemoChannels, payload: unknown) {
 async function postWhatsApp(channels: DemoChannels, value: Record<string, unknown>) {
   const raw = JSON.stringify({
     object: "whatsapp_business_account",
-    entry: [{ id: "demo-waba", changes: [{ field: "messages", value: { messaging_product: "whatsapp", metadata: { display_phone_number: DEMO_ADDRESSES.twilio.slice(1), phone_number_id: DEMO_ADDRESSES.whatsappCloud }, ...value } }] }],
+    entry: [{ id: "demo-waba", changes: [{ field: "messages", value: { messaging_product: "whatsapp", metadata: { display_phone_number: channels.addresses.twilio.slice(1), phone_number_id: channels.addresses.whatsappCloud }, ...value } }] }],
   });
   const signature = `sha256=${createHmac("sha256", channels.whatsappAppSecret).update(raw, "utf8").digest("hex")}`;
-  await deliver(new Request(receiverUrl(`/api/webhooks/whatsapp/${DEMO_ADDRESSES.whatsappCloud}`), {
+  await deliver(new Request(receiverUrl(`/api/webhooks/whatsapp/${channels.addresses.whatsappCloud}`), {
     method: "POST", headers: { "content-type": "application/json", "x-hub-signature-256": signature }, body: raw,
   }));
 }

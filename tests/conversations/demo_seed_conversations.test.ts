@@ -5,6 +5,8 @@ import { call, tenantWithKey } from "../helpers/api";
 import { tenantDb } from "../helpers/conversations";
 import { createOffering } from "../../server/offerings/offerings.service";
 import { seedConversations } from "../../server/conversations/seed-conversations";
+import { connectDemoChannels } from "../../server/demo/demo-traffic";
+import { uniqueBusinessNumber } from "../channels/fixtures";
 
 describe("seedConversations", () => {
   it("fills a tenant with conversations, messages, leads in every status and linked appointments", async () => {
@@ -14,7 +16,11 @@ describe("seedConversations", () => {
     for (const title of ["Apartment", "Studio", "Haircut", "Massage"]) {
       offerings.push(await createOffering(db, { title, price: "100", price_currency: "AED" } as never));
     }
-    await seedConversations(db, offerings);
+    // Its SMS, WhatsApp and voice conversations come through the receivers, on this tenant's own numbers.
+    const channels = await connectDemoChannels(db, tenantId, {
+      twilio: uniqueBusinessNumber(), voice: uniqueBusinessNumber(), whatsappCloud: `${Date.now()}${process.pid}`,
+    });
+    await seedConversations(db, offerings, channels);
 
     const conversations = (await call("GET", "/conversations?limit=100", { key })).body.data;
     expect(conversations).toHaveLength(8);
