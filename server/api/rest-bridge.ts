@@ -228,7 +228,8 @@ async function answerWith(
     let error = toAppError(err);
     // A malformed id in the path addresses nothing visible: the same 404 as a missing row.
     if (error.errorCode === "bad_request" && error.field && match(method, path)?.route.pathParams.includes(error.field)) error = notFound();
-    if (error.errorCode === "internal_error") {
+    // A 503 (database unreachable) is logged once per outage by server/db/availability.ts, not per request.
+    if (error.errorCode === "internal_error" && error.status !== 503) {
       const cause = error.cause ?? err;
       log.error("unhandled error", { requestId, method, path, error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) });
     }

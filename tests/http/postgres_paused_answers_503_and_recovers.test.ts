@@ -72,6 +72,9 @@ describe.skipIf(!hasNextBuild() || !process.env.DATABASE_URL)("PostgreSQL paused
     expect(during.filter((p) => p.ms >= QUERY_TIMEOUT_MS + 2_000)).toEqual([]);
     expect(new Set(during.map((p) => p.retryAfter))).toEqual(new Set(["2"]));
     expect(during.every((p) => JSON.stringify(p.body) === JSON.stringify(UNAVAILABLE))).toBe(true);
+    // The outage is logged once, as a warning; no request logs an "unhandled" error with a stack.
+    expect(server.output().match(/database unreachable/g)?.length).toBe(1);
+    expect(server.output()).not.toMatch(/unhandled error|trpc error/);
 
     expect(after.filter((p) => p.status >= 500 && p.status !== 503)).toEqual([]);
     const settled = after.filter((p) => p.at >= upAt + 5_000);
