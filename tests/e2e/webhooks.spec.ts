@@ -1,6 +1,7 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
 import { expect, test, type Page } from "@playwright/test";
 import { fixtures, shot, signIn } from "./fixtures";
+import { axeViolations, collectConsoleErrors } from "./page-checks";
 
 // A local consumer: /ok answers 200, /flaky answers `failingStatus`, /hang never answers.
 let consumer: Server;
@@ -68,6 +69,7 @@ async function openEndpoint(page: Page, path: string) {
 }
 
 test("an owner adds an endpoint, sends a test event and reads its request and response on the endpoint page", async ({ page }) => {
+  const errors = collectConsoleErrors(page);
   await signIn(page, fixtures().logins.ownerA);
   await page.getByRole("link", { name: "Webhooks" }).click();
   await expect(page.getByTestId("local-development-note")).toContainText("WEBHOOK_ALLOW_LOOPBACK=1");
@@ -103,6 +105,8 @@ test("an owner adds an endpoint, sends a test event and reads its request and re
   await expect(attempt.getByTestId("request-headers")).toContainText(`x-webhook-signature${sent.signature}`);
   await expect(attempt.getByTestId("request-body")).toContainText(`"id": "${eventId}"`);
   await expect(attempt.getByTestId("response-body")).toContainText(`"ok": true`);
+  // The endpoint page with an attempt open: no axe violation, no console error.
+  expect(await axeViolations(page)).toEqual([]);
   await shots(page, "webhooks-endpoint-delivered");
 
   // Edit the endpoint: description, events and its rate.
@@ -126,6 +130,7 @@ test("an owner adds an endpoint, sends a test event and reads its request and re
   await expect(page.getByRole("button", { name: "Send test event" })).toBeDisabled();
   await page.getByRole("button", { name: "Enable" }).click();
   await expect(page.getByRole("button", { name: "Send test event" })).toBeEnabled();
+  expect(errors).toEqual([]);
 });
 
 test("a failing endpoint: dead-lettered with its code, filters by status and event, resend as a new cycle, audited", async ({ page }) => {
