@@ -10,7 +10,7 @@ import { dashboardCaller, newTenant } from "../helpers/api";
 const as = (tenantId: string, role: "owner" | "admin" | "member" = "member") => dashboardCaller(tenantId, role, `user-${role}-${tenantId}`);
 
 let tenantId: string;
-const entry = (actorLabel: string, action: string, day: string, details: Record<string, unknown> = {}) => ({
+const entry = (actorLabel: string, action: string, day: string, details: Record<string, string> = {}) => ({
   tenantId, actorType: actorLabel === "cli" ? "operator" : "user", actorId: actorLabel === "cli" ? null : `id-${actorLabel}`, actorLabel,
   action, targetType: action.split(".")[0], targetId: null, details, createdAt: new Date(`${day}T12:00:00Z`),
 });
