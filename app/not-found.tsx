@@ -10,9 +10,15 @@ export default function NotFound() {
         <h1 className="mt-2 text-2xl font-semibold tracking-tight text-slate-900">This page does not exist</h1>
         <p className="mt-2 text-sm text-slate-700">The address may be mistyped, or the page has moved.</p>
         <nav aria-label="Ways back" className="mt-6 flex flex-wrap justify-center gap-3">
-          <Link href="/dashboard" className="rounded-md bg-indigo-600 px-4 py-2 text-sm font-medium text-white hover:bg-indigo-500">Go to the dashboard</Link>
-          <Link href="/sign-in" className="rounded-md border border-slate-300 bg-white px-4 py-2 text-sm font-medium text-slate-800 hover:bg-slate-50">Sign in</Link>
-          <Link href="/api/v1/docs" className="rounded-md px-4 py-2 text-sm font-medium text-indigo-700 underline-offset-4 hover:underline">API reference</Link>
+          <Link href="/dashboard" className="rounded-md bg-indigo-600 px-4 py-2 text-sm font-medium text-white hover:bg-indigo-500">
+            Go to the dashboard
+          </Link>
+          <Link href="/sign-in" className="rounded-md border border-slate-300 bg-white px-4 py-2 text-sm font-medium text-slate-800 hover:bg-slate-50">
+            Sign in
+          </Link>
+          <Link href="/api/v1/docs" className="rounded-md px-4 py-2 text-sm font-medium text-indigo-700 underline-offset-4 hover:underline">
+            API reference
+          </Link>
         </nav>
       </div>
     </main>

@@ -6,15 +6,25 @@ import { ZodError, type core } from "zod";
 import { isMissingFieldMessage } from "./api/wire";
 import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable, RETRY_AFTER_SECONDS } from "./db/availability";
 
-export type ErrorCode =
-  | "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "rate_limited" | "internal_error";
+export type ErrorCode = "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "rate_limited" | "internal_error";
 
 const STATUS: Record<ErrorCode, number> = {
-  bad_request: 400, unauthorized: 401, forbidden: 403, not_found: 404, conflict: 409, rate_limited: 429, internal_error: 500,
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  rate_limited: 429,
+  internal_error: 500,
 };
 const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
-  bad_request: "BAD_REQUEST", unauthorized: "UNAUTHORIZED", forbidden: "FORBIDDEN", not_found: "NOT_FOUND",
-  conflict: "CONFLICT", rate_limited: "TOO_MANY_REQUESTS", internal_error: "INTERNAL_SERVER_ERROR",
+  bad_request: "BAD_REQUEST",
+  unauthorized: "UNAUTHORIZED",
+  forbidden: "FORBIDDEN",
+  not_found: "NOT_FOUND",
+  conflict: "CONFLICT",
+  rate_limited: "TOO_MANY_REQUESTS",
+  internal_error: "INTERNAL_SERVER_ERROR",
 };
 
 export const MESSAGES = {
@@ -47,7 +57,10 @@ export const notFound = () => new AppError("not_found", MESSAGES.notFound);
 export const conflict = (message: string, field?: string) => new AppError("conflict", message, { field });
 
 function fieldPath(path: readonly PropertyKey[]): string {
-  return path.map((p) => (typeof p === "number" ? `[${p}]` : String(p))).join(".").replace(/\.\[/g, "[");
+  return path
+    .map((p) => (typeof p === "number" ? `[${p}]` : String(p)))
+    .join(".")
+    .replace(/\.\[/g, "[");
 }
 
 /** Names the first offending field of a validation failure, e.g. `invalid field 'title': …`. */

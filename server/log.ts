@@ -4,8 +4,7 @@ import { setting } from "./settings";
 
 type Fields = Record<string, unknown>;
 const quiet = () => setting("LOG_LEVEL") === "silent";
-const line = (level: string, msg: string, fields?: Fields) =>
-  JSON.stringify({ level, time: new Date().toISOString(), msg, ...fields });
+const line = (level: string, msg: string, fields?: Fields) => JSON.stringify({ level, time: new Date().toISOString(), msg, ...fields });
 
 export const log = {
   info: (msg: string, fields?: Fields) => {

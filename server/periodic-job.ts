@@ -21,7 +21,10 @@ export function startPeriodicJob(name: string, intervalMs: number, run: () => Pr
   const timer = setInterval(() => {
     if (inProgress) return;
     inProgress = run()
-      .then(() => {}, (err) => log.error(`${name} failed`, { error: err instanceof Error ? err.message : String(err) }))
+      .then(
+        () => {},
+        (err) => log.error(`${name} failed`, { error: err instanceof Error ? err.message : String(err) }),
+      )
       .finally(() => {
         inProgress = null;
       });

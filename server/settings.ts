@@ -13,8 +13,16 @@ type Env = Record<string, string | undefined>;
 type Declared<S extends z.ZodType> = { schema: S; doc: string; group: string; shown?: string; secret?: boolean };
 
 // ---- value types (each message completes "NAME ...") ----
-const positiveInt = () => z.string().regex(/^[1-9][0-9]*$/, "must be a positive integer").transform(Number);
-const nonNegativeInt = () => z.string().regex(/^(0|[1-9][0-9]*)$/, "must be a non-negative integer").transform(Number);
+const positiveInt = () =>
+  z
+    .string()
+    .regex(/^[1-9][0-9]*$/, "must be a positive integer")
+    .transform(Number);
+const nonNegativeInt = () =>
+  z
+    .string()
+    .regex(/^(0|[1-9][0-9]*)$/, "must be a non-negative integer")
+    .transform(Number);
 const TRUE = ["1", "true", "yes", "on"];
 const FALSE = ["0", "false", "no", "off"];
 const flag = () =>
@@ -34,7 +42,11 @@ const httpUrl = () =>
       return false;
     }
   }, "must be an http(s) URL");
-const commaListOf = (v: string) => v.split(",").map((s) => s.trim()).filter(Boolean);
+const commaListOf = (v: string) =>
+  v
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 const commaList = () => z.string().transform(commaListOf);
 // No node:net here: the browser bundle reaches this module (through log.ts).
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
@@ -42,7 +54,7 @@ const isIP = (v: string) => {
   if (IPV4.test(v)) return 4;
   const groups = v.split(":");
   const hexGroups = groups.filter((g) => g !== "");
-  const plausible = /^[0-9a-fA-F:.]+$/.test(v) && groups.length >= 3 && groups.length <= 8 && (v.split("::").length <= 2);
+  const plausible = /^[0-9a-fA-F:.]+$/.test(v) && groups.length >= 3 && groups.length <= 8 && v.split("::").length <= 2;
   return plausible && hexGroups.every((g, i) => /^[0-9a-fA-F]{1,4}$/.test(g) || (i === hexGroups.length - 1 && IPV4.test(g))) ? 6 : 0;
 };
 const ipOrCidr = (entry: string) => {
@@ -69,13 +81,33 @@ const OPS = "Operations";
 
 export const SETTINGS = {
   // Database
-  DATABASE_URL: declare(DB, text().optional(), "PostgreSQL (`@prisma/adapter-pg`) instead of the embedded PGlite; migrations are applied on start (or beforehand with `npm run migrate`)", { secret: true }),
+  DATABASE_URL: declare(
+    DB,
+    text().optional(),
+    "PostgreSQL (`@prisma/adapter-pg`) instead of the embedded PGlite; migrations are applied on start (or beforehand with `npm run migrate`)",
+    { secret: true },
+  ),
   DATABASE_POOL_SIZE: declare(DB, positiveInt().default(10), "connections per process for Prisma (writes, transactions, most reads)"),
-  DATABASE_STATEMENT_POOL_SIZE: declare(DB, positiveInt().default(4), "connections per process for the pipelined prepared statements (key lookups, hot lists); a process opens at most the sum of the two pools"),
+  DATABASE_STATEMENT_POOL_SIZE: declare(
+    DB,
+    positiveInt().default(4),
+    "connections per process for the pipelined prepared statements (key lookups, hot lists); a process opens at most the sum of the two pools",
+  ),
   DATABASE_CONNECT_TIMEOUT_MS: declare(DB, positiveInt().default(3000), "how long to wait for a database connection before answering 503"),
-  DATABASE_QUERY_TIMEOUT_MS: declare(DB, positiveInt().default(10000), "how long one PostgreSQL call may wait for its answer before it fails as 'database unavailable' (503): a paused or unresponsive server does not hold requests"),
+  DATABASE_QUERY_TIMEOUT_MS: declare(
+    DB,
+    positiveInt().default(10000),
+    "how long one PostgreSQL call may wait for its answer before it fails as 'database unavailable' (503): a paused or unresponsive server does not hold requests",
+  ),
   DATA_DIR: declare(DB, text().default(".data"), "where the embedded database (and the generated encryption key and auth secret) live"),
-  EMBEDDED_DB_SHARED_BUFFERS: declare(DB, z.string().regex(/^[1-9][0-9]*(kB|MB|GB)$/, "must be a size such as 16MB").default("16MB"), "the embedded PGlite's shared buffers (its memory never shrinks once grown; PostgreSQL's default is 128MB)"),
+  EMBEDDED_DB_SHARED_BUFFERS: declare(
+    DB,
+    z
+      .string()
+      .regex(/^[1-9][0-9]*(kB|MB|GB)$/, "must be a size such as 16MB")
+      .default("16MB"),
+    "the embedded PGlite's shared buffers (its memory never shrinks once grown; PostgreSQL's default is 128MB)",
+  ),
   SKIP_MIGRATIONS: declare(DB, flag(), "do not apply pending migrations when the database opens (they were applied beforehand)"),
   MIGRATE_DEBUG: declare(DB, flag(), "print the schema engine's log while migrating"),
 
@@ -85,7 +117,11 @@ export const SETTINGS = {
   UPSTASH_REDIS_REST_TOKEN: declare(RL, text().optional(), "the Upstash REST token", { secret: true }),
   RATE_LIMIT_DISABLED: declare(RL, flag(), "no rate limiting at all (benchmarks)"),
   RATE_LIMIT_WINDOW_SECONDS: declare(RL, positiveInt().default(60), "length of every rate-limit window"),
-  RATE_LIMIT_STORE_TIMEOUT_MS: declare(RL, positiveInt().default(1000), "how long a Redis/Upstash call may take before the store counts as down and each process limits in memory"),
+  RATE_LIMIT_STORE_TIMEOUT_MS: declare(
+    RL,
+    positiveInt().default(1000),
+    "how long a Redis/Upstash call may take before the store counts as down and each process limits in memory",
+  ),
   RATE_LIMIT_PER_KEY: declare(RL, positiveInt().default(200), "requests per API key per window"),
   RATE_LIMIT_PER_TENANT: declare(RL, positiveInt().default(5000), "requests per tenant per window"),
   RATE_LIMIT_PER_USER: declare(RL, positiveInt().default(200), "dashboard requests per user per window"),
@@ -95,59 +131,132 @@ export const SETTINGS = {
 
   // HTTP front
   HOST: declare(HTTP, text().default("127.0.0.1"), "the lean front's listen address"),
-  PORT: declare(HTTP, z.string().regex(/^[1-9][0-9]{0,4}$/, "must be a port number").transform(Number).refine((p) => p <= 65535, "must be a port number").default(3000), "the lean front's listen port"),
+  PORT: declare(
+    HTTP,
+    z
+      .string()
+      .regex(/^[1-9][0-9]{0,4}$/, "must be a port number")
+      .transform(Number)
+      .refine((p) => p <= 65535, "must be a port number")
+      .default(3000),
+    "the lean front's listen port",
+  ),
   HTTP_HEADERS_TIMEOUT_MS: declare(HTTP, positiveInt().default(10_000), "time allowed for a request's headers, then 408 and close"),
-  HTTP_REQUEST_TIMEOUT_MS: declare(HTTP, positiveInt().default(30_000), "time allowed for a whole request with its body, then 408 and close (at least the headers timeout)"),
-  SHUTDOWN_TIMEOUT_MS: declare(HTTP, positiveInt().default(25_000), "on SIGTERM/SIGINT, time for requests and webhook attempts in flight before leases are released and the process exits"),
-  TRUSTED_PROXIES: declare(HTTP, cidrList().optional(), "proxy IPs/CIDRs (comma list) whose `X-Forwarded-For` is believed; otherwise the client is the socket's address"),
+  HTTP_REQUEST_TIMEOUT_MS: declare(
+    HTTP,
+    positiveInt().default(30_000),
+    "time allowed for a whole request with its body, then 408 and close (at least the headers timeout)",
+  ),
+  SHUTDOWN_TIMEOUT_MS: declare(
+    HTTP,
+    positiveInt().default(25_000),
+    "on SIGTERM/SIGINT, time for requests and webhook attempts in flight before leases are released and the process exits",
+  ),
+  TRUSTED_PROXIES: declare(
+    HTTP,
+    cidrList().optional(),
+    "proxy IPs/CIDRs (comma list) whose `X-Forwarded-For` is believed; otherwise the client is the socket's address",
+  ),
   AUTH_TRUSTED_PROXIES: declare(HTTP, cidrList().optional(), "older name of `TRUSTED_PROXIES`, read when that is unset"),
   PUBLIC_BASE_URL: declare(HTTP, httpUrl().optional(), "the scheme and host providers call (Twilio signs the public URL); set it behind a proxy"),
 
   // Dashboard sign-in
   BETTER_AUTH_SECRET: declare(AUTH, text().optional(), "signs dashboard sessions", { shown: "generated once into `DATA_DIR/auth-secret`", secret: true }),
   BETTER_AUTH_URL: declare(AUTH, httpUrl().optional(), "the dashboard's public URL (trusted origin of cookie-authenticated calls)"),
-  AUTH_TRUSTED_ORIGINS: declare(AUTH, commaList().optional(), "further trusted browser origins (comma list); with neither this nor `BETTER_AUTH_URL` the request's own host is trusted"),
+  AUTH_TRUSTED_ORIGINS: declare(
+    AUTH,
+    commaList().optional(),
+    "further trusted browser origins (comma list); with neither this nor `BETTER_AUTH_URL` the request's own host is trusted",
+  ),
   AUTH_SIGNIN_RATE_WINDOW_SECONDS: declare(AUTH, positiveInt().default(60), "window of the sign-in attempt limit"),
   AUTH_SIGNIN_RATE_MAX: declare(AUTH, positiveInt().default(10), "sign-in attempts per client address per window"),
-  ENCRYPTION_KEY: declare(AUTH, text().optional(), "32-byte key (hex or base64) encrypting webhook secrets and CRM credentials at rest", { shown: "generated once into `DATA_DIR/encryption.key`", secret: true }),
-  INVITATION_MAIL_WEBHOOK_URL: declare(AUTH, httpUrl().optional(), "where each invitation email is POSTed as JSON `{ to, subject, text }`; unset: no email, the dashboard shows the link to copy"),
+  ENCRYPTION_KEY: declare(AUTH, text().optional(), "32-byte key (hex or base64) encrypting webhook secrets and CRM credentials at rest", {
+    shown: "generated once into `DATA_DIR/encryption.key`",
+    secret: true,
+  }),
+  INVITATION_MAIL_WEBHOOK_URL: declare(
+    AUTH,
+    httpUrl().optional(),
+    "where each invitation email is POSTed as JSON `{ to, subject, text }`; unset: no email, the dashboard shows the link to copy",
+  ),
   INVITATION_MAIL_WEBHOOK_TOKEN: declare(AUTH, text().optional(), "bearer token sent with each invitation email POST", { secret: true }),
 
   // Webhooks
-  WEBHOOK_ENGINE: declare(HOOKS, oneOf(["auto", "off"]).default("auto"), "`off`: this process delivers no webhooks; `auto`: Inngest when its variables are set, else the embedded worker"),
+  WEBHOOK_ENGINE: declare(
+    HOOKS,
+    oneOf(["auto", "off"]).default("auto"),
+    "`off`: this process delivers no webhooks; `auto`: Inngest when its variables are set, else the embedded worker",
+  ),
   WEBHOOK_WORKER_CONCURRENCY: declare(HOOKS, positiveInt().default(32), "attempts the embedded worker runs at once"),
-  WEBHOOK_POLL_INTERVAL_MS: declare(HOOKS, positiveInt().default(1000), "how often the embedded worker looks for due deliveries (it is also woken by LISTEN/NOTIFY)"),
-  WEBHOOK_LEASE_MS: declare(HOOKS, positiveInt().optional(), "how long a claimed delivery is held before another worker may take it", { shown: "attempt timeout + 20000" }),
+  WEBHOOK_POLL_INTERVAL_MS: declare(
+    HOOKS,
+    positiveInt().default(1000),
+    "how often the embedded worker looks for due deliveries (it is also woken by LISTEN/NOTIFY)",
+  ),
+  WEBHOOK_LEASE_MS: declare(HOOKS, positiveInt().optional(), "how long a claimed delivery is held before another worker may take it", {
+    shown: "attempt timeout + 20000",
+  }),
   WEBHOOK_ATTEMPT_TIMEOUT_MS: declare(HOOKS, positiveInt().default(10_000), "how long one delivery attempt may take"),
   WEBHOOK_RETRY_DELAYS_MS: declare(
     HOOKS,
     z
       .string()
       .transform((v) => v.split(",").map((s) => Number(s.trim())))
-      .refine((d) => d.length === 6 && d.every((n) => Number.isInteger(n) && n >= 0) && d[0] === 0, "must be 6 comma-separated non-negative integers starting with 0")
+      .refine(
+        (d) => d.length === 6 && d.every((n) => Number.isInteger(n) && n >= 0) && d[0] === 0,
+        "must be 6 comma-separated non-negative integers starting with 0",
+      )
       .optional(),
     "the retry ladder's delays before each attempt",
     { shown: "`0,60000,300000,1800000,7200000,43200000`" },
   ),
   WEBHOOK_SECRET_OVERLAP_SECONDS: declare(HOOKS, nonNegativeInt().default(86_400), "how long a rolled webhook secret keeps signing beside the new one"),
   WEBHOOK_ALLOW_LOOPBACK: declare(HOOKS, flag(), "allow webhook and CRM targets on loopback addresses (local testing only)"),
-  INNGEST_EVENT_KEY: declare(HOOKS, text().optional(), "with any `INNGEST_*` set, the retry ladder runs as an Inngest function instead of the embedded worker", { secret: true }),
+  INNGEST_EVENT_KEY: declare(
+    HOOKS,
+    text().optional(),
+    "with any `INNGEST_*` set, the retry ladder runs as an Inngest function instead of the embedded worker",
+    { secret: true },
+  ),
   INNGEST_SIGNING_KEY: declare(HOOKS, text().optional(), "Inngest's signing key (see `INNGEST_EVENT_KEY`)", { secret: true }),
   INNGEST_BASE_URL: declare(HOOKS, httpUrl().optional(), "a self-hosted Inngest server (see `INNGEST_EVENT_KEY`)"),
   INNGEST_DEV: declare(HOOKS, text().optional(), "Inngest's dev server (`1` or its URL; see `INNGEST_EVENT_KEY`)"),
 
   // Conversations and channels
-  CHANNEL_DRIVER: declare(CONV, oneOf(["record", "http"]).default("record"), "how `POST /conversations/{id}/send` leaves the platform: `record` (nothing leaves) or `http`"),
+  CHANNEL_DRIVER: declare(
+    CONV,
+    oneOf(["record", "http"]).default("record"),
+    "how `POST /conversations/{id}/send` leaves the platform: `record` (nothing leaves) or `http`",
+  ),
   CHANNEL_HTTP_BASE_URL: declare(CONV, httpUrl().optional(), "the HTTP channel driver's provider URL (needed with `CHANNEL_DRIVER=http`)"),
   CHANNEL_HTTP_TOKEN: declare(CONV, text().optional(), "bearer token the HTTP channel driver sends", { secret: true }),
   CHANNEL_HTTP_TIMEOUT_MS: declare(CONV, positiveInt().default(10_000), "how long the HTTP channel driver waits for the provider"),
   TWILIO_API_BASE_URL: declare(CONV, httpUrl().default("https://api.twilio.com"), "where messages on a Twilio connection are sent (the Messages API)"),
-  WHATSAPP_GRAPH_BASE_URL: declare(CONV, httpUrl().default("https://graph.facebook.com"), "where messages on a WhatsApp Cloud connection are sent (the Graph API)"),
-  WHATSAPP_GRAPH_API_VERSION: declare(CONV, z.string().regex(/^v\d+\.\d+$/, "must be a Graph API version like v23.0").default("v23.0"), "the Graph API version WhatsApp Cloud messages are sent with"),
+  WHATSAPP_GRAPH_BASE_URL: declare(
+    CONV,
+    httpUrl().default("https://graph.facebook.com"),
+    "where messages on a WhatsApp Cloud connection are sent (the Graph API)",
+  ),
+  WHATSAPP_GRAPH_API_VERSION: declare(
+    CONV,
+    z
+      .string()
+      .regex(/^v\d+\.\d+$/, "must be a Graph API version like v23.0")
+      .default("v23.0"),
+    "the Graph API version WhatsApp Cloud messages are sent with",
+  ),
   CHANNEL_PROVIDER_TIMEOUT_MS: declare(CONV, positiveInt().default(10_000), "how long a send through a connected provider (Twilio, WhatsApp Cloud) may take"),
   SEND_RECOVERY_INTERVAL_MS: declare(CONV, nonNegativeInt().default(30_000), "how often a server process looks for sends interrupted mid-way (0 turns it off)"),
   SLA_CHECK_INTERVAL_MS: declare(CONV, nonNegativeInt().default(30_000), "how often each server process checks handoff SLAs (0 turns it off)"),
-  DEFAULT_PHONE_REGION: declare(CONV, z.string().regex(/^[A-Za-z]{2}$/, "must be a two-letter country code").transform((v) => v.toUpperCase()).optional(), "country assumed for phone numbers written without `+` (e.g. `US`)"),
+  DEFAULT_PHONE_REGION: declare(
+    CONV,
+    z
+      .string()
+      .regex(/^[A-Za-z]{2}$/, "must be a two-letter country code")
+      .transform((v) => v.toUpperCase())
+      .optional(),
+    "country assumed for phone numbers written without `+` (e.g. `US`)",
+  ),
   CRM_TIMEOUT_MS: declare(CONV, positiveInt().default(10_000), "how long a CRM upstream call may take"),
 
   // Operations
@@ -162,7 +271,10 @@ export type SettingValue<N extends SettingName> = z.output<(typeof SETTINGS)[N][
 
 /** A malformed setting; the message names it (and its value, unless it is a secret). */
 export class SettingError extends Error {
-  constructor(readonly setting: string, message: string) {
+  constructor(
+    readonly setting: string,
+    message: string,
+  ) {
     super(message);
     this.name = "SettingError";
   }

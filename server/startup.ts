@@ -30,8 +30,10 @@ export async function seedDemoTenantIfEnabled(): Promise<void> {
     const demo = await seedDemoTenant();
     if (demo.apiKey) {
       // Printed once, at creation: the plaintext is not stored anywhere.
-      console.log(`\nDemo tenant ${demo.tenantId} created.\nDemo API key (shown once): ${demo.apiKey}\n` +
-        `Try: curl -H "Authorization: Bearer ${demo.apiKey}" http://127.0.0.1:${setting("PORT")}/api/v1/offerings\n`);
+      console.log(
+        `\nDemo tenant ${demo.tenantId} created.\nDemo API key (shown once): ${demo.apiKey}\n` +
+          `Try: curl -H "Authorization: Bearer ${demo.apiKey}" http://127.0.0.1:${setting("PORT")}/api/v1/offerings\n`,
+      );
       if (demo.owner) console.log(`Dashboard owner login (shown once): ${demo.owner.email} / ${demo.owner.password}\n`);
     }
   }
@@ -47,7 +49,10 @@ export async function stopBackgroundWork(deadline: number): Promise<void> {
   if (!shared.__tenantDataStarted) return;
   await shared.__tenantDataStarted.catch(() => {});
   const [{ stopWebhookEngine }, { stopSendRecovery }, { stopSlaMonitor }, { stopToolCallPruning }] = await Promise.all([
-    import("./webhooks/engine"), import("./conversations/send-recovery"), import("./conversations/sla-monitor"), import("./tools/tool-calls"),
+    import("./webhooks/engine"),
+    import("./conversations/send-recovery"),
+    import("./conversations/sla-monitor"),
+    import("./tools/tool-calls"),
   ]);
   await Promise.all([stopWebhookEngine(deadline), stopSendRecovery(), stopSlaMonitor(), stopToolCallPruning()]);
 }

@@ -89,11 +89,14 @@ export function useFormErrors() {
     setFormError(_form ? humanMessage(_form) : null);
     if (Object.keys(next).length) setAttempt((n) => n + 1);
   }, []);
-  const failFromServer = useCallback((err: unknown) => {
-    const e = describeError(err);
-    const field = e.field?.split(/[.[]/)[0];
-    fail(field ? { [field]: e.message } : { _form: e.message });
-  }, [fail]);
+  const failFromServer = useCallback(
+    (err: unknown) => {
+      const e = describeError(err);
+      const field = e.field?.split(/[.[]/)[0];
+      fail(field ? { [field]: e.message } : { _form: e.message });
+    },
+    [fail],
+  );
   const clear = useCallback(() => {
     setErrors({});
     setFormError(null);

@@ -5,7 +5,14 @@ import { useId } from "react";
 import { cn } from "./cn";
 
 /** A Radix checkbox with its label (the label is the accessible name). */
-export function Checkbox(props: { label: string; description?: string; checked: boolean; onCheckedChange: (checked: boolean) => void; disabled?: boolean; className?: string }) {
+export function Checkbox(props: {
+  label: string;
+  description?: string;
+  checked: boolean;
+  onCheckedChange: (checked: boolean) => void;
+  disabled?: boolean;
+  className?: string;
+}) {
   const id = useId();
   return (
     <div className={cn("flex items-start gap-2", props.className)}>

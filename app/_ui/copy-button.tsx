@@ -32,7 +32,12 @@ export function SecretOnce({ value, what }: { value: string; what: string }) {
         Copy this {what} now. It is shown only once and cannot be retrieved later; if it is lost, create a new one.
       </div>
       <div className="flex items-center gap-2">
-        <code data-testid="secret-value" className="block min-w-0 flex-1 select-all break-all rounded-md bg-slate-900 px-3 py-2 font-mono text-[13px] text-emerald-300">{value}</code>
+        <code
+          data-testid="secret-value"
+          className="block min-w-0 flex-1 select-all break-all rounded-md bg-slate-900 px-3 py-2 font-mono text-[13px] text-emerald-300"
+        >
+          {value}
+        </code>
         <CopyButton value={value} />
       </div>
     </div>

@@ -6,7 +6,8 @@ import { Button } from "./button";
 import { cn } from "./cn";
 
 const overlay = "fixed inset-0 z-40 bg-slate-900/40 backdrop-blur-[1px]";
-const panel = "fixed left-1/2 top-1/2 z-50 max-h-[90vh] w-[calc(100vw-2rem)] max-w-lg -translate-x-1/2 -translate-y-1/2 overflow-y-auto rounded-xl bg-white p-6 shadow-xl focus:outline-none";
+const panel =
+  "fixed left-1/2 top-1/2 z-50 max-h-[90vh] w-[calc(100vw-2rem)] max-w-lg -translate-x-1/2 -translate-y-1/2 overflow-y-auto rounded-xl bg-white p-6 shadow-xl focus:outline-none";
 
 /**
  * Focus goes back to what opened the dialog when it closes. The dialogs here are opened from state
@@ -39,7 +40,14 @@ function useReturnFocus(open: boolean) {
   return { onCloseAutoFocus };
 }
 
-export function Dialog(props: { open: boolean; onOpenChange: (open: boolean) => void; title: string; description?: ReactNode; children: ReactNode; className?: string }) {
+export function Dialog(props: {
+  open: boolean;
+  onOpenChange: (open: boolean) => void;
+  title: string;
+  description?: ReactNode;
+  children: ReactNode;
+  className?: string;
+}) {
   const returnFocus = useReturnFocus(props.open);
   return (
     <DialogPrimitive.Root open={props.open} onOpenChange={props.onOpenChange}>
@@ -49,10 +57,14 @@ export function Dialog(props: { open: boolean; onOpenChange: (open: boolean) => 
           <div className="mb-4 flex items-start justify-between gap-4">
             <div>
               <DialogPrimitive.Title className="text-lg font-semibold text-slate-900">{props.title}</DialogPrimitive.Title>
-              {props.description ? <DialogPrimitive.Description className="mt-1 text-sm text-slate-600">{props.description}</DialogPrimitive.Description> : null}
+              {props.description ? (
+                <DialogPrimitive.Description className="mt-1 text-sm text-slate-600">{props.description}</DialogPrimitive.Description>
+              ) : null}
             </div>
             <DialogPrimitive.Close asChild>
-              <Button variant="ghost" size="icon" aria-label="Close"><X /></Button>
+              <Button variant="ghost" size="icon" aria-label="Close">
+                <X />
+              </Button>
             </DialogPrimitive.Close>
           </div>
           {props.children}
@@ -64,8 +76,14 @@ export function Dialog(props: { open: boolean; onOpenChange: (open: boolean) => 
 
 /** "Are you sure?" for destructive actions. */
 export function ConfirmDialog(props: {
-  open: boolean; onOpenChange: (open: boolean) => void; title: string; description: ReactNode;
-  confirmLabel: string; onConfirm: () => void; pending?: boolean; error?: string | null;
+  open: boolean;
+  onOpenChange: (open: boolean) => void;
+  title: string;
+  description: ReactNode;
+  confirmLabel: string;
+  onConfirm: () => void;
+  pending?: boolean;
+  error?: string | null;
 }) {
   const returnFocus = useReturnFocus(props.open);
   return (
@@ -75,10 +93,18 @@ export function ConfirmDialog(props: {
         <AlertPrimitive.Content className={panel} {...returnFocus}>
           <AlertPrimitive.Title className="text-lg font-semibold text-slate-900">{props.title}</AlertPrimitive.Title>
           <AlertPrimitive.Description className="mt-2 text-sm text-slate-600">{props.description}</AlertPrimitive.Description>
-          {props.error ? <p role="alert" className="mt-3 text-sm text-red-700">{props.error}</p> : null}
+          {props.error ? (
+            <p role="alert" className="mt-3 text-sm text-red-700">
+              {props.error}
+            </p>
+          ) : null}
           <div className="mt-6 flex justify-end gap-2">
-            <AlertPrimitive.Cancel asChild><Button variant="secondary">Cancel</Button></AlertPrimitive.Cancel>
-            <Button variant="danger" disabled={props.pending} onClick={props.onConfirm}>{props.pending ? "Working…" : props.confirmLabel}</Button>
+            <AlertPrimitive.Cancel asChild>
+              <Button variant="secondary">Cancel</Button>
+            </AlertPrimitive.Cancel>
+            <Button variant="danger" disabled={props.pending} onClick={props.onConfirm}>
+              {props.pending ? "Working…" : props.confirmLabel}
+            </Button>
           </div>
         </AlertPrimitive.Content>
       </AlertPrimitive.Portal>

@@ -15,17 +15,29 @@ export const Select = forwardRef<HTMLSelectElement, SelectHTMLAttributes<HTMLSel
 Select.displayName = "Select";
 
 /** A labelled form control with its hint and its error (client-side or the server's). */
-export function Field(props: { label: string; error?: string; hint?: ReactNode; children: (id: string, describedBy: string | undefined) => ReactNode; className?: string }) {
+export function Field(props: {
+  label: string;
+  error?: string;
+  hint?: ReactNode;
+  children: (id: string, describedBy: string | undefined) => ReactNode;
+  className?: string;
+}) {
   const id = useId();
   const describedBy = props.error ? `${id}-error` : props.hint ? `${id}-hint` : undefined;
   return (
     <div className={cn("space-y-1.5", props.className)} data-field>
-      <label htmlFor={id} className="block text-sm font-medium text-slate-800">{props.label}</label>
+      <label htmlFor={id} className="block text-sm font-medium text-slate-800">
+        {props.label}
+      </label>
       {props.children(id, describedBy)}
       {props.error ? (
-        <p id={`${id}-error`} className="text-sm text-red-700" data-field-error>{props.error}</p>
+        <p id={`${id}-error`} className="text-sm text-red-700" data-field-error>
+          {props.error}
+        </p>
       ) : props.hint ? (
-        <p id={`${id}-hint`} className="text-xs text-slate-600">{props.hint}</p>
+        <p id={`${id}-hint`} className="text-xs text-slate-600">
+          {props.hint}
+        </p>
       ) : null}
     </div>
   );
@@ -33,5 +45,9 @@ export function Field(props: { label: string; error?: string; hint?: ReactNode; 
 
 export function FormError({ message }: { message?: string | null }) {
   if (!message) return null;
-  return <p role="alert" className="rounded-md border border-red-200 bg-red-50 px-3 py-2 text-sm text-red-700" data-form-error>{message}</p>;
+  return (
+    <p role="alert" className="rounded-md border border-red-200 bg-red-50 px-3 py-2 text-sm text-red-700" data-form-error>
+      {message}
+    </p>
+  );
 }

@@ -51,7 +51,11 @@ export function ErrorState({ message, onRetry }: { message: string; onRetry?: ()
       <AlertTriangle className="size-6 text-red-500" />
       <p className="text-sm font-medium text-slate-900">Could not load this</p>
       <p className="text-sm text-slate-600">{message}</p>
-      {onRetry ? <button type="button" className="text-sm font-medium text-indigo-700 hover:underline" onClick={onRetry}>Try again</button> : null}
+      {onRetry ? (
+        <button type="button" className="text-sm font-medium text-indigo-700 hover:underline" onClick={onRetry}>
+          Try again
+        </button>
+      ) : null}
     </div>
   );
 }
@@ -102,11 +106,13 @@ export function Table({ children, className }: { children: ReactNode; className?
 
 /** Gives each body cell its column heading as `data-label` (none for headings that are visually hidden). */
 function labelCells(table: HTMLTableElement) {
-  const headings = Array.from(table.querySelectorAll("thead th")).map((th) => (th.querySelector(".sr-only") || th.classList.contains("sr-only") ? "" : th.textContent?.trim() ?? ""));
+  const headings = Array.from(table.querySelectorAll("thead th")).map((th) =>
+    th.querySelector(".sr-only") || th.classList.contains("sr-only") ? "" : (th.textContent?.trim() ?? ""),
+  );
   for (const row of Array.from(table.tBodies).flatMap((b) => Array.from(b.rows))) {
     let column = 0;
     for (const cell of Array.from(row.cells)) {
-      const label = cell.colSpan > 1 ? "" : headings[column] ?? "";
+      const label = cell.colSpan > 1 ? "" : (headings[column] ?? "");
       if (label && cell.tagName === "TD") {
         if (cell.getAttribute("data-label") !== label) cell.setAttribute("data-label", label);
       } else if (cell.hasAttribute("data-label")) cell.removeAttribute("data-label");

@@ -38,18 +38,52 @@ function InvitationBody() {
   const id = useSearchParams().get("id") ?? "";
   const trpc = useTRPC();
   const invitation = useQuery({ ...trpc.dashboard.invitation.describe.queryOptions({ id }), enabled: !!id, retry: false });
-  if (!id) return <Heading title="No invitation in this link"><p className="text-sm text-slate-700">Open the full link from your invitation, or <Link className="font-medium text-indigo-700 underline" href="/sign-in">sign in</Link>.</p></Heading>;
+  if (!id)
+    return (
+      <Heading title="No invitation in this link">
+        <p className="text-sm text-slate-700">
+          Open the full link from your invitation, or{" "}
+          <Link className="font-medium text-indigo-700 underline" href="/sign-in">
+            sign in
+          </Link>
+          .
+        </p>
+      </Heading>
+    );
   if (invitation.isPending) return <LoadingState />;
-  if (invitation.error) return <Heading title="The invitation could not be loaded"><ErrorState message={describeError(invitation.error).message} onRetry={() => invitation.refetch()} /><BackToSignIn /></Heading>;
+  if (invitation.error)
+    return (
+      <Heading title="The invitation could not be loaded">
+        <ErrorState message={describeError(invitation.error).message} onRetry={() => invitation.refetch()} />
+        <BackToSignIn />
+      </Heading>
+    );
   const inv = invitation.data;
-  if (inv.status === "not_found") return <Heading title="Invitation not found"><p role="alert" className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900">This invitation does not exist. Check that the whole link was copied, or ask for a new one.</p><BackToSignIn /></Heading>;
+  if (inv.status === "not_found")
+    return (
+      <Heading title="Invitation not found">
+        <p role="alert" className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900">
+          This invitation does not exist. Check that the whole link was copied, or ask for a new one.
+        </p>
+        <BackToSignIn />
+      </Heading>
+    );
   return (
     <Heading title={`Join ${inv.tenant_name}`}>
       <p className="mb-5 text-sm text-slate-700">
-        You are invited as <strong>{inv.role}</strong>, with the address <strong className="break-all" data-testid="invited-email">{inv.email}</strong>.
+        You are invited as <strong>{inv.role}</strong>, with the address{" "}
+        <strong className="break-all" data-testid="invited-email">
+          {inv.email}
+        </strong>
+        .
       </p>
       {inv.status !== "pending" ? (
-        <><p role="alert" className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900">{CLOSED[inv.status]}</p><BackToSignIn /></>
+        <>
+          <p role="alert" className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900">
+            {CLOSED[inv.status]}
+          </p>
+          <BackToSignIn />
+        </>
       ) : inv.has_account ? (
         <SignInAndAccept id={inv.id} email={inv.email!} />
       ) : (
@@ -63,7 +97,9 @@ function Heading({ title, children }: { title: string; children: ReactNode }) {
   return (
     <>
       <div className="mb-4 flex items-center gap-2">
-        <span className="grid size-9 place-items-center rounded-lg bg-indigo-600 text-white"><UserPlus className="size-5" aria-hidden /></span>
+        <span className="grid size-9 place-items-center rounded-lg bg-indigo-600 text-white">
+          <UserPlus className="size-5" aria-hidden />
+        </span>
         <h1 className="text-lg font-semibold text-slate-900">{title}</h1>
       </div>
       {children}
@@ -71,7 +107,13 @@ function Heading({ title, children }: { title: string; children: ReactNode }) {
   );
 }
 
-const BackToSignIn = () => <p className="mt-4 text-sm"><Link className="font-medium text-indigo-700 underline" href="/sign-in">Go to sign in</Link></p>;
+const BackToSignIn = () => (
+  <p className="mt-4 text-sm">
+    <Link className="font-medium text-indigo-700 underline" href="/sign-in">
+      Go to sign in
+    </Link>
+  </p>
+);
 
 function CreateAccountAndJoin({ id, email }: { id: string; email: string }) {
   const trpc = useTRPC();
@@ -99,13 +141,27 @@ function CreateAccountAndJoin({ id, email }: { id: string; email: string }) {
     <form ref={form.ref} onSubmit={submit} noValidate className="space-y-4">
       <p className="text-sm text-slate-700">Create your account to join.</p>
       <Field label="Your name" error={form.errors.name}>
-        {(fid, d) => <Input id={fid} autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} aria-invalid={!!form.errors.name} aria-describedby={d} />}
+        {(fid, d) => (
+          <Input id={fid} autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} aria-invalid={!!form.errors.name} aria-describedby={d} />
+        )}
       </Field>
       <Field label="Choose a password" error={form.errors.password} hint="At least 8 characters.">
-        {(fid, d) => <Input id={fid} type="password" autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} aria-invalid={!!form.errors.password} aria-describedby={d} />}
+        {(fid, d) => (
+          <Input
+            id={fid}
+            type="password"
+            autoComplete="new-password"
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+            aria-invalid={!!form.errors.password}
+            aria-describedby={d}
+          />
+        )}
       </Field>
       <FormError message={form.formError ?? form.errors.id ?? null} />
-      <Button type="submit" className="w-full" disabled={join.isPending}>{join.isPending ? "Joining…" : "Create account and join"}</Button>
+      <Button type="submit" className="w-full" disabled={join.isPending}>
+        {join.isPending ? "Joining…" : "Create account and join"}
+      </Button>
     </form>
   );
 }
@@ -122,9 +178,16 @@ function SignInAndAccept({ id, email }: { id: string; email: string }) {
     const signedIn = await authClient.signIn.email({ email, password });
     if (signedIn.error) {
       setPending(false);
-      return form.fail(signedIn.error.status === 429 ? { _form: "Too many sign-in attempts. Wait a minute and try again." } : { password: signedIn.error.message ?? "sign-in failed" });
+      return form.fail(
+        signedIn.error.status === 429
+          ? { _form: "Too many sign-in attempts. Wait a minute and try again." }
+          : { password: signedIn.error.message ?? "sign-in failed" },
+      );
     }
-    const accepted = await authClient.$fetch<{ member: { organizationId: string } }>("/organization/accept-invitation", { method: "POST", body: { invitationId: id } });
+    const accepted = await authClient.$fetch<{ member: { organizationId: string } }>("/organization/accept-invitation", {
+      method: "POST",
+      body: { invitationId: id },
+    });
     if (accepted.error || !accepted.data) {
       setPending(false);
       return form.fail({ _form: accepted.error?.message ?? "the invitation could not be accepted" });
@@ -137,10 +200,22 @@ function SignInAndAccept({ id, email }: { id: string; email: string }) {
       <p className="text-sm text-slate-700">You already have an account: sign in to accept.</p>
       <Field label="Email">{(fid) => <Input id={fid} type="email" value={email} readOnly autoComplete="username" />}</Field>
       <Field label="Password" error={form.errors.password}>
-        {(fid, d) => <Input id={fid} type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} aria-invalid={!!form.errors.password} aria-describedby={d} />}
+        {(fid, d) => (
+          <Input
+            id={fid}
+            type="password"
+            autoComplete="current-password"
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+            aria-invalid={!!form.errors.password}
+            aria-describedby={d}
+          />
+        )}
       </Field>
       <FormError message={form.formError} />
-      <Button type="submit" className="w-full" disabled={pending}>{pending ? "Joining…" : "Sign in and accept"}</Button>
+      <Button type="submit" className="w-full" disabled={pending}>
+        {pending ? "Joining…" : "Sign in and accept"}
+      </Button>
     </form>
   );
 }

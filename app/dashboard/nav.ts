@@ -37,5 +37,4 @@ export const NAV_GROUPS: NavGroup[] = [
 
 export const NAV_ITEMS = NAV_GROUPS.flatMap((g) => g.items);
 
-export const activeItem = (pathname: string | null) =>
-  NAV_ITEMS.find((i) => pathname === i.href || pathname?.startsWith(`${i.href}/`)) ?? null;
+export const activeItem = (pathname: string | null) => NAV_ITEMS.find((i) => pathname === i.href || pathname?.startsWith(`${i.href}/`)) ?? null;

@@ -28,13 +28,22 @@ function Bell_() {
       <Popover.Trigger asChild>
         <Button variant="ghost" size="icon" aria-label={`Notifications (${items.length} unread)`} className="relative">
           <Bell />
-          {items.length ? <span className="absolute -right-0.5 -top-0.5 grid min-w-4 place-items-center rounded-full bg-red-600 px-1 text-[10px] font-semibold text-white" data-testid="unread-count">{items.length}</span> : null}
+          {items.length ? (
+            <span
+              className="absolute -right-0.5 -top-0.5 grid min-w-4 place-items-center rounded-full bg-red-600 px-1 text-[10px] font-semibold text-white"
+              data-testid="unread-count"
+            >
+              {items.length}
+            </span>
+          ) : null}
         </Button>
       </Popover.Trigger>
       <Popover.Portal>
         <Popover.Content align="start" sideOffset={6} className="z-50 w-80 rounded-lg border border-slate-200 bg-white p-2 shadow-lg">
           <p className="px-2 py-1 text-xs font-semibold uppercase tracking-wide text-slate-600">Notifications</p>
-          {items.length === 0 ? <p className="px-2 py-4 text-sm text-slate-500">You are all caught up.</p> : (
+          {items.length === 0 ? (
+            <p className="px-2 py-4 text-sm text-slate-500">You are all caught up.</p>
+          ) : (
             <ul className="max-h-80 space-y-1 overflow-y-auto">
               {items.map((n) => (
                 <li key={n.id} className="rounded-md p-2 hover:bg-slate-50" data-testid="notification">
@@ -42,7 +51,9 @@ function Bell_() {
                   <p className="text-xs text-slate-600">{n.body}</p>
                   <div className="mt-1 flex items-center justify-between">
                     <span className="text-[11px] text-slate-500">{formatDateTime(n.created_at)}</span>
-                    <button type="button" className="text-xs font-medium text-indigo-700 hover:underline" onClick={() => markRead.mutate({ id: n.id })}>Mark read</button>
+                    <button type="button" className="text-xs font-medium text-indigo-700 hover:underline" onClick={() => markRead.mutate({ id: n.id })}>
+                      Mark read
+                    </button>
                   </div>
                 </li>
               ))}

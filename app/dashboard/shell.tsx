@@ -28,8 +28,18 @@ export function DashboardShell({ children }: { children: ReactNode }) {
     if (signedOut || failure?.status === 401) router.replace("/sign-in");
   }, [signedOut, failure?.status, router]);
 
-  if (me.isPending || failure?.status === 401) return <div className="min-h-dvh bg-slate-50"><LoadingState /></div>;
-  if (failure) return <div className="min-h-dvh bg-slate-50"><ErrorState message={failure.message} onRetry={() => me.refetch()} /></div>;
+  if (me.isPending || failure?.status === 401)
+    return (
+      <div className="min-h-dvh bg-slate-50">
+        <LoadingState />
+      </div>
+    );
+  if (failure)
+    return (
+      <div className="min-h-dvh bg-slate-50">
+        <ErrorState message={failure.message} onRetry={() => me.refetch()} />
+      </div>
+    );
   const account = me.data!;
 
   async function signOut() {
@@ -44,7 +54,9 @@ export function DashboardShell({ children }: { children: ReactNode }) {
         {/* Phone and tablet: a bar with the current page and a menu button that opens the navigation. */}
         <header className="sticky top-0 z-30 flex items-center gap-2 border-b border-slate-200 bg-white px-3 py-2 lg:hidden">
           <MobileMenu account={account} pathname={pathname} onSignOut={signOut} />
-          <p className="min-w-0 flex-1 truncate text-sm font-semibold text-slate-900" data-testid="current-page">{current?.label ?? "Dashboard"}</p>
+          <p className="min-w-0 flex-1 truncate text-sm font-semibold text-slate-900" data-testid="current-page">
+            {current?.label ?? "Dashboard"}
+          </p>
           <NotificationsBell />
         </header>
         <aside className="hidden border-r border-slate-200 bg-white lg:sticky lg:top-0 lg:flex lg:h-dvh lg:flex-col">
@@ -52,7 +64,9 @@ export function DashboardShell({ children }: { children: ReactNode }) {
           <NavLinks pathname={pathname} className="flex-1 overflow-y-auto px-3" />
           <div className="flex items-center justify-between px-3 py-4">
             <NotificationsBell />
-            <Button variant="ghost" size="sm" onClick={signOut}><LogOut /> Sign out</Button>
+            <Button variant="ghost" size="sm" onClick={signOut}>
+              <LogOut /> Sign out
+            </Button>
           </div>
         </aside>
         <main className="mx-auto w-full min-w-0 max-w-6xl px-4 py-5 sm:px-6 lg:px-10 lg:py-10">
@@ -67,9 +81,15 @@ export function DashboardShell({ children }: { children: ReactNode }) {
 function AccountSummary({ account, className }: { account: Account; className?: string }) {
   return (
     <div className={cn("min-w-0", className)}>
-      <p className="truncate text-sm font-semibold text-slate-900" data-testid="tenant-name">{account.tenant.name}</p>
-      <p className="truncate text-xs text-slate-600" title={account.user.email}>{account.user.email}</p>
-      <Badge tone={account.role === "member" ? "neutral" : "info"} className="mt-1" data-testid="role">{account.role}</Badge>
+      <p className="truncate text-sm font-semibold text-slate-900" data-testid="tenant-name">
+        {account.tenant.name}
+      </p>
+      <p className="truncate text-xs text-slate-600" title={account.user.email}>
+        {account.user.email}
+      </p>
+      <Badge tone={account.role === "member" ? "neutral" : "info"} className="mt-1" data-testid="role">
+        {account.role}
+      </Badge>
     </div>
   );
 }
@@ -112,9 +132,14 @@ function Breadcrumb({ trail, label }: { trail: string[]; label: string }) {
     <nav aria-label="Breadcrumb" className="mb-2">
       <ol className="flex flex-wrap items-center gap-1 text-xs text-slate-600">
         {trail.map((part) => (
-          <li key={part} className="flex items-center gap-1">{part}<ChevronRight className="size-3" aria-hidden /></li>
+          <li key={part} className="flex items-center gap-1">
+            {part}
+            <ChevronRight className="size-3" aria-hidden />
+          </li>
         ))}
-        <li aria-current="page" className="font-medium text-slate-800">{label}</li>
+        <li aria-current="page" className="font-medium text-slate-800">
+          {label}
+        </li>
       </ol>
     </nav>
   );
@@ -123,12 +148,15 @@ function Breadcrumb({ trail, label }: { trail: string[]; label: string }) {
 /** The navigation as a drawer (Radix Dialog: focus trapped inside, Escape closes, focus back on the button). */
 function MobileMenu({ account, pathname, onSignOut }: { account: Account; pathname: string | null; onSignOut: () => void }) {
   const [open, setOpen] = useState(false);
-  // Following a link closes the drawer.
+  // Following a link closes the drawer: the effect runs because the path changed.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: pathname is the trigger, not an input
   useEffect(() => setOpen(false), [pathname]);
   return (
     <DialogPrimitive.Root open={open} onOpenChange={setOpen}>
       <DialogPrimitive.Trigger asChild>
-        <Button variant="ghost" size="icon" aria-label="Open navigation"><Menu /></Button>
+        <Button variant="ghost" size="icon" aria-label="Open navigation">
+          <Menu />
+        </Button>
       </DialogPrimitive.Trigger>
       <DialogPrimitive.Portal>
         <DialogPrimitive.Overlay className="fixed inset-0 z-40 bg-slate-900/40" />
@@ -138,12 +166,16 @@ function MobileMenu({ account, pathname, onSignOut }: { account: Account; pathna
             <DialogPrimitive.Description className="sr-only">The dashboard&apos;s pages and your account</DialogPrimitive.Description>
             <AccountSummary account={account} />
             <DialogPrimitive.Close asChild>
-              <Button variant="ghost" size="icon" aria-label="Close navigation"><X /></Button>
+              <Button variant="ghost" size="icon" aria-label="Close navigation">
+                <X />
+              </Button>
             </DialogPrimitive.Close>
           </div>
           <NavLinks pathname={pathname} className="flex-1 px-2" />
           <div className="border-t border-slate-200 px-3 py-3">
-            <Button variant="ghost" size="sm" onClick={onSignOut}><LogOut /> Sign out</Button>
+            <Button variant="ghost" size="sm" onClick={onSignOut}>
+              <LogOut /> Sign out
+            </Button>
           </div>
         </DialogPrimitive.Content>
       </DialogPrimitive.Portal>

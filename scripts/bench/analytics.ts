@@ -97,9 +97,7 @@ async function ensureSeededTenant(): Promise<{ tenantId: string; seededMs: numbe
 
 async function timedRollup(key: string): Promise<number> {
   const started = performance.now();
-  const res = await handleRestRequest(
-    new Request("http://127.0.0.1/api/v1/analytics/weekly-rollup?days=90", { headers: { authorization: `Bearer ${key}` } }),
-  );
+  const res = await handleRestRequest(new Request("http://127.0.0.1/api/v1/analytics/weekly-rollup?days=90", { headers: { authorization: `Bearer ${key}` } }));
   const body = await res.text();
   const ms = performance.now() - started;
   if (res.status !== 200) throw new Error(`rollup answered ${res.status}: ${body.slice(0, 200)}`);

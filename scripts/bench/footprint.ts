@@ -13,7 +13,9 @@ import { fileURLToPath } from "node:url";
 import { freePort } from "./services";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const autocannon = createRequire(import.meta.url)("autocannon") as (opts: Record<string, unknown>) => Promise<{ requests: { average: number }; non2xx: number }>;
+const autocannon = createRequire(import.meta.url)("autocannon") as (
+  opts: Record<string, unknown>,
+) => Promise<{ requests: { average: number }; non2xx: number }>;
 const LIST_PATH = "/api/v1/offerings?limit=20";
 const LOAD_SECONDS = Number(process.env.BENCH_FOOTPRINT_LOAD_SECONDS ?? 5);
 const SETTLE_MS = 3_000;
@@ -34,7 +36,17 @@ async function startServer(env: Record<string, string | undefined>): Promise<Sta
   const t0 = performance.now();
   const proc = spawn(process.execPath, [path.join(root, "scripts/start.mjs")], {
     cwd: root,
-    env: { ...process.env, NODE_ENV: "production", LOG_LEVEL: "warn", WEBHOOK_ENGINE: "off", REDIS_URL: undefined, UPSTASH_REDIS_REST_URL: undefined, ...env, HOST: "127.0.0.1", PORT: String(port) } as NodeJS.ProcessEnv,
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      LOG_LEVEL: "warn",
+      WEBHOOK_ENGINE: "off",
+      REDIS_URL: undefined,
+      UPSTASH_REDIS_REST_URL: undefined,
+      ...env,
+      HOST: "127.0.0.1",
+      PORT: String(port),
+    } as NodeJS.ProcessEnv,
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -101,7 +113,9 @@ export async function benchFootprint(ctx: { databaseUrl?: string; apiKey?: strin
   log("embedded: restart");
   results.embeddedRestart = await measure({ DATABASE_URL: undefined, DATA_DIR: dataDir, RATE_LIMIT_DISABLED: "1" }, () => key);
   for (const [name, r] of Object.entries(results)) {
-    console.log(`footprint ${name.padEnd(19)} ready ${String(r.readyMs).padStart(5)} ms   idle ${r.idleMb} MB   after ${LOAD_SECONDS} s at -c 50 (${r.reqPerSec} req/s) ${r.afterLoadMb} MB   after a page ${r.afterPageMb} MB`);
+    console.log(
+      `footprint ${name.padEnd(19)} ready ${String(r.readyMs).padStart(5)} ms   idle ${r.idleMb} MB   after ${LOAD_SECONDS} s at -c 50 (${r.reqPerSec} req/s) ${r.afterLoadMb} MB   after a page ${r.afterPageMb} MB`,
+    );
   }
   console.log("footprint targets: idle <= 200 MB on PostgreSQL, <= 350 MB embedded; ready <= 3000 ms");
   return results;

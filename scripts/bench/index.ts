@@ -45,7 +45,12 @@ const settle = () => new Promise((r) => setTimeout(r, Number(process.env.BENCH_S
 // ---------- measurement helpers ----------
 
 type Throughput = {
-  reqPerSec: number; p50: number; p99: number; non2xx: number; errors: number; requests: number;
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  requests: number;
   /** CPU of the server's process tree per request: robust to other load on a shared machine. */
   cpuMsPerRequest: number;
   /** CPU of the PostgreSQL server per request (throwaway server only). */
@@ -60,7 +65,9 @@ type Target = { name: string; url: string; headers: Record<string, string>; pid:
  */
 async function interleavedThroughput(targets: Target[], pgPid: (() => number) | null): Promise<Record<string, Throughput>> {
   for (const t of targets) await autocannon({ url: t.url, connections: CONNECTIONS, duration: 2, headers: t.headers }); // warm-up
-  const acc = new Map(targets.map((t) => [t.name, { requests: 0, seconds: 0, p50: [] as number[], p99: [] as number[], non2xx: 0, errors: 0, cpuMs: 0, pgMs: 0 }]));
+  const acc = new Map(
+    targets.map((t) => [t.name, { requests: 0, seconds: 0, p50: [] as number[], p99: [] as number[], non2xx: 0, errors: 0, cpuMs: 0, pgMs: 0 }]),
+  );
   for (let round = 0; round < ROUNDS; round++) {
     for (const t of targets) {
       const a = acc.get(t.name)!;
@@ -197,7 +204,8 @@ async function seed(databaseUrl: string): Promise<Seed> {
   );
   await client.query("ANALYZE offerings; ANALYZE appointments; ANALYZE api_keys");
   const rowAt = async (n: number) =>
-    (await client.query(`SELECT id FROM appointments WHERE tenant_id = $1 ORDER BY scheduled_start DESC, id DESC OFFSET ${n - 1} LIMIT 1`, [tenant.id])).rows[0].id as string;
+    (await client.query(`SELECT id FROM appointments WHERE tenant_id = $1 ORDER BY scheduled_start DESC, id DESC OFFSET ${n - 1} LIMIT 1`, [tenant.id])).rows[0]
+      .id as string;
   const deepCursor = await rowAt(DEEP_ROW);
   const page2Cursor = await rowAt(20);
   await client.end();
@@ -297,56 +305,70 @@ async function main() {
 
   if (PARTS.has("throughput")) await throughputPart();
   async function throughputPart() {
-  step(`throughput: ${ROUNDS} interleaved rounds of ${SLICE_S} s per server, -c ${CONNECTIONS}, RATE_LIMIT_DISABLED=1 on the full stacks except (2r)`);
-  const runs = await interleavedThroughput(
-    [
-      { name: "physical", url: physical.url + LIST_PATH, headers: {}, pid: physical.proc.pid! },
-      { name: "lean", url: leanFront.url + LIST_PATH, headers: auth, pid: leanFront.proc.pid! },
-      { name: "next", url: nextStart.url + LIST_PATH, headers: auth, pid: nextStart.proc.pid! },
-      { name: "bare", url: bare.url + LIST_PATH, headers: {}, pid: bare.proc.pid! },
-      // Also gives the limited server the same history as (2) before the limiter's latency A/B.
-      ...(leanLimited ? [{ name: "leanLimited", url: leanLimited.url + LIST_PATH, headers: auth, pid: leanLimited.proc.pid! }] : []),
-    ],
-    database.pid,
-  );
-  results.throughput = runs;
-  // Observed req/s depends on what else runs on the machine; CPU per request does much less.
-  const cpuRatio = (a: Throughput, b: Throughput) => round(b.cpuMsPerRequest / a.cpuMsPerRequest);
-  results.ratios = {
-    reqPerSec: {
-      leanOverPhysical: round(runs.lean.reqPerSec / runs.physical.reqPerSec),
-      leanOverNext: round(runs.lean.reqPerSec / runs.next.reqPerSec),
-      leanOverBare: round(runs.lean.reqPerSec / runs.bare.reqPerSec),
-    },
-    cpuCapacity: {
-      leanOverPhysical: cpuRatio(runs.lean, runs.physical),
-      leanOverNext: cpuRatio(runs.lean, runs.next),
-      leanOverBare: cpuRatio(runs.lean, runs.bare),
-    },
-  };
+    step(`throughput: ${ROUNDS} interleaved rounds of ${SLICE_S} s per server, -c ${CONNECTIONS}, RATE_LIMIT_DISABLED=1 on the full stacks except (2r)`);
+    const runs = await interleavedThroughput(
+      [
+        { name: "physical", url: physical.url + LIST_PATH, headers: {}, pid: physical.proc.pid! },
+        { name: "lean", url: leanFront.url + LIST_PATH, headers: auth, pid: leanFront.proc.pid! },
+        { name: "next", url: nextStart.url + LIST_PATH, headers: auth, pid: nextStart.proc.pid! },
+        { name: "bare", url: bare.url + LIST_PATH, headers: {}, pid: bare.proc.pid! },
+        // Also gives the limited server the same history as (2) before the limiter's latency A/B.
+        ...(leanLimited ? [{ name: "leanLimited", url: leanLimited.url + LIST_PATH, headers: auth, pid: leanLimited.proc.pid! }] : []),
+      ],
+      database.pid,
+    );
+    results.throughput = runs;
+    // Observed req/s depends on what else runs on the machine; CPU per request does much less.
+    const cpuRatio = (a: Throughput, b: Throughput) => round(b.cpuMsPerRequest / a.cpuMsPerRequest);
+    results.ratios = {
+      reqPerSec: {
+        leanOverPhysical: round(runs.lean.reqPerSec / runs.physical.reqPerSec),
+        leanOverNext: round(runs.lean.reqPerSec / runs.next.reqPerSec),
+        leanOverBare: round(runs.lean.reqPerSec / runs.bare.reqPerSec),
+      },
+      cpuCapacity: {
+        leanOverPhysical: cpuRatio(runs.lean, runs.physical),
+        leanOverNext: cpuRatio(runs.lean, runs.next),
+        leanOverBare: cpuRatio(runs.lean, runs.bare),
+      },
+    };
   }
 
   if (PARTS.has("deep")) await deepPart();
   async function deepPart() {
-  await settle();
-  step(`deep page: ${SEQUENTIAL} sequential requests each, page 1 vs cursor at row ${DEEP_ROW.toLocaleString("en")} of ${APPOINTMENTS.toLocaleString("en")}`);
-  const page1 = `${leanFront.url}/api/v1/appointments?limit=20`;
-  const deepPage = `${page1}&cursor=${data.deepCursor}`;
-  const deep = await interleaved(() => timedGet(page1, auth), () => timedGet(deepPage, auth), SEQUENTIAL);
-  // Page 1 runs one query, any cursor page two (the cursor row's lookup, then the page): page 2
-  // vs the deep page isolates the cost of depth itself.
-  const page2 = `${page1}&cursor=${data.page2Cursor}`;
-  const byDepth = await interleaved(() => timedGet(page2, auth), () => timedGet(deepPage, auth), SEQUENTIAL);
-  results.deepPage = {
-    page1: deep.a, deep: deep.b, medianRatio: round(deep.b.median / deep.a.median), p99Ratio: round(deep.b.p99 / deep.a.p99),
-    page2: byDepth.a, deepVsPage2: { deep: byDepth.b, medianRatio: round(byDepth.b.median / byDepth.a.median), p99Ratio: round(byDepth.b.p99 / byDepth.a.p99) },
-    non200: deep.non200 + byDepth.non200,
-  };
+    await settle();
+    step(`deep page: ${SEQUENTIAL} sequential requests each, page 1 vs cursor at row ${DEEP_ROW.toLocaleString("en")} of ${APPOINTMENTS.toLocaleString("en")}`);
+    const page1 = `${leanFront.url}/api/v1/appointments?limit=20`;
+    const deepPage = `${page1}&cursor=${data.deepCursor}`;
+    const deep = await interleaved(
+      () => timedGet(page1, auth),
+      () => timedGet(deepPage, auth),
+      SEQUENTIAL,
+    );
+    // Page 1 runs one query, any cursor page two (the cursor row's lookup, then the page): page 2
+    // vs the deep page isolates the cost of depth itself.
+    const page2 = `${page1}&cursor=${data.page2Cursor}`;
+    const byDepth = await interleaved(
+      () => timedGet(page2, auth),
+      () => timedGet(deepPage, auth),
+      SEQUENTIAL,
+    );
+    results.deepPage = {
+      page1: deep.a,
+      deep: deep.b,
+      medianRatio: round(deep.b.median / deep.a.median),
+      p99Ratio: round(deep.b.p99 / deep.a.p99),
+      page2: byDepth.a,
+      deepVsPage2: { deep: byDepth.b, medianRatio: round(byDepth.b.median / byDepth.a.median), p99Ratio: round(byDepth.b.p99 / byDepth.a.p99) },
+      non200: deep.non200 + byDepth.non200,
+    };
   }
 
   if (PARTS.has("limiter") && leanLimited) {
     await settle();
-    step(`rate limiter: CPU under load (which also warms both servers alike), then limiter on Redis vs RATE_LIMIT_DISABLED=1, ${LIMITER_SEQUENTIAL} sequential each, interleaved`);
+    step(
+      `rate limiter: CPU under load (which also warms both servers alike), then limiter on Redis vs RATE_LIMIT_DISABLED=1, ${LIMITER_SEQUENTIAL} sequential each, interleaved`,
+    );
     // Both servers get the same requests: the same rotated keys of one tenant, as many clients would send.
     let k = 0;
     const rotatedKey = () => ({ authorization: `Bearer ${data.keys[1 + (k++ % LIMITER_KEYS)]}` });
@@ -358,7 +380,8 @@ async function main() {
       const redis0 = redis?.pid ? processTreeCpuMs(redis.pid) : 0;
       const r = await load(4);
       return {
-        requests: r.requests.total, non2xx: r.non2xx,
+        requests: r.requests.total,
+        non2xx: r.non2xx,
         appCpuMs: round((processTreeCpuMs(pid) - cpu0) / Math.max(r.requests.total, 1), 3),
         redisCpuMs: redis?.pid ? round((processTreeCpuMs(redis.pid) - redis0) / Math.max(r.requests.total, 1), 3) : null,
       };
@@ -369,9 +392,17 @@ async function main() {
     const cpuOff = await cpuPerRequest(leanFront.url + LIST_PATH, leanFront.proc.pid!);
     const cpuOn = await cpuPerRequest(leanLimited.url + LIST_PATH, leanLimited.proc.pid!);
     await settle();
-    const lim = await interleaved(() => timedGet(leanFront.url + LIST_PATH, rotatedKey()), () => timedGet(leanLimited.url + LIST_PATH, rotatedKey()), LIMITER_SEQUENTIAL);
+    const lim = await interleaved(
+      () => timedGet(leanFront.url + LIST_PATH, rotatedKey()),
+      () => timedGet(leanLimited.url + LIST_PATH, rotatedKey()),
+      LIMITER_SEQUENTIAL,
+    );
     results.rateLimit = {
-      disabled: lim.a, redis: lim.b, addedMedianMs: round(lim.b.median - lim.a.median, 3), non200: lim.non200, target: "< 0.3 ms",
+      disabled: lim.a,
+      redis: lim.b,
+      addedMedianMs: round(lim.b.median - lim.a.median, 3),
+      non200: lim.non200,
+      target: "< 0.3 ms",
       cpuUnderLoad: { disabled: cpuOff, redis: cpuOn, addedAppCpuMs: round(cpuOn.appCpuMs - cpuOff.appCpuMs, 3) },
     };
   } else if (PARTS.has("limiter")) {
@@ -380,22 +411,27 @@ async function main() {
 
   if (PARTS.has("profile")) await profilePart();
   async function profilePart() {
-  step("CPU profile of the lean front under load (--cpu-prof)");
-  const profDir = mkdtempSync(path.join(tmpdir(), "bench-prof-"));
-  const profiled = await start("lean (profiled)", ["--cpu-prof", "--cpu-prof-dir", profDir, ...lean]);
-  await autocannon({ url: profiled.url + LIST_PATH, connections: CONNECTIONS, duration: 3, headers: auth });
-  const windowStartUs = Number(process.hrtime.bigint() / 1000n);
-  const profRun = await autocannon({ url: profiled.url + LIST_PATH, connections: CONNECTIONS, duration: 5, headers: auth });
-  const windowEndUs = Number(process.hrtime.bigint() / 1000n);
-  await profiled.stop();
-  const profFile = readdirSync(profDir).find((f) => f.endsWith(".cpuprofile"));
-  let profile: ProfileSummary | null = null;
-  if (profFile) {
-    // V8's profile clock and process.hrtime are both CLOCK_MONOTONIC: keep only the measured window.
-    profile = summariseProfile(path.join(profDir, profFile), 15, { fromUs: windowStartUs, toUs: windowEndUs });
-    mkdirSync(path.join(root, "bench-results"), { recursive: true });
-    results.profile = { ...profile, requests: profRun.requests.total, cpuMsPerRequest: round(profile.busyMs / Math.max(profRun.requests.total, 1), 3), file: path.join(profDir, profFile) };
-  }
+    step("CPU profile of the lean front under load (--cpu-prof)");
+    const profDir = mkdtempSync(path.join(tmpdir(), "bench-prof-"));
+    const profiled = await start("lean (profiled)", ["--cpu-prof", "--cpu-prof-dir", profDir, ...lean]);
+    await autocannon({ url: profiled.url + LIST_PATH, connections: CONNECTIONS, duration: 3, headers: auth });
+    const windowStartUs = Number(process.hrtime.bigint() / 1000n);
+    const profRun = await autocannon({ url: profiled.url + LIST_PATH, connections: CONNECTIONS, duration: 5, headers: auth });
+    const windowEndUs = Number(process.hrtime.bigint() / 1000n);
+    await profiled.stop();
+    const profFile = readdirSync(profDir).find((f) => f.endsWith(".cpuprofile"));
+    let profile: ProfileSummary | null = null;
+    if (profFile) {
+      // V8's profile clock and process.hrtime are both CLOCK_MONOTONIC: keep only the measured window.
+      profile = summariseProfile(path.join(profDir, profFile), 15, { fromUs: windowStartUs, toUs: windowEndUs });
+      mkdirSync(path.join(root, "bench-results"), { recursive: true });
+      results.profile = {
+        ...profile,
+        requests: profRun.requests.total,
+        cpuMsPerRequest: round(profile.busyMs / Math.max(profRun.requests.total, 1), 3),
+        file: path.join(profDir, profFile),
+      };
+    }
   }
 
   for (const name of ["analytics", "webhooks", "tools", "footprint", "ingest"].filter((part) => PARTS.has(part))) {
@@ -411,7 +447,12 @@ async function main() {
       const out: Record<string, unknown> = {};
       for (const [fnName, fn] of fns) {
         out[fnName] = await (fn as (ctx: unknown) => Promise<unknown>)({
-          databaseUrl, redisUrl, tenantId: data.tenantId, apiKey: data.keys[0], leanUrl: leanFront.url, nextUrl: nextStart.url,
+          databaseUrl,
+          redisUrl,
+          tenantId: data.tenantId,
+          apiKey: data.keys[0],
+          leanUrl: leanFront.url,
+          nextUrl: nextStart.url,
         });
       }
       results[name] = out;
@@ -432,29 +473,41 @@ function print(r: Record<string, any>) {
   const row = (label: string, x: Throughput) =>
     `| ${label.padEnd(66)} | ${String(x.reqPerSec).padStart(6)} | ${String(x.p50).padStart(4)} ms | ${String(x.p99).padStart(4)} ms | ${x.cpuMsPerRequest.toFixed(3).padStart(7)} | ${x.pgCpuMsPerRequest === null ? "    n/a" : x.pgCpuMsPerRequest.toFixed(3).padStart(7)} | ${String(x.non2xx + x.errors).padStart(4)} |`;
   if (t) {
-  console.log(`\nGET ${LIST_PATH} on PostgreSQL, autocannon -c ${CONNECTIONS}, 127.0.0.1, ${r.machine.cpus} CPUs (${r.machine.cpu}), ` +
-    `${ROUNDS} interleaved rounds of ${SLICE_S} s per row (req/s over all rounds; p50/p99: median over rounds).`);
-  console.log(`Full-stack rows: one API key, RATE_LIMIT_DISABLED=1 except (2r) (the limiter's latency is measured separately below).`);
-  console.log(`CPU ms/req: CPU time of the server's process tree per request (and of PostgreSQL), read from /proc: unlike req/s it barely moves with other load on the machine.\n`);
-  console.log(`| ${"what answered".padEnd(66)} | req/s  | p50     | p99     | CPU/req | PG/req  | !2xx |`);
-  console.log(`|${"-".repeat(68)}|--------|---------|---------|---------|---------|------|`);
-  console.log(row("(1) physical limit: node:http + one raw pg query, no auth", t.physical));
-  console.log(row("(2) full stack through the lean front (node:http -> REST bridge)", t.lean));
-  console.log(row("(3) full stack through the Next route (next start)", t.next));
-  console.log(row("(4) bare handler, same JSON from memory, lean front's node:http", t.bare));
-  if (t.leanLimited) console.log(row("(2r) = (2) with the rate limiter on Redis", t.leanLimited));
-  const q = r.ratios.reqPerSec;
-  const c = r.ratios.cpuCapacity;
-  console.log(`\nratios by req/s:          (2)/(1) = ${q.leanOverPhysical}   (2)/(3) = ${q.leanOverNext}   full stack/bare (2)/(4) = ${q.leanOverBare}`);
-  console.log(`ratios by CPU per request: (2)/(1) = ${c.leanOverPhysical}   (2)/(3) = ${c.leanOverNext}   full stack/bare (2)/(4) = ${c.leanOverBare}`);
-  console.log(`targets: (2)/(1) >= 0.33, (2)/(3) >= 5 (issue 7); full stack/bare >= 0.5 (issue 2)`);
-  console.log(`same JSON from lean and Next: ${r.sameAnswer.leanVsNext}; from lean and the raw query: ${r.sameAnswer.leanVsPhysical} (${r.sameAnswer.bytes} bytes)`);
+    console.log(
+      `\nGET ${LIST_PATH} on PostgreSQL, autocannon -c ${CONNECTIONS}, 127.0.0.1, ${r.machine.cpus} CPUs (${r.machine.cpu}), ` +
+        `${ROUNDS} interleaved rounds of ${SLICE_S} s per row (req/s over all rounds; p50/p99: median over rounds).`,
+    );
+    console.log(`Full-stack rows: one API key, RATE_LIMIT_DISABLED=1 except (2r) (the limiter's latency is measured separately below).`);
+    console.log(
+      `CPU ms/req: CPU time of the server's process tree per request (and of PostgreSQL), read from /proc: unlike req/s it barely moves with other load on the machine.\n`,
+    );
+    console.log(`| ${"what answered".padEnd(66)} | req/s  | p50     | p99     | CPU/req | PG/req  | !2xx |`);
+    console.log(`|${"-".repeat(68)}|--------|---------|---------|---------|---------|------|`);
+    console.log(row("(1) physical limit: node:http + one raw pg query, no auth", t.physical));
+    console.log(row("(2) full stack through the lean front (node:http -> REST bridge)", t.lean));
+    console.log(row("(3) full stack through the Next route (next start)", t.next));
+    console.log(row("(4) bare handler, same JSON from memory, lean front's node:http", t.bare));
+    if (t.leanLimited) console.log(row("(2r) = (2) with the rate limiter on Redis", t.leanLimited));
+    const q = r.ratios.reqPerSec;
+    const c = r.ratios.cpuCapacity;
+    console.log(`\nratios by req/s:          (2)/(1) = ${q.leanOverPhysical}   (2)/(3) = ${q.leanOverNext}   full stack/bare (2)/(4) = ${q.leanOverBare}`);
+    console.log(`ratios by CPU per request: (2)/(1) = ${c.leanOverPhysical}   (2)/(3) = ${c.leanOverNext}   full stack/bare (2)/(4) = ${c.leanOverBare}`);
+    console.log(`targets: (2)/(1) >= 0.33, (2)/(3) >= 5 (issue 7); full stack/bare >= 0.5 (issue 2)`);
+    console.log(
+      `same JSON from lean and Next: ${r.sameAnswer.leanVsNext}; from lean and the raw query: ${r.sameAnswer.leanVsPhysical} (${r.sameAnswer.bytes} bytes)`,
+    );
   }
   const d = r.deepPage;
   if (d) {
-  console.log(`\ndeep page (GET /api/v1/appointments?limit=20, cursor at row ${DEEP_ROW.toLocaleString("en")} of ${APPOINTMENTS.toLocaleString("en")}; ${SEQUENTIAL} sequential each, lean front):`);
-  console.log(`  page 1: median ${d.page1.median} ms, p99 ${d.page1.p99} ms   deep: median ${d.deep.median} ms, p99 ${d.deep.p99} ms   ratio: median ${d.medianRatio}x, p99 ${d.p99Ratio}x (target <= 1.3x)`);
-  console.log(`  page 2: median ${d.page2.median} ms, p99 ${d.page2.p99} ms   deep: median ${d.deepVsPage2.deep.median} ms, p99 ${d.deepVsPage2.deep.p99} ms   ratio: median ${d.deepVsPage2.medianRatio}x, p99 ${d.deepVsPage2.p99Ratio}x (same query shape: depth alone)`);
+    console.log(
+      `\ndeep page (GET /api/v1/appointments?limit=20, cursor at row ${DEEP_ROW.toLocaleString("en")} of ${APPOINTMENTS.toLocaleString("en")}; ${SEQUENTIAL} sequential each, lean front):`,
+    );
+    console.log(
+      `  page 1: median ${d.page1.median} ms, p99 ${d.page1.p99} ms   deep: median ${d.deep.median} ms, p99 ${d.deep.p99} ms   ratio: median ${d.medianRatio}x, p99 ${d.p99Ratio}x (target <= 1.3x)`,
+    );
+    console.log(
+      `  page 2: median ${d.page2.median} ms, p99 ${d.page2.p99} ms   deep: median ${d.deepVsPage2.deep.median} ms, p99 ${d.deepVsPage2.deep.p99} ms   ratio: median ${d.deepVsPage2.medianRatio}x, p99 ${d.deepVsPage2.p99Ratio}x (same query shape: depth alone)`,
+    );
   }
   const l = r.rateLimit;
   if (!l) {
@@ -467,11 +520,15 @@ function print(r: Record<string, any>) {
         (l.non200 ? `; ${l.non200} non-200 answers` : ""),
     );
     const u = l.cpuUnderLoad;
-    console.log(`  CPU per request under load (-c 10, 4 s after 2 s of warm-up): app ${u.disabled.appCpuMs} ms without, ${u.redis.appCpuMs} ms with the limiter (+${u.addedAppCpuMs} ms); redis-server ${u.redis.redisCpuMs ?? "n/a"} ms`);
+    console.log(
+      `  CPU per request under load (-c 10, 4 s after 2 s of warm-up): app ${u.disabled.appCpuMs} ms without, ${u.redis.appCpuMs} ms with the limiter (+${u.addedAppCpuMs} ms); redis-server ${u.redis.redisCpuMs ?? "n/a"} ms`,
+    );
   }
   if (r.profile) {
     const p = r.profile;
-    console.log(`\nCPU profile of (2), 5 s at -c ${CONNECTIONS}: ${p.requests} requests, ${p.busyMs} ms CPU on the main thread (${p.cpuMsPerRequest} ms/request)`);
+    console.log(
+      `\nCPU profile of (2), 5 s at -c ${CONNECTIONS}: ${p.requests} requests, ${p.busyMs} ms CPU on the main thread (${p.cpuMsPerRequest} ms/request)`,
+    );
     console.log("  inclusive (share of busy samples with the component on the stack):");
     for (const c of p.byComponentInclusive.slice(0, 12)) console.log(`    ${String(c.pct).padStart(5)}%  ${c.component}`);
     console.log("  self time by component:");
@@ -487,7 +544,11 @@ async function ingestOnly() {
   const database = await setUpDatabase();
   step("running scripts/bench/ingest.ts");
   const { benchIngest } = await import("./ingest");
-  const results = { startedAt: new Date().toISOString(), machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version }, ingest: await benchIngest({ databaseUrl: database.url }) };
+  const results = {
+    startedAt: new Date().toISOString(),
+    machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version },
+    ingest: await benchIngest({ databaseUrl: database.url }),
+  };
   console.log(`\ningest: ${JSON.stringify(results.ingest, null, 2)}`);
   mkdirSync(path.join(root, "bench-results"), { recursive: true });
   writeFileSync(path.join(root, "bench-results/latest-ingest.json"), JSON.stringify(results, null, 2));

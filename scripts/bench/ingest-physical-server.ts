@@ -32,7 +32,11 @@ async function store(form: URLSearchParams) {
     let { rows } = await client.query({ name: "find-or-create", text: FIND_OR_CREATE, values: [tenantId, form.get("From")] });
     if (!rows.length) ({ rows } = await client.query({ name: "find", text: FIND, values: [tenantId, form.get("From")] }));
     const conversationId = rows[0].id;
-    const inserted = await client.query({ name: "insert-message", text: INSERT_MESSAGE, values: [tenantId, conversationId, form.get("Body") ?? "", form.get("MessageSid")] });
+    const inserted = await client.query({
+      name: "insert-message",
+      text: INSERT_MESSAGE,
+      values: [tenantId, conversationId, form.get("Body") ?? "", form.get("MessageSid")],
+    });
     if (inserted.rowCount) await client.query({ name: "count-message", text: COUNT_MESSAGE, values: [conversationId] });
     await client.query("COMMIT");
   } catch (err) {

@@ -50,15 +50,25 @@ async function benchTenant(databaseUrl: string): Promise<string> {
   process.env.DATABASE_URL = databaseUrl;
   process.env.SKIP_MIGRATIONS = "1";
   const [{ getDb, closeDb }, { scopeToTenant }, { connectChannel }, { OPERATOR }] = await Promise.all([
-    import("../../server/db/client"), import("../../server/db/tenant-scope"),
-    import("../../server/channels/channel-connections"), import("../../server/audit/record-audit"),
+    import("../../server/db/client"),
+    import("../../server/db/tenant-scope"),
+    import("../../server/channels/channel-connections"),
+    import("../../server/audit/record-audit"),
   ]);
   const db = await getDb();
   await db.tenant.deleteMany({ where: { slug: SLUG } });
   const tenant = await db.tenant.create({ data: { name: "Ingest bench", slug: SLUG } });
-  await connectChannel(scopeToTenant(db, tenant.id), tenant.id, {
-    provider: "twilio", channel: "sms", address: BUSINESS_NUMBER, credentials: { account_sid: ACCOUNT_SID, auth_token: AUTH_TOKEN },
-  }, OPERATOR);
+  await connectChannel(
+    scopeToTenant(db, tenant.id),
+    tenant.id,
+    {
+      provider: "twilio",
+      channel: "sms",
+      address: BUSINESS_NUMBER,
+      credentials: { account_sid: ACCOUNT_SID, auth_token: AUTH_TOKEN },
+    },
+    OPERATOR,
+  );
   await closeDb();
   return tenant.id;
 }
@@ -70,8 +80,13 @@ async function benchTenant(databaseUrl: string): Promise<string> {
 function signedInbound(run: number, n: number): { body: string; headers: Record<string, string>; sid: string } {
   const sid = `SM${run.toString(16).padStart(8, "0")}${n.toString(16).padStart(24, "0")}`;
   const params = {
-    MessageSid: sid, AccountSid: ACCOUNT_SID, From: `+97150${String(10_000_000 + (n % CUSTOMERS)).slice(1)}`, To: BUSINESS_NUMBER,
-    Body: "Hello, is the two-bedroom in Marina still available for a viewing this week?", NumMedia: "0", SmsStatus: "received",
+    MessageSid: sid,
+    AccountSid: ACCOUNT_SID,
+    From: `+97150${String(10_000_000 + (n % CUSTOMERS)).slice(1)}`,
+    To: BUSINESS_NUMBER,
+    Body: "Hello, is the two-bedroom in Marina still available for a viewing this week?",
+    NumMedia: "0",
+    SmsStatus: "received",
   };
   return {
     sid,
@@ -92,19 +107,24 @@ async function load(server: Running, opts: { seconds: number; connections: numbe
   let refusal: string | null = null;
   let n = 0;
   const result = await autocannon({
-    url: server.url + PATH, connections: opts.connections, duration: opts.seconds, ...(opts.overallRate ? { overallRate: opts.overallRate } : {}),
-    requests: [{
-      method: "POST",
-      setupRequest: (req: Record<string, unknown>, context: Record<string, unknown>) => {
-        const message = signedInbound(run, n++);
-        context.sid = message.sid;
-        return { ...req, method: "POST", path: PATH, body: message.body, headers: message.headers };
+    url: server.url + PATH,
+    connections: opts.connections,
+    duration: opts.seconds,
+    ...(opts.overallRate ? { overallRate: opts.overallRate } : {}),
+    requests: [
+      {
+        method: "POST",
+        setupRequest: (req: Record<string, unknown>, context: Record<string, unknown>) => {
+          const message = signedInbound(run, n++);
+          context.sid = message.sid;
+          return { ...req, method: "POST", path: PATH, body: message.body, headers: message.headers };
+        },
+        onResponse: (status: number, body: string, context: Record<string, unknown>) => {
+          if (status === 200) answered.push(context.sid as string);
+          else if (!refusal) refusal = `${status} ${body.slice(0, 300)}`;
+        },
       },
-      onResponse: (status: number, body: string, context: Record<string, unknown>) => {
-        if (status === 200) answered.push(context.sid as string);
-        else if (!refusal) refusal = `${status} ${body.slice(0, 300)}`;
-      },
-    }],
+    ],
   });
   if (refusal) log(`${server.name}: first refusal: ${refusal}\n${server.output().slice(-3000)}`);
   return { result, answered, sent: n };
@@ -139,8 +159,13 @@ async function throughput(servers: Record<"receiver" | "physical", Running>, poo
     }
   }
   const summary = (s: Side) => ({
-    messagesPerSecond: Math.round(s.answered200 / s.seconds), answered200: s.answered200, non2xx: s.non2xx, errors: s.errors,
-    lost: s.lost, p99Ms: median(s.p99), cpuMsPerMessage: round(s.cpuMs / Math.max(s.answered200, 1), 3),
+    messagesPerSecond: Math.round(s.answered200 / s.seconds),
+    answered200: s.answered200,
+    non2xx: s.non2xx,
+    errors: s.errors,
+    lost: s.lost,
+    p99Ms: median(s.p99),
+    cpuMsPerMessage: round(s.cpuMs / Math.max(s.answered200, 1), 3),
   });
   return { receiver: summary(sides.receiver), physical: summary(sides.physical) };
 }
@@ -148,19 +173,39 @@ async function throughput(servers: Record<"receiver" | "physical", Running>, poo
 /** Latency at a fixed rate: what a provider's steady traffic sees. */
 async function fixedRate(server: Running) {
   const { result, answered, sent } = await load(server, { seconds: FIXED_RATE_S, connections: 20, overallRate: FIXED_RATE });
-  return { rate: FIXED_RATE, seconds: FIXED_RATE_S, sent, answered200: answered.length, p50Ms: result.latency.p50, p99Ms: result.latency.p99, maxMs: result.latency.max };
+  return {
+    rate: FIXED_RATE,
+    seconds: FIXED_RATE_S,
+    sent,
+    answered200: answered.length,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    maxMs: result.latency.max,
+  };
 }
 
 const serverEnv = (databaseUrl: string) => ({
-  DATABASE_URL: databaseUrl, SKIP_MIGRATIONS: "1", DEMO_SEED: "0", LOG_LEVEL: "warn", NODE_ENV: "production",
-  PUBLIC_BASE_URL, RATE_LIMIT_DISABLED: "1", REDIS_URL: undefined, UPSTASH_REDIS_REST_URL: undefined,
+  DATABASE_URL: databaseUrl,
+  SKIP_MIGRATIONS: "1",
+  DEMO_SEED: "0",
+  LOG_LEVEL: "warn",
+  NODE_ENV: "production",
+  PUBLIC_BASE_URL,
+  RATE_LIMIT_DISABLED: "1",
+  REDIS_URL: undefined,
+  UPSTASH_REDIS_REST_URL: undefined,
   // Only the receiver is measured: no webhook worker, recovery sweep or SLA check beside it.
-  WEBHOOK_ENGINE: "off", SEND_RECOVERY_INTERVAL_MS: "0", SLA_CHECK_INTERVAL_MS: "0",
+  WEBHOOK_ENGINE: "off",
+  SEND_RECOVERY_INTERVAL_MS: "0",
+  SLA_CHECK_INTERVAL_MS: "0",
 });
 
 async function startReceiver(databaseUrl: string, nodeArgs: string[] = []) {
   return spawnServer("ingest receiver", [...nodeArgs, "--import", "tsx", path.join(root, "scripts/bench/ingest-server.ts")], {
-    port: await freePort(), cwd: root, readyPath: "/api/v1", env: serverEnv(databaseUrl),
+    port: await freePort(),
+    cwd: root,
+    readyPath: "/api/v1",
+    env: serverEnv(databaseUrl),
   });
 }
 
@@ -191,7 +236,9 @@ export async function benchIngest(ctx: Ctx = {}) {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   const receiver = await startReceiver(databaseUrl);
   const physical = await spawnServer("ingest physical limit", ["--import", "tsx", path.join(root, "scripts/bench/ingest-physical-server.ts")], {
-    port: await freePort(), cwd: root, env: { DATABASE_URL: databaseUrl, BENCH_TENANT_ID: tenantId },
+    port: await freePort(),
+    cwd: root,
+    env: { DATABASE_URL: databaseUrl, BENCH_TENANT_ID: tenantId },
   });
   try {
     log(`throughput: ${ROUNDS} interleaved rounds of ${SLICE_S} s, receiver vs physical limit, -c ${CONNECTIONS}, ${CUSTOMERS} customers of one tenant`);
@@ -201,8 +248,11 @@ export async function benchIngest(ctx: Ctx = {}) {
     const profile = process.env.BENCH_INGEST_PROFILE === "1" ? (log("CPU profile of the receiver"), await profileReceiver(databaseUrl)) : undefined;
     const overPhysical = round(runs.receiver.messagesPerSecond / runs.physical.messagesPerSecond);
     return {
-      tenant: "one tenant, " + CUSTOMERS + " customers", connections: CONNECTIONS,
-      ...runs, overPhysical, fixedRate: steady,
+      tenant: "one tenant, " + CUSTOMERS + " customers",
+      connections: CONNECTIONS,
+      ...runs,
+      overPhysical,
+      fixedRate: steady,
       targets: TARGETS,
       withinTargets: {
         messagesPerSecond: runs.receiver.messagesPerSecond >= TARGETS.messagesPerSecond,

@@ -38,7 +38,11 @@ export function componentOf(url: string, fn: string): string {
   const m = /\/(server\/db\/generated|server\/[^/]+|scripts\/bench|app\/[^/]+)\//.exec(url);
   if (m) return `app: ${m[1]}`;
   if (url.includes("/.next/")) return "next build output (bundled app)";
-  return url.replace(/^file:\/\//, "").split("/").slice(-2).join("/");
+  return url
+    .replace(/^file:\/\//, "")
+    .split("/")
+    .slice(-2)
+    .join("/");
 }
 
 /** `window` (microseconds of CLOCK_MONOTONIC, like V8's profile clock) keeps only the measured run. */
@@ -92,12 +96,18 @@ export function summariseProfile(file: string, top = 15, window?: { fromUs: numb
   const pct = (us: number) => Math.round((1000 * us) / Math.max(busyUs, 1)) / 10;
   const ms = (us: number) => Math.round(us / 100) / 10;
   const rank = (m: Map<string, number>) =>
-    [...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([component, us]) => ({ component, ms: ms(us), pct: pct(us) }));
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([component, us]) => ({ component, ms: ms(us), pct: pct(us) }));
   return {
     totalMs: ms(totalUs),
     busyMs: ms(busyUs),
     byComponentSelf: rank(compSelf),
     byComponentInclusive: rank(compIncl),
-    topFunctions: [...fnSelf].sort((a, b) => b[1].us - a[1].us).slice(0, top).map(([fn, v]) => ({ fn, component: v.component, selfMs: ms(v.us), pct: pct(v.us) })),
+    topFunctions: [...fnSelf]
+      .sort((a, b) => b[1].us - a[1].us)
+      .slice(0, top)
+      .map(([fn, v]) => ({ fn, component: v.component, selfMs: ms(v.us), pct: pct(v.us) })),
   };
 }

@@ -34,8 +34,14 @@ export async function startThrowawayPostgres(): Promise<{ url: string; pid: () =
   const data = path.join(dir, "data");
   run("initdb", ["--no-sync", "-A", "trust", "-U", "postgres", "-D", data]);
   run("pg_ctl", [
-    "-D", data, "-l", path.join(dir, "log"), "-w", "start",
-    "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=256MB`,
+    "-D",
+    data,
+    "-l",
+    path.join(dir, "log"),
+    "-w",
+    "start",
+    "-o",
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=256MB`,
   ]);
   return {
     url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
@@ -85,7 +91,11 @@ export async function spawnServer(
   opts: { port: number; env: Record<string, string | undefined>; readyPath?: string; timeoutMs?: number; cwd: string },
 ): Promise<Running> {
   const url = `http://127.0.0.1:${opts.port}`;
-  const proc = spawn(process.execPath, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env, PORT: String(opts.port), HOST: "127.0.0.1" } as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const proc = spawn(process.execPath, args, {
+    cwd: opts.cwd,
+    env: { ...process.env, ...opts.env, PORT: String(opts.port), HOST: "127.0.0.1" } as NodeJS.ProcessEnv,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   proc.stdout!.on("data", (d) => (out = (out + d).slice(-20_000)));
   proc.stderr!.on("data", (d) => (out = (out + d).slice(-20_000)));

@@ -39,14 +39,23 @@ type Call = (tool: string, body: unknown) => Promise<{ status: number; text: str
 export type ToolsBenchResult = {
   offerings: number;
   through: string;
-  search_offerings: { runs: number; endpoint: { p50_ms: number; p99_ms: number }; raw_sql: { p50_ms: number; p99_ms: number }; target_p99_ms: number; within_target: boolean };
+  search_offerings: {
+    runs: number;
+    endpoint: { p50_ms: number; p99_ms: number };
+    raw_sql: { p50_ms: number; p99_ms: number };
+    target_p99_ms: number;
+    within_target: boolean;
+  };
   book_appointment: { seconds: number; concurrency: number; endpoint_per_s: number; raw_sql_per_s: number; non200: number };
 };
 
 /** The bench tenant with OFFERINGS offerings (seeded once, in SQL) and an API key for it. */
 async function seededTenant(): Promise<{ tenantId: string; key: string }> {
   const [{ getDb }, { scopeToTenant }, { issueApiKey }, { OPERATOR }] = await Promise.all([
-    import("../../server/db/client"), import("../../server/db/tenant-scope"), import("../../server/auth/api-keys"), import("../../server/audit/record-audit"),
+    import("../../server/db/client"),
+    import("../../server/db/tenant-scope"),
+    import("../../server/auth/api-keys"),
+    import("../../server/audit/record-audit"),
   ]);
   const db = await getDb();
   let tenant = await db.tenant.findUnique({ where: { slug: SLUG } });
@@ -64,7 +73,8 @@ async function seededTenant(): Promise<{ tenantId: string; key: string }> {
          100000 + n * 10, 'AED', CASE WHEN n % 10 = 7 THEN 'reserved' ELSE 'active' END,
          now() - make_interval(secs => n), now()
        FROM generate_series(1, $2::int) AS n`,
-      tenant.id, OFFERINGS,
+      tenant.id,
+      OFFERINGS,
     );
     await db.$executeRawUnsafe(`ANALYZE offerings`);
     await db.tenant.update({ where: { id: tenant.id }, data: { metadata: "seeded" } });
@@ -82,11 +92,20 @@ async function toolCaller(ctx: Ctx, key: string): Promise<{ call: Call; through:
       new Promise((resolve, reject) => {
         const payload = JSON.stringify(body);
         const req = request(
-          { host: url.hostname, port: url.port, path: `/api/agent/v1/tools/${tool}`, method: "POST", agent,
-            headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": Buffer.byteLength(payload) } },
+          {
+            host: url.hostname,
+            port: url.port,
+            path: `/api/agent/v1/tools/${tool}`,
+            method: "POST",
+            agent,
+            headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
+          },
           (res) => {
             let text = "";
-            res.setEncoding("utf8").on("data", (d) => (text += d)).on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+            res
+              .setEncoding("utf8")
+              .on("data", (d) => (text += d))
+              .on("end", () => resolve({ status: res.statusCode ?? 0, text }));
           },
         );
         req.on("error", reject);
@@ -99,7 +118,12 @@ async function toolCaller(ctx: Ctx, key: string): Promise<{ call: Call; through:
   const call: Call = async (tool, body) => {
     const text = JSON.stringify(body);
     const headers = new Headers({ authorization: `Bearer ${key}`, "content-type": "application/json" });
-    const answer = await answerAgentRequest({ method: "POST", target: `/api/agent/v1/tools/${tool}`, headers, body: [new TextEncoder().encode(text)] as unknown as AsyncIterable<Uint8Array> });
+    const answer = await answerAgentRequest({
+      method: "POST",
+      target: `/api/agent/v1/tools/${tool}`,
+      headers,
+      body: [new TextEncoder().encode(text)] as unknown as AsyncIterable<Uint8Array>,
+    });
     return { status: answer.status, text: answer.body };
   };
   return { call, through: "in-process REST bridge" };
@@ -141,17 +165,22 @@ async function perSecond(seconds: number, concurrency: number, work: (i: number)
   let done = 0;
   let failed = 0;
   let n = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < until) (await work(n++)) ? done++ : failed++;
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < until) (await work(n++)) ? done++ : failed++;
+    }),
+  );
   return { perSecond: Math.round(done / seconds), failed };
 }
 
 async function bookingPart(call: Call, pool: pg.Pool, tenantId: string) {
   const start = (i: number) => new Date(Date.UTC(2030, 0, 1) + i * 3_600_000);
   const body = (i: number) => ({
-    customer_name: "Bench", customer_phone: "+971501234567", scheduled_start: start(i).toISOString(),
-    scheduled_end: new Date(start(i).getTime() + 1_800_000).toISOString(), tool_call_id: `bench-${Date.now()}-${i}`,
+    customer_name: "Bench",
+    customer_phone: "+971501234567",
+    scheduled_start: start(i).toISOString(),
+    scheduled_end: new Date(start(i).getTime() + 1_800_000).toISOString(),
+    tool_call_id: `bench-${Date.now()}-${i}`,
   });
   const endpoint = await perSecond(BOOKING_SECONDS, BOOKING_CONCURRENCY, async (i) => (await call("book_appointment", body(i))).status === 200);
   // The physical limit: the same rows (appointment, its event, the tool call record) in one transaction, raw.
@@ -165,15 +194,29 @@ async function bookingPart(call: Call, pool: pg.Pool, tenantId: string) {
                VALUES (gen_random_uuid(), $1, 'Bench', '+971501234567', $2, $3, 'confirmed', now())`,
         values: [tenantId, start(i), new Date(start(i).getTime() + 1_800_000)],
       });
-      await client.query({ name: "raw-event", text: `INSERT INTO events (id, tenant_id, type, data) VALUES (gen_random_uuid(), $1, 'booking.created', '{}')`, values: [tenantId] });
-      await client.query({ name: "raw-call", text: `INSERT INTO tool_calls (id, tenant_id, tool, tool_call_id, result) VALUES (gen_random_uuid(), $1, 'bench', $2, '"{}"')`, values: [tenantId, `raw-${Date.now()}-${i}`] });
+      await client.query({
+        name: "raw-event",
+        text: `INSERT INTO events (id, tenant_id, type, data) VALUES (gen_random_uuid(), $1, 'booking.created', '{}')`,
+        values: [tenantId],
+      });
+      await client.query({
+        name: "raw-call",
+        text: `INSERT INTO tool_calls (id, tenant_id, tool, tool_call_id, result) VALUES (gen_random_uuid(), $1, 'bench', $2, '"{}"')`,
+        values: [tenantId, `raw-${Date.now()}-${i}`],
+      });
       await client.query("COMMIT");
       return true;
     } finally {
       client.release();
     }
   });
-  return { seconds: BOOKING_SECONDS, concurrency: BOOKING_CONCURRENCY, endpoint_per_s: endpoint.perSecond, raw_sql_per_s: raw.perSecond, non200: endpoint.failed };
+  return {
+    seconds: BOOKING_SECONDS,
+    concurrency: BOOKING_CONCURRENCY,
+    endpoint_per_s: endpoint.perSecond,
+    raw_sql_per_s: raw.perSecond,
+    non200: endpoint.failed,
+  };
 }
 
 export async function benchTools(ctx: Ctx = {}): Promise<ToolsBenchResult> {

@@ -63,9 +63,22 @@ export async function benchWebhooks(opts: { latencyEvents?: number; throughputEv
     let eventId = "";
     await db.$transaction(async (tx) => {
       const offering = {
-        id: randomUUID(), external_id: null, reference_number: null, title: "Bench offering", title_ar: null, description: null,
-        description_ar: null, attributes: {}, price: "100", price_currency: "USD", address: null, photos: [], status: "active",
-        available_from: null, created_at: now, updated_at: now,
+        id: randomUUID(),
+        external_id: null,
+        reference_number: null,
+        title: "Bench offering",
+        title_ar: null,
+        description: null,
+        description_ar: null,
+        attributes: {},
+        price: "100",
+        price_currency: "USD",
+        address: null,
+        photos: [],
+        status: "active",
+        available_from: null,
+        created_at: now,
+        updated_at: now,
       };
       eventId = (await emitEvent(tx, "offering.created", { object: offering })).eventId;
     });
@@ -101,9 +114,11 @@ export async function benchWebhooks(opts: { latencyEvents?: number; throughputEv
     await worker.stop();
     const before = received;
     let next = 0;
-    await Promise.all(Array.from({ length: 8 }, async () => {
-      while (next++ < throughputEvents) await emit();
-    }));
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next++ < throughputEvents) await emit();
+      }),
+    );
     const drainer = new DeliveryWorker({ concurrency: 64 });
     const started = performance.now();
     await drainer.start();

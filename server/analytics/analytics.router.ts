@@ -17,7 +17,16 @@ How each count is dated:
 
 export const analyticsRouter = router({
   weeklyRollup: tenantProcedure("read")
-    .meta({ openapi: { method: "GET", path: "/analytics/weekly-rollup", tags: TAGS, summary: "Activity counts per UTC day", description: ROLLUP_DESCRIPTION, protect: true } })
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/analytics/weekly-rollup",
+        tags: TAGS,
+        summary: "Activity counts per UTC day",
+        description: ROLLUP_DESCRIPTION,
+        protect: true,
+      },
+    })
     .input(weeklyRollupInput)
     .output(weeklyRollupSchema)
     .query(({ ctx, input }) => weeklyRollup(ctx.db, ctx.tenantId, input)),

@@ -120,12 +120,10 @@ export function rollupQuery(tenantId: string, start: Date, end: Date): Prisma.Sq
 }
 
 /** Mean of the scores, 2 decimals; null without responses. */
-const averageScore = (sum: number, responses: number) =>
-  responses === 0 ? null : Math.round((sum / responses) * 100) / 100;
+const averageScore = (sum: number, responses: number) => (responses === 0 ? null : Math.round((sum / responses) * 100) / 100);
 
 /** Share of a cohort that converted, 4 decimals; null for an empty cohort. */
-const conversionRate = (converted: number, created: number) =>
-  created === 0 ? null : Math.round((converted / created) * 10_000) / 10_000;
+const conversionRate = (converted: number, created: number) => (created === 0 ? null : Math.round((converted / created) * 10_000) / 10_000);
 
 function toCounts(row: DayRow): AnalyticsCounts {
   return {
@@ -161,12 +159,7 @@ function sumRows(rows: DayRow[]): DayRow {
   return total as DayRow;
 }
 
-export async function weeklyRollup(
-  db: TenantDb,
-  tenantId: string,
-  input: { days?: number },
-  now: Date = new Date(),
-): Promise<WeeklyRollup> {
+export async function weeklyRollup(db: TenantDb, tenantId: string, input: { days?: number }, now: Date = new Date()): Promise<WeeklyRollup> {
   const days = input.days ?? DEFAULT_ROLLUP_DAYS;
   const { start, end } = rollupPeriod(days, now);
   const rows = await db.$queryRaw<DayRow[]>(rollupQuery(tenantId, start, end));

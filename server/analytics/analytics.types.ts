@@ -18,10 +18,9 @@ export const weeklyRollupInput = z.object({
 const count = (description: string) => z.number().int().nonnegative().describe(description);
 
 const byChannelSchema = z
-  .object(Object.fromEntries(CHANNELS.map((c) => [c, count(`Conversations created on \`${c}\``)])) as Record<
-    (typeof CHANNELS)[number],
-    ReturnType<typeof count>
-  >)
+  .object(
+    Object.fromEntries(CHANNELS.map((c) => [c, count(`Conversations created on \`${c}\``)])) as Record<(typeof CHANNELS)[number], ReturnType<typeof count>>,
+  )
   .meta({ id: "AnalyticsConversationsByChannel" });
 
 export const analyticsCountsSchema = z
@@ -44,9 +43,7 @@ export const analyticsCountsSchema = z
           .min(0)
           .max(1)
           .nullable()
-          .describe(
-            "Of the leads created in the period, the share whose status is now `converted` (0 to 1, 4 decimals); null when no lead was created",
-          ),
+          .describe("Of the leads created in the period, the share whose status is now `converted` (0 to 1, 4 decimals); null when no lead was created"),
       })
       .meta({ id: "AnalyticsLeadCounts" }),
     appointments: z
@@ -65,20 +62,13 @@ export const analyticsCountsSchema = z
     csat: z
       .object({
         responses: count("Customer satisfaction answers recorded (by `created_at`; `record_csat`)"),
-        average_score: z
-          .number()
-          .min(1)
-          .max(5)
-          .nullable()
-          .describe("Mean score of those answers (1 to 5, 2 decimals); null when there was none"),
+        average_score: z.number().min(1).max(5).nullable().describe("Mean score of those answers (1 to 5, 2 decimals); null when there was none"),
       })
       .meta({ id: "AnalyticsCsatCounts" }),
   })
   .meta({ id: "AnalyticsCounts" });
 
-export const analyticsDaySchema = analyticsCountsSchema
-  .extend({ date: z.string().describe("The UTC day, YYYY-MM-DD") })
-  .meta({ id: "AnalyticsDay" });
+export const analyticsDaySchema = analyticsCountsSchema.extend({ date: z.string().describe("The UTC day, YYYY-MM-DD") }).meta({ id: "AnalyticsDay" });
 
 export const weeklyRollupSchema = z
   .object({

@@ -17,10 +17,7 @@ export const pageQuery = {
     .min(1, { message: "must be an integer from 1 to 100" })
     .optional()
     .describe("Page size, 1 to 100 (larger values are capped at 100). Default 20."),
-  cursor: z
-    .string()
-    .optional()
-    .describe("The `next_cursor` of the previous page; omit for the first page."),
+  cursor: z.string().optional().describe("The `next_cursor` of the previous page; omit for the first page."),
 };
 
 export const listEnvelope = <T extends z.ZodType>(item: T, name: string) =>
@@ -127,7 +124,8 @@ function pageOf<Row extends { id: string }>(rows: Row[], limit: number) {
   return { rows: page, hasMore, nextCursor: hasMore ? page[page.length - 1].id : null };
 }
 
-export const toListEnvelope = <Row extends { id: string }, W>(
-  page: { rows: Row[]; hasMore: boolean; nextCursor: string | null },
-  toWire: (row: Row) => W,
-) => ({ data: page.rows.map(toWire), next_cursor: page.nextCursor, has_more: page.hasMore });
+export const toListEnvelope = <Row extends { id: string }, W>(page: { rows: Row[]; hasMore: boolean; nextCursor: string | null }, toWire: (row: Row) => W) => ({
+  data: page.rows.map(toWire),
+  next_cursor: page.nextCursor,
+  has_more: page.hasMore,
+});

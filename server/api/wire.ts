@@ -26,22 +26,23 @@ const inYearRange = (d: Date) => {
 
 /** ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z; any offset is accepted, the UTC instant must fall in 0001..9999. */
 export const isoDateTime = () =>
-  z.iso
-    .datetime({ offset: true, ...invalid("must be an ISO 8601 date-time") })
-    .refine((s) => inYearRange(new Date(s)), { message: `${YEARS} (in UTC)` });
+  z.iso.datetime({ offset: true, ...invalid("must be an ISO 8601 date-time") }).refine((s) => inYearRange(new Date(s)), { message: `${YEARS} (in UTC)` });
 export const toIso = (d: Date) => d.toISOString();
 export const toIsoOrNull = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 /** YYYY-MM-DD, a real calendar date (2026-02-30 is refused). */
 export const calendarDate = () =>
-  z.string(invalid("must be a date YYYY-MM-DD")).regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be a date YYYY-MM-DD" }).refine(
-    (s) => {
-      const d = new Date(`${s}T00:00:00.000Z`);
-      return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
-    },
-    { message: "must be a real calendar date" },
-  )
-  .refine((s) => inYearRange(dateFromWire(s)), { message: YEARS });
+  z
+    .string(invalid("must be a date YYYY-MM-DD"))
+    .regex(/^\d{4}-\d{2}-\d{2}$/, { message: "must be a date YYYY-MM-DD" })
+    .refine(
+      (s) => {
+        const d = new Date(`${s}T00:00:00.000Z`);
+        return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
+      },
+      { message: "must be a real calendar date" },
+    )
+    .refine((s) => inYearRange(dateFromWire(s)), { message: YEARS });
 export const dateFromWire = (s: string) => new Date(`${s}T00:00:00.000Z`);
 export const dateToWire = (d: Date | null) => (d ? d.toISOString().slice(0, 10) : null);
 
@@ -106,7 +107,7 @@ export const decimalInput = () =>
   z
     .union([
       z.number().nonnegative({ message: "must be >= 0" }).refine(Number.isFinite, { message: "must be finite" }),
-      z.string().regex(DECIMAL, { message: "must be a non-negative decimal string like \"1500.50\"" }),
+      z.string().regex(DECIMAL, { message: 'must be a non-negative decimal string like "1500.50"' }),
     ])
     .transform((v) => (typeof v === "number" ? numberToDecimalString(v) : v))
     .refine(fitsNumeric, { message: "must have at most 35 integer and 30 fractional digits" });

@@ -31,9 +31,15 @@ export function appointmentToWire(a: AppointmentRow): Appointment {
 }
 
 const COLUMNS = {
-  customer_name: "customerName", customer_phone: "customerPhone", customer_email: "customerEmail",
-  conversation_id: "conversationId", lead_id: "leadId", offering_id: "offeringId", location_text: "locationText",
-  google_calendar_event_id: "googleCalendarEventId", status: "status",
+  customer_name: "customerName",
+  customer_phone: "customerPhone",
+  customer_email: "customerEmail",
+  conversation_id: "conversationId",
+  lead_id: "leadId",
+  offering_id: "offeringId",
+  location_text: "locationText",
+  google_calendar_event_id: "googleCalendarEventId",
+  status: "status",
 } as const;
 
 function toColumns(input: Partial<UpdateAppointmentInput>): Record<string, unknown> {

@@ -9,5 +9,8 @@ export const auditLogRouter = router({
   list: memberProcedure.input(auditLogListInput).query(({ ctx, input }) => listAuditEntries(ctx.db, input)),
   actions: memberProcedure.output(z.array(z.string())).query(({ ctx }) => listAuditActions(ctx.db)),
   /** A query (it changes nothing); the page turns the text into a download. */
-  exportCsv: memberProcedure.input(auditLogExportInput).output(auditCsvSchema).query(({ ctx, input }) => exportAuditCsv(ctx.db, input)),
+  exportCsv: memberProcedure
+    .input(auditLogExportInput)
+    .output(auditCsvSchema)
+    .query(({ ctx, input }) => exportAuditCsv(ctx.db, input)),
 });

@@ -12,9 +12,17 @@ const day = z
   .refine((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)), { message: "must be a real calendar date" });
 
 export const auditFilterFields = {
-  actor: z.string().trim().max(200, { message: "at most 200 characters" }).optional()
+  actor: z
+    .string()
+    .trim()
+    .max(200, { message: "at most 200 characters" })
+    .optional()
     .describe("Part of the actor's label (an email, `cli`, a key name) or the exact actor id"),
-  action: z.string().trim().max(100, { message: "at most 100 characters" }).optional()
+  action: z
+    .string()
+    .trim()
+    .max(100, { message: "at most 100 characters" })
+    .optional()
     .describe("An exact action (`api_key.issued`) or a prefix ending in a dot (`webhook_subscription.`)"),
   from: day.optional().describe("First day included (UTC), YYYY-MM-DD"),
   to: day.optional().describe("Last day included (UTC), YYYY-MM-DD"),
@@ -34,3 +42,17 @@ export const auditCsvSchema = z.object({
   rows: z.number().int(),
   truncated: z.boolean().describe(`true when more than ${AUDIT_CSV_MAX_ROWS} entries matched (the newest are exported)`),
 });
+
+/** One audit entry as the dashboard reads it. */
+export const auditEntrySchema = z.object({
+  id: z.string(),
+  actor_type: z.string(),
+  actor_id: z.string().nullable(),
+  actor_label: z.string().nullable(),
+  action: z.string(),
+  target_type: z.string(),
+  target_id: z.string().nullable(),
+  details: z.record(z.string(), z.unknown()),
+  created_at: z.string(),
+});
+export type AuditEntry = z.infer<typeof auditEntrySchema>;

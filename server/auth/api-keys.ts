@@ -6,8 +6,15 @@ import { generateApiKey } from "./api-key-format";
 import type { Scope } from "./principal";
 
 export type ApiKeyRow = {
-  id: string; name: string; prefix: string; last4: string; scopes: string[];
-  createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null; tenantId: string;
+  id: string;
+  name: string;
+  prefix: string;
+  last4: string;
+  scopes: string[];
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+  tenantId: string;
 };
 
 export const apiKeyToWire = (k: ApiKeyRow) => ({
@@ -28,7 +35,12 @@ export async function issueApiKey(db: TenantDb, input: { name: string; scopes: S
   const row = await db.$transaction(async (tx) => {
     const key = await tx.apiKey.create({
       data: {
-        name: input.name, scopes, prefix: generated.prefix, last4: generated.last4, salt: generated.salt, hash: generated.hash,
+        name: input.name,
+        scopes,
+        prefix: generated.prefix,
+        last4: generated.last4,
+        salt: generated.salt,
+        hash: generated.hash,
         createdByUserId: actor.actorType === "user" ? actor.actorId : null,
       } as never,
     });

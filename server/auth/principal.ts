@@ -1,9 +1,7 @@
 // Who is calling, and what they may do.
 import { AppError, MESSAGES } from "../errors";
 
-export const SCOPES = [
-  "read", "leads:write", "appointments:write", "offerings:write", "conversations:write", "crm:write", "assistant:read",
-] as const;
+export const SCOPES = ["read", "leads:write", "appointments:write", "offerings:write", "conversations:write", "crm:write", "assistant:read"] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export type Role = "owner" | "admin" | "member";

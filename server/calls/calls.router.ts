@@ -6,8 +6,12 @@ export const callsRouter = router({
   list: tenantProcedure("read")
     .meta({
       openapi: {
-        method: "GET", path: "/conversations/{id}/calls", tags: ["Conversations"], summary: "List a conversation's calls",
-        description: "Newest first (started_at, then id, descending). Calls are reported by the connected voice providers; each call's transcript turns are the conversation's messages.",
+        method: "GET",
+        path: "/conversations/{id}/calls",
+        tags: ["Conversations"],
+        summary: "List a conversation's calls",
+        description:
+          "Newest first (started_at, then id, descending). Calls are reported by the connected voice providers; each call's transcript turns are the conversation's messages.",
         protect: true,
       },
     })

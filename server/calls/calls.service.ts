@@ -97,10 +97,18 @@ async function callIdOf(tx: TenantTx, report: CallReport): Promise<string> {
 async function insertCallOnce(tx: TenantTx, tenantId: string, conversationId: string, report: CallReport): Promise<CallRow | null> {
   const answeredAt = report.answeredAt ?? null;
   const [row] = await tx.call.createManyAndReturn({
-    data: [{
-      tenantId, conversationId, provider: report.provider, providerCallId: report.providerCallId, direction: report.direction,
-      status: answeredAt ? "in_progress" : "ringing", startedAt: report.startedAt, answeredAt,
-    }],
+    data: [
+      {
+        tenantId,
+        conversationId,
+        provider: report.provider,
+        providerCallId: report.providerCallId,
+        direction: report.direction,
+        status: answeredAt ? "in_progress" : "ringing",
+        startedAt: report.startedAt,
+        answeredAt,
+      },
+    ],
     skipDuplicates: true,
   });
   return row ?? null;
@@ -158,17 +166,20 @@ async function applyLateDetails(tx: TenantTx, call: CallRow, report: CallReport)
  */
 async function storeTranscript(tx: TenantTx, tenantId: string, call: CallRow, turns: TranscriptTurn[]): Promise<ConversationRow | null> {
   if (turns.length === 0) return null;
-  const inserted = await insertMessagesOnce(tx, turns.map((turn, i) => ({
-    tenantId,
-    conversationId: call.conversationId,
-    direction: turn.role === "customer" ? "inbound" : "outbound",
-    author: turn.role,
-    body: turn.text,
-    status: turn.role === "customer" ? "received" : "sent",
-    provider: call.provider,
-    providerMessageId: `${call.providerCallId}#${i}`,
-    createdAt: turn.at,
-  })));
+  const inserted = await insertMessagesOnce(
+    tx,
+    turns.map((turn, i) => ({
+      tenantId,
+      conversationId: call.conversationId,
+      direction: turn.role === "customer" ? "inbound" : "outbound",
+      author: turn.role,
+      body: turn.text,
+      status: turn.role === "customer" ? "received" : "sent",
+      provider: call.provider,
+      providerMessageId: `${call.providerCallId}#${i}`,
+      createdAt: turn.at,
+    })),
+  );
   if (inserted.length === 0) return null;
   const latest = new Date(Math.max(...inserted.map((m) => m.createdAt.getTime())));
   return countNewMessages(tx, call.conversationId, latest, inserted.length);

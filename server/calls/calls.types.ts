@@ -20,7 +20,9 @@ export const callSchema = z
     direction: z.enum(CALL_DIRECTIONS),
     status: z
       .enum(CALL_STATUSES)
-      .describe("`ringing`, `in_progress` (answered), then `completed` (ended after being answered) or `missed` (no answer, busy, failed, or the caller hung up before the assistant answered)"),
+      .describe(
+        "`ringing`, `in_progress` (answered), then `completed` (ended after being answered) or `missed` (no answer, busy, failed, or the caller hung up before the assistant answered)",
+      ),
     started_at: iso(),
     answered_at: iso().nullable(),
     ended_at: iso().nullable(),

@@ -16,7 +16,10 @@ import { decryptSecret, encryptSecret } from "../crypto/secret-box";
 import { toE164 } from "../conversations/customer-identifier";
 import { ADDRESS_KIND, PROVIDER_CHANNELS, type ChannelProvider, type ConnectionChannel } from "./providers";
 import {
-  CREDENTIAL_SCHEMAS, type ChannelConnectionWire, type ConnectChannelInput, type ProviderCredentials,
+  CREDENTIAL_SCHEMAS,
+  type ChannelConnectionWire,
+  type ConnectChannelInput,
+  type ProviderCredentials,
   type UpdateChannelConnectionInput,
 } from "./channels.types";
 
@@ -70,14 +73,18 @@ export function connectionCredentials<P extends ChannelProvider>(row: { provider
 }
 
 // The same answer whichever tenant holds the address: a refusal must not reveal who does.
-const addressTaken = (provider: string, address: string) =>
-  conflict(`address '${address}' is already connected with provider '${provider}'`, "address");
+const addressTaken = (provider: string, address: string) => conflict(`address '${address}' is already connected with provider '${provider}'`, "address");
 
 const isUniqueViolation = (err: unknown) => (err as { code?: string } | null)?.code === "P2002";
 
 /** Without secrets: what the connection is after the change, for the audit entry. */
 const auditDetails = (change: string, wire: ChannelConnectionWire, credentialsChanged: boolean) => ({
-  change, provider: wire.provider, channel: wire.channel, address: wire.address, status: wire.status, credentials_changed: credentialsChanged,
+  change,
+  provider: wire.provider,
+  channel: wire.channel,
+  address: wire.address,
+  status: wire.status,
+  credentials_changed: credentialsChanged,
 });
 
 export async function listChannelConnections(db: TenantDb, input: { limit?: number; cursor?: string }) {
@@ -105,7 +112,10 @@ export async function connectChannel(db: TenantDb, tenantId: string, input: Conn
     if (!row) throw addressTaken(input.provider, address);
     const wire = channelConnectionToWire(row);
     await recordAudit(tx, {
-      ...actor, action: "channel_connection.changed", targetType: "channel_connection", targetId: row.id,
+      ...actor,
+      action: "channel_connection.changed",
+      targetType: "channel_connection",
+      targetId: row.id,
       details: auditDetails("created", wire, true),
     });
     return wire;
@@ -117,7 +127,10 @@ export async function connectChannel(db: TenantDb, tenantId: string, input: Conn
  * or the address changes. A change that changes nothing writes nothing (and no audit entry).
  */
 export async function updateChannelConnection(
-  db: TenantDb, tenantId: string, input: UpdateChannelConnectionInput, actor: AuditActor,
+  db: TenantDb,
+  tenantId: string,
+  input: UpdateChannelConnectionInput,
+  actor: AuditActor,
 ): Promise<ChannelConnectionWire> {
   return db.$transaction(async (tx) => {
     if (!(await lockTenantRow(tx, "channel_connections", tenantId, input.id))) throw notFound();
@@ -132,7 +145,10 @@ export async function updateChannelConnection(
       throw badRequest("missing required field 'credentials': changing the provider or address needs the credentials again", "credentials");
     }
     const data = {
-      provider, channel, address, status: input.status ?? existing.status,
+      provider,
+      channel,
+      address,
+      status: input.status ?? existing.status,
       ...(input.credentials !== undefined ? { credentialsEncrypted: sealCredentials(provider, input.credentials) } : {}),
     };
     const unchanged = input.credentials === undefined && (["provider", "channel", "address", "status"] as const).every((k) => data[k] === existing[k]);
@@ -146,7 +162,10 @@ export async function updateChannelConnection(
     }
     const wire = channelConnectionToWire(row);
     await recordAudit(tx, {
-      ...actor, action: "channel_connection.changed", targetType: "channel_connection", targetId: row.id,
+      ...actor,
+      action: "channel_connection.changed",
+      targetType: "channel_connection",
+      targetId: row.id,
       details: auditDetails("updated", wire, input.credentials !== undefined),
     });
     return wire;
@@ -160,14 +179,24 @@ export async function disconnectChannel(db: TenantDb, id: string, actor: AuditAc
     if (!existing) return { deleted: false };
     await tx.channelConnection.deleteMany({ where: { id } });
     await recordAudit(tx, {
-      ...actor, action: "channel_connection.changed", targetType: "channel_connection", targetId: id,
+      ...actor,
+      action: "channel_connection.changed",
+      targetType: "channel_connection",
+      targetId: id,
       details: auditDetails("deleted", channelConnectionToWire(existing), false),
     });
     return { deleted: true };
   });
 }
 
-export type ResolvedConnection = { id: string; tenantId: string; provider: ChannelProvider; channel: ConnectionChannel; address: string; credentialsEncrypted: string };
+export type ResolvedConnection = {
+  id: string;
+  tenantId: string;
+  provider: ChannelProvider;
+  channel: ConnectionChannel;
+  address: string;
+  credentialsEncrypted: string;
+};
 
 // A prepared statement on the pipelined connections: every inbound request runs it first.
 const ACTIVE_CONNECTION: Statement = {

@@ -118,13 +118,14 @@ export async function driverForConversation(db: TenantTx, conversation: { id: st
     select: { provider: true, channel: true, address: true, credentialsEncrypted: true },
   });
   if (connections.length === 0) return getChannelDriver();
-  const lastInbound = connections.length > 1
-    ? await db.message.findFirst({
-      where: { conversationId: conversation.id, direction: "inbound", provider: { in: [...providers] } },
-      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-      select: { provider: true },
-    })
-    : null;
+  const lastInbound =
+    connections.length > 1
+      ? await db.message.findFirst({
+          where: { conversationId: conversation.id, direction: "inbound", provider: { in: [...providers] } },
+          orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+          select: { provider: true },
+        })
+      : null;
   const rank = (provider: string) => (provider === lastInbound?.provider ? -1 : providers.indexOf(provider as ChannelProvider));
   const [chosen] = [...connections].sort((a, b) => rank(a.provider) - rank(b.provider));
   return providerDriver({ ...chosen!, provider: chosen!.provider as ChannelProvider, channel: chosen!.channel as ConnectionChannel });

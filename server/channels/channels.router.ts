@@ -5,17 +5,19 @@ import { router } from "../trpc";
 import { actorOf } from "../auth/principal";
 import { managerProcedure, memberProcedure } from "../dashboard/procedures";
 import {
-  channelConnectionListSchema, channelConnectionSchema, connectChannelInput, connectionIdInput,
-  listChannelConnectionsInput, updateChannelConnectionInput,
+  channelConnectionListSchema,
+  channelConnectionSchema,
+  connectChannelInput,
+  connectionIdInput,
+  listChannelConnectionsInput,
+  updateChannelConnectionInput,
 } from "./channels.types";
 import { connectChannel, disconnectChannel, listChannelConnections, updateChannelConnection } from "./channel-connections";
 import { publicBaseUrl } from "./receivers/receiver-settings";
 
 export const channelsRouter = router({
   /** Where providers reach this deployment (PUBLIC_BASE_URL), to show each connection's receiver URL; null when unset. */
-  receiverBaseUrl: memberProcedure
-    .output(z.object({ public_base_url: z.string().nullable() }))
-    .query(() => ({ public_base_url: publicBaseUrl() })),
+  receiverBaseUrl: memberProcedure.output(z.object({ public_base_url: z.string().nullable() })).query(() => ({ public_base_url: publicBaseUrl() })),
   list: memberProcedure
     .input(listChannelConnectionsInput)
     .output(channelConnectionListSchema)

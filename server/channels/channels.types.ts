@@ -12,15 +12,15 @@ const secret = (max = 256) => z.string().trim().min(1, { message: "must not be b
 export const CREDENTIAL_SCHEMAS = {
   twilio: z.strictObject(
     {
-      account_sid: z.string().trim().regex(/^AC[0-9a-fA-F]{32}$/, { message: "must be 'AC' followed by 32 hex characters" }),
+      account_sid: z
+        .string()
+        .trim()
+        .regex(/^AC[0-9a-fA-F]{32}$/, { message: "must be 'AC' followed by 32 hex characters" }),
       auth_token: secret(),
     },
     unknownFieldMessage(),
   ),
-  whatsapp_cloud: z.strictObject(
-    { app_secret: secret(), verify_token: secret(), access_token: secret(4096) },
-    unknownFieldMessage(),
-  ),
+  whatsapp_cloud: z.strictObject({ app_secret: secret(), verify_token: secret(), access_token: secret(4096) }, unknownFieldMessage()),
   retell: z.strictObject({ api_key: secret() }, unknownFieldMessage()),
   vapi: z.strictObject({ secret: secret() }, unknownFieldMessage()),
 } satisfies Record<ChannelProvider, z.ZodType>;
@@ -30,10 +30,7 @@ export type ProviderCredentials = { [P in ChannelProvider]: z.infer<(typeof CRED
 const provider = z.enum(CHANNEL_PROVIDERS, invalid(`must be one of ${CHANNEL_PROVIDERS.join(", ")}`));
 const channel = z.enum(CONNECTION_CHANNELS, invalid(`must be one of ${CONNECTION_CHANNELS.join(", ")}`));
 const status = z.enum(CONNECTION_STATUSES, invalid(`must be one of ${CONNECTION_STATUSES.join(", ")}`));
-const address = z
-  .string()
-  .max(64)
-  .describe("The business side customers reach: an E.164 number, or the WhatsApp Cloud phone_number_id");
+const address = z.string().max(64).describe("The business side customers reach: an E.164 number, or the WhatsApp Cloud phone_number_id");
 // Checked against the provider's own schema by the service, once the provider is known (an update may keep the stored one).
 const credentials = z.record(z.string(), z.unknown()).describe("Write-only; never returned");
 

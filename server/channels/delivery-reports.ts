@@ -35,7 +35,9 @@ export async function applyDeliveryReport(db: TenantDb, report: DeliveryReport):
       const message = await tx.message.findFirstOrThrow({ where, include: { conversation: true } });
       const { conversation, ...row } = message;
       await emitEvent(tx, "outbound.failed", {
-        object: messageToWire(row), conversation: conversationToWire(conversation), driver: report.provider,
+        object: messageToWire(row),
+        conversation: conversationToWire(conversation),
+        driver: report.provider,
         error: report.error || `${report.provider} reported the message failed`,
       });
     }

@@ -72,8 +72,15 @@ function ingestInTransaction(db: TenantDb, tenantId: string, input: InboundMessa
     if (!created) await lockTenantRow(tx, "conversations", tenantId, row.id);
     const at = new Date();
     const message = await insertOnce(tx, {
-      tenantId, conversationId: row.id, direction: "inbound", author: "customer", body: input.body, status: "received",
-      provider: input.provider, providerMessageId: input.providerMessageId, createdAt: at,
+      tenantId,
+      conversationId: row.id,
+      direction: "inbound",
+      author: "customer",
+      body: input.body,
+      status: "received",
+      provider: input.provider,
+      providerMessageId: input.providerMessageId,
+      createdAt: at,
     });
     if (!message) return { conversation: row, conversationCreated: created, message: null };
     await reopenIfClosed(tx, row);
@@ -120,8 +127,11 @@ const INGEST_INTO_EXISTING = {
   SELECT NULL, ${conversationColumns("found")} FROM found WHERE NOT EXISTS (SELECT 1 FROM stored)`,
 };
 
-type ConversationText = Omit<ConversationRow, "lastMessageAt" | "lastActivityAt" | "closedAt" | "handoffStartedAt" | "slaBreachedAt" | "createdAt" | "updatedAt">
-  & Record<"lastMessageAt" | "lastActivityAt" | "closedAt" | "handoffStartedAt" | "slaBreachedAt" | "createdAt" | "updatedAt", string | null>;
+type ConversationText = Omit<
+  ConversationRow,
+  "lastMessageAt" | "lastActivityAt" | "closedAt" | "handoffStartedAt" | "slaBreachedAt" | "createdAt" | "updatedAt"
+> &
+  Record<"lastMessageAt" | "lastActivityAt" | "closedAt" | "handoffStartedAt" | "slaBreachedAt" | "createdAt" | "updatedAt", string | null>;
 
 const dateOrNull = (text: string | null) => (text === null ? null : new Date(text));
 
@@ -129,18 +139,41 @@ async function ingestIntoExistingConversation(tenantId: string, input: InboundMe
   const sql = scopeSqlToTenant(sqlIfOpen() ?? (await getSql()), tenantId);
   const at = new Date();
   const [row] = await sql<ConversationText & { messageId: string | null }>(INGEST_INTO_EXISTING, [
-    input.channel, customerIdentifier, input.body, input.provider, input.providerMessageId, at.toISOString(),
+    input.channel,
+    customerIdentifier,
+    input.body,
+    input.provider,
+    input.providerMessageId,
+    at.toISOString(),
   ]);
   if (!row) return null;
   const { messageId, ...c } = row;
   const conversation: ConversationRow = {
-    ...c, lastMessageAt: dateOrNull(c.lastMessageAt), lastActivityAt: new Date(c.lastActivityAt!), closedAt: dateOrNull(c.closedAt),
-    handoffStartedAt: dateOrNull(c.handoffStartedAt), slaBreachedAt: dateOrNull(c.slaBreachedAt), createdAt: new Date(c.createdAt!), updatedAt: new Date(c.updatedAt!),
+    ...c,
+    lastMessageAt: dateOrNull(c.lastMessageAt),
+    lastActivityAt: new Date(c.lastActivityAt!),
+    closedAt: dateOrNull(c.closedAt),
+    handoffStartedAt: dateOrNull(c.handoffStartedAt),
+    slaBreachedAt: dateOrNull(c.slaBreachedAt),
+    createdAt: new Date(c.createdAt!),
+    updatedAt: new Date(c.updatedAt!),
   };
-  const message: MessageRow | null = messageId === null ? null : {
-    id: messageId, tenantId, conversationId: conversation.id, direction: "inbound", author: "customer", body: input.body, status: "received",
-    provider: input.provider, providerMessageId: input.providerMessageId, sendClaimedUntil: null, createdAt: at,
-  };
+  const message: MessageRow | null =
+    messageId === null
+      ? null
+      : {
+          id: messageId,
+          tenantId,
+          conversationId: conversation.id,
+          direction: "inbound",
+          author: "customer",
+          body: input.body,
+          status: "received",
+          provider: input.provider,
+          providerMessageId: input.providerMessageId,
+          sendClaimedUntil: null,
+          createdAt: at,
+        };
   return { conversation, conversationCreated: false, message };
 }
 

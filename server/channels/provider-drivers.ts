@@ -26,7 +26,11 @@ const MAX_ERROR_LENGTH = 500;
 const trimBase = (url: string) => url.replace(/\/+$/, "");
 
 /** POSTs to a provider, bounded by the provider timeout; a network failure or timeout is a failed send. */
-async function postToProvider(provider: string, url: string, init: { headers: Record<string, string>; body: string }): Promise<{ status: number; text: string } | { error: string }> {
+async function postToProvider(
+  provider: string,
+  url: string,
+  init: { headers: Record<string, string>; body: string },
+): Promise<{ status: number; text: string } | { error: string }> {
   const timeoutMs = setting("CHANNEL_PROVIDER_TIMEOUT_MS");
   try {
     const res = await fetch(url, { method: "POST", headers: init.headers, body: init.body, signal: AbortSignal.timeout(timeoutMs) });
@@ -49,9 +53,7 @@ function parseJson(text: string): Record<string, unknown> | null {
 /** `twilio responded 400: 21211 Invalid 'To' Phone Number` (or the start of whatever else it sent). */
 function twilioRefusal(status: number, text: string): ChannelSendResult {
   const body = parseJson(text);
-  const detail = body && (body.code !== undefined || body.message !== undefined)
-    ? `${body.code ?? ""} ${body.message ?? ""}`.trim()
-    : text.trim();
+  const detail = body && (body.code !== undefined || body.message !== undefined) ? `${body.code ?? ""} ${body.message ?? ""}`.trim() : text.trim();
   return { ok: false, error: `twilio responded ${status}${detail ? `: ${detail.slice(0, MAX_ERROR_LENGTH)}` : ""}` };
 }
 
@@ -111,8 +113,11 @@ export function whatsAppCloudDriver(connection: SendingConnection): ChannelDrive
       const answer = await postToProvider("whatsapp_cloud", url, {
         headers: { authorization: `Bearer ${credentials.access_token}`, "content-type": "application/json" },
         body: JSON.stringify({
-          messaging_product: "whatsapp", recipient_type: "individual", to: conversation.customerIdentifier.replace(/^\+/, ""),
-          type: "text", text: { preview_url: false, body: message.body },
+          messaging_product: "whatsapp",
+          recipient_type: "individual",
+          to: conversation.customerIdentifier.replace(/^\+/, ""),
+          type: "text",
+          text: { preview_url: false, body: message.body },
         }),
       });
       if ("error" in answer) return { ok: false, error: answer.error };

@@ -42,7 +42,10 @@ export const COMMANDS: Record<string, Command> = {
 
   "key create": async (_args, flags) => {
     const tenantId = uuidArg(flag(flags, "tenant"), "--tenant");
-    const scopes = flag(flags, "scopes").split(",").map((s) => s.trim()).filter(Boolean);
+    const scopes = flag(flags, "scopes")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
     const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
     if (unknown.length || !scopes.length) throw new UsageError(`--scopes must be a comma list of: ${SCOPES.join(", ")}`);
     const { key, plaintext } = await issueApiKey(await tenantDb(tenantId), { name: flag(flags, "name"), scopes: scopes as Scope[] }, OPERATOR);

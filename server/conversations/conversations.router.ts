@@ -1,17 +1,32 @@
 import { router, tenantProcedure } from "../trpc";
 import {
-  conversationIdInput, conversationListSchema, conversationSchema, createConversationInput, listConversationsInput,
-  listMessagesInput, messageListSchema, messageSchema, sendMessageInput, updateConversationInput,
+  conversationIdInput,
+  conversationListSchema,
+  conversationSchema,
+  createConversationInput,
+  listConversationsInput,
+  listMessagesInput,
+  messageListSchema,
+  messageSchema,
+  sendMessageInput,
+  updateConversationInput,
 } from "./conversations.types";
-import {
-  createConversation, getConversation, listConversations, listMessages, sendMessage, updateConversation,
-} from "./conversations.service";
+import { createConversation, getConversation, listConversations, listMessages, sendMessage, updateConversation } from "./conversations.service";
 
 const TAGS = ["Conversations"];
 
 export const conversationsRouter = router({
   list: tenantProcedure("read")
-    .meta({ openapi: { method: "GET", path: "/conversations", tags: TAGS, summary: "List conversations", description: "Newest first (created_at, then id, descending).", protect: true } })
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/conversations",
+        tags: TAGS,
+        summary: "List conversations",
+        description: "Newest first (created_at, then id, descending).",
+        protect: true,
+      },
+    })
     .input(listConversationsInput)
     .output(conversationListSchema)
     .query(({ ctx, input }) => listConversations(ctx.db, input)),
@@ -25,8 +40,12 @@ export const conversationsRouter = router({
   create: tenantProcedure("conversations:write")
     .meta({
       openapi: {
-        method: "POST", path: "/conversations", tags: TAGS, summary: "Pre-create a conversation",
-        description: "Unique per (channel, normalized customer identifier): phone identifiers are normalized to E.164, email addresses lower-cased, others trimmed. A new pair answers 201 and emits `conversation.created`; an existing pair answers 200 with the existing conversation, unchanged, and emits nothing (so retries are safe).",
+        method: "POST",
+        path: "/conversations",
+        tags: TAGS,
+        summary: "Pre-create a conversation",
+        description:
+          "Unique per (channel, normalized customer identifier): phone identifiers are normalized to E.164, email addresses lower-cased, others trimmed. A new pair answers 201 and emits `conversation.created`; an existing pair answers 200 with the existing conversation, unchanged, and emits nothing (so retries are safe).",
         protect: true,
       },
       successStatus: 201,
@@ -41,7 +60,17 @@ export const conversationsRouter = router({
     }),
 
   update: tenantProcedure("conversations:write")
-    .meta({ openapi: { method: "PATCH", path: "/conversations/{id}", tags: TAGS, summary: "Update a conversation", description: "`status` may be set to `open` or `closed`: closing sets `closed_at` and emits `conversation.closed`; reopening clears `closed_at`. `attributes` is shallow-merged (a null value deletes its key).", protect: true } })
+    .meta({
+      openapi: {
+        method: "PATCH",
+        path: "/conversations/{id}",
+        tags: TAGS,
+        summary: "Update a conversation",
+        description:
+          "`status` may be set to `open` or `closed`: closing sets `closed_at` and emits `conversation.closed`; reopening clears `closed_at`. `attributes` is shallow-merged (a null value deletes its key).",
+        protect: true,
+      },
+    })
     .input(updateConversationInput)
     .output(conversationSchema)
     .mutation(({ ctx, input }) => updateConversation(ctx.db, ctx.tenantId, input)),
@@ -49,8 +78,12 @@ export const conversationsRouter = router({
   send: tenantProcedure("conversations:write")
     .meta({
       openapi: {
-        method: "POST", path: "/conversations/{id}/send", tags: TAGS, summary: "Send an outbound message",
-        description: "Stores the message as `queued`, hands it to the configured channel driver, and answers 201 with the message as `sent` or `failed` (emitting `outbound.sent` or `outbound.failed`). A `voice` conversation is a 400 naming `channel`; a `closed` one is a 409.",
+        method: "POST",
+        path: "/conversations/{id}/send",
+        tags: TAGS,
+        summary: "Send an outbound message",
+        description:
+          "Stores the message as `queued`, hands it to the configured channel driver, and answers 201 with the message as `sent` or `failed` (emitting `outbound.sent` or `outbound.failed`). A `voice` conversation is a 400 naming `channel`; a `closed` one is a 409.",
         protect: true,
         errorResponses: [409],
       },
@@ -61,7 +94,16 @@ export const conversationsRouter = router({
     .mutation(({ ctx, input }) => sendMessage(ctx.db, ctx.tenantId, input)),
 
   messages: tenantProcedure("read")
-    .meta({ openapi: { method: "GET", path: "/conversations/{id}/messages", tags: TAGS, summary: "List a conversation's messages", description: "Oldest first (created_at, then id, ascending).", protect: true } })
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/conversations/{id}/messages",
+        tags: TAGS,
+        summary: "List a conversation's messages",
+        description: "Oldest first (created_at, then id, ascending).",
+        protect: true,
+      },
+    })
     .input(listMessagesInput)
     .output(messageListSchema)
     .query(({ ctx, input }) => listMessages(ctx.db, input)),

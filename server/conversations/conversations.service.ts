@@ -9,9 +9,7 @@ import { emitEvent } from "../events/emit-event";
 import { log } from "../log";
 import { driverForConversation, getChannelDriver, type ChannelDriver, type ChannelSendResult } from "../channels/channel-driver";
 import { normalizeCustomerIdentifier, type Channel } from "./customer-identifier";
-import type {
-  Conversation, CreateConversationInput, Message, SendMessageInput, UpdateConversationInput,
-} from "./conversations.types";
+import type { Conversation, CreateConversationInput, Message, SendMessageInput, UpdateConversationInput } from "./conversations.types";
 
 export type ConversationRow = Prisma.ConversationGetPayload<object>;
 export type MessageRow = Prisma.MessageGetPayload<object>;
@@ -66,14 +64,15 @@ export async function getConversation(db: TenantDb, id: string): Promise<Convers
  * Pre-creates the conversation of a (channel, customer identifier) pair, or returns the existing
  * one untouched (`created: false`, no event) — that is what makes a retried POST safe.
  */
-export async function createConversation(
-  db: TenantDb,
-  input: CreateConversationInput,
-): Promise<{ conversation: Conversation; created: boolean }> {
+export async function createConversation(db: TenantDb, input: CreateConversationInput): Promise<{ conversation: Conversation; created: boolean }> {
   const customerIdentifier = normalizeCustomerIdentifier(input.channel, input.customer_identifier);
   return db.$transaction(async (tx) => {
     const { row, created } = await findOrCreateConversation(tx, {
-      channel: input.channel, customerIdentifier, customerName: input.customer_name, summary: input.summary, attributes: input.attributes,
+      channel: input.channel,
+      customerIdentifier,
+      customerName: input.customer_name,
+      summary: input.summary,
+      attributes: input.attributes,
     });
     return { conversation: conversationToWire(row), created };
   });
@@ -92,13 +91,15 @@ export async function findOrCreateConversation(
   pair: { channel: Channel; customerIdentifier: string; customerName?: string | null; summary?: string | null; attributes?: Record<string, unknown> },
 ): Promise<{ row: ConversationRow; created: boolean }> {
   const inserted = await tx.conversation.createManyAndReturn({
-    data: [{
-      channel: pair.channel,
-      customerIdentifier: pair.customerIdentifier,
-      customerName: pair.customerName ?? null,
-      summary: pair.summary ?? null,
-      attributes: mergeAttributes({}, pair.attributes ?? {}),
-    }] as never,
+    data: [
+      {
+        channel: pair.channel,
+        customerIdentifier: pair.customerIdentifier,
+        customerName: pair.customerName ?? null,
+        summary: pair.summary ?? null,
+        attributes: mergeAttributes({}, pair.attributes ?? {}),
+      },
+    ] as never,
     skipDuplicates: true,
   });
   if (inserted.length === 1) {
@@ -163,7 +164,12 @@ export async function sendMessage(db: TenantDb, tenantId: string, input: SendMes
     const now = new Date();
     const message = await tx.message.create({
       data: {
-        conversationId: row.id, direction: "outbound", author: "operator", body: input.body, status: "queued", createdAt: now,
+        conversationId: row.id,
+        direction: "outbound",
+        author: "operator",
+        body: input.body,
+        status: "queued",
+        createdAt: now,
         sendClaimedUntil: new Date(now.getTime() + sendClaimMs(driver)),
       } as never,
     });
@@ -192,7 +198,11 @@ export const sendClaimMs = (driver: Pick<ChannelDriver, "timeoutMs">) => Math.ma
  * `failed`, the claim cleared, and `outbound.sent` / `outbound.failed`, in one transaction.
  */
 export async function deliverQueuedMessage(
-  db: TenantDb, tenantId: string, driver: ChannelDriver, conversation: ConversationRow, queued: MessageRow,
+  db: TenantDb,
+  tenantId: string,
+  driver: ChannelDriver,
+  conversation: ConversationRow,
+  queued: MessageRow,
 ): Promise<Message> {
   let result: ChannelSendResult;
   try {
@@ -214,7 +224,11 @@ export async function deliverQueuedMessage(
  * through a provider stores the provider's message id, which its delivery reports name.
  */
 export function recordSendOutcome(
-  db: TenantDb, driver: Pick<ChannelDriver, "name" | "provider">, conversation: ConversationRow, messageId: string, result: ChannelSendResult,
+  db: TenantDb,
+  driver: Pick<ChannelDriver, "name" | "provider">,
+  conversation: ConversationRow,
+  messageId: string,
+  result: ChannelSendResult,
 ): Promise<Message> {
   const providerId = result.ok && driver.provider && result.providerMessageId ? { provider: driver.provider, providerMessageId: result.providerMessageId } : {};
   return db.$transaction(async (tx) => {

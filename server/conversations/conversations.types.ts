@@ -11,8 +11,7 @@ export const MESSAGE_STATUSES = ["received", "queued", "sent", "delivered", "fai
 export const MAX_MESSAGE_BODY = 4096;
 
 /** An enum whose error lists the allowed values (also when the field is missing). */
-export const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
-  z.enum(values, invalid(`must be one of ${values.join(", ")}`));
+export const oneOf = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values, invalid(`must be one of ${values.join(", ")}`));
 
 export const conversationSchema = z
   .object({
@@ -38,7 +37,11 @@ export const messageSchema = z
     direction: z.enum(MESSAGE_DIRECTIONS),
     author: z.enum(MESSAGE_AUTHORS),
     body: z.string(),
-    status: z.enum(MESSAGE_STATUSES).describe("Inbound messages are `received`; outbound ones go `queued`, then `sent` or `failed`, and `sent` becomes `delivered` (or `failed`) when the provider reports it"),
+    status: z
+      .enum(MESSAGE_STATUSES)
+      .describe(
+        "Inbound messages are `received`; outbound ones go `queued`, then `sent` or `failed`, and `sent` becomes `delivered` (or `failed`) when the provider reports it",
+      ),
     created_at: z.string().describe("ISO 8601 date-time"),
   })
   .meta({ id: "Message" });

@@ -32,56 +32,121 @@ type Script = {
 
 const SCRIPTS: Script[] = [
   {
-    channel: "whatsapp", identifier: "+971501234560", name: "Layla Hassan", summary: "Looking for a 2-bedroom in the Marina; budget around 1.9M AED.",
-    startedDaysAgo: 12, quietDaysAgo: 2,
-    lines: [["customer", "Hi, is the Marina two-bedroom still available?"], ["assistant", "Yes, it is. Would you like to book a viewing?"], ["customer", "Yes please, this weekend if possible."], ["assistant", "Saturday at 11:00 is free. Shall I book it?"], ["customer", "Perfect, book it."]],
+    channel: "whatsapp",
+    identifier: "+971501234560",
+    name: "Layla Hassan",
+    summary: "Looking for a 2-bedroom in the Marina; budget around 1.9M AED.",
+    startedDaysAgo: 12,
+    quietDaysAgo: 2,
+    lines: [
+      ["customer", "Hi, is the Marina two-bedroom still available?"],
+      ["assistant", "Yes, it is. Would you like to book a viewing?"],
+      ["customer", "Yes please, this weekend if possible."],
+      ["assistant", "Saturday at 11:00 is free. Shall I book it?"],
+      ["customer", "Perfect, book it."],
+    ],
     lead: { status: "booked", offering: 0, notes: "Viewing booked for Saturday.", attributes: { budget_aed: 1900000, bedrooms: 2 } },
     appointment: "upcoming",
   },
   {
-    channel: "sms", identifier: "+971501234561", name: "Omar Said", summary: "Bought the Downtown studio after a viewing.",
-    startedDaysAgo: 14, quietDaysAgo: 6,
-    lines: [["customer", "Interested in the Downtown studio."], ["assistant", "Great choice. It is 950,000 AED. A viewing on Tuesday?"], ["customer", "Tuesday works."], ["operator", "Thanks for visiting, Omar. The paperwork is ready."], ["customer", "Signed. Thank you!"]],
+    channel: "sms",
+    identifier: "+971501234561",
+    name: "Omar Said",
+    summary: "Bought the Downtown studio after a viewing.",
+    startedDaysAgo: 14,
+    quietDaysAgo: 6,
+    lines: [
+      ["customer", "Interested in the Downtown studio."],
+      ["assistant", "Great choice. It is 950,000 AED. A viewing on Tuesday?"],
+      ["customer", "Tuesday works."],
+      ["operator", "Thanks for visiting, Omar. The paperwork is ready."],
+      ["customer", "Signed. Thank you!"],
+    ],
     lead: { status: "converted", offering: 1, notes: "Signed the sale agreement.", attributes: { budget_aed: 1000000, financing: "cash" } },
     appointment: "completed",
     end: "closed",
   },
   {
-    channel: "webchat", identifier: "visitor-7f3a", name: "Sara Khan", summary: "Asked about haircut prices; wants to compare salons first.",
-    startedDaysAgo: 11, quietDaysAgo: 9,
-    lines: [["customer", "How much is a haircut and styling?"], ["assistant", "It is 120 AED and takes about 45 minutes."], ["customer", "Thanks, I will think about it."]],
+    channel: "webchat",
+    identifier: "visitor-7f3a",
+    name: "Sara Khan",
+    summary: "Asked about haircut prices; wants to compare salons first.",
+    startedDaysAgo: 11,
+    quietDaysAgo: 9,
+    lines: [
+      ["customer", "How much is a haircut and styling?"],
+      ["assistant", "It is 120 AED and takes about 45 minutes."],
+      ["customer", "Thanks, I will think about it."],
+    ],
     lead: { status: "qualified", offering: 2, notes: "Price-sensitive; follow up with an offer.", attributes: { service: "hair" } },
   },
   {
-    channel: "email", identifier: "john.doe@example.com", name: "John Doe", summary: "Wants a massage on a weekday evening.",
-    startedDaysAgo: 3, quietDaysAgo: 1,
-    lines: [["customer", "Do you have evening slots for a deep tissue massage?"], ["assistant", "We do, until 21:00 on weekdays. Which day suits you?"], ["customer", "Thursday, ideally."]],
+    channel: "email",
+    identifier: "john.doe@example.com",
+    name: "John Doe",
+    summary: "Wants a massage on a weekday evening.",
+    startedDaysAgo: 3,
+    quietDaysAgo: 1,
+    lines: [
+      ["customer", "Do you have evening slots for a deep tissue massage?"],
+      ["assistant", "We do, until 21:00 on weekdays. Which day suits you?"],
+      ["customer", "Thursday, ideally."],
+    ],
     lead: { status: "qualified", offering: 3, notes: "Thursday evening.", attributes: { service: "spa", preferred_time: "evening" } },
   },
   {
-    channel: "whatsapp", identifier: "+971501234564", name: "Mina Park", summary: "Just started asking about apartments.",
-    startedDaysAgo: 0, quietDaysAgo: 0,
-    lines: [["customer", "Hello! Do you have apartments near the metro?"], ["assistant", "Several. What budget and size are you looking for?"]],
+    channel: "whatsapp",
+    identifier: "+971501234564",
+    name: "Mina Park",
+    summary: "Just started asking about apartments.",
+    startedDaysAgo: 0,
+    quietDaysAgo: 0,
+    lines: [
+      ["customer", "Hello! Do you have apartments near the metro?"],
+      ["assistant", "Several. What budget and size are you looking for?"],
+    ],
     lead: { status: "new", offering: 1, notes: "", attributes: {} },
   },
   {
-    channel: "sms", identifier: "+971501234565", name: "Ali Reza", summary: "Cancelled the viewing; bought elsewhere.",
-    startedDaysAgo: 10, quietDaysAgo: 7,
-    lines: [["customer", "I booked a viewing but need to cancel."], ["assistant", "No problem, I have cancelled it. Would you like another date?"], ["customer", "No thanks, I found something else."]],
+    channel: "sms",
+    identifier: "+971501234565",
+    name: "Ali Reza",
+    summary: "Cancelled the viewing; bought elsewhere.",
+    startedDaysAgo: 10,
+    quietDaysAgo: 7,
+    lines: [
+      ["customer", "I booked a viewing but need to cancel."],
+      ["assistant", "No problem, I have cancelled it. Would you like another date?"],
+      ["customer", "No thanks, I found something else."],
+    ],
     lead: { status: "lost", offering: 0, notes: "Bought elsewhere.", attributes: { reason_lost: "competitor" } },
     appointment: "cancelled",
   },
   {
-    channel: "webchat", identifier: "visitor-c21d", name: "Noor Ahmed", summary: "Asked for a human about a complaint.",
-    startedDaysAgo: 1, quietDaysAgo: 0,
-    lines: [["customer", "I was charged twice for my last visit."], ["assistant", "I am sorry about that. Let me bring in a colleague."]],
+    channel: "webchat",
+    identifier: "visitor-c21d",
+    name: "Noor Ahmed",
+    summary: "Asked for a human about a complaint.",
+    startedDaysAgo: 1,
+    quietDaysAgo: 0,
+    lines: [
+      ["customer", "I was charged twice for my last visit."],
+      ["assistant", "I am sorry about that. Let me bring in a colleague."],
+    ],
     lead: { status: "new", offering: 3, notes: "Billing issue.", attributes: {} },
     end: "handoff",
   },
   {
-    channel: "voice", identifier: "+971501234567", name: "Khalid Mansour", summary: "Called to ask about opening hours.",
-    startedDaysAgo: 5, quietDaysAgo: 5,
-    lines: [["customer", "What are your opening hours on Friday?"], ["assistant", "We are open from 10:00 to 22:00 on Fridays."]],
+    channel: "voice",
+    identifier: "+971501234567",
+    name: "Khalid Mansour",
+    summary: "Called to ask about opening hours.",
+    startedDaysAgo: 5,
+    quietDaysAgo: 5,
+    lines: [
+      ["customer", "What are your opening hours on Friday?"],
+      ["assistant", "We are open from 10:00 to 22:00 on Fridays."],
+    ],
   },
 ];
 
@@ -101,10 +166,13 @@ export async function seedConversations(db: TenantDb, offerings: { id: string }[
     if (script.lead) {
       const offering = offerings[script.lead.offering % offerings.length];
       let lead = await createLead(db, {
-        conversation_id: conversation.id, offering_id: offering?.id, customer_name: script.name,
+        conversation_id: conversation.id,
+        offering_id: offering?.id,
+        customer_name: script.name,
         customer_phone: script.identifier.startsWith("+") ? script.identifier : null,
         customer_email: script.channel === "email" ? script.identifier : null,
-        notes: script.lead.notes || null, attributes: script.lead.attributes,
+        notes: script.lead.notes || null,
+        attributes: script.lead.attributes,
       });
       // Walk the status path a real lead takes (qualified first), so qualified_at and events are real.
       const path: LeadStatus[] = script.lead.status === "new" ? [] : script.lead.status === "qualified" ? ["qualified"] : ["qualified", script.lead.status];
@@ -122,9 +190,14 @@ export async function seedConversations(db: TenantDb, offerings: { id: string }[
         const at = script.appointment === "upcoming" ? now + 2 * DAY : now - (script.quietDaysAgo + 1) * DAY;
         const slot = new Date(Math.floor(at / HOUR) * HOUR);
         const appointment = await createAppointment(db, {
-          customer_name: script.name, customer_phone: script.identifier.startsWith("+") ? script.identifier : "+971501234599",
-          scheduled_start: slot.toISOString(), scheduled_end: new Date(slot.getTime() + HOUR).toISOString(),
-          conversation_id: conversation.id, lead_id: lead.id, offering_id: offering?.id, location_text: "Showroom, Marina Walk",
+          customer_name: script.name,
+          customer_phone: script.identifier.startsWith("+") ? script.identifier : "+971501234599",
+          scheduled_start: slot.toISOString(),
+          scheduled_end: new Date(slot.getTime() + HOUR).toISOString(),
+          conversation_id: conversation.id,
+          lead_id: lead.id,
+          offering_id: offering?.id,
+          location_text: "Showroom, Marina Walk",
         });
         if (script.appointment !== "upcoming") await updateAppointment(db, tenantId, { id: appointment.id, status: script.appointment });
       }
@@ -141,7 +214,13 @@ export async function seedConversations(db: TenantDb, offerings: { id: string }[
  */
 async function recordScript(db: TenantDb, channels: DemoChannels, script: Script, times: Date[], n: number): Promise<string> {
   if (script.channel === "voice") {
-    await retellCall(channels, script.identifier, times[0], script.lines.map(([author, body]) => [author === "customer" ? "customer" : "assistant", body]), script.summary);
+    await retellCall(
+      channels,
+      script.identifier,
+      times[0],
+      script.lines.map(([author, body]) => [author === "customer" ? "customer" : "assistant", body]),
+      script.summary,
+    );
     return (await db.conversation.findFirstOrThrow({ where: { channel: "voice", customerIdentifier: script.identifier }, select: { id: true } })).id;
   }
   if (script.channel === "sms" || script.channel === "whatsapp") {

@@ -63,7 +63,10 @@ export function startSendRecovery(intervalMs = setting("SEND_RECOVERY_INTERVAL_M
   state.timer = setInterval(() => {
     if (state.sweep) return;
     state.sweep = resendInterruptedMessages()
-      .then(() => {}, (err) => log.error("outbound send recovery failed", { error: err instanceof Error ? err.message : String(err) }))
+      .then(
+        () => {},
+        (err) => log.error("outbound send recovery failed", { error: err instanceof Error ? err.message : String(err) }),
+      )
       .finally(() => {
         state.sweep = null;
       });

@@ -9,8 +9,7 @@ export const SLA_CHECK_FUNCTION_ID = "check-handoff-sla";
 export const SLA_CHECK_CRON = "* * * * *";
 
 export function createSlaCheckFunction(client: Inngest.Any) {
-  return client.createFunction(
-    { id: SLA_CHECK_FUNCTION_ID, retries: 0, triggers: [{ cron: SLA_CHECK_CRON }] },
-    async ({ step }) => ({ breaches: await step.run("check", () => checkHandoffSlas()) }),
-  );
+  return client.createFunction({ id: SLA_CHECK_FUNCTION_ID, retries: 0, triggers: [{ cron: SLA_CHECK_CRON }] }, async ({ step }) => ({
+    breaches: await step.run("check", () => checkHandoffSlas()),
+  }));
 }

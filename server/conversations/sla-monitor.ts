@@ -14,7 +14,7 @@ import { emitEvent } from "../events/emit-event";
 import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../periodic-job";
 import { OPERATOR, recordAudit, type AuditActor } from "../audit/record-audit";
 import { conversationToWire } from "./conversations.service";
-import { type HandoffSla } from "./sla-monitor.types";
+import type { HandoffSla } from "./sla-monitor.types";
 import { setting } from "../settings";
 
 export { DEFAULT_HANDOFF_SLA_MINUTES, MAX_HANDOFF_SLA_MINUTES, handoffSlaInput, handoffSlaSchema } from "./sla-monitor.types";

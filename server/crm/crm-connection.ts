@@ -10,7 +10,12 @@ import type { CrmProvider } from "./drivers/driver";
 import type { CrmConnectionWire, SetCrmConnectionInput } from "./crm.types";
 
 type ConnectionRow = {
-  provider: string; baseUrl: string; credentialsEncrypted: string; fieldMapping: unknown; createdAt: Date; updatedAt: Date;
+  provider: string;
+  baseUrl: string;
+  credentialsEncrypted: string;
+  fieldMapping: unknown;
+  createdAt: Date;
+  updatedAt: Date;
 };
 
 export const mappingOf = (row: { fieldMapping: unknown }): Record<string, string> =>
@@ -97,7 +102,10 @@ export async function setCrmConnection(db: TenantDb, input: SetCrmConnectionInpu
       : await tx.crmConnection.create({ data: { fieldMapping: {}, ...data } as never });
     const wire = crmConnectionToWire(row);
     await recordAudit(tx, {
-      ...actor, action: "crm_connection.changed", targetType: "crm_connection", targetId: row.id,
+      ...actor,
+      action: "crm_connection.changed",
+      targetType: "crm_connection",
+      targetId: row.id,
       details: auditDetails(existing ? "updated" : "created", wire, Boolean(input.token)),
     });
     return wire;
@@ -111,7 +119,10 @@ export async function updateCrmMapping(db: TenantDb, mapping: Record<string, str
     if (!existing) throw notFound();
     const wire = crmConnectionToWire(await tx.crmConnection.update({ where: { id: existing.id }, data: { fieldMapping: mapping } }));
     await recordAudit(tx, {
-      ...actor, action: "crm_connection.changed", targetType: "crm_connection", targetId: existing.id,
+      ...actor,
+      action: "crm_connection.changed",
+      targetType: "crm_connection",
+      targetId: existing.id,
       details: auditDetails("mapping_updated", wire, false),
     });
     return wire;
@@ -125,7 +136,10 @@ export async function deleteCrmConnection(db: TenantDb, actor: AuditActor): Prom
     if (!existing) return { deleted: false };
     await tx.crmConnection.deleteMany({ where: { id: existing.id } });
     await recordAudit(tx, {
-      ...actor, action: "crm_connection.changed", targetType: "crm_connection", targetId: existing.id,
+      ...actor,
+      action: "crm_connection.changed",
+      targetType: "crm_connection",
+      targetId: existing.id,
       details: auditDetails("deleted", null, true),
     });
     return { deleted: true };

@@ -45,12 +45,17 @@ export async function testCrmConnection(db: TenantDb): Promise<CrmConnectionTest
     maxBytes: 64 * 1024,
   });
   const done = (r: Pick<CrmConnectionTest, "ok" | "outcome" | "status_code" | "message">): CrmConnectionTest => ({
-    ...r, duration_ms: Math.round(performance.now() - started), request, tested_at: new Date().toISOString(),
+    ...r,
+    duration_ms: Math.round(performance.now() - started),
+    request,
+    tested_at: new Date().toISOString(),
   });
   if (result.ok) {
     const ok = result.statusCode >= 200 && result.statusCode < 300;
     return done({
-      ok, outcome: ok ? "ok" : "error_status", status_code: result.statusCode,
+      ok,
+      outcome: ok ? "ok" : "error_status",
+      status_code: result.statusCode,
       message: ok ? `Connected: the CRM accepted the token (HTTP ${result.statusCode}).` : describeStatus(result.statusCode),
     });
   }

@@ -31,7 +31,10 @@ async function tenantDbOf(flags: Flags) {
 /** `name=firstname,phone=phone` -> { name: "firstname", phone: "phone" } */
 async function parseMapping(text: string): Promise<Record<string, string>> {
   const mapping: Record<string, string> = {};
-  for (const pair of text.split(",").map((p) => p.trim()).filter(Boolean)) {
+  for (const pair of text
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const eq = pair.indexOf("=");
     if (eq <= 0 || eq === pair.length - 1) throw await usageError(`--mapping entries must be canonical=crm_key (got '${pair}')`);
     mapping[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();

@@ -17,7 +17,18 @@ No CRM connection: 409. The CRM failing (error status, timeout, unreachable, unr
 
 export const crmRouter = router({
   createRecord: tenantProcedure("crm:write")
-    .meta({ openapi: { method: "POST", path: "/crm/create-record", tags: TAGS, summary: "Create a record in the tenant's CRM", description: CREATE_DESCRIPTION, protect: true, errorResponses: [409] }, successStatus: 201 })
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/crm/create-record",
+        tags: TAGS,
+        summary: "Create a record in the tenant's CRM",
+        description: CREATE_DESCRIPTION,
+        protect: true,
+        errorResponses: [409],
+      },
+      successStatus: 201,
+    })
     .input(createRecordInput)
     .output(crmRecordSchema)
     .mutation(({ ctx, input }) => createCrmRecord(ctx.db, input, { tenantId: ctx.tenantId, requestId: ctx.requestId })),
@@ -34,7 +45,5 @@ export const crmRouter = router({
     .mutation(({ ctx, input }) => updateCrmMapping(ctx.db, input.field_mapping, actorOf(ctx.principal))),
   /** One harmless authenticated read with the stored token (owners and admins: it spends the credentials). */
   testConnection: managerProcedure.output(crmConnectionTestSchema).mutation(({ ctx }) => testCrmConnection(ctx.db)),
-  deleteConnection: managerProcedure
-    .output(z.object({ deleted: z.boolean() }))
-    .mutation(({ ctx }) => deleteCrmConnection(ctx.db, actorOf(ctx.principal))),
+  deleteConnection: managerProcedure.output(z.object({ deleted: z.boolean() })).mutation(({ ctx }) => deleteCrmConnection(ctx.db, actorOf(ctx.principal))),
 });

@@ -13,11 +13,7 @@ import { setting } from "../settings";
 /** Upstream timeout (CRM_TIMEOUT_MS; tests use a short one). */
 export const crmTimeoutMs = () => setting("CRM_TIMEOUT_MS");
 
-export async function createCrmRecord(
-  db: TenantDb,
-  input: CreateRecordInput,
-  context: { tenantId: string; requestId: string },
-): Promise<CrmRecord> {
+export async function createCrmRecord(db: TenantDb, input: CreateRecordInput, context: { tenantId: string; requestId: string }): Promise<CrmRecord> {
   const connection = await db.crmConnection.findFirst();
   if (!connection) throw conflict("no CRM connection is configured for this tenant; set one up in the dashboard");
   const provider = connection.provider as CrmProvider;

@@ -42,9 +42,7 @@ export const crmRecordSchema = z
   })
   .meta({ id: "CrmRecord" });
 
-const fieldMapping = z
-  .record(z.string().regex(KEY, { message: keyMessage }), z.string().trim().min(1).max(200))
-  .describe("Canonical key -> CRM key");
+const fieldMapping = z.record(z.string().regex(KEY, { message: keyMessage }), z.string().trim().min(1).max(200)).describe("Canonical key -> CRM key");
 
 const baseUrl = z
   // http passes here only for the development allowance (loopback); setCrmConnection decides.

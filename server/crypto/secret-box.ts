@@ -66,9 +66,7 @@ export function encryptSecret(plaintext: string): string {
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv("aes-256-gcm", encryptionKey(), iv);
   const ciphertext = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
-  return [VERSION, iv, cipher.getAuthTag(), ciphertext]
-    .map((part) => (typeof part === "string" ? part : part.toString("base64url")))
-    .join(".");
+  return [VERSION, iv, cipher.getAuthTag(), ciphertext].map((part) => (typeof part === "string" ? part : part.toString("base64url"))).join(".");
 }
 
 /** Decrypts what `encryptSecret` produced; throws if the key is wrong or the text was altered. */

@@ -6,8 +6,15 @@ import { actorOf, MANAGER_ROLES } from "../auth/principal";
 import { apiKeyToWire, issueApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys";
 import { managerProcedure, memberProcedure } from "./procedures";
 import {
-  acceptWithNewAccountInput, apiKeySchema, changeMemberRoleInput, invitationIdInput, invitationLookupInput,
-  inviteMemberInput, issueApiKeyInput, removeMemberInput, revokeApiKeyInput,
+  acceptWithNewAccountInput,
+  apiKeySchema,
+  changeMemberRoleInput,
+  invitationIdInput,
+  invitationLookupInput,
+  inviteMemberInput,
+  issueApiKeyInput,
+  removeMemberInput,
+  revokeApiKeyInput,
 } from "./dashboard.types";
 import { currentAccount, listMembers } from "./dashboard.service";
 import { auditLogRouter } from "../audit/audit-log.router";
@@ -38,13 +45,16 @@ export const dashboardRouter = router({
 
   members: router({
     list: memberProcedure.query(async ({ ctx }) =>
-      listMembers(await getDb(), ctx.tenantId, MANAGER_ROLES.includes(ctx.user.role) ? (id) => invitationLink(dashboardOrigin(ctx.headers), id) : null)),
+      listMembers(await getDb(), ctx.tenantId, MANAGER_ROLES.includes(ctx.user.role) ? (id) => invitationLink(dashboardOrigin(ctx.headers), id) : null),
+    ),
     invite: managerProcedure
       .input(inviteMemberInput)
       .mutation(({ ctx, input }) => inviteMember(ctx.db, ctx.tenantId, ctx.user, actorOf(ctx.principal), input, dashboardOrigin(ctx.headers))),
     resendInvitation: managerProcedure
       .input(invitationIdInput)
-      .mutation(({ ctx, input }) => resendInvitation(ctx.db, ctx.tenantId, ctx.user, actorOf(ctx.principal), input.invitation_id, dashboardOrigin(ctx.headers))),
+      .mutation(({ ctx, input }) =>
+        resendInvitation(ctx.db, ctx.tenantId, ctx.user, actorOf(ctx.principal), input.invitation_id, dashboardOrigin(ctx.headers)),
+      ),
     revokeInvitation: managerProcedure
       .input(invitationIdInput)
       .mutation(({ ctx, input }) => revokeInvitation(ctx.db, ctx.tenantId, ctx.user, actorOf(ctx.principal), input.invitation_id)),

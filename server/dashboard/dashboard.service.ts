@@ -1,10 +1,7 @@
-// Dashboard-only reads: the current account, the audit log, members and invitations. API keys reuse
+// Dashboard-only reads: the current account, members and invitations. API keys reuse
 // server/auth/api-keys.ts, invitations are issued by ./invitations.ts (both record audit entries).
 import type { Db } from "../db/client";
-import type { TenantDb } from "../db/tenant-scope";
-import { keysetPage, toListEnvelope } from "../api/pagination";
 import { notFound } from "../errors";
-import type { AuditEntry } from "./dashboard.types";
 
 export async function currentAccount(db: Db, user: { userId: string; tenantId: string; role: string }) {
   const [row, tenant, tenants] = await Promise.all([
@@ -14,34 +11,6 @@ export async function currentAccount(db: Db, user: { userId: string; tenantId: s
   ]);
   if (!row || !tenant) throw notFound();
   return { user: row, tenant, role: user.role, tenant_count: tenants };
-}
-
-type AuditRow = {
-  id: string; actorType: string; actorId: string | null; actorLabel: string | null; action: string;
-  targetType: string; targetId: string | null; details: unknown; createdAt: Date;
-};
-
-export const auditToWire = (a: AuditRow): AuditEntry => ({
-  id: a.id,
-  actor_type: a.actorType,
-  actor_id: a.actorId,
-  actor_label: a.actorLabel,
-  action: a.action,
-  target_type: a.targetType,
-  target_id: a.targetId,
-  details: (a.details ?? {}) as Record<string, unknown>,
-  created_at: a.createdAt.toISOString(),
-});
-
-export async function listAuditLog(db: TenantDb, page: { limit?: number; cursor?: string }) {
-  const result = await keysetPage({
-    ...page,
-    sortKey: "createdAt",
-    direction: "desc",
-    loadCursor: (id) => db.auditLog.findFirst({ where: { id }, select: { createdAt: true } }),
-    findMany: (args) => db.auditLog.findMany(args) as Promise<AuditRow[]>,
-  });
-  return toListEnvelope(result, auditToWire);
 }
 
 // Members are keyed by `organization_id` (better-auth's column), so they are filtered here by the
@@ -64,8 +33,13 @@ export async function listMembers(db: Db, tenantId: string, linkOf: ((id: string
   return {
     members: members.map((m) => ({ id: m.id, user_id: m.userId, email: m.user.email, name: m.user.name, role: m.role, created_at: m.createdAt.toISOString() })),
     invitations: invitations.map((i) => ({
-      id: i.id, email: i.email, role: i.role ?? "member", expires_at: i.expiresAt.toISOString(), created_at: i.createdAt.toISOString(),
-      expired: i.expiresAt <= now, link: linkOf ? linkOf(i.id) : null,
+      id: i.id,
+      email: i.email,
+      role: i.role ?? "member",
+      expires_at: i.expiresAt.toISOString(),
+      created_at: i.createdAt.toISOString(),
+      expired: i.expiresAt <= now,
+      link: linkOf ? linkOf(i.id) : null,
     })),
   };
 }

@@ -2,7 +2,6 @@
 // these same schemas before sending, so a field error reads the same on both sides.
 import { z } from "zod";
 import { SCOPES } from "../auth/principal";
-import { pageQuery } from "../api/pagination";
 
 export const ROLES = ["owner", "admin", "member"] as const;
 
@@ -15,7 +14,6 @@ export type IssueApiKeyInput = z.infer<typeof issueApiKeyInput>;
 export const revokeApiKeyInput = z.strictObject({ id: z.uuid({ message: "must be a uuid" }) });
 
 // Not strict: the infinite-query client adds `direction` beside `cursor`.
-export const auditLogInput = z.object({ ...pageQuery });
 
 export const inviteMemberInput = z.strictObject({
   email: z.email({ message: "enter an email address, like name@company.com" }).max(254, { message: "at most 254 characters" }),
@@ -24,7 +22,11 @@ export const inviteMemberInput = z.strictObject({
 export type InviteMemberInput = z.infer<typeof inviteMemberInput>;
 
 const memberId = z.string({ message: "choose a member" }).trim().min(1, { message: "choose a member" }).max(64, { message: "at most 64 characters" });
-const invitationId = z.string({ message: "choose an invitation" }).trim().min(1, { message: "choose an invitation" }).max(64, { message: "at most 64 characters" });
+const invitationId = z
+  .string({ message: "choose an invitation" })
+  .trim()
+  .min(1, { message: "choose an invitation" })
+  .max(64, { message: "at most 64 characters" });
 
 export const changeMemberRoleInput = z.strictObject({
   member_id: memberId,
@@ -55,16 +57,3 @@ export const apiKeySchema = z.object({
   revoked_at: z.string().nullable(),
 });
 export type ApiKeyWire = z.infer<typeof apiKeySchema>;
-
-export const auditEntrySchema = z.object({
-  id: z.string(),
-  actor_type: z.string(),
-  actor_id: z.string().nullable(),
-  actor_label: z.string().nullable(),
-  action: z.string(),
-  target_type: z.string(),
-  target_id: z.string().nullable(),
-  details: z.record(z.string(), z.unknown()),
-  created_at: z.string(),
-});
-export type AuditEntry = z.infer<typeof auditEntrySchema>;

@@ -45,6 +45,9 @@ export async function sendInvitationMail(message: { to: string; subject: string;
     return res.ok ? { sent: true, error: null } : { sent: false, error: `the mail transport answered ${res.status}` };
   } catch (err) {
     const timedOut = err instanceof Error && err.name === "TimeoutError";
-    return { sent: false, error: timedOut ? `the mail transport did not answer within ${SEND_TIMEOUT_MS / 1000} s` : "the mail transport could not be reached" };
+    return {
+      sent: false,
+      error: timedOut ? `the mail transport did not answer within ${SEND_TIMEOUT_MS / 1000} s` : "the mail transport could not be reached",
+    };
   }
 }

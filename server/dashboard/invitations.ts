@@ -46,12 +46,26 @@ async function assertInvitable(tx: TenantTx, tenantId: string, inviter: Inviter,
 
 async function mailInvitation(tenantId: string, inviter: Inviter, invitation: { email: string; role: string; link: string }): Promise<MailOutcome> {
   const tenant = await (await getDb()).tenant.findUnique({ where: { id: tenantId }, select: { name: true } });
-  return sendInvitationMail(invitationMessage({ to: invitation.email, tenantName: tenant?.name ?? "a tenant", role: invitation.role, link: invitation.link, inviter: inviter.email ?? "Someone" }));
+  return sendInvitationMail(
+    invitationMessage({
+      to: invitation.email,
+      tenantName: tenant?.name ?? "a tenant",
+      role: invitation.role,
+      link: invitation.link,
+      inviter: inviter.email ?? "Someone",
+    }),
+  );
 }
 
 type InvitationRow = { id: string; email: string; role: string | null; expiresAt: Date };
 const sentInvitation = (row: InvitationRow, link: string, mail: MailOutcome) => ({
-  id: row.id, email: row.email, role: row.role ?? "member", expires_at: row.expiresAt.toISOString(), link, email_sent: mail.sent, email_error: mail.error,
+  id: row.id,
+  email: row.email,
+  role: row.role ?? "member",
+  expires_at: row.expiresAt.toISOString(),
+  link,
+  email_sent: mail.sent,
+  email_error: mail.error,
 });
 
 export async function inviteMember(db: TenantDb, tenantId: string, inviter: Inviter, actor: AuditActor, input: InviteMemberInput, origin: string) {
@@ -73,7 +87,8 @@ export async function inviteMember(db: TenantDb, tenantId: string, inviter: Invi
 async function manageableInvitation(tx: TenantTx, tenantId: string, inviter: Inviter, id: string) {
   const row = await tx.invitation.findFirst({ where: { id, organizationId: tenantId, status: "pending" } });
   if (!row) throw new AppError("not_found", "no pending invitation with this id", { field: "invitation_id" });
-  if (row.role === "owner" && inviter.role !== "owner") throw new AppError("forbidden", "only an owner can manage an owner's invitation", { field: "invitation_id" });
+  if (row.role === "owner" && inviter.role !== "owner")
+    throw new AppError("forbidden", "only an owner can manage an owner's invitation", { field: "invitation_id" });
   return row;
 }
 
@@ -83,7 +98,13 @@ export async function resendInvitation(db: TenantDb, tenantId: string, inviter: 
     await lockTenant(tx, tenantId);
     const row = await manageableInvitation(tx, tenantId, inviter, id);
     const updated = await tx.invitation.update({ where: { id: row.id }, data: { expiresAt: expiry() } });
-    await recordAudit(tx, { ...actor, action: "member.invitation_resent", targetType: "invitation", targetId: row.id, details: { email: row.email, role: row.role ?? "member" } });
+    await recordAudit(tx, {
+      ...actor,
+      action: "member.invitation_resent",
+      targetType: "invitation",
+      targetId: row.id,
+      details: { email: row.email, role: row.role ?? "member" },
+    });
     return updated;
   });
   const link = invitationLink(origin, invitation.id);
@@ -96,7 +117,13 @@ export async function revokeInvitation(db: TenantDb, tenantId: string, inviter: 
     await lockTenant(tx, tenantId);
     const row = await manageableInvitation(tx, tenantId, inviter, id);
     await tx.invitation.update({ where: { id: row.id }, data: { status: "canceled" } });
-    await recordAudit(tx, { ...actor, action: "member.invitation_revoked", targetType: "invitation", targetId: row.id, details: { email: row.email, role: row.role ?? "member" } });
+    await recordAudit(tx, {
+      ...actor,
+      action: "member.invitation_revoked",
+      targetType: "invitation",
+      targetId: row.id,
+      details: { email: row.email, role: row.role ?? "member" },
+    });
     return { id: row.id, status: "canceled" as const };
   });
 }
@@ -116,8 +143,13 @@ export async function describeInvitation(id: string) {
   const expired = row.status === "pending" && row.expiresAt <= new Date();
   const user = await db.user.findUnique({ where: { email: row.email.toLowerCase() }, select: { id: true } });
   return {
-    id: row.id, email: row.email, role: row.role ?? "member", tenant_name: row.tenant.name,
-    status: (expired ? "expired" : row.status) as InvitationState, expires_at: row.expiresAt.toISOString(), has_account: !!user,
+    id: row.id,
+    email: row.email,
+    role: row.role ?? "member",
+    tenant_name: row.tenant.name,
+    status: (expired ? "expired" : row.status) as InvitationState,
+    expires_at: row.expiresAt.toISOString(),
+    has_account: !!user,
   };
 }
 
@@ -144,7 +176,12 @@ export async function acceptWithNewAccount(input: AcceptWithNewAccountInput) {
     const member = await tx.member.create({ data: { id: randomUUID(), organizationId: row.organizationId, userId: user.id, role: row.role ?? "member" } });
     await tx.invitation.update({ where: { id: row.id }, data: { status: "accepted" } });
     await recordAudit(tx, {
-      actorType: "user", actorId: user.id, actorLabel: email, action: "member.joined", targetType: "member", targetId: member.id,
+      actorType: "user",
+      actorId: user.id,
+      actorLabel: email,
+      action: "member.joined",
+      targetType: "member",
+      targetId: member.id,
       details: { email, role: member.role, invitation_id: row.id },
     });
     return { email, role: member.role };

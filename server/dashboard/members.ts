@@ -40,7 +40,10 @@ export async function changeMemberRole(db: TenantDb, tenantId: string, manager: 
     if (member.role === "owner") await assertAnotherOwnerRemains(tx, tenantId, "demote");
     await tx.member.update({ where: { id: member.id }, data: { role: input.role } });
     await recordAudit(tx, {
-      ...actor, action: "member.role_changed", targetType: "member", targetId: member.id,
+      ...actor,
+      action: "member.role_changed",
+      targetType: "member",
+      targetId: member.id,
       details: { email: member.user.email, role: input.role, previous_role: member.role },
     });
     return { id: member.id, email: member.user.email, role: input.role };
@@ -56,7 +59,10 @@ export async function removeMember(db: TenantDb, tenantId: string, manager: Mana
     if (member.role === "owner") await assertAnotherOwnerRemains(tx, tenantId, "remove");
     await tx.member.delete({ where: { id: member.id } });
     await recordAudit(tx, {
-      ...actor, action: "member.removed", targetType: "member", targetId: member.id,
+      ...actor,
+      action: "member.removed",
+      targetType: "member",
+      targetId: member.id,
       details: { email: member.user.email, role: member.role },
     });
     return { id: member.id, removed: true as const };

@@ -34,8 +34,7 @@ const OPEN_ORGANIZATION_PATHS = new Set([
 export const REFUSED_MESSAGE = "not found: tenants, members and roles are changed only through the dashboard's own procedures";
 
 /** True for an organization endpoint that would change a tenant, its members or roles. */
-export const isPlatformOwned = (path: string | undefined): boolean =>
-  !!path && path.startsWith("/organization/") && !OPEN_ORGANIZATION_PATHS.has(path);
+export const isPlatformOwned = (path: string | undefined): boolean => !!path && path.startsWith("/organization/") && !OPEN_ORGANIZATION_PATHS.has(path);
 
 /**
  * better-auth `hooks.before`: runs for the endpoint the router matched (`ctx.path` is its declared
@@ -56,8 +55,12 @@ type AcceptedInvitation = {
 /** The organization plugin's `afterAcceptInvitation`: the new membership joins the audit log beside its invitation. */
 export async function auditAcceptedInvitation({ invitation, member, user, organization }: AcceptedInvitation): Promise<void> {
   await recordAudit(scopeToTenant(await getDb(), organization.id), {
-    actorType: "user", actorId: user.id, actorLabel: user.email,
-    action: "member.joined", targetType: "member", targetId: member.id,
+    actorType: "user",
+    actorId: user.id,
+    actorLabel: user.email,
+    action: "member.joined",
+    targetType: "member",
+    targetId: member.id,
     details: { email: user.email, role: member.role, invitation_id: invitation.id },
   });
 }

@@ -15,7 +15,10 @@ export async function createDashboardUser(input: { email: string; password: stri
   if (await ctx.internalAdapter.findUserByEmail(email)) throw conflict(`a user with email ${email} exists`, "email");
   const user = await ctx.internalAdapter.createUser({ email, name: input.name, emailVerified: true }, { method: "admin" });
   await ctx.internalAdapter.linkAccount({
-    userId: user.id, providerId: "credential", accountId: user.id, password: await ctx.password.hash(input.password),
+    userId: user.id,
+    providerId: "credential",
+    accountId: user.id,
+    password: await ctx.password.hash(input.password),
   });
   return { id: user.id, email: user.email, name: user.name };
 }
@@ -38,7 +41,10 @@ export async function addMember(input: { tenantId: string; email: string; role: 
     });
     if (before?.role !== input.role) {
       await recordAudit(tx, {
-        ...actor, action: before ? "member.role_changed" : "member.added", targetType: "member", targetId: row.id,
+        ...actor,
+        action: before ? "member.role_changed" : "member.added",
+        targetType: "member",
+        targetId: row.id,
         details: { email: user.email, role: input.role, ...(before ? { previous_role: before.role } : {}) },
       });
     }

@@ -30,18 +30,35 @@ export class DatabaseTimeoutError extends Error {
 /** Error codes that mean the connection, not the statement, failed. */
 const CONNECTION_CODES = new Set([
   // sockets
-  "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
   // postgres.js
-  "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
   // PostgreSQL: admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections (08xxx below)
-  "57P01", "57P02", "57P03", "53300",
+  "57P01",
+  "57P02",
+  "57P03",
+  "53300",
   // Prisma: can't reach, timed out, server closed the connection, pool timeout
-  "P1001", "P1002", "P1017", "P2024",
+  "P1001",
+  "P1002",
+  "P1017",
+  "P2024",
 ]);
 /** What @prisma/adapter-pg calls a connection failure (`meta.driverAdapterError.cause.kind`). */
 const ADAPTER_KINDS = new Set(["DatabaseNotReachable", "ConnectionClosed", "SocketTimeout", "TooManyConnections"]);
 /** node-postgres reports these as plain errors without a code. */
-const PG_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable)|Query read timeout/;
+const PG_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable)|Query read timeout/;
 
 const isConnectionCode = (code: unknown) => typeof code === "string" && (CONNECTION_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code));
 

@@ -129,8 +129,10 @@ async function open(): Promise<DbState> {
     });
     sql = async <Row>(statement: Statement, values: unknown[]) => {
       operationCount++;
-      return guarded(async () =>
-        (await withinQueryTimeout(statements.unsafe(statement.text, values as postgres.ParameterOrJSON<never>[], { prepare: true }))) as unknown as Row[]);
+      return guarded(
+        async () =>
+          (await withinQueryTimeout(statements.unsafe(statement.text, values as postgres.ParameterOrJSON<never>[], { prepare: true }))) as unknown as Row[],
+      );
     };
     watchDatabase(() => probePostgres(url));
     closeDriver = async () => {
@@ -142,10 +144,7 @@ async function open(): Promise<DbState> {
     const dir = embeddedDir();
     mkdirSync(dataDir(), { recursive: true });
     acquireEmbeddedLock(dataDir());
-    const [{ PGlite }, { PrismaPGlite }] = await Promise.all([
-      import("@electric-sql/pglite"),
-      import("pglite-prisma-adapter"),
-    ]);
+    const [{ PGlite }, { PrismaPGlite }] = await Promise.all([import("@electric-sql/pglite"), import("pglite-prisma-adapter")]);
     const pglite = await PGlite.create(dir, { postgresqlconf: embeddedPostgresConf() });
     adapter = new PrismaPGlite(pglite);
     plainQuery = async <Row>(text: string) => (await pglite.query<Row>(text)).rows;

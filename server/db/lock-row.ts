@@ -1,8 +1,12 @@
 import type { TenantTx } from "./tenant-scope";
 
 const TABLES = {
-  offerings: "offerings", appointments: "appointments", leads: "leads", conversations: "conversations",
-  channel_connections: "channel_connections", calls: "calls",
+  offerings: "offerings",
+  appointments: "appointments",
+  leads: "leads",
+  conversations: "conversations",
+  channel_connections: "channel_connections",
+  calls: "calls",
 } as const;
 
 /**

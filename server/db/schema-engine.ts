@@ -69,10 +69,7 @@ function forEngine(factory: SqlMigrationAwareDriverAdapterFactory) {
   return { adapted, release };
 }
 
-async function withEngine<T>(
-  adapterFactory: SqlMigrationAwareDriverAdapterFactory,
-  run: (engine: SchemaEngine, datamodel: string) => Promise<T>,
-): Promise<T> {
+async function withEngine<T>(adapterFactory: SqlMigrationAwareDriverAdapterFactory, run: (engine: SchemaEngine, datamodel: string) => Promise<T>): Promise<T> {
   const mod = await loadEngineModule();
   const datamodel = await readFile(SCHEMA_PATH, "utf8");
   const log = setting("MIGRATE_DEBUG") ? (line: string) => console.error(line) : () => {};
@@ -108,7 +105,10 @@ export async function readMigrationList(): Promise<MigrationList> {
 /** Migration folders on disk. */
 async function migrationNames(): Promise<string[]> {
   if (!existsSync(MIGRATIONS_DIR)) return [];
-  return (await readdir(MIGRATIONS_DIR, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+  return (await readdir(MIGRATIONS_DIR, { withFileTypes: true }))
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
 }
 
 /**
@@ -119,7 +119,9 @@ async function migrationNames(): Promise<string[]> {
 export async function hasPendingMigrations(query: (text: string) => Promise<{ migration_name: string }[]>): Promise<boolean> {
   let applied: Set<string>;
   try {
-    applied = new Set((await query("SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL")).map((r) => r.migration_name));
+    applied = new Set(
+      (await query("SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL")).map((r) => r.migration_name),
+    );
   } catch {
     return true; // no _prisma_migrations table yet: a new database
   }
@@ -139,9 +141,7 @@ export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAda
 export async function diffMigrationsToSchema(adapterFactory: SqlMigrationAwareDriverAdapterFactory): Promise<string> {
   const migrationsList = await readMigrationList();
   return withEngine(adapterFactory, async (engine, datamodel) => {
-    const from = migrationsList.migrationDirectories.length
-      ? ({ tag: "migrations", ...migrationsList } as const)
-      : ({ tag: "empty" } as const);
+    const from = migrationsList.migrationDirectories.length ? ({ tag: "migrations", ...migrationsList } as const) : ({ tag: "empty" } as const);
     const result = await engine.diff({
       from,
       to: { tag: "schemaDatamodel", files: [{ path: SCHEMA_PATH, content: datamodel }] },

@@ -6,15 +6,26 @@ import type { SqlRunner, Statement } from "./client";
 
 /** Models that carry a tenant_id column. */
 const TENANT_MODELS = new Set([
-  "ApiKey", "AuditLog", "Offering", "Appointment", "Conversation", "Message", "Lead", "Event",
-  "WebhookSubscription", "WebhookDelivery", "WebhookAttempt", "Notification", "CrmConnection", "ChannelConnection", "Call",
-  "CsatResponse", "ToolCall",
+  "ApiKey",
+  "AuditLog",
+  "Offering",
+  "Appointment",
+  "Conversation",
+  "Message",
+  "Lead",
+  "Event",
+  "WebhookSubscription",
+  "WebhookDelivery",
+  "WebhookAttempt",
+  "Notification",
+  "CrmConnection",
+  "ChannelConnection",
+  "Call",
+  "CsatResponse",
+  "ToolCall",
 ]);
 
-const FILTERED = new Set([
-  "findMany", "findFirst", "findFirstOrThrow", "count", "aggregate", "groupBy", "updateMany",
-  "updateManyAndReturn", "deleteMany",
-]);
+const FILTERED = new Set(["findMany", "findFirst", "findFirstOrThrow", "count", "aggregate", "groupBy", "updateMany", "updateManyAndReturn", "deleteMany"]);
 const UNIQUE = new Set(["findUnique", "findUniqueOrThrow", "update", "delete"]);
 
 type AnyArgs = Record<string, any>;

@@ -43,11 +43,23 @@ export async function connectDemoChannels(db: TenantDb, tenantId: string, addres
   const twilio = { account_sid: channels.twilio.accountSid, auth_token: channels.twilio.authToken };
   await connectChannel(db, tenantId, { provider: "twilio", channel: "sms", address: addresses.twilio, credentials: twilio }, OPERATOR);
   await connectChannel(db, tenantId, { provider: "twilio", channel: "voice", address: addresses.voice, credentials: twilio }, OPERATOR);
-  await connectChannel(db, tenantId, { provider: "retell", channel: "voice", address: addresses.voice, credentials: { api_key: channels.retellApiKey } }, OPERATOR);
-  await connectChannel(db, tenantId, {
-    provider: "whatsapp_cloud", channel: "whatsapp", address: addresses.whatsappCloud,
-    credentials: { app_secret: channels.whatsappAppSecret, verify_token: secret(), access_token: secret() },
-  }, OPERATOR);
+  await connectChannel(
+    db,
+    tenantId,
+    { provider: "retell", channel: "voice", address: addresses.voice, credentials: { api_key: channels.retellApiKey } },
+    OPERATOR,
+  );
+  await connectChannel(
+    db,
+    tenantId,
+    {
+      provider: "whatsapp_cloud",
+      channel: "whatsapp",
+      address: addresses.whatsappCloud,
+      credentials: { app_secret: channels.whatsappAppSecret, verify_token: secret(), access_token: secret() },
+    },
+    OPERATOR,
+  );
   return channels;
 }
 
@@ -66,11 +78,16 @@ export const demoHex = () => `${Date.now().toString(16)}${(++sequence).toString(
 
 async function postTwilio(channels: DemoChannels, path: string, params: Record<string, string>): Promise<void> {
   const url = receiverUrl(path);
-  await deliver(new Request(url, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", "x-twilio-signature": getExpectedTwilioSignature(channels.twilio.authToken, url, params) },
-    body: new URLSearchParams(params).toString(),
-  }));
+  await deliver(
+    new Request(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        "x-twilio-signature": getExpectedTwilioSignature(channels.twilio.authToken, url, params),
+      },
+      body: new URLSearchParams(params).toString(),
+    }),
+  );
 }
 
 /** An inbound SMS (or WhatsApp through Twilio) from `customer`; returns its MessageSid. */
@@ -78,8 +95,15 @@ export async function twilioInbound(channels: DemoChannels, customer: string, bo
   const sid = `SM${demoHex()}`;
   const prefix = opts.whatsapp ? "whatsapp:" : "";
   await postTwilio(channels, "/api/webhooks/twilio/messaging", {
-    MessageSid: sid, SmsSid: sid, AccountSid: channels.twilio.accountSid, From: `${prefix}${customer}`, To: `${prefix}${channels.addresses.twilio}`,
-    Body: body, NumMedia: "0", SmsStatus: "received", ...(opts.profileName ? { ProfileName: opts.profileName } : {}),
+    MessageSid: sid,
+    SmsSid: sid,
+    AccountSid: channels.twilio.accountSid,
+    From: `${prefix}${customer}`,
+    To: `${prefix}${channels.addresses.twilio}`,
+    Body: body,
+    NumMedia: "0",
+    SmsStatus: "received",
+    ...(opts.profileName ? { ProfileName: opts.profileName } : {}),
   });
   return sid;
 }
@@ -88,15 +112,24 @@ export async function twilioInbound(channels: DemoChannels, customer: string, bo
 export async function twilioDelivered(channels: DemoChannels, customer: string, sid: string, opts: { whatsapp?: boolean } = {}) {
   const prefix = opts.whatsapp ? "whatsapp:" : "";
   await postTwilio(channels, "/api/webhooks/twilio/messaging", {
-    MessageSid: sid, AccountSid: channels.twilio.accountSid, From: `${prefix}${channels.addresses.twilio}`, To: `${prefix}${customer}`, MessageStatus: "delivered",
+    MessageSid: sid,
+    AccountSid: channels.twilio.accountSid,
+    From: `${prefix}${channels.addresses.twilio}`,
+    To: `${prefix}${customer}`,
+    MessageStatus: "delivered",
   });
 }
 
 /** Twilio Voice's final status callback of a call nobody answered (no-answer, busy, canceled). */
 export async function twilioUnansweredCall(channels: DemoChannels, customer: string, status: "no-answer" | "busy" | "canceled", at: Date) {
   await postTwilio(channels, "/api/webhooks/twilio/voice", {
-    CallSid: `CA${demoHex()}`, AccountSid: channels.twilio.accountSid, From: customer, To: channels.addresses.voice,
-    CallStatus: status, Direction: "inbound", Timestamp: at.toUTCString(),
+    CallSid: `CA${demoHex()}`,
+    AccountSid: channels.twilio.accountSid,
+    From: customer,
+    To: channels.addresses.voice,
+    CallStatus: status,
+    Direction: "inbound",
+    Timestamp: at.toUTCString(),
   });
 }
 
@@ -108,12 +141,28 @@ type Turn = ["customer" | "assistant", string];
  * call: missed), then `call_analyzed` with the summary.
  */
 export async function retellCall(channels: DemoChannels, customer: string, startedAt: Date, turns: Turn[], summary: string | null) {
-  const call = { call_type: "phone_call", call_id: `call_${demoHex()}`, agent_id: "agent_demo_receptionist", direction: "inbound", from_number: customer, to_number: channels.addresses.voice, start_timestamp: startedAt.getTime() };
+  const call = {
+    call_type: "phone_call",
+    call_id: `call_${demoHex()}`,
+    agent_id: "agent_demo_receptionist",
+    direction: "inbound",
+    from_number: customer,
+    to_number: channels.addresses.voice,
+    start_timestamp: startedAt.getTime(),
+  };
   // About 9 seconds a turn, the first after the greeting's pause.
-  const transcript = turns.map(([role, content], i) => ({ role: role === "assistant" ? "agent" : "user", content, words: [{ word: content.split(" ")[0], start: 1 + i * 9 }] }));
+  const transcript = turns.map(([role, content], i) => ({
+    role: role === "assistant" ? "agent" : "user",
+    content,
+    words: [{ word: content.split(" ")[0], start: 1 + i * 9 }],
+  }));
   const durationMs = (turns.length * 9 + 4) * 1000;
   const ended = {
-    ...call, call_status: "ended", end_timestamp: startedAt.getTime() + durationMs, duration_ms: durationMs, transcript_object: transcript,
+    ...call,
+    call_status: "ended",
+    end_timestamp: startedAt.getTime() + durationMs,
+    duration_ms: durationMs,
+    transcript_object: transcript,
     disconnection_reason: "user_hangup",
     recording_url: `https://recordings.demo.example/${call.call_id}.wav`,
   };
@@ -124,20 +173,42 @@ export async function retellCall(channels: DemoChannels, customer: string, start
 
 async function postRetell(channels: DemoChannels, payload: unknown) {
   const raw = JSON.stringify(payload);
-  await deliver(new Request(receiverUrl("/api/webhooks/retell"), {
-    method: "POST", headers: { "content-type": "application/json", "x-retell-signature": await signRetell(raw, channels.retellApiKey) }, body: raw,
-  }));
+  await deliver(
+    new Request(receiverUrl("/api/webhooks/retell"), {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-retell-signature": await signRetell(raw, channels.retellApiKey) },
+      body: raw,
+    }),
+  );
 }
 
 async function postWhatsApp(channels: DemoChannels, value: Record<string, unknown>) {
   const raw = JSON.stringify({
     object: "whatsapp_business_account",
-    entry: [{ id: "demo-waba", changes: [{ field: "messages", value: { messaging_product: "whatsapp", metadata: { display_phone_number: channels.addresses.twilio.slice(1), phone_number_id: channels.addresses.whatsappCloud }, ...value } }] }],
+    entry: [
+      {
+        id: "demo-waba",
+        changes: [
+          {
+            field: "messages",
+            value: {
+              messaging_product: "whatsapp",
+              metadata: { display_phone_number: channels.addresses.twilio.slice(1), phone_number_id: channels.addresses.whatsappCloud },
+              ...value,
+            },
+          },
+        ],
+      },
+    ],
   });
   const signature = `sha256=${createHmac("sha256", channels.whatsappAppSecret).update(raw, "utf8").digest("hex")}`;
-  await deliver(new Request(receiverUrl(`/api/webhooks/whatsapp/${channels.addresses.whatsappCloud}`), {
-    method: "POST", headers: { "content-type": "application/json", "x-hub-signature-256": signature }, body: raw,
-  }));
+  await deliver(
+    new Request(receiverUrl(`/api/webhooks/whatsapp/${channels.addresses.whatsappCloud}`), {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-hub-signature-256": signature },
+      body: raw,
+    }),
+  );
 }
 
 /** A WhatsApp Cloud text message from `customer` (E.164), with their profile name; returns its wamid. */
@@ -162,14 +233,30 @@ export async function whatsappRead(channels: DemoChannels, customer: string, id:
  * receiver. Stored here rather than sent: the demo has no provider account to send through.
  */
 export async function recordProviderReply(
-  db: TenantDb, tenantId: string, conversationId: string, provider: "twilio" | "whatsapp_cloud", author: "assistant" | "operator", body: string, at: Date,
+  db: TenantDb,
+  tenantId: string,
+  conversationId: string,
+  provider: "twilio" | "whatsapp_cloud",
+  author: "assistant" | "operator",
+  body: string,
+  at: Date,
 ) {
   const providerMessageId = provider === "twilio" ? `SM${demoHex()}` : `wamid.${demoHex()}`;
   await db.$transaction(async (tx) => {
     await lockTenantRow(tx, "conversations", tenantId, conversationId);
-    await insertMessagesOnce(tx, [{
-      tenantId, conversationId, direction: "outbound", author, body, status: "sent", provider, providerMessageId, createdAt: at,
-    }]);
+    await insertMessagesOnce(tx, [
+      {
+        tenantId,
+        conversationId,
+        direction: "outbound",
+        author,
+        body,
+        status: "sent",
+        provider,
+        providerMessageId,
+        createdAt: at,
+      },
+    ]);
     await countNewMessages(tx, conversationId, at);
   });
   return providerMessageId;
@@ -198,9 +285,10 @@ export async function driveChat(db: TenantDb, channels: DemoChannels, chat: Chat
   let conversationId: string | undefined;
   for (const [i, [author, body]] of chat.lines.entries()) {
     if (author === "customer") {
-      const id = chat.via === "whatsapp_cloud"
-        ? await whatsappInbound(channels, chat.customer, chat.name, body)
-        : await twilioInbound(channels, chat.customer, body, { whatsapp, profileName: whatsapp ? chat.name : undefined });
+      const id =
+        chat.via === "whatsapp_cloud"
+          ? await whatsappInbound(channels, chat.customer, chat.name, body)
+          : await twilioInbound(channels, chat.customer, body, { whatsapp, profileName: whatsapp ? chat.name : undefined });
       inbound.push({ id, at: chat.times[i] });
       conversationId ??= (await db.conversation.findFirst({ where: { channel: chat.channel, customerIdentifier: chat.customer }, select: { id: true } }))?.id;
       continue;

@@ -81,7 +81,10 @@ export const isEventType = (name: string): name is EventType => Object.hasOwn(EV
 
 export const eventEnvelopeSchema = z
   .strictObject({
-    id: z.string().regex(/^evt_[0-9a-f-]{36}$/).describe("`evt_<uuid>`; the consumer's idempotency key"),
+    id: z
+      .string()
+      .regex(/^evt_[0-9a-f-]{36}$/)
+      .describe("`evt_<uuid>`; the consumer's idempotency key"),
     event: z.enum(EVENT_TYPES as [EventType, ...EventType[]]),
     created_at: iso(),
     tenant_id: z.uuid(),
@@ -116,7 +119,8 @@ export const FIRES_WHEN: Record<EventType, string> = {
   "call.missed": "a voice call ends unanswered",
   "outbound.sent": "an outbound message is accepted by its channel (`POST /conversations/{id}/send`)",
   "outbound.failed": "an outbound message fails at its channel",
-  "sla.breached": "a conversation in `handoff` has waited longer than the tenant's `handoff_sla_minutes` (default 15) since the handoff began without an operator message; once per handoff",
+  "sla.breached":
+    "a conversation in `handoff` has waited longer than the tenant's `handoff_sla_minutes` (default 15) since the handoff began without an operator message; once per handoff",
   "csat.received": "a customer's satisfaction answer is recorded (the assistant's `record_csat` tool)",
 };
 

@@ -10,7 +10,13 @@ import type { EventEnvelope, EventType } from "./catalog";
 
 /** The call as it starts: answered, in progress (the calls domain's example is the finished call). */
 const call = {
-  ...callExample, status: "in_progress", ended_at: null, duration_seconds: null, end_reason: null, recording_url: null, summary: null,
+  ...callExample,
+  status: "in_progress",
+  ended_at: null,
+  duration_seconds: null,
+  end_reason: null,
+  recording_url: null,
+  summary: null,
   updated_at: EXAMPLE_TIME,
 };
 const handoff = { ...conversationExample, status: "handoff", updated_at: EXAMPLE_LATER };
@@ -31,7 +37,10 @@ const DATA: Record<EventType, Record<string, unknown>> = {
     lead: { ...leadExample, handoff_requested_at: EXAMPLE_LATER },
     reason: "Wants to negotiate the price with an agent",
   },
-  "conversation.closed": { object: { ...conversationExample, status: "closed", closed_at: EXAMPLE_LATER }, previous_attributes: { status: "open", closed_at: null } },
+  "conversation.closed": {
+    object: { ...conversationExample, status: "closed", closed_at: EXAMPLE_LATER },
+    previous_attributes: { status: "open", closed_at: null },
+  },
   "booking.created": { object: appointmentExample },
   "booking.rescheduled": {
     object: { ...appointmentExample, scheduled_start: "2026-11-25T10:00:00.000Z", scheduled_end: "2026-11-25T10:30:00.000Z" },
@@ -47,13 +56,27 @@ const DATA: Record<EventType, Record<string, unknown>> = {
     previous_attributes: { status: "in_progress", ended_at: null, duration_seconds: null, end_reason: null, recording_url: null, summary: null },
   },
   "call.missed": {
-    object: { ...call, status: "missed", answered_at: null, ended_at: "2026-11-21T10:00:25.000Z", duration_seconds: 0, end_reason: "dial_no_answer", updated_at: "2026-11-21T10:00:25.000Z" },
+    object: {
+      ...call,
+      status: "missed",
+      answered_at: null,
+      ended_at: "2026-11-21T10:00:25.000Z",
+      duration_seconds: 0,
+      end_reason: "dial_no_answer",
+      updated_at: "2026-11-21T10:00:25.000Z",
+    },
   },
   "outbound.sent": { object: sent, conversation: conversationExample, driver: "record", provider_message_id: null },
   "outbound.failed": { object: { ...messageExample, status: "failed" }, conversation: conversationExample, driver: "http", error: "channel answered 503" },
   "sla.breached": { object: handoff, waited_seconds: 960, sla_minutes: 15 },
   "csat.received": {
-    object: { id: "f1e2d3c4-b5a6-4978-8a9b-0c1d2e3f4a5b", conversation_id: conversationExample.id, score: 5, comment: "Quick and helpful", created_at: EXAMPLE_LATER },
+    object: {
+      id: "f1e2d3c4-b5a6-4978-8a9b-0c1d2e3f4a5b",
+      conversation_id: conversationExample.id,
+      score: 5,
+      comment: "Quick and helpful",
+      created_at: EXAMPLE_LATER,
+    },
   },
 };
 

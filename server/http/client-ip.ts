@@ -46,7 +46,10 @@ export function trustedProxiesFromEnv(env: Record<string, string | undefined> = 
   const raw = setting(name, env) ?? "";
   if (trusted?.raw === `${name}=${raw}`) return trusted;
   const list = new BlockList();
-  const entries = raw.split(",").map((s) => s.trim()).filter(Boolean);
+  const entries = raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const entry of entries) {
     const [address, prefix] = entry.split("/");
     const ip = normalizeIp(address ?? "");

@@ -90,8 +90,10 @@ export function onFirstUse(load: () => Promise<NodeHandler>): NodeHandler {
 
 export function createLeanServer(options: LeanServerOptions): Server {
   // The REST bridges answer node:http directly; the others are Fetch handlers.
-  const fetchHandler = (handler: FetchHandler): NodeHandler => async (req, res) =>
-    sendFetchResponse(res, await handler(toFetchRequest(req, res, options.origin)));
+  const fetchHandler =
+    (handler: FetchHandler): NodeHandler =>
+    async (req, res) =>
+      sendFetchResponse(res, await handler(toFetchRequest(req, res, options.origin)));
   const handlers: Record<Exclude<Mount, "next">, NodeHandler> = {
     rest: answerRestFromNode,
     agent: answerAgentFromNode,
@@ -113,10 +115,11 @@ export function createLeanServer(options: LeanServerOptions): Server {
     // Handlers without the socket (Next, the Fetch mounts) read the address this front resolved.
     if (mount !== "rest" && mount !== "agent") forwardResolvedClientIp(req);
     if (mount !== "next") void answerWith(handlers[mount], req, res);
-    else void Promise.resolve(options.next(req, res)).catch((err) => {
-      log.error("lean front: next handler failed", { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
-      if (!res.headersSent) res.writeHead(500).end();
-      else res.destroy();
-    });
+    else
+      void Promise.resolve(options.next(req, res)).catch((err) => {
+        log.error("lean front: next handler failed", { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+        if (!res.headersSent) res.writeHead(500).end();
+        else res.destroy();
+      });
   });
 }

@@ -54,10 +54,7 @@ async function main() {
     stopping = true;
     const deadline = Date.now() + shutdownTimeoutMs;
     log.info("lean front stopping", { signal, timeout_ms: shutdownTimeoutMs });
-    const [drained] = await Promise.all([
-      http.drain(shutdownTimeoutMs),
-      withDeadline(stopBackgroundWork(deadline), deadline),
-    ]);
+    const [drained] = await Promise.all([http.drain(shutdownTimeoutMs), withDeadline(stopBackgroundWork(deadline), deadline)]);
     if (!drained) log.warn("lean front: requests still in flight at the shutdown deadline were cut off");
     // Releases the embedded database's lock; a clean exit also lets --cpu-prof write its profile.
     await withDeadline(closeServerProcess(), Date.now() + 5_000).catch((err) => log.warn("lean front: close failed", { error: String(err) }));

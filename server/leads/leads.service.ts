@@ -32,8 +32,12 @@ export function leadToWire(l: LeadRow): Lead {
 }
 
 const COLUMNS = {
-  customer_name: "customerName", customer_phone: "customerPhone", customer_email: "customerEmail",
-  offering_id: "offeringId", notes: "notes", status: "status",
+  customer_name: "customerName",
+  customer_phone: "customerPhone",
+  customer_email: "customerEmail",
+  offering_id: "offeringId",
+  notes: "notes",
+  status: "status",
 } as const;
 
 const toColumns = (input: Partial<UpdateLeadInput>) => pickColumns(input, COLUMNS);

@@ -32,7 +32,9 @@ const fields = {
   customer_phone: z.string().trim().max(40).nullable(),
   customer_email: z.email({ message: "must be an email address" }).max(320).nullable(),
   offering_id: uuid().nullable().describe("An offering of this tenant (404 otherwise)"),
-  attributes: attributesInput().describe("Shallow-merged on update: keys overwrite or add, a null value deletes the key; the merged object is at most 16 KiB as JSON"),
+  attributes: attributesInput().describe(
+    "Shallow-merged on update: keys overwrite or add, a null value deletes the key; the merged object is at most 16 KiB as JSON",
+  ),
   notes: z.string().max(10000).nullable(),
 };
 

@@ -6,7 +6,16 @@ const TAGS = ["Offerings"];
 
 export const offeringsRouter = router({
   list: tenantProcedure("read")
-    .meta({ openapi: { method: "GET", path: "/offerings", tags: TAGS, summary: "List offerings", description: "Newest first (created_at, then id, descending); soft-deleted offerings are excluded.", protect: true } })
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/offerings",
+        tags: TAGS,
+        summary: "List offerings",
+        description: "Newest first (created_at, then id, descending); soft-deleted offerings are excluded.",
+        protect: true,
+      },
+    })
     .input(listOfferingsInput)
     .output(offeringListSchema)
     .query(({ ctx, input }) => listOfferings(ctx.sql, input)),
@@ -18,7 +27,17 @@ export const offeringsRouter = router({
     .mutation(({ ctx, input }) => createOffering(ctx.db, input)),
 
   update: tenantProcedure("offerings:write")
-    .meta({ openapi: { method: "PATCH", path: "/offerings/{id}", tags: TAGS, summary: "Update an offering", description: "Fields set to null are cleared; `attributes` is shallow-merged (a null value deletes its key). `assigned_user_id`, `deleted_at` and `metadata` cannot be updated. Emits `offering.updated`.", protect: true } })
+    .meta({
+      openapi: {
+        method: "PATCH",
+        path: "/offerings/{id}",
+        tags: TAGS,
+        summary: "Update an offering",
+        description:
+          "Fields set to null are cleared; `attributes` is shallow-merged (a null value deletes its key). `assigned_user_id`, `deleted_at` and `metadata` cannot be updated. Emits `offering.updated`.",
+        protect: true,
+      },
+    })
     .input(updateOfferingInput)
     .output(offeringSchema)
     .mutation(({ ctx, input }) => updateOffering(ctx.db, ctx.tenantId, input)),

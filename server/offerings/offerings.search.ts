@@ -24,12 +24,14 @@ export const searchOfferingsInput = z.strictObject(
       .string()
       .max(200)
       .optional()
-      .describe("Words to look for in the offering's title, Arabic title and descriptions, in any case; every word must match, and the last one may be the start of a word ('apart' finds 'apartment'). Omit (or leave empty) to list the newest active offerings."),
+      .describe(
+        "Words to look for in the offering's title, Arabic title and descriptions, in any case; every word must match, and the last one may be the start of a word ('apart' finds 'apartment'). Omit (or leave empty) to list the newest active offerings.",
+      ),
     attributes: z
       .record(z.string().min(1).max(100), filterValue)
       .refine((filters) => Object.keys(filters).length <= MAX_FILTERS, { message: `at most ${MAX_FILTERS} filters` })
       .optional()
-      .describe("Exact matches on the offering's attributes, e.g. {\"bedrooms\": 2, \"furnished\": true}"),
+      .describe('Exact matches on the offering\'s attributes, e.g. {"bedrooms": 2, "furnished": true}'),
     limit: z
       .number({ error: limitMessage })
       .int({ message: limitMessage })
@@ -64,7 +66,12 @@ const NEWEST = {
  * Null when the text has no word at all.
  */
 export function toPrefixQuery(text: string): string | null {
-  const words = (text.normalize("NFC").toLowerCase().match(/[\p{L}\p{M}\p{N}]+/gu) ?? [])
+  const words = (
+    text
+      .normalize("NFC")
+      .toLowerCase()
+      .match(/[\p{L}\p{M}\p{N}]+/gu) ?? []
+  )
     .filter((word) => /[\p{L}\p{N}]/u.test(word))
     .slice(0, MAX_QUERY_WORDS);
   if (!words.length) return null;
@@ -79,8 +86,6 @@ export async function searchOfferings(sql: TenantSql, input: SearchOfferingsInpu
   const query = text ? toPrefixQuery(text) : null;
   // Text without a single word (only punctuation, say) matches nothing rather than everything.
   if (text && query === null) return { data: [] };
-  const rows = query === null
-    ? await sql<Offering>(NEWEST, [filters, limit])
-    : await sql<Offering>(MATCHING, [filters, limit, query]);
+  const rows = query === null ? await sql<Offering>(NEWEST, [filters, limit]) : await sql<Offering>(MATCHING, [filters, limit, query]);
   return { data: rows };
 }

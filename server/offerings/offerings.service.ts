@@ -33,9 +33,17 @@ export function offeringToWire(o: OfferingRow): Offering {
 
 /** Wire field -> column, for the fields a create or update may set directly. */
 const COLUMNS = {
-  external_id: "externalId", reference_number: "referenceNumber", title: "title", title_ar: "titleAr",
-  description: "description", description_ar: "descriptionAr", price: "price", price_currency: "priceCurrency",
-  address: "address", photos: "photos", status: "status",
+  external_id: "externalId",
+  reference_number: "referenceNumber",
+  title: "title",
+  title_ar: "titleAr",
+  description: "description",
+  description_ar: "descriptionAr",
+  price: "price",
+  price_currency: "priceCurrency",
+  address: "address",
+  photos: "photos",
+  status: "status",
 } as const;
 
 function toColumns(input: Partial<CreateOfferingInput>): Record<string, unknown> {

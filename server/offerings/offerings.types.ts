@@ -33,7 +33,9 @@ const fields = {
   title_ar: z.string().max(500).nullable(),
   description: z.string().max(10000).nullable(),
   description_ar: z.string().max(10000).nullable(),
-  attributes: attributesInput().describe("Shallow-merged on update: keys overwrite or add, a null value deletes the key; the merged object is at most 16 KiB as JSON"),
+  attributes: attributesInput().describe(
+    "Shallow-merged on update: keys overwrite or add, a null value deletes the key; the merged object is at most 16 KiB as JSON",
+  ),
   price: decimalInput().describe("A number >= 0, or a decimal string matching ^[0-9]+(\\.[0-9]+)?$ for values that lose precision as numbers"),
   price_currency: z.string(invalid("must be a 3-letter ISO 4217 code like USD")).regex(/^[A-Z]{3}$/, { message: "must be a 3-letter ISO 4217 code like USD" }),
   address: z.string().max(500).nullable(),
@@ -65,9 +67,9 @@ export const updateOfferingInput = z
   .strictObject(
     {
       id: uuid().describe("Offering id"),
-      ...Object.fromEntries(Object.entries(fields).map(([k, s]) => [k, s.optional()])) as {
+      ...(Object.fromEntries(Object.entries(fields).map(([k, s]) => [k, s.optional()])) as {
         [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]>;
-      },
+      }),
     },
     strictBody,
   )

@@ -39,10 +39,6 @@ export function rateLimitConfigFromEnv(env: Env = process.env): RateLimitConfig 
     perIp: setting("RATE_LIMIT_PER_IP", env),
     perFailedAuthIp: setting("RATE_LIMIT_FAILED_AUTH_PER_IP", env),
     store:
-      upstashUrl && upstashToken
-        ? { kind: "upstash", url: upstashUrl, token: upstashToken }
-        : redisUrl
-          ? { kind: "redis", url: redisUrl }
-          : { kind: "memory" },
+      upstashUrl && upstashToken ? { kind: "upstash", url: upstashUrl, token: upstashToken } : redisUrl ? { kind: "redis", url: redisUrl } : { kind: "memory" },
   };
 }

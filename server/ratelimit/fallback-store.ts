@@ -23,8 +23,7 @@ export type FallbackOptions = {
 type Outage = { startedAt: number; flaps: number; upSince: number | null };
 
 const errorMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
-const isTimeout = (err: unknown) =>
-  err instanceof Error && (err.name === "TimeoutError" || /timed? ?out/i.test(err.message));
+const isTimeout = (err: unknown) => err instanceof Error && (err.name === "TimeoutError" || /timed? ?out/i.test(err.message));
 
 export function withMemoryFallback(primary: LimitStore, opts: FallbackOptions = {}): LimitStore {
   const probeIntervalMs = opts.probeIntervalMs ?? 1000;

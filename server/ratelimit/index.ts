@@ -32,7 +32,6 @@ export function limitApiRequest(input: { keyId: string; tenantId: string }): Pro
   return limiters().api.check({ key: input.keyId, tenant: input.tenantId });
 }
 
-
 /** /api/trpc: per dashboard user and (when the user acts in a tenant) the shared per-tenant bucket. */
 export function limitDashboardRequest(input: { userId: string; tenantId: string | null }): Promise<LimitDecision> {
   return limiters().dashboard.check({ user: input.userId, tenant: input.tenantId });

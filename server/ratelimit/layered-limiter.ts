@@ -1,9 +1,7 @@
 // Several sliding-window layers checked together; the most restrictive one decides.
 import type { LimitStore, StoreResult } from "./store";
 
-export type LimitDecision =
-  | { allowed: true; headers: Record<string, string> }
-  | { allowed: false; headers: Record<string, string>; message: string };
+export type LimitDecision = { allowed: true; headers: Record<string, string> } | { allowed: false; headers: Record<string, string>; message: string };
 
 export type LayerConfig = {
   /** Names the identifier in check() and namespaces the key: `rl:<name>:<identifier>:<window>`. */

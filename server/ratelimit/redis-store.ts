@@ -62,8 +62,7 @@ export function createRedisStore(client: Redis, opts: { ownsClient?: boolean } =
   // Until the first connection attempt has settled, a call waits for it rather than failing at
   // once: a process's first requests are counted in Redis, not in memory because the socket was
   // still opening. Afterwards a lost connection fails calls at once (no offline queue).
-  let connecting: Promise<void> | null =
-    client.status === "ready" ? null : firstAttempt(client).then(() => void (connecting = null));
+  let connecting: Promise<void> | null = client.status === "ready" ? null : firstAttempt(client).then(() => void (connecting = null));
   const store = createLibraryStore({
     kind: "redis",
     redis: createScriptAdapter(client),

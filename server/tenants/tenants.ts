@@ -2,7 +2,12 @@ import { randomBytes } from "node:crypto";
 import { getDb } from "../db/client";
 
 function slugify(name: string): string {
-  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 40) || "tenant";
+  const base =
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-|-$/g, "")
+      .slice(0, 40) || "tenant";
   return `${base}-${randomBytes(3).toString("hex")}`;
 }
 

@@ -66,14 +66,18 @@ export function getAgentOpenApiDocument(): OpenAPIObject {
       const errors = Object.entries(ERROR_STATUSES).filter(([status]) => operation === item.post || !["404", "409", "413"].includes(status));
       operation.responses = {
         "200": operation.responses["200"],
-        ...Object.fromEntries(errors.map(([status, description]) => [status, { description, content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } } }])),
+        ...Object.fromEntries(
+          errors.map(([status, description]) => [
+            status,
+            { description, content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } } },
+          ]),
+        ),
       };
     }
   }
   document = doc;
   return doc;
 }
-
 
 const bridge = createRestBridge({ basePath: AGENT_API_BASE_PATH, router: agentRouter, documents: { "/openapi.json": getAgentOpenApiDocument } });
 

@@ -34,7 +34,9 @@ export const toolCallIdField = z
   .string()
   .min(1)
   .max(MAX_TOOL_CALL_ID)
-  .describe(`Your runtime's id for this call (at most ${MAX_TOOL_CALL_ID} characters). A retry with the same id answers the first call's result and changes nothing more.`);
+  .describe(
+    `Your runtime's id for this call (at most ${MAX_TOOL_CALL_ID} characters). A retry with the same id answers the first call's result and changes nothing more.`,
+  );
 
 /** The input a caller sends: a write tool's input also takes an optional `tool_call_id`. */
 export function toolInputSchema(tool: ToolDeclaration): z.ZodObject {

@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import { AppError, badRequest, errorBody, toAppError } from "../errors";
+import { type AppError, badRequest, errorBody, toAppError } from "../errors";
 import { log } from "../log";
 import { resolveClientIp } from "../http/client-ip";
 import { assertBoundedInput } from "../api/bounded-input";
@@ -83,7 +83,11 @@ export async function handleMcpRequest(req: Request): Promise<Response> {
     await authenticate(ctx);
     if (req.method !== "POST") {
       return Response.json(
-        { jsonrpc: "2.0", error: { code: ErrorCode.ConnectionClosed, message: "Method not allowed: this MCP server is stateless; POST JSON-RPC messages" }, id: null },
+        {
+          jsonrpc: "2.0",
+          error: { code: ErrorCode.ConnectionClosed, message: "Method not allowed: this MCP server is stateless; POST JSON-RPC messages" },
+          id: null,
+        },
         { status: 405, headers: { ...headers, allow: "POST" } },
       );
     }

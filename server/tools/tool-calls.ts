@@ -25,8 +25,7 @@ const PRUNE_JOB = "tool-call pruning";
  * /api/v1 calls) write in the tool call's transaction.
  */
 export function joinTransaction(tx: TenantTx): TenantDb {
-  const $transaction = (work: ((tx: TenantTx) => Promise<unknown>) | Promise<unknown>[]) =>
-    typeof work === "function" ? work(tx) : Promise.all(work);
+  const $transaction = (work: ((tx: TenantTx) => Promise<unknown>) | Promise<unknown>[]) => (typeof work === "function" ? work(tx) : Promise.all(work));
   // The proxy is a TenantDb for every member a service uses (models, raw queries, $transaction).
   return new Proxy(tx, { get: (target, prop) => (prop === "$transaction" ? $transaction : Reflect.get(target, prop)) }) as unknown as TenantDb;
 }
@@ -86,8 +85,7 @@ export async function pruneToolCalls(retentionMs = TOOL_CALL_RETENTION_MS): Prom
 }
 
 /** Prunes every `intervalMs` (hourly) in this process. */
-export const startToolCallPruning = (intervalMs = PRUNE_INTERVAL_MS): PeriodicJob =>
-  startPeriodicJob(PRUNE_JOB, intervalMs, () => pruneToolCalls());
+export const startToolCallPruning = (intervalMs = PRUNE_INTERVAL_MS): PeriodicJob => startPeriodicJob(PRUNE_JOB, intervalMs, () => pruneToolCalls());
 
 /** Graceful shutdown: no further pruning; waits for a run in progress. */
 export const stopToolCallPruning = (): Promise<void> => stopPeriodicJob(PRUNE_JOB);

@@ -18,16 +18,18 @@ function toolProcedure({ tool, input, scope }: RegisteredTool) {
   return tenantProcedure(scope, { tool: tool.name })
     .meta({
       openapi: {
-        method: "POST", path: `/tools/${tool.name}`, tags: TAGS, summary: tool.title, protect: true,
+        method: "POST",
+        path: `/tools/${tool.name}`,
+        tags: TAGS,
+        summary: tool.title,
+        protect: true,
         description: `${tool.description}\n\nScope: \`${scope}\`${scope === "assistant:read" ? " (or `read`)" : ""}.${retries}`,
       },
     })
     .input(input)
     .output(tool.output)
     .mutation(({ ctx, input: { tool_call_id: toolCallId, ...args } }) =>
-      withToolCall(ctx.db, ctx.tenantId, tool.name, toolCallId as string | undefined, (db) =>
-        tool.run({ db, sql: ctx.sql, tenantId: ctx.tenantId }, args),
-      ),
+      withToolCall(ctx.db, ctx.tenantId, tool.name, toolCallId as string | undefined, (db) => tool.run({ db, sql: ctx.sql, tenantId: ctx.tenantId }, args)),
     );
 }
 
@@ -35,14 +37,21 @@ const listToolsInput = z.strictObject({
   format: z
     .enum(CATALOG_FORMATS, { error: `must be one of ${CATALOG_FORMATS.join(", ")}` })
     .optional()
-    .describe("`detailed` (default): name, title, description, required_scope, input_schema, output_schema, example; `openai`: `{ type: \"function\", function: { name, description, parameters } }`; `anthropic`: `{ name, description, input_schema }`; `mcp`: `{ name, title, description, inputSchema, outputSchema }`"),
+    .describe(
+      '`detailed` (default): name, title, description, required_scope, input_schema, output_schema, example; `openai`: `{ type: "function", function: { name, description, parameters } }`; `anthropic`: `{ name, description, input_schema }`; `mcp`: `{ name, title, description, inputSchema, outputSchema }`',
+    ),
 });
 
 const listTools = tenantProcedure("assistant:read")
   .meta({
     openapi: {
-      method: "GET", path: "/tools", tags: TAGS, summary: "List the tools", protect: true,
-      description: "Every tool with its description and input JSON Schema (2020-12, generated from the same schemas that validate calls), in the form your LLM API takes. Scope: `assistant:read` (or `read`).",
+      method: "GET",
+      path: "/tools",
+      tags: TAGS,
+      summary: "List the tools",
+      protect: true,
+      description:
+        "Every tool with its description and input JSON Schema (2020-12, generated from the same schemas that validate calls), in the form your LLM API takes. Scope: `assistant:read` (or `read`).",
     },
   })
   .input(listToolsInput)

@@ -20,10 +20,7 @@ const EXAMPLE_APPOINTMENT = "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d";
 const EXAMPLE_OFFERING = "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9";
 
 const appointmentId = uuid().describe("The appointment's id (from book_appointment or get_conversation_context)");
-const conversationIdInput = z.strictObject(
-  { conversation_id: uuid().describe("The conversation you are in") },
-  unknownFieldMessage(),
-);
+const conversationIdInput = z.strictObject({ conversation_id: uuid().describe("The conversation you are in") }, unknownFieldMessage());
 
 export const searchOfferingsTool = defineTool({
   name: "search_offerings",
@@ -61,8 +58,12 @@ export const upsertLeadTool = defineTool({
   input: upsertLeadInput,
   output: leadSchema,
   example: {
-    conversation_id: EXAMPLE_CONVERSATION, customer_name: "Ali Reza", customer_phone: "+971501234567",
-    offering_id: EXAMPLE_OFFERING, attributes: { budget_aed: 900000, move_in: "2026-12" }, status: "qualified",
+    conversation_id: EXAMPLE_CONVERSATION,
+    customer_name: "Ali Reza",
+    customer_phone: "+971501234567",
+    offering_id: EXAMPLE_OFFERING,
+    attributes: { budget_aed: 900000, move_in: "2026-12" },
+    status: "qualified",
   },
   run: ({ db, tenantId }, input) => upsertConversationLead(db, tenantId, input),
 });
@@ -77,9 +78,14 @@ export const bookAppointmentTool = defineTool({
   input: createAppointmentInput,
   output: appointmentSchema,
   example: {
-    customer_name: "Ali Reza", customer_phone: "+971501234567", scheduled_start: "2026-11-24T10:00:00.000Z",
-    scheduled_end: "2026-11-24T10:30:00.000Z", conversation_id: EXAMPLE_CONVERSATION, lead_id: EXAMPLE_LEAD,
-    offering_id: EXAMPLE_OFFERING, location_text: "Marina Gate 2, lobby",
+    customer_name: "Ali Reza",
+    customer_phone: "+971501234567",
+    scheduled_start: "2026-11-24T10:00:00.000Z",
+    scheduled_end: "2026-11-24T10:30:00.000Z",
+    conversation_id: EXAMPLE_CONVERSATION,
+    lead_id: EXAMPLE_LEAD,
+    offering_id: EXAMPLE_OFFERING,
+    location_text: "Marina Gate 2, lobby",
   },
   run: ({ db }, input) => createAppointment(db, input),
 });
@@ -87,8 +93,7 @@ export const bookAppointmentTool = defineTool({
 export const rescheduleAppointmentTool = defineTool({
   name: "reschedule_appointment",
   title: "Reschedule an appointment",
-  description:
-    "Move a confirmed appointment to a new time the customer agreed to. A cancelled or completed appointment cannot be changed (conflict).",
+  description: "Move a confirmed appointment to a new time the customer agreed to. A cancelled or completed appointment cannot be changed (conflict).",
   kind: "write",
   scope: "appointments:write",
   input: z.strictObject(
@@ -147,8 +152,14 @@ export const recordCsatTool = defineTool({
 
 /** Every tool, in the order the catalog lists them. */
 export const TOOLS: readonly ToolDeclaration[] = [
-  searchOfferingsTool, getConversationContextTool, upsertLeadTool, bookAppointmentTool,
-  rescheduleAppointmentTool, cancelAppointmentTool, requestHandoffTool, recordCsatTool,
+  searchOfferingsTool,
+  getConversationContextTool,
+  upsertLeadTool,
+  bookAppointmentTool,
+  rescheduleAppointmentTool,
+  cancelAppointmentTool,
+  requestHandoffTool,
+  recordCsatTool,
 ];
 
 /** A tool as callers see it: the input it accepts (with `tool_call_id` for writes) and the scope it needs. */

@@ -158,7 +158,7 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
  * any resolved address is not allowed. The socket connects only to the addresses checked here.
  */
 export function guardedLookup(hostname: string, options: { all?: boolean; family?: number } | number, callback: LookupCallback): void {
-  const opts = typeof options === "number" ? { family: options } : options ?? {};
+  const opts = typeof options === "number" ? { family: options } : (options ?? {});
   dnsLookup(hostname, { family: opts.family ?? 0, all: true, verbatim: true }, (err, addresses) => {
     if (err) return callback(err, opts.all ? [] : "", 0);
     for (const { address } of addresses) {

@@ -7,13 +7,36 @@ import { managerProcedure, managerReadProcedure, memberProcedure } from "../dash
 import { actorOf } from "../auth/principal";
 import { EVENT_TYPES } from "../events/catalog";
 import {
-  createdSubscriptionSchema, deliveryListSchema, deliverySchema, idInput, listDeliveriesInput, listNotificationsInput,
-  listSubscriptionsInput, notificationListSchema, notificationSchema, sendTestEventInput, subscriptionListSchema,
-  subscriptionSchema, createSubscriptionInput, updateSubscriptionInput, rollSecretInput, subscriptionDetailSchema,
+  createdSubscriptionSchema,
+  deliveryListSchema,
+  deliverySchema,
+  idInput,
+  listDeliveriesInput,
+  listNotificationsInput,
+  listSubscriptionsInput,
+  notificationListSchema,
+  notificationSchema,
+  sendTestEventInput,
+  subscriptionListSchema,
+  subscriptionSchema,
+  createSubscriptionInput,
+  updateSubscriptionInput,
+  rollSecretInput,
+  subscriptionDetailSchema,
 } from "./webhooks.types";
 import {
-  createSubscription, deleteSubscription, getDelivery, getSubscription, listDeliveries, listNotifications, listSubscriptions,
-  markNotificationRead, replayDelivery, rollSubscriptionSecret, sendTestEvent, updateSubscription,
+  createSubscription,
+  deleteSubscription,
+  getDelivery,
+  getSubscription,
+  listDeliveries,
+  listNotifications,
+  listSubscriptions,
+  markNotificationRead,
+  replayDelivery,
+  rollSubscriptionSecret,
+  sendTestEvent,
+  updateSubscription,
 } from "./webhooks.service";
 
 export const webhooksRouter = router({

@@ -12,7 +12,11 @@ import { tenantDb, uniquePhone } from "../helpers/conversations";
 
 let seq = 0;
 const inbound = (from: string, id = `SMcounter${process.pid}x${++seq}`): InboundMessage => ({
-  provider: "twilio", providerMessageId: id, channel: "sms", from, body: "Do you have a viewing slot on Friday?",
+  provider: "twilio",
+  providerMessageId: id,
+  channel: "sms",
+  from,
+  body: "Do you have a viewing slot on Friday?",
 });
 
 async function todayOf(key: string) {
@@ -59,10 +63,11 @@ describe("counters under concurrent ingest for one tenant", () => {
     const first = await open();
     let second = await open();
     while ((await shardOf(second)) === (await shardOf(first))) second = await open();
-    const insert = (c: pg.Client) => c.query(
-      `INSERT INTO messages (id, tenant_id, conversation_id, direction, author, body, status) VALUES (gen_random_uuid(), $1, $2, 'inbound', 'customer', 'x', 'received')`,
-      [tenantId, conversationId],
-    );
+    const insert = (c: pg.Client) =>
+      c.query(
+        `INSERT INTO messages (id, tenant_id, conversation_id, direction, author, body, status) VALUES (gen_random_uuid(), $1, $2, 'inbound', 'customer', 'x', 'received')`,
+        [tenantId, conversationId],
+      );
     try {
       await first.query("BEGIN");
       await insert(first); // holds its counter row until it commits

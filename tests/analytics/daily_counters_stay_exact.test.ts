@@ -28,8 +28,22 @@ describe("per-day counters behind the rollup", () => {
     const b = await db.conversation.create({ data: { channel: "webchat", customerIdentifier: "w1", createdAt: at(1, 0) } as never });
     await db.message.createMany({
       data: [
-        ...Array.from({ length: 5 }, () => ({ conversationId: a.id, direction: "inbound", author: "customer", body: "x", status: "received", createdAt: late })),
-        ...Array.from({ length: 3 }, () => ({ conversationId: b.id, direction: "outbound", author: "assistant", body: "y", status: "sent", createdAt: at(1, 0) })),
+        ...Array.from({ length: 5 }, () => ({
+          conversationId: a.id,
+          direction: "inbound",
+          author: "customer",
+          body: "x",
+          status: "received",
+          createdAt: late,
+        })),
+        ...Array.from({ length: 3 }, () => ({
+          conversationId: b.id,
+          direction: "outbound",
+          author: "assistant",
+          body: "y",
+          status: "sent",
+          createdAt: at(1, 0),
+        })),
         { conversationId: b.id, direction: "inbound", author: "customer", body: "z", status: "received", createdAt: at(0, 1) },
       ] as never,
     });

@@ -37,6 +37,8 @@ describe("previous period totals", () => {
 
   it("400_days_out_of_range_names_the_field", async () => {
     const { tenantId } = await tenantWithKey();
-    await expect(dashboardCaller(tenantId).analytics.previousPeriod({ days: 91 })).rejects.toMatchObject({ message: expect.stringContaining("must be an integer from 1 to 90") });
+    await expect(dashboardCaller(tenantId).analytics.previousPeriod({ days: 91 })).rejects.toMatchObject({
+      message: expect.stringContaining("must be an integer from 1 to 90"),
+    });
   });
 });

@@ -34,13 +34,25 @@ async function seed(tenantId: string) {
   const appointment = (createdAt: Date, extra: Record<string, unknown> = {}) =>
     db.appointment.create({
       data: {
-        customerName: "A", customerPhone: "+971501234567", scheduledStart: createdAt,
-        scheduledEnd: new Date(createdAt.getTime() + 3_600_000), createdAt, updatedAt: createdAt, ...extra,
+        customerName: "A",
+        customerPhone: "+971501234567",
+        scheduledStart: createdAt,
+        scheduledEnd: new Date(createdAt.getTime() + 3_600_000),
+        createdAt,
+        updatedAt: createdAt,
+        ...extra,
       } as never,
     });
   const message = (conversationId: string, direction: string, createdAt: Date) =>
     db.message.create({
-      data: { conversationId, direction, author: direction === "inbound" ? "customer" : "assistant", body: "hi", status: direction === "inbound" ? "received" : "sent", createdAt } as never,
+      data: {
+        conversationId,
+        direction,
+        author: direction === "inbound" ? "customer" : "assistant",
+        body: "hi",
+        status: direction === "inbound" ? "received" : "sent",
+        createdAt,
+      } as never,
     });
   return { conversation, lead, appointment, message };
 }

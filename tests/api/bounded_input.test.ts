@@ -43,9 +43,7 @@ describe("assertBoundedInput", () => {
   });
 
   it("400_for_lone_surrogates_in_values_and_keys", () => {
-    expect(refusal({ attributes: { x: "\ud800" } }).message).toBe(
-      "invalid field 'attributes.x': contains an unpaired surrogate (not valid Unicode)",
-    );
+    expect(refusal({ attributes: { x: "\ud800" } }).message).toBe("invalid field 'attributes.x': contains an unpaired surrogate (not valid Unicode)");
     expect(refusal({ attributes: { x: "a\udc00" } }).field).toBe("attributes.x");
     expect(refusal({ attributes: { x: "\udbff\udbff\udc00" } }).field).toBe("attributes.x");
     // The key is shown with U+FFFD in place of the lone surrogate, so the message is valid Unicode itself.

@@ -26,7 +26,13 @@ describe("GET /api/v1/openapi.json", () => {
       );
     }
     expect(doc.components.schemas.ErrorEnvelope.properties.error.properties.code.enum).toEqual([
-      "unauthorized", "forbidden", "rate_limited", "bad_request", "not_found", "conflict", "internal_error",
+      "unauthorized",
+      "forbidden",
+      "rate_limited",
+      "bad_request",
+      "not_found",
+      "conflict",
+      "internal_error",
     ]);
   });
 

@@ -31,7 +31,11 @@ describe("OpenAPI examples", () => {
       if (!op.requestBody && !(op.parameters ?? []).length) throw new Error(`${key} has no input to exemplify`);
       expect(op.requestBody || (op.parameters ?? []).some((p: any) => p.example !== undefined), `${key} request example`).toBeTruthy();
     }
-    expect(Object.keys(OPERATION_EXAMPLES).sort()).toEqual(operationsOf(doc).map((o) => o.key).sort());
+    expect(Object.keys(OPERATION_EXAMPLES).sort()).toEqual(
+      operationsOf(doc)
+        .map((o) => o.key)
+        .sort(),
+    );
   });
 
   it("every_response_example_matches_its_documented_schema", async () => {

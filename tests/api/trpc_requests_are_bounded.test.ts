@@ -36,8 +36,7 @@ async function send(path: string, init: RequestInit & { headers?: Record<string,
 
 const offeringInput = (extra: Record<string, unknown> = {}) => ({ title: "Villa", price: 1, price_currency: "USD", ...extra });
 /** How many offerings the tenant has (to prove a refused request created none). */
-const offeringCount = async () =>
-  (await trpcOverHttp(mount.url, cookie, "query", "offerings.list", { limit: 100 })).body.result.data.data.length;
+const offeringCount = async () => (await trpcOverHttp(mount.url, cookie, "query", "offerings.list", { limit: 100 })).body.result.data.data.length;
 
 /** The server process's peak resident memory (VmHWM), in bytes. */
 const peakRss = () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${mount.proc.pid}/status`, "utf8"))![1]) * 1024;
@@ -134,7 +133,9 @@ describe("/api/trpc request bounds", () => {
     ]) {
       const res = await send("offerings.create", { method: "POST", headers: { "content-type": contentType }, body });
       expect({ contentType, status: res.status, body: res.body }).toEqual({
-        contentType, status: 400, body: envelope("bad_request", `content-type must be application/json (got ${shown})`),
+        contentType,
+        status: 400,
+        body: envelope("bad_request", `content-type must be application/json (got ${shown})`),
       });
     }
     const malformed = await send("offerings.create", { method: "POST", headers: { "content-type": "application/json" }, body: '{"title":' });
@@ -158,7 +159,9 @@ describe("/api/trpc request bounds", () => {
     expect(nul.body.error.data.field).toBe("title");
     const lone = await trpcOverHttp(mount.url, cookie, "mutation", "offerings.create", offeringInput({ attributes: { k: "\ud800" } }));
     expect(trpcErrorOf(lone)).toEqual({
-      status: 400, code: "bad_request", message: "invalid field 'attributes.k': contains an unpaired surrogate (not valid Unicode)",
+      status: 400,
+      code: "bad_request",
+      message: "invalid field 'attributes.k': contains an unpaired surrogate (not valid Unicode)",
     });
     // 100,000 levels deep, written as text (JSON.stringify itself would overflow the stack).
     const text = `{"title":"Villa","price":1,"price_currency":"USD","attributes":${'{"a":'.repeat(100_000)}1${"}".repeat(100_000)}}`;

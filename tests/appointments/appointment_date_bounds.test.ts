@@ -8,7 +8,10 @@ let key: string;
 const START = "2026-12-01T10:00:00.000Z";
 const END = "2026-12-01T11:00:00.000Z";
 const book = (body: Record<string, unknown>) =>
-  call("POST", "/appointments", { key, body: { customer_name: "Layla", customer_phone: "+971501234567", scheduled_start: START, scheduled_end: END, ...body } });
+  call("POST", "/appointments", {
+    key,
+    body: { customer_name: "Layla", customer_phone: "+971501234567", scheduled_start: START, scheduled_end: END, ...body },
+  });
 const outOfRange = (field: string) => errorOf("bad_request", `invalid field '${field}': must be between years 0001 and 9999 (in UTC)`);
 
 beforeAll(async () => {

@@ -16,9 +16,7 @@ const book = (body: Record<string, unknown> = {}, k = key) =>
   });
 const patch = (id: string, body: unknown, k = key) => call("PATCH", `/appointments/${id}`, { key: k, body });
 const eventsOf = async (type: string, id: string) =>
-  (await (await getDb()).event.findMany({ where: { tenantId, type }, orderBy: { createdAt: "asc" } })).filter(
-    (e) => (e.data as any).object.id === id,
-  );
+  (await (await getDb()).event.findMany({ where: { tenantId, type }, orderBy: { createdAt: "asc" } })).filter((e) => (e.data as any).object.id === id);
 
 beforeAll(async () => {
   ({ key, tenantId } = await tenantWithKey());
@@ -30,10 +28,20 @@ describe("POST /appointments", () => {
     const res = await book({ customer_email: "layla@example.com", offering_id: offering.body.id, location_text: "Marina" });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
-      id: expect.any(String), customer_name: "Layla", customer_phone: "+971501234567", customer_email: "layla@example.com",
-      scheduled_start: START, scheduled_end: END, status: "confirmed", conversation_id: null, lead_id: null,
-      offering_id: offering.body.id, location_text: "Marina", google_calendar_event_id: null,
-      created_at: expect.stringMatching(/Z$/), updated_at: expect.stringMatching(/Z$/),
+      id: expect.any(String),
+      customer_name: "Layla",
+      customer_phone: "+971501234567",
+      customer_email: "layla@example.com",
+      scheduled_start: START,
+      scheduled_end: END,
+      status: "confirmed",
+      conversation_id: null,
+      lead_id: null,
+      offering_id: offering.body.id,
+      location_text: "Marina",
+      google_calendar_event_id: null,
+      created_at: expect.stringMatching(/Z$/),
+      updated_at: expect.stringMatching(/Z$/),
     });
     expect(await eventsOf("booking.created", res.body.id)).toHaveLength(1);
   });
@@ -97,25 +105,25 @@ describe("PATCH /appointments/{id}", () => {
     expect(res.body).toEqual(errorOf("bad_request", "invalid field 'scheduled_end': must be after scheduled_start"));
   });
 
-  it.each([["cancelled", "booking.cancelled"], ["completed", "booking.completed"]])(
-    "status_%s_emits_%s_and_is_terminal",
-    async (status, type) => {
-      const a = (await book()).body;
-      const res = await patch(a.id, { status });
-      expect(res.status).toBe(200);
-      expect(res.body.status).toBe(status);
-      expect(await eventsOf(type, a.id)).toHaveLength(1);
-      const again = await patch(a.id, { status: "confirmed" });
-      expect(again.status).toBe(409);
-      expect(again.body).toEqual(errorOf("conflict", `appointment is ${status}; a ${status} appointment cannot be changed`));
-      const reschedule = await patch(a.id, { scheduled_start: "2026-12-01T09:00:00Z" });
-      expect(reschedule.status).toBe(409);
-      // Repeating the terminal state changes nothing: 200, and no second event.
-      const same = await patch(a.id, { status });
-      expect(same.status).toBe(200);
-      expect(await eventsOf(type, a.id)).toHaveLength(1);
-    },
-  );
+  it.each([
+    ["cancelled", "booking.cancelled"],
+    ["completed", "booking.completed"],
+  ])("status_%s_emits_%s_and_is_terminal", async (status, type) => {
+    const a = (await book()).body;
+    const res = await patch(a.id, { status });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe(status);
+    expect(await eventsOf(type, a.id)).toHaveLength(1);
+    const again = await patch(a.id, { status: "confirmed" });
+    expect(again.status).toBe(409);
+    expect(again.body).toEqual(errorOf("conflict", `appointment is ${status}; a ${status} appointment cannot be changed`));
+    const reschedule = await patch(a.id, { scheduled_start: "2026-12-01T09:00:00Z" });
+    expect(reschedule.status).toBe(409);
+    // Repeating the terminal state changes nothing: 200, and no second event.
+    const same = await patch(a.id, { status });
+    expect(same.status).toBe(200);
+    expect(await eventsOf(type, a.id)).toHaveLength(1);
+  });
 
   it("400_unknown_status_value", async () => {
     const a = (await book()).body;
@@ -162,7 +170,9 @@ describe("GET /appointments", () => {
     const db = scopeToTenant(await getDb(), t);
     await db.appointment.createMany({
       data: Array.from({ length: 25 }, (_, i) => ({
-        customerName: `c${i}`, customerPhone: "1", scheduledStart: new Date(Date.UTC(2026, 5, 1, i % 3)),
+        customerName: `c${i}`,
+        customerPhone: "1",
+        scheduledStart: new Date(Date.UTC(2026, 5, 1, i % 3)),
         scheduledEnd: new Date(Date.UTC(2026, 5, 1, 5)),
       })) as never,
     });

@@ -92,16 +92,18 @@ describe("403 missing scope", () => {
 describe("authentication comes before the body", () => {
   /** A POST whose body starts and never finishes (a slow client holding the request open). */
   const postNeverEnding = (authorization: string) =>
-    handleRestRequest(new Request("http://127.0.0.1/api/v1/offerings", {
-      method: "POST",
-      headers: { authorization, "content-type": "application/json" },
-      body: new ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(new TextEncoder().encode('{"title":"slow'));
-        },
-      }),
-      duplex: "half",
-    } as RequestInit));
+    handleRestRequest(
+      new Request("http://127.0.0.1/api/v1/offerings", {
+        method: "POST",
+        headers: { authorization, "content-type": "application/json" },
+        body: new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode('{"title":"slow'));
+          },
+        }),
+        duplex: "half",
+      } as RequestInit),
+    );
 
   it("401_bad_key_is_answered_without_reading_a_body_that_never_finishes", async () => {
     const res = await postNeverEnding(`Bearer xapk_live_${hex48}`);

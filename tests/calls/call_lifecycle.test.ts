@@ -36,17 +36,31 @@ describe("call lifecycle", () => {
     await applyCallReport(db, tenantId, start);
     await applyCallReport(db, tenantId, { ...start, answeredAt: at(1) });
     const end = await applyCallReport(db, tenantId, {
-      ...start, ended: { at: at(301), answered: true, reason: "user_hangup" }, recordingUrl: "https://rec.example.com/1.wav", transcript,
+      ...start,
+      ended: { at: at(301), answered: true, reason: "user_hangup" },
+      recordingUrl: "https://rec.example.com/1.wav",
+      transcript,
     });
 
     expect(end.events).toEqual(["call.completed"]);
     expect(end.call).toMatchObject({
-      status: "completed", answeredAt: at(1), endedAt: at(301), durationSeconds: 300, endReason: "user_hangup", recordingUrl: "https://rec.example.com/1.wav",
+      status: "completed",
+      answeredAt: at(1),
+      endedAt: at(301),
+      durationSeconds: 300,
+      endReason: "user_hangup",
+      recordingUrl: "https://rec.example.com/1.wav",
     });
     const events = await eventsOf(tenantId);
     expect(events.map((e) => e.type)).toEqual(["conversation.created", "call.started", "call.completed"]);
     expect(events[0].data.object).toMatchObject({ channel: "voice", customer_identifier: phone });
-    expect(events[1].data.object).toMatchObject({ id: end.call.id, status: "ringing", answered_at: null, provider: "retell", provider_call_id: start.providerCallId });
+    expect(events[1].data.object).toMatchObject({
+      id: end.call.id,
+      status: "ringing",
+      answered_at: null,
+      provider: "retell",
+      provider_call_id: start.providerCallId,
+    });
     expect(events[2].data).toEqual({
       object: expect.objectContaining({ id: end.call.id, conversation_id: end.conversation.id, status: "completed", duration_seconds: 300 }),
       previous_attributes: { status: "in_progress", ended_at: null, duration_seconds: null, end_reason: null, recording_url: null },

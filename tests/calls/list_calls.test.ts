@@ -17,7 +17,11 @@ describe("GET /conversations/{id}/calls", () => {
     const phone = uniquePhone();
     for (const [i, startedAt] of starts.entries()) {
       const result = await applyCallReport(db, tenantId, {
-        provider: "retell", providerCallId: `call_list_${process.pid}_${i}`, direction: "inbound", customerNumber: phone, startedAt,
+        provider: "retell",
+        providerCallId: `call_list_${process.pid}_${i}`,
+        direction: "inbound",
+        customerNumber: phone,
+        startedAt,
         ended: { at: new Date(startedAt.getTime() + 30_000), answered: i % 2 === 0, reason: i % 2 === 0 ? "user_hangup" : "dial_no_answer" },
       });
       conversationId = result.conversation.id;
@@ -28,14 +32,26 @@ describe("GET /conversations/{id}/calls", () => {
     const first = await call("GET", `/conversations/${conversationId}/calls?limit=2`, { key });
     expect(first.status).toBe(200);
     expect(first.body.data.map((c: { started_at: string; status: string }) => [c.started_at, c.status])).toEqual([
-      [starts[4].toISOString(), "completed"], [starts[3].toISOString(), "missed"],
+      [starts[4].toISOString(), "completed"],
+      [starts[3].toISOString(), "missed"],
     ]);
     expect(first.body).toMatchObject({ has_more: true, next_cursor: first.body.data[1].id });
     expect(first.body.data[0]).toEqual({
-      id: expect.any(String), conversation_id: conversationId, provider: "retell", provider_call_id: `call_list_${process.pid}_4`,
-      direction: "inbound", status: "completed", started_at: starts[4].toISOString(), answered_at: starts[4].toISOString(),
-      ended_at: new Date(starts[4].getTime() + 30_000).toISOString(), duration_seconds: 30, end_reason: "user_hangup",
-      recording_url: null, summary: null, created_at: expect.any(String), updated_at: expect.any(String),
+      id: expect.any(String),
+      conversation_id: conversationId,
+      provider: "retell",
+      provider_call_id: `call_list_${process.pid}_4`,
+      direction: "inbound",
+      status: "completed",
+      started_at: starts[4].toISOString(),
+      answered_at: starts[4].toISOString(),
+      ended_at: new Date(starts[4].getTime() + 30_000).toISOString(),
+      duration_seconds: 30,
+      end_reason: "user_hangup",
+      recording_url: null,
+      summary: null,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
     });
 
     const second = await call("GET", `/conversations/${conversationId}/calls?limit=2&cursor=${first.body.next_cursor}`, { key });
@@ -74,8 +90,21 @@ describe("GET /conversations/{id}/calls", () => {
     expect(ok.schema.$ref).toBe("#/components/schemas/CallList");
     expect(ok.example.data[0]).toMatchObject({ provider: "retell", status: "completed" });
     expect(Object.keys(doc.components.schemas.Call.properties)).toEqual([
-      "id", "conversation_id", "provider", "provider_call_id", "direction", "status", "started_at", "answered_at", "ended_at",
-      "duration_seconds", "end_reason", "recording_url", "summary", "created_at", "updated_at",
+      "id",
+      "conversation_id",
+      "provider",
+      "provider_call_id",
+      "direction",
+      "status",
+      "started_at",
+      "answered_at",
+      "ended_at",
+      "duration_seconds",
+      "end_reason",
+      "recording_url",
+      "summary",
+      "created_at",
+      "updated_at",
     ]);
   });
 });

@@ -26,7 +26,12 @@ describe("channel CLI commands", () => {
     const { id: tenantId } = await newTenant();
     const address = uniqueBusinessNumber();
     const connected = await cli(["channel", "connect"], {
-      tenant: tenantId, provider: "twilio", channel: "sms", address, "account-sid": TWILIO_SID, "auth-token": TWILIO_TOKEN,
+      tenant: tenantId,
+      provider: "twilio",
+      channel: "sms",
+      address,
+      "account-sid": TWILIO_SID,
+      "auth-token": TWILIO_TOKEN,
     });
     expect(connected).toMatchObject({ code: 0, out: { provider: "twilio", channel: "sms", address, status: "active", has_credentials: true } });
     expect(connected.raw).not.toContain(TWILIO_TOKEN);
@@ -43,7 +48,8 @@ describe("channel CLI commands", () => {
 
     const audit = await (await getDb()).auditLog.findMany({ where: { tenantId, action: "channel_connection.changed" }, orderBy: { createdAt: "asc" } });
     expect(audit.map((a) => [a.actorType, a.actorLabel, (a.details as { change: string }).change])).toEqual([
-      ["operator", "cli", "created"], ["operator", "cli", "updated"],
+      ["operator", "cli", "created"],
+      ["operator", "cli", "updated"],
     ]);
 
     expect((await cli(["channel", "disconnect", id], { tenant: tenantId })).out).toEqual({ deleted: true });
@@ -58,17 +64,23 @@ describe("channel CLI commands", () => {
     const own = await cli(["channel", "connect"], { tenant: first, ...flags });
     expect(own.code).toBe(0);
     expect(await cli(["channel", "connect"], { tenant: second, ...flags })).toMatchObject({
-      code: 2, err: { error: `address '${address}' is already connected with provider 'twilio'` },
+      code: 2,
+      err: { error: `address '${address}' is already connected with provider 'twilio'` },
     });
     expect(await cli(["channel", "connect"], { tenant: first, id: own.out.id, address: uniqueBusinessNumber() })).toMatchObject({
-      code: 2, err: { error: "missing required field 'credentials': changing the provider or address needs the credentials again" },
+      code: 2,
+      err: { error: "missing required field 'credentials': changing the provider or address needs the credentials again" },
     });
   });
 
   it.each([
     [["channel", "connect"], { tenant: "acme" }, "--tenant must be a uuid"],
     [["channel", "connect"], { tenant: "00000000-0000-4000-8000-000000000000" }, "tenant 00000000-0000-4000-8000-000000000000 not found"],
-    [["channel", "connect"], { provider: "twilio", channel: "sms", address: "+97143001234", "account-sid": TWILIO_SID }, "missing required field 'credentials.auth_token'"],
+    [
+      ["channel", "connect"],
+      { provider: "twilio", channel: "sms", address: "+97143001234", "account-sid": TWILIO_SID },
+      "missing required field 'credentials.auth_token'",
+    ],
     [["channel", "connect"], { channel: "sms", address: "+97143001234" }, "missing required field 'provider'"],
     [["channel", "disconnect", "nope"], {}, "CONNECTION_ID must be a uuid"],
   ])("exit_2_%j_%j", async (positionals, flags, message) => {

@@ -13,12 +13,20 @@ const auditOf = async (tenantId: string) =>
   (await getDb()).auditLog.findMany({ where: { tenantId, action: "channel_connection.changed" }, orderBy: { createdAt: "asc" } });
 
 const twilioSms = (address: string, extra: Record<string, unknown> = {}) => ({
-  provider: "twilio" as const, channel: "sms" as const, address,
-  credentials: { account_sid: TWILIO_SID, auth_token: TWILIO_TOKEN }, ...extra,
+  provider: "twilio" as const,
+  channel: "sms" as const,
+  address,
+  credentials: { account_sid: TWILIO_SID, auth_token: TWILIO_TOKEN },
+  ...extra,
 });
 
 const refusal = async (work: Promise<unknown>) => {
-  const error = toAppError(await work.then(() => new Error("expected a refusal"), (e) => e));
+  const error = toAppError(
+    await work.then(
+      () => new Error("expected a refusal"),
+      (e) => e,
+    ),
+  );
   return { code: error.errorCode, field: error.field, message: error.message };
 };
 
@@ -29,8 +37,14 @@ describe("channel connections (dashboard tRPC)", () => {
     const admin = dashboardCaller(tenantId, "admin");
     const created = await admin.channels.connect(twilioSms(spaced(address)));
     expect(created).toEqual({
-      id: expect.any(String), provider: "twilio", channel: "sms", address, status: "active", has_credentials: true,
-      created_at: expect.any(String), updated_at: expect.any(String),
+      id: expect.any(String),
+      provider: "twilio",
+      channel: "sms",
+      address,
+      status: "active",
+      has_credentials: true,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
     });
     expect(JSON.stringify(created)).not.toContain(TWILIO_TOKEN);
 
@@ -87,7 +101,8 @@ describe("channel connections (dashboard tRPC)", () => {
     const owner = dashboardCaller(tenantId, "owner");
     const created = await owner.channels.connect(twilioSms(uniqueBusinessNumber()));
     const expected = {
-      code: "bad_request", field: "credentials",
+      code: "bad_request",
+      field: "credentials",
       message: "missing required field 'credentials': changing the provider or address needs the credentials again",
     };
     expect(await refusal(owner.channels.update({ id: created.id, address: uniqueBusinessNumber() }))).toEqual(expected);
@@ -103,7 +118,9 @@ describe("channel connections (dashboard tRPC)", () => {
     const moved = await owner.channels.update({ id: created.id, provider: "retell", channel: "voice", credentials: { api_key: "key_new" } });
     expect(moved).toMatchObject({ provider: "retell", channel: "voice", address: created.address });
     expect((await auditOf(tenantId)).map((e) => [(e.details as any).change, (e.details as any).credentials_changed])).toEqual([
-      ["created", true], ["updated", false], ["updated", true],
+      ["created", true],
+      ["updated", false],
+      ["updated", true],
     ]);
     // A change that changes nothing writes no audit entry.
     await owner.channels.update({ id: created.id, status: "disabled" });
@@ -135,15 +152,51 @@ describe("channel connections (dashboard tRPC)", () => {
   });
 
   it.each([
-    [{ provider: "twilio", channel: "sms", address: "12345", credentials: { account_sid: TWILIO_SID, auth_token: "t" } }, "address", "invalid field 'address': not a valid phone number; write it in E.164, e.g. +97143001234"],
-    [{ provider: "whatsapp_cloud", channel: "whatsapp", address: "+97143001234", credentials: { app_secret: "s", verify_token: "v", access_token: "a" } }, "address", "invalid field 'address': must be the WhatsApp Cloud phone_number_id (digits) for provider 'whatsapp_cloud'"],
-    [{ provider: "retell", channel: "sms", address: "+97143001234", credentials: { api_key: "k" } }, "channel", "invalid field 'channel': provider 'retell' serves voice"],
-    [{ provider: "twilio", channel: "sms", address: "+97143001234", credentials: { account_sid: "nope", auth_token: "t" } }, "credentials.account_sid", "invalid field 'credentials.account_sid': must be 'AC' followed by 32 hex characters"],
-    [{ provider: "twilio", channel: "sms", address: "+97143001234", credentials: { account_sid: TWILIO_SID } }, "credentials.auth_token", "missing required field 'credentials.auth_token'"],
-    [{ provider: "twilio", channel: "sms", address: "+97143001234", credentials: { account_sid: TWILIO_SID, auth_token: "t", authtoken: "t" } }, "credentials.authtoken", "unknown field 'credentials.authtoken'"],
-    [{ provider: "twilio", channel: "sms", address: "+97143001234", credentials: { account_sid: TWILIO_SID, auth_token: "   " } }, "credentials.auth_token", "invalid field 'credentials.auth_token': must not be blank"],
-    [{ provider: "sinch", channel: "sms", address: "+97143001234", credentials: {} }, "provider", "invalid field 'provider': must be one of twilio, whatsapp_cloud, retell, vapi"],
-    [{ provider: "twilio", channel: "email", address: "+97143001234", credentials: {} }, "channel", "invalid field 'channel': must be one of voice, sms, whatsapp"],
+    [
+      { provider: "twilio", channel: "sms", address: "12345", credentials: { account_sid: TWILIO_SID, auth_token: "t" } },
+      "address",
+      "invalid field 'address': not a valid phone number; write it in E.164, e.g. +97143001234",
+    ],
+    [
+      { provider: "whatsapp_cloud", channel: "whatsapp", address: "+97143001234", credentials: { app_secret: "s", verify_token: "v", access_token: "a" } },
+      "address",
+      "invalid field 'address': must be the WhatsApp Cloud phone_number_id (digits) for provider 'whatsapp_cloud'",
+    ],
+    [
+      { provider: "retell", channel: "sms", address: "+97143001234", credentials: { api_key: "k" } },
+      "channel",
+      "invalid field 'channel': provider 'retell' serves voice",
+    ],
+    [
+      { provider: "twilio", channel: "sms", address: "+97143001234", credentials: { account_sid: "nope", auth_token: "t" } },
+      "credentials.account_sid",
+      "invalid field 'credentials.account_sid': must be 'AC' followed by 32 hex characters",
+    ],
+    [
+      { provider: "twilio", channel: "sms", address: "+97143001234", credentials: { account_sid: TWILIO_SID } },
+      "credentials.auth_token",
+      "missing required field 'credentials.auth_token'",
+    ],
+    [
+      { provider: "twilio", channel: "sms", address: "+97143001234", credentials: { account_sid: TWILIO_SID, auth_token: "t", authtoken: "t" } },
+      "credentials.authtoken",
+      "unknown field 'credentials.authtoken'",
+    ],
+    [
+      { provider: "twilio", channel: "sms", address: "+97143001234", credentials: { account_sid: TWILIO_SID, auth_token: "   " } },
+      "credentials.auth_token",
+      "invalid field 'credentials.auth_token': must not be blank",
+    ],
+    [
+      { provider: "sinch", channel: "sms", address: "+97143001234", credentials: {} },
+      "provider",
+      "invalid field 'provider': must be one of twilio, whatsapp_cloud, retell, vapi",
+    ],
+    [
+      { provider: "twilio", channel: "email", address: "+97143001234", credentials: {} },
+      "channel",
+      "invalid field 'channel': must be one of voice, sms, whatsapp",
+    ],
     [{ provider: "twilio", channel: "sms", address: "+97143001234" }, "credentials", "missing required field 'credentials'"],
     [{ provider: "twilio", channel: "sms", address: "+97143001234", credentials: {}, webhook: "x" }, "webhook", "unknown field 'webhook'"],
   ])("400_refuses_%j_naming_the_field", async (input, field, message) => {

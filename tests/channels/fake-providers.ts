@@ -8,8 +8,7 @@ import { randomBytes } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { startFakeServer, type RecordedRequest } from "../helpers/conversations";
 
-const json = (res: ServerResponse, status: number, body: unknown) =>
-  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+const json = (res: ServerResponse, status: number, body: unknown) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
 
 export type TwilioAccount = { sid: string; token: string; numbers: string[] };
 
@@ -32,12 +31,25 @@ export async function startFakeTwilio(opts: { accounts: TwilioAccount[]; invalid
     if (!from) return twilioError(res, 400, 21603, "A 'From' phone number is required.");
     if (!body) return twilioError(res, 400, 21602, "Message body is required.");
     const bare = (n: string) => n.replace(/^whatsapp:/, "");
-    if (to.startsWith("whatsapp:") !== from.startsWith("whatsapp:")) return twilioError(res, 400, 63007, "Twilio could not find a Channel with the specified From address");
-    if (!account.numbers.includes(bare(from))) return twilioError(res, 400, 21606, `The From phone number ${from} is not a valid, SMS-capable inbound phone number or short code for your account.`);
+    if (to.startsWith("whatsapp:") !== from.startsWith("whatsapp:"))
+      return twilioError(res, 400, 63007, "Twilio could not find a Channel with the specified From address");
+    if (!account.numbers.includes(bare(from)))
+      return twilioError(res, 400, 21606, `The From phone number ${from} is not a valid, SMS-capable inbound phone number or short code for your account.`);
     if (!/^\+[1-9]\d{6,14}$/.test(bare(to)) || opts.invalidTo?.has(bare(to))) return twilioError(res, 400, 21211, `Invalid 'To' Phone Number: ${bare(to)}`);
     const sid = `SM${randomBytes(16).toString("hex")}`;
     sids.push(sid);
-    const answer = () => json(res, 201, { sid, account_sid: account.sid, to, from, body, status: "queued", num_segments: "1", direction: "outbound-api", api_version: "2010-04-01" });
+    const answer = () =>
+      json(res, 201, {
+        sid,
+        account_sid: account.sid,
+        to,
+        from,
+        body,
+        status: "queued",
+        num_segments: "1",
+        direction: "outbound-api",
+        api_version: "2010-04-01",
+      });
     if (opts.slowTo?.has(bare(to))) setTimeout(answer, opts.slowMs ?? 3000);
     else answer();
   });
@@ -55,7 +67,8 @@ export async function startFakeGraph(opts: { version: string; numbers: GraphNumb
     const path = new RegExp(`^/${opts.version.replace(".", "\\.")}/(\\d+)/messages$`).exec(req.url);
     const number = path && opts.numbers.find((n) => n.phoneNumberId === path[1]);
     if (req.method !== "POST" || !number) return graphError(res, 400, 100, "Unsupported post request.", "GraphMethodException");
-    if (req.headers.authorization !== `Bearer ${number.accessToken}`) return graphError(res, 401, 190, "Invalid OAuth access token - Cannot parse access token");
+    if (req.headers.authorization !== `Bearer ${number.accessToken}`)
+      return graphError(res, 401, 190, "Invalid OAuth access token - Cannot parse access token");
     if (!/^application\/json\b/.test(req.headers["content-type"] ?? "")) return graphError(res, 400, 100, "(#100) Invalid parameter");
     let body: any;
     try {
@@ -65,9 +78,14 @@ export async function startFakeGraph(opts: { version: string; numbers: GraphNumb
     }
     if (body?.messaging_product !== "whatsapp") return graphError(res, 400, 100, "(#100) The parameter messaging_product is required.");
     if (typeof body.to !== "string" || !/^\d{7,15}$/.test(body.to)) return graphError(res, 400, 100, "(#100) Invalid parameter", "OAuthException");
-    if (body.type !== "text" || typeof body.text?.body !== "string" || !body.text.body) return graphError(res, 400, 100, "(#100) The parameter text['body'] is required.");
+    if (body.type !== "text" || typeof body.text?.body !== "string" || !body.text.body)
+      return graphError(res, 400, 100, "(#100) The parameter text['body'] is required.");
     if (opts.notAllowed?.has(body.to)) return graphError(res, 400, 131030, "(#131030) Recipient phone number not in allowed list");
-    json(res, 200, { messaging_product: "whatsapp", contacts: [{ input: body.to, wa_id: body.to }], messages: [{ id: `wamid.${randomBytes(24).toString("base64url")}` }] });
+    json(res, 200, {
+      messaging_product: "whatsapp",
+      contacts: [{ input: body.to, wa_id: body.to }],
+      messages: [{ id: `wamid.${randomBytes(24).toString("base64url")}` }],
+    });
   });
   return { ...fake, forTo: (digits: string) => fake.received.filter((r) => r.body.includes(`"to":"${digits}"`)) };
 }

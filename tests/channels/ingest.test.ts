@@ -11,7 +11,12 @@ import { eventsOf, tenantDb, uniquePhone } from "../helpers/conversations";
 
 let seq = 0;
 const inbound = (from: string, extra: Partial<InboundMessage> = {}): InboundMessage => ({
-  provider: "twilio", providerMessageId: `SM${process.pid}x${++seq}`, channel: "sms", from, body: "Is the villa still available?", ...extra,
+  provider: "twilio",
+  providerMessageId: `SM${process.pid}x${++seq}`,
+  channel: "sms",
+  from,
+  body: "Is the villa still available?",
+  ...extra,
 });
 
 async function messageRows(tenantId: string) {
@@ -42,7 +47,9 @@ describe("ingest of inbound messages", () => {
     const phone = uniquePhone();
     // The provider writes the number in several ways; the normalized pair is one customer.
     const forms = [phone, `${phone.slice(0, 4)} ${phone.slice(4, 6)} ${phone.slice(6)}`, `${phone.slice(0, 4)}-${phone.slice(4, 6)}-${phone.slice(6)}`];
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => ingestInboundMessage(db, tenantId, inbound(forms[i % forms.length], { body: `message ${i}` }))));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => ingestInboundMessage(db, tenantId, inbound(forms[i % forms.length], { body: `message ${i}` }))),
+    );
 
     const conversations = await (await getDb()).conversation.findMany({ where: { tenantId } });
     expect(conversations.map((c) => [c.channel, c.customerIdentifier, c.messageCount])).toEqual([["sms", phone, 20]]);
@@ -87,7 +94,10 @@ describe("ingest of inbound messages", () => {
     await ingestInboundMessage(db, tenantId, inbound(message.from));
     // A day's count is the sum of its shards (one per database connection that counted).
     const counts = await (await getDb()).analyticsDailyCount.groupBy({ by: ["metric"], where: { tenantId }, _sum: { count: true } });
-    expect(counts.map((c) => [c.metric, c._sum.count]).sort()).toEqual([["conversations.sms", 1], ["messages.inbound", 2]]);
+    expect(counts.map((c) => [c.metric, c._sum.count]).sort()).toEqual([
+      ["conversations.sms", 1],
+      ["messages.inbound", 2],
+    ]);
   });
 
   it("400_an_unusable_customer_number_names_customer_identifier_and_nothing_is_stored", async () => {

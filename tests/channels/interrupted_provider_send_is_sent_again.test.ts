@@ -36,8 +36,13 @@ describe("interrupted sends through a provider", () => {
     const conversation = await makeConversation(tenantId, "sms", customer);
     const message = await db.message.create({
       data: {
-        conversationId: conversation.id, direction: "outbound", author: "operator", body: "Your viewing is at 10",
-        status: "queued", createdAt: new Date(Date.now() - 180_000), sendClaimedUntil: new Date(Date.now() - 60_000),
+        conversationId: conversation.id,
+        direction: "outbound",
+        author: "operator",
+        body: "Your viewing is at 10",
+        status: "queued",
+        createdAt: new Date(Date.now() - 180_000),
+        sendClaimedUntil: new Date(Date.now() - 60_000),
       } as never,
     });
     return { tenantId, db, message };

@@ -66,12 +66,32 @@ describe("sending through the connected provider (real HTTP, fake provider APIs)
     graph = await startFakeGraph({ version: GRAPH_VERSION, numbers: [{ ...cloud, accessToken: ACCESS_TOKEN }], notAllowed: new Set([notAllowed.slice(1)]) });
     [a, b, c, d] = await Promise.all([tenantWithKey(), tenantWithKey(), tenantWithKey(), tenantWithKey()]);
     await connect(a.tenantId, { provider: "twilio", channel: "sms", address: sms.number, credentials: { account_sid: sms.sid, auth_token: TOKEN } });
-    await connect(a.tenantId, { provider: "whatsapp_cloud", channel: "whatsapp", address: cloud.phoneNumberId, credentials: { app_secret: APP_SECRET, verify_token: "v", access_token: ACCESS_TOKEN } });
-    await connect(b.tenantId, { provider: "twilio", channel: "whatsapp", address: twilioWhatsApp.number, credentials: { account_sid: twilioWhatsApp.sid, auth_token: TOKEN } });
-    await connect(c.tenantId, { provider: "twilio", channel: "sms", address: wrongToken.number, credentials: { account_sid: wrongToken.sid, auth_token: "an-old-revoked-token" } });
+    await connect(a.tenantId, {
+      provider: "whatsapp_cloud",
+      channel: "whatsapp",
+      address: cloud.phoneNumberId,
+      credentials: { app_secret: APP_SECRET, verify_token: "v", access_token: ACCESS_TOKEN },
+    });
+    await connect(b.tenantId, {
+      provider: "twilio",
+      channel: "whatsapp",
+      address: twilioWhatsApp.number,
+      credentials: { account_sid: twilioWhatsApp.sid, auth_token: TOKEN },
+    });
+    await connect(c.tenantId, {
+      provider: "twilio",
+      channel: "sms",
+      address: wrongToken.number,
+      credentials: { account_sid: wrongToken.sid, auth_token: "an-old-revoked-token" },
+    });
     front = await startReceiverFront({
-      PUBLIC_BASE_URL, TWILIO_API_BASE_URL: twilio.url, WHATSAPP_GRAPH_BASE_URL: graph.url, WHATSAPP_GRAPH_API_VERSION: GRAPH_VERSION,
-      CHANNEL_PROVIDER_TIMEOUT_MS: "1500", RATE_LIMIT_PER_KEY: "100000", RATE_LIMIT_PER_TENANT: "100000",
+      PUBLIC_BASE_URL,
+      TWILIO_API_BASE_URL: twilio.url,
+      WHATSAPP_GRAPH_BASE_URL: graph.url,
+      WHATSAPP_GRAPH_API_VERSION: GRAPH_VERSION,
+      CHANNEL_PROVIDER_TIMEOUT_MS: "1500",
+      RATE_LIMIT_PER_KEY: "100000",
+      RATE_LIMIT_PER_TENANT: "100000",
     });
   });
   afterAll(async () => {
@@ -82,7 +102,9 @@ describe("sending through the connected provider (real HTTP, fake provider APIs)
 
   async function api(key: string, method: string, path: string, body?: unknown) {
     const res = await fetch(`${front.url}/api/v1${path}`, {
-      method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) }, body: body ? JSON.stringify(body) : undefined,
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
     });
     return { status: res.status, body: await res.json() };
   }
@@ -101,7 +123,10 @@ describe("sending through the connected provider (real HTTP, fake provider APIs)
     const path = "/api/webhooks/twilio/messaging";
     const res = await fetch(`${front.url}${path}`, {
       method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", "x-twilio-signature": getExpectedTwilioSignature(TOKEN, `${PUBLIC_BASE_URL}${path}`, params) },
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        "x-twilio-signature": getExpectedTwilioSignature(TOKEN, `${PUBLIC_BASE_URL}${path}`, params),
+      },
       body: new URLSearchParams(params).toString(),
     });
     return res.status;
@@ -111,10 +136,26 @@ describe("sending through the connected provider (real HTTP, fake provider APIs)
   async function cloudStatus(status: Record<string, unknown>) {
     const raw = JSON.stringify({
       object: "whatsapp_business_account",
-      entry: [{ id: "102290129340398", changes: [{ field: "messages", value: { messaging_product: "whatsapp", metadata: { display_phone_number: "97143001234", phone_number_id: cloud.phoneNumberId }, statuses: [status] } }] }],
+      entry: [
+        {
+          id: "102290129340398",
+          changes: [
+            {
+              field: "messages",
+              value: {
+                messaging_product: "whatsapp",
+                metadata: { display_phone_number: "97143001234", phone_number_id: cloud.phoneNumberId },
+                statuses: [status],
+              },
+            },
+          ],
+        },
+      ],
     });
     const res = await fetch(`${front.url}/api/webhooks/whatsapp/${cloud.phoneNumberId}`, {
-      method: "POST", headers: { "content-type": "application/json", "x-hub-signature-256": `sha256=${createHmac("sha256", APP_SECRET).update(raw).digest("hex")}` }, body: raw,
+      method: "POST",
+      headers: { "content-type": "application/json", "x-hub-signature-256": `sha256=${createHmac("sha256", APP_SECRET).update(raw).digest("hex")}` },
+      body: raw,
     });
     return res.status;
   }
@@ -134,11 +175,17 @@ describe("sending through the connected provider (real HTTP, fake provider APIs)
     expect(requests[0]!.url).toBe(`/2010-04-01/Accounts/${sms.sid}/Messages.json`);
     expect(requests[0]!.headers.authorization).toBe(`Basic ${Buffer.from(`${sms.sid}:${TOKEN}`).toString("base64")}`);
     expect(Object.fromEntries(new URLSearchParams(requests[0]!.body))).toEqual({
-      To: customer, From: sms.number, Body: "Your viewing is confirmed for 10:00", StatusCallback: `${PUBLIC_BASE_URL}/api/webhooks/twilio/messaging`,
+      To: customer,
+      From: sms.number,
+      Body: "Your viewing is confirmed for 10:00",
+      StatusCallback: `${PUBLIC_BASE_URL}/api/webhooks/twilio/messaging`,
     });
     const sid = twilio.sids.at(-1)!;
     const [sentEvent] = await eventsFor(a, message.id);
-    expect(sentEvent).toMatchObject({ event: "outbound.sent", data: { driver: "twilio", provider_message_id: sid, object: { id: message.id, status: "sent" } } });
+    expect(sentEvent).toMatchObject({
+      event: "outbound.sent",
+      data: { driver: "twilio", provider_message_id: sid, object: { id: message.id, status: "sent" } },
+    });
 
     const report = { MessageSid: sid, AccountSid: sms.sid, From: sms.number, To: customer };
     expect(await twilioStatus({ ...report, MessageStatus: "sent" })).toBe(200);
@@ -154,12 +201,24 @@ describe("sending through the connected provider (real HTTP, fake provider APIs)
     const customer = uniquePhone();
     const { conversationId, message } = await send(a, "sms", customer, "See you at the villa");
     const sid = twilio.sids.at(-1)!;
-    const report = { MessageSid: sid, AccountSid: sms.sid, From: sms.number, To: customer, MessageStatus: "undelivered", ErrorCode: "30003", ErrorMessage: "Unreachable destination handset" };
+    const report = {
+      MessageSid: sid,
+      AccountSid: sms.sid,
+      From: sms.number,
+      To: customer,
+      MessageStatus: "undelivered",
+      ErrorCode: "30003",
+      ErrorMessage: "Unreachable destination handset",
+    };
     expect(await Promise.all([1, 2, 3].map(() => twilioStatus(report)))).toEqual([200, 200, 200]);
     expect(await statusOf(a, conversationId, message.id)).toBe("failed");
     const events = await eventsFor(a, message.id);
     expect(events.map((e) => e.event)).toEqual(["outbound.sent", "outbound.failed"]);
-    expect(events[1].data).toMatchObject({ driver: "twilio", error: "twilio error 30003: Unreachable destination handset", object: { id: message.id, status: "failed" } });
+    expect(events[1].data).toMatchObject({
+      driver: "twilio",
+      error: "twilio error 30003: Unreachable destination handset",
+      object: { id: message.id, status: "failed" },
+    });
   });
 
   it("201_whatsapp_through_twilio_is_sent_between_whatsapp_addresses", async () => {
@@ -168,7 +227,11 @@ describe("sending through the connected provider (real HTTP, fake provider APIs)
     expect(message.status).toBe("sent");
     const [request] = twilio.forTo(customer);
     expect(request!.url).toBe(`/2010-04-01/Accounts/${twilioWhatsApp.sid}/Messages.json`);
-    expect(Object.fromEntries(new URLSearchParams(request!.body))).toMatchObject({ To: `whatsapp:${customer}`, From: `whatsapp:${twilioWhatsApp.number}`, Body: "Here is the brochure" });
+    expect(Object.fromEntries(new URLSearchParams(request!.body))).toMatchObject({
+      To: `whatsapp:${customer}`,
+      From: `whatsapp:${twilioWhatsApp.number}`,
+      Body: "Here is the brochure",
+    });
   });
 
   it("201_a_whatsapp_message_goes_through_the_cloud_api_and_a_failed_status_ends_it_failed_once", async () => {
@@ -180,14 +243,24 @@ describe("sending through the connected provider (real HTTP, fake provider APIs)
     expect(requests[0]!.url).toBe(`/${GRAPH_VERSION}/${cloud.phoneNumberId}/messages`);
     expect(requests[0]!.headers.authorization).toBe(`Bearer ${ACCESS_TOKEN}`);
     expect(JSON.parse(requests[0]!.body)).toEqual({
-      messaging_product: "whatsapp", recipient_type: "individual", to: customer.slice(1), type: "text", text: { preview_url: false, body: "Can we confirm Tuesday?" },
+      messaging_product: "whatsapp",
+      recipient_type: "individual",
+      to: customer.slice(1),
+      type: "text",
+      text: { preview_url: false, body: "Can we confirm Tuesday?" },
     });
     const [sentEvent] = await eventsFor(a, message.id);
     const wamid = sentEvent.data.provider_message_id as string;
     expect(wamid).toMatch(/^wamid\./);
     expect(sentEvent.data.driver).toBe("whatsapp_cloud");
 
-    const failed = { id: wamid, status: "failed", timestamp: "1763719200", recipient_id: customer.slice(1), errors: [{ code: 131047, title: "Re-engagement message" }] };
+    const failed = {
+      id: wamid,
+      status: "failed",
+      timestamp: "1763719200",
+      recipient_id: customer.slice(1),
+      errors: [{ code: 131047, title: "Re-engagement message" }],
+    };
     expect(await Promise.all([cloudStatus(failed), cloudStatus(failed)])).toEqual([200, 200]);
     expect(await statusOf(a, conversationId, message.id)).toBe("failed");
     const events = await eventsFor(a, message.id);
@@ -204,10 +277,16 @@ describe("sending through the connected provider (real HTTP, fake provider APIs)
     expect(wrongCredential.message.status).toBe("failed");
 
     const [smsEvents, whatsAppEvents, credentialEvents] = await Promise.all([
-      eventsFor(a, refusedSms.message.id), eventsFor(a, refusedWhatsApp.message.id), eventsFor(c, wrongCredential.message.id),
+      eventsFor(a, refusedSms.message.id),
+      eventsFor(a, refusedWhatsApp.message.id),
+      eventsFor(c, wrongCredential.message.id),
     ]);
-    expect(smsEvents.map((e) => [e.event, e.data.driver, e.data.error])).toEqual([["outbound.failed", "twilio", `twilio responded 400: 21211 Invalid 'To' Phone Number: ${invalidTo}`]]);
-    expect(whatsAppEvents.map((e) => [e.event, e.data.driver, e.data.error])).toEqual([["outbound.failed", "whatsapp_cloud", "whatsapp_cloud responded 400: 131030 (#131030) Recipient phone number not in allowed list"]]);
+    expect(smsEvents.map((e) => [e.event, e.data.driver, e.data.error])).toEqual([
+      ["outbound.failed", "twilio", `twilio responded 400: 21211 Invalid 'To' Phone Number: ${invalidTo}`],
+    ]);
+    expect(whatsAppEvents.map((e) => [e.event, e.data.driver, e.data.error])).toEqual([
+      ["outbound.failed", "whatsapp_cloud", "whatsapp_cloud responded 400: 131030 (#131030) Recipient phone number not in allowed list"],
+    ]);
     expect(credentialEvents.map((e) => [e.event, e.data.error])).toEqual([["outbound.failed", "twilio responded 401: 20003 Authenticate"]]);
     // The refused credential went to Twilio and nowhere else: not into the event, not back to the client.
     expect(JSON.stringify([credentialEvents, wrongCredential])).not.toContain("an-old-revoked-token");

@@ -5,8 +5,18 @@ import { call, errorOf, tenantWithKey } from "../helpers/api";
 import { eventsOf, tenantDb, uniquePhone } from "../helpers/conversations";
 
 const CONVERSATION_KEYS = [
-  "attributes", "channel", "closed_at", "created_at", "customer_identifier", "customer_name", "id", "last_message_at",
-  "message_count", "status", "summary", "updated_at",
+  "attributes",
+  "channel",
+  "closed_at",
+  "created_at",
+  "customer_identifier",
+  "customer_name",
+  "id",
+  "last_message_at",
+  "message_count",
+  "status",
+  "summary",
+  "updated_at",
 ].sort();
 
 describe("POST /conversations", () => {
@@ -18,13 +28,26 @@ describe("POST /conversations", () => {
     const { tenantId, key } = await tenantWithKey();
     const res = await call("POST", "/conversations", {
       key,
-      body: { channel: "whatsapp", customer_identifier: " +971 50 111 2233 ", customer_name: "Layla", summary: "Asked about studios", attributes: { source: "ad", drop: null } },
+      body: {
+        channel: "whatsapp",
+        customer_identifier: " +971 50 111 2233 ",
+        customer_name: "Layla",
+        summary: "Asked about studios",
+        attributes: { source: "ad", drop: null },
+      },
     });
     expect(res.status).toBe(201);
     expect(Object.keys(res.body).sort()).toEqual(CONVERSATION_KEYS);
     expect(res.body).toMatchObject({
-      channel: "whatsapp", customer_identifier: "+971501112233", customer_name: "Layla", status: "open",
-      summary: "Asked about studios", attributes: { source: "ad" }, last_message_at: null, message_count: 0, closed_at: null,
+      channel: "whatsapp",
+      customer_identifier: "+971501112233",
+      customer_name: "Layla",
+      status: "open",
+      summary: "Asked about studios",
+      attributes: { source: "ad" },
+      last_message_at: null,
+      message_count: 0,
+      closed_at: null,
     });
     expect(res.body.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     const events = await eventsOf(tenantId, "conversation.created");
@@ -75,7 +98,9 @@ describe("POST /conversations", () => {
     const { key } = await tenantWithKey();
     const refused = await call("POST", "/conversations", { key, body: { channel: "sms", customer_identifier: "050 333 4455" } });
     expect(refused.status).toBe(400);
-    expect(refused.body).toEqual(errorOf("bad_request", "invalid field 'customer_identifier': not a valid phone number for channel 'sms' with its country code, e.g. +971501234567"));
+    expect(refused.body).toEqual(
+      errorOf("bad_request", "invalid field 'customer_identifier': not a valid phone number for channel 'sms' with its country code, e.g. +971501234567"),
+    );
 
     process.env.DEFAULT_PHONE_REGION = "AE";
     const local = await call("POST", "/conversations", { key, body: { channel: "sms", customer_identifier: "050 333 4455" } });
@@ -84,8 +109,14 @@ describe("POST /conversations", () => {
   });
 
   it.each([
-    [{ channel: "sms", customer_identifier: "not a phone" }, "invalid field 'customer_identifier': not a valid phone number for channel 'sms' with its country code, e.g. +971501234567"],
-    [{ channel: "voice", customer_identifier: "+97150123" }, "invalid field 'customer_identifier': not a valid phone number for channel 'voice' with its country code, e.g. +971501234567"],
+    [
+      { channel: "sms", customer_identifier: "not a phone" },
+      "invalid field 'customer_identifier': not a valid phone number for channel 'sms' with its country code, e.g. +971501234567",
+    ],
+    [
+      { channel: "voice", customer_identifier: "+97150123" },
+      "invalid field 'customer_identifier': not a valid phone number for channel 'voice' with its country code, e.g. +971501234567",
+    ],
     [{ channel: "email", customer_identifier: "nobody-at-example" }, "invalid field 'customer_identifier': not a valid email address for channel 'email'"],
     [{ channel: "webchat", customer_identifier: "   " }, "invalid field 'customer_identifier': must not be blank"],
     [{ channel: "fax", customer_identifier: "+971501234567" }, "invalid field 'channel': must be one of voice, sms, whatsapp, webchat, email"],

@@ -49,9 +49,7 @@ describe("GET /conversations", () => {
     const made = [];
     for (let i = 0; i < 23; i++) made.push(await makeConversation(tenantId, i % 2 ? "sms" : "webchat"));
     // Newest first, ties on created_at broken by id descending.
-    expectedIds = made
-      .sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1))
-      .map((c) => c.id);
+    expectedIds = made.sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1)).map((c) => c.id);
     // Another tenant's rows never show up.
     const other = await tenantWithKey();
     await makeConversation(other.tenantId);

@@ -33,8 +33,14 @@ describe("PATCH /conversations/{id}", () => {
   it("shallow-merges attributes and sets or clears customer_name and summary", async () => {
     const { tenantId, key } = await tenantWithKey();
     const conversation = await makeConversation(tenantId);
-    await call("PATCH", `/conversations/${conversation.id}`, { key, body: { attributes: { a: 1, b: { x: 1 } }, customer_name: "Mina", summary: "Wants a viewing" } });
-    const res = await call("PATCH", `/conversations/${conversation.id}`, { key, body: { attributes: { a: null, b: { y: 2 }, c: "new" }, customer_name: null } });
+    await call("PATCH", `/conversations/${conversation.id}`, {
+      key,
+      body: { attributes: { a: 1, b: { x: 1 } }, customer_name: "Mina", summary: "Wants a viewing" },
+    });
+    const res = await call("PATCH", `/conversations/${conversation.id}`, {
+      key,
+      body: { attributes: { a: null, b: { y: 2 }, c: "new" }, customer_name: null },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ attributes: { b: { y: 2 }, c: "new" }, customer_name: null, summary: "Wants a viewing", status: "open" });
     expect(await eventsOf(tenantId, "conversation.closed")).toEqual([]);

@@ -18,7 +18,9 @@ describe("seedConversations", () => {
     }
     // Its SMS, WhatsApp and voice conversations come through the receivers, on this tenant's own numbers.
     const channels = await connectDemoChannels(db, tenantId, {
-      twilio: uniqueBusinessNumber(), voice: uniqueBusinessNumber(), whatsappCloud: `${Date.now()}${process.pid}`,
+      twilio: uniqueBusinessNumber(),
+      voice: uniqueBusinessNumber(),
+      whatsappCloud: `${Date.now()}${process.pid}`,
     });
     await seedConversations(db, offerings, channels);
 

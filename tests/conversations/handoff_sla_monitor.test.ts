@@ -33,7 +33,9 @@ async function handoffStarted(minutesAgo: number, tenantId?: string) {
 
 async function backdateHandoff(conversationId: string, minutesAgo: number) {
   await (await getDb()).$executeRawUnsafe(
-    `UPDATE conversations SET handoff_started_at = now() - make_interval(mins => $2::int) WHERE id = $1::uuid`, conversationId, minutesAgo,
+    `UPDATE conversations SET handoff_started_at = now() - make_interval(mins => $2::int) WHERE id = $1::uuid`,
+    conversationId,
+    minutesAgo,
   );
 }
 
@@ -41,7 +43,9 @@ async function operatorReply(tenantId: string, conversationId: string, secondsAf
   const message = await sendMessage(await tenantDb(tenantId), tenantId, { id: conversationId, body: "An agent here, how can I help?" });
   await (await getDb()).$executeRawUnsafe(
     `UPDATE messages SET created_at = (SELECT handoff_started_at FROM conversations WHERE id = $2::uuid) + make_interval(secs => $3::int) WHERE id = $1::uuid`,
-    message.id, conversationId, secondsAfterHandoff,
+    message.id,
+    conversationId,
+    secondsAfterHandoff,
   );
 }
 

@@ -31,8 +31,13 @@ describe("interrupted outbound sends", () => {
     const db = await tenantDb(tenantId);
     const message = await db.message.create({
       data: {
-        conversationId: conversation.id, direction: "outbound", author: "operator", body: "Your viewing is at 10",
-        status: "queued", createdAt: new Date(Date.now() - opts.createdAgoMs), sendClaimedUntil: opts.claimedUntil,
+        conversationId: conversation.id,
+        direction: "outbound",
+        author: "operator",
+        body: "Your viewing is at 10",
+        status: "queued",
+        createdAt: new Date(Date.now() - opts.createdAgoMs),
+        sendClaimedUntil: opts.claimedUntil,
       } as never,
     });
     return { tenantId, key, conversation, message, db };
@@ -67,7 +72,10 @@ describe("interrupted outbound sends", () => {
   });
 
   it("a_message_interrupted_over_an_hour_ago_ends_failed_without_being_sent", async () => {
-    const { tenantId, message, db } = await interruptedMessage({ createdAgoMs: MAX_RESEND_AGE_MS + 60_000, claimedUntil: new Date(Date.now() - MAX_RESEND_AGE_MS) });
+    const { tenantId, message, db } = await interruptedMessage({
+      createdAgoMs: MAX_RESEND_AGE_MS + 60_000,
+      claimedUntil: new Date(Date.now() - MAX_RESEND_AGE_MS),
+    });
     await resendInterruptedMessages();
     expect(postsFor(message.id)).toHaveLength(0);
     const row = await db.message.findFirst({ where: { id: message.id } });

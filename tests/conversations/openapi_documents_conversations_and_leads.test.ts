@@ -34,7 +34,18 @@ describe("OpenAPI: conversations and leads", () => {
     }
     const s = doc.components.schemas;
     expect(Object.keys(s.Conversation.properties).sort()).toEqual([
-      "attributes", "channel", "closed_at", "created_at", "customer_identifier", "customer_name", "id", "last_message_at", "message_count", "status", "summary", "updated_at",
+      "attributes",
+      "channel",
+      "closed_at",
+      "created_at",
+      "customer_identifier",
+      "customer_name",
+      "id",
+      "last_message_at",
+      "message_count",
+      "status",
+      "summary",
+      "updated_at",
     ]);
     expect(Object.keys(s.Message.properties).sort()).toEqual(["author", "body", "conversation_id", "created_at", "direction", "id", "status"]);
     expect(s.Lead.required).toEqual(expect.arrayContaining(["id", "conversation_id", "status", "qualified_at", "handoff_requested_at"]));

@@ -11,7 +11,11 @@ describe("POST /conversations/{id}/send", () => {
     expect(res.status).toBe(201);
     expect(Object.keys(res.body).sort()).toEqual(["author", "body", "conversation_id", "created_at", "direction", "id", "status"]);
     expect(res.body).toMatchObject({
-      conversation_id: conversation.id, direction: "outbound", author: "operator", body: "Your viewing is confirmed for 10:00.", status: "sent",
+      conversation_id: conversation.id,
+      direction: "outbound",
+      author: "operator",
+      body: "Your viewing is confirmed for 10:00.",
+      status: "sent",
     });
 
     const after = await call("GET", `/conversations/${conversation.id}`, { key });

@@ -49,8 +49,12 @@ describe("the http channel driver", () => {
     expect(got[0].headers.authorization).toBe("Bearer provider-token-abc");
     expect(got[0].headers["idempotency-key"]).toBe(res.body.id);
     expect(JSON.parse(got[0].body)).toEqual({
-      message_id: res.body.id, tenant_id: tenantId, conversation_id: conversation.id, channel: "sms",
-      to: conversation.customer_identifier, body: "See you at 10",
+      message_id: res.body.id,
+      tenant_id: tenantId,
+      conversation_id: conversation.id,
+      channel: "sms",
+      to: conversation.customer_identifier,
+      body: "See you at 10",
     });
     const [event] = await eventsOf(tenantId, "outbound.sent");
     expect(event.data).toMatchObject({ object: res.body, driver: "http", provider_message_id: "prov-123" });

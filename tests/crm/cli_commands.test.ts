@@ -23,9 +23,20 @@ async function cli(positionals: string[], flags: Record<string, string>) {
 describe("crm CLI commands", () => {
   it("sets, shows and deletes a tenant's connection without ever printing the token", async () => {
     const { id: tenantId } = await newTenant();
-    const set = await cli(["crm", "set"], { tenant: tenantId, provider: "http", "base-url": "https://crm.example.com/api", token: TOKEN, mapping: "name=firstname, phone=phone" });
+    const set = await cli(["crm", "set"], {
+      tenant: tenantId,
+      provider: "http",
+      "base-url": "https://crm.example.com/api",
+      token: TOKEN,
+      mapping: "name=firstname, phone=phone",
+    });
     expect(set.code).toBe(0);
-    expect(set.out).toMatchObject({ provider: "http", base_url: "https://crm.example.com/api", field_mapping: { name: "firstname", phone: "phone" }, has_credentials: true });
+    expect(set.out).toMatchObject({
+      provider: "http",
+      base_url: "https://crm.example.com/api",
+      field_mapping: { name: "firstname", phone: "phone" },
+      has_credentials: true,
+    });
     expect(set.raw).not.toContain(TOKEN);
 
     const shown = await cli(["crm", "show"], { tenant: tenantId });
@@ -44,7 +55,10 @@ describe("crm CLI commands", () => {
     const { id: tenantId } = await newTenant();
     await cli(["crm", "set"], { tenant: tenantId, provider: "http", "base-url": "https://crm.example.com/api", token: TOKEN });
     const message = "missing required field 'token': changing the provider or base_url needs the credentials again";
-    for (const flags of [{ provider: "http", "base-url": "https://evil.example.net/api" }, { provider: "hubspot", "base-url": "https://crm.example.com/api" }]) {
+    for (const flags of [
+      { provider: "http", "base-url": "https://evil.example.net/api" },
+      { provider: "hubspot", "base-url": "https://crm.example.com/api" },
+    ]) {
       expect(await cli(["crm", "set"], { tenant: tenantId, ...flags })).toMatchObject({ code: 2, err: { error: message } });
     }
     expect((await cli(["crm", "show"], { tenant: tenantId })).out.connection).toMatchObject({ provider: "http", base_url: "https://crm.example.com/api" });
@@ -54,7 +68,10 @@ describe("crm CLI commands", () => {
 
   it.each([
     [{ tenant: "acme", provider: "http", "base-url": "https://x.example.com", token: "t" }, "--tenant must be a uuid"],
-    [{ tenant: "00000000-0000-4000-8000-000000000000", provider: "http", "base-url": "https://x.example.com", token: "t" }, "tenant 00000000-0000-4000-8000-000000000000 not found"],
+    [
+      { tenant: "00000000-0000-4000-8000-000000000000", provider: "http", "base-url": "https://x.example.com", token: "t" },
+      "tenant 00000000-0000-4000-8000-000000000000 not found",
+    ],
     [{ provider: "http", "base-url": "https://x.example.com", token: "t", mapping: "name" }, "--mapping entries must be canonical=crm_key (got 'name')"],
     [{ provider: "http", "base-url": "notaurl", token: "t" }, "invalid field 'base_url': must be an https URL"],
     [{ provider: "http", "base-url": "https://x.example.com" }, "missing required field 'token': a new CRM connection needs credentials"],

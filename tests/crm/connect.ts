@@ -6,10 +6,7 @@ import { setCrmConnection } from "../../server/crm/crm-connection";
 export const TOKEN = "pat-na1-super-secret-token-0123456789";
 
 /** Gives a tenant a CRM connection the way the dashboard / CLI would. */
-export async function connectCrm(
-  tenantId: string,
-  opts: { provider: "http" | "hubspot"; baseUrl: string; mapping: Record<string, string>; token?: string },
-) {
+export async function connectCrm(tenantId: string, opts: { provider: "http" | "hubspot"; baseUrl: string; mapping: Record<string, string>; token?: string }) {
   const db = scopeToTenant(await getDb(), tenantId);
   return setCrmConnection(db, { provider: opts.provider, base_url: opts.baseUrl, token: opts.token ?? TOKEN, field_mapping: opts.mapping }, OPERATOR);
 }

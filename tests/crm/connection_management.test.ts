@@ -23,8 +23,12 @@ describe("CRM connection management (dashboard tRPC)", () => {
 
     const set = await admin.crm.setConnection({ provider: "hubspot", base_url: "https://api.hubapi.com", token: TOKEN, field_mapping: { name: "firstname" } });
     expect(set).toEqual({
-      provider: "hubspot", base_url: "https://api.hubapi.com", field_mapping: { name: "firstname" }, has_credentials: true,
-      created_at: expect.any(String), updated_at: expect.any(String),
+      provider: "hubspot",
+      base_url: "https://api.hubapi.com",
+      field_mapping: { name: "firstname" },
+      has_credentials: true,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
     });
     expect(JSON.stringify(set)).not.toContain(TOKEN);
 
@@ -33,8 +37,20 @@ describe("CRM connection management (dashboard tRPC)", () => {
     expect(JSON.parse(decryptSecret(row!.credentialsEncrypted))).toEqual({ token: TOKEN });
 
     const [entry] = await auditOf(tenantId);
-    expect(entry).toMatchObject({ actorType: "user", actorId: "user-admin", actorLabel: "admin@example.test", targetType: "crm_connection", targetId: row!.id });
-    expect(entry.details).toEqual({ change: "created", provider: "hubspot", base_url: "https://api.hubapi.com", mapped_keys: ["name"], credentials_changed: true });
+    expect(entry).toMatchObject({
+      actorType: "user",
+      actorId: "user-admin",
+      actorLabel: "admin@example.test",
+      targetType: "crm_connection",
+      targetId: row!.id,
+    });
+    expect(entry.details).toEqual({
+      change: "created",
+      provider: "hubspot",
+      base_url: "https://api.hubapi.com",
+      mapped_keys: ["name"],
+      credentials_changed: true,
+    });
     expect(JSON.stringify(entry)).not.toContain(TOKEN);
   });
 
@@ -76,18 +92,40 @@ describe("CRM connection management (dashboard tRPC)", () => {
     [{ provider: "salesforce", base_url: "https://crm.example.com", token: "t" }, /^invalid field 'provider'/],
     [{ provider: "http", base_url: "ftp://crm.example.com", token: "t" }, "invalid field 'base_url': must be an https URL"],
     [{ provider: "http", base_url: "http://crm.example.com/v1", token: "t" }, "invalid field 'base_url': must be an https URL"],
-    [{ provider: "http", base_url: "http://localhost:8080", token: "t" }, "invalid field 'base_url': host localhost is a loopback address, inside this service's network"],
-    [{ provider: "http", base_url: "https://user:pw@crm.example.com", token: "t" }, "invalid field 'base_url': must not contain credentials; use the token field"],
-    [{ provider: "http", base_url: "https://crm.example.com", token: "t", field_mapping: { a: "x", b: "x" } }, "invalid field 'field_mapping.b': CRM key 'x' is already mapped from 'a'"],
+    [
+      { provider: "http", base_url: "http://localhost:8080", token: "t" },
+      "invalid field 'base_url': host localhost is a loopback address, inside this service's network",
+    ],
+    [
+      { provider: "http", base_url: "https://user:pw@crm.example.com", token: "t" },
+      "invalid field 'base_url': must not contain credentials; use the token field",
+    ],
+    [
+      { provider: "http", base_url: "https://crm.example.com", token: "t", field_mapping: { a: "x", b: "x" } },
+      "invalid field 'field_mapping.b': CRM key 'x' is already mapped from 'a'",
+    ],
     [{ provider: "http", base_url: "https://crm.example.com", token: "t", extra: 1 }, "unknown field 'extra'"],
-    [{ provider: "http", base_url: "http://169.254.169.254/latest", token: "t" }, "invalid field 'base_url': host 169.254.169.254 is a linkLocal address, inside this service's network"],
-    [{ provider: "http", base_url: "https://10.1.2.3/v1", token: "t" }, "invalid field 'base_url': host 10.1.2.3 is a private address, inside this service's network"],
+    [
+      { provider: "http", base_url: "http://169.254.169.254/latest", token: "t" },
+      "invalid field 'base_url': host 169.254.169.254 is a linkLocal address, inside this service's network",
+    ],
+    [
+      { provider: "http", base_url: "https://10.1.2.3/v1", token: "t" },
+      "invalid field 'base_url': host 10.1.2.3 is a private address, inside this service's network",
+    ],
     [{ provider: "hubspot", base_url: "https://[::1]", token: "t" }, "invalid field 'base_url': host ::1 is a loopback address, inside this service's network"],
-    [{ provider: "http", base_url: "https://localhost:8443", token: "t" }, "invalid field 'base_url': host localhost is a loopback address, inside this service's network"],
+    [
+      { provider: "http", base_url: "https://localhost:8443", token: "t" },
+      "invalid field 'base_url': host localhost is a loopback address, inside this service's network",
+    ],
   ])("refuses %j naming the field", async (input, message) => {
     const { id: tenantId } = await newTenant();
     // What the dashboard's endpoint answers (its error formatter applies toAppError).
-    const error = toAppError(await dashboardAs(tenantId, "admin").crm.setConnection(input as never).catch((e) => e));
+    const error = toAppError(
+      await dashboardAs(tenantId, "admin")
+        .crm.setConnection(input as never)
+        .catch((e) => e),
+    );
     expect(error.errorCode).toBe("bad_request");
     if (typeof message === "string") expect(error.message).toBe(message);
     else expect(error.message).toMatch(message);

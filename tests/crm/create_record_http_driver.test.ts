@@ -64,7 +64,10 @@ describe("POST /crm/create-record with the http driver", () => {
     [{ object: "contacts", fields: {} }, "invalid field 'fields': must contain at least one field"],
     [{ object: "../admin", fields: { name: "x" } }, "invalid field 'object': must be 1 to 100 letters, digits, '_' or '-'"],
     [{ object: "contacts", fields: { name: { first: "x" } } }, "invalid field 'fields.name': Invalid input"],
-    [{ object: "contacts", fields: { name: "x" }, idempotency_key: "k".repeat(256) }, "invalid field 'idempotency_key': Too big: expected string to have <=255 characters"],
+    [
+      { object: "contacts", fields: { name: "x" }, idempotency_key: "k".repeat(256) },
+      "invalid field 'idempotency_key': Too big: expected string to have <=255 characters",
+    ],
     [{ object: "contacts", fields: { name: "x" }, idempotency: "k" }, "unknown field 'idempotency'"],
   ])("refuses %j with a 400 naming the field", async (body, message) => {
     const res = await call("POST", "/crm/create-record", { key, body });

@@ -58,7 +58,10 @@ describe("POST /crm/create-record with the hubspot driver", () => {
     const res = await call("POST", "/crm/create-record", { key, body: { object: "contacts", fields: { name: "Sara" }, idempotency_key: "k1" } });
     expect(res.status).toBe(400);
     expect(res.body).toEqual(
-      errorOf("bad_request", "invalid field 'idempotency_key': no CRM mapping for canonical key 'idempotency_key' (HubSpot dedupes by a unique property; map 'idempotency_key' to it)"),
+      errorOf(
+        "bad_request",
+        "invalid field 'idempotency_key': no CRM mapping for canonical key 'idempotency_key' (HubSpot dedupes by a unique property; map 'idempotency_key' to it)",
+      ),
     );
     expect(crm.received.length).toBe(before);
   });

@@ -48,13 +48,18 @@ describe("the stored CRM token never follows a new base_url (lean front)", () =>
       body: JSON.stringify({ object: "contacts", fields: { name: "Sara" } }),
     });
   const refusal = (answer: { status: number; body: any }) => ({
-    status: answer.status, code: answer.body?.error?.data?.appCode, field: answer.body?.error?.data?.field, message: answer.body?.error?.message,
+    status: answer.status,
+    code: answer.body?.error?.data?.appCode,
+    field: answer.body?.error?.data?.field,
+    message: answer.body?.error?.message,
   });
 
   it("400_moving_base_url_or_provider_without_the_token_then_create_record_reaches_only_the_trusted_crm", async () => {
     const moved = await setConnection({ provider: "http", base_url: other.url });
     expect(refusal(moved)).toEqual({
-      status: 400, code: "bad_request", field: "token",
+      status: 400,
+      code: "bad_request",
+      field: "token",
       message: "missing required field 'token': changing the provider or base_url needs the credentials again",
     });
     const switched = await setConnection({ provider: "hubspot", base_url: trusted.url });
@@ -85,11 +90,10 @@ describe("the stored CRM token never follows a new base_url (lean front)", () =>
 
     await mount.stop(); // the embedded database takes one process: read the audit once the server is gone
     const audit = await (await getDb()).auditLog.findMany({ where: { tenantId, action: "crm_connection.changed" }, orderBy: { createdAt: "asc" } });
-    expect(audit.map((a) => [a.actorType, (a.details as { change: string; base_url: string; credentials_changed: boolean })]))
-      .toEqual([
-        ["operator", expect.objectContaining({ change: "created", base_url: trusted.url, credentials_changed: true })],
-        ["user", expect.objectContaining({ change: "updated", base_url: other.url, credentials_changed: true })],
-      ]);
+    expect(audit.map((a) => [a.actorType, a.details as { change: string; base_url: string; credentials_changed: boolean }])).toEqual([
+      ["operator", expect.objectContaining({ change: "created", base_url: trusted.url, credentials_changed: true })],
+      ["user", expect.objectContaining({ change: "updated", base_url: other.url, credentials_changed: true })],
+    ]);
     for (const secret of [TOKEN, NEW_TOKEN]) expect(JSON.stringify(audit)).not.toContain(secret);
   });
 });

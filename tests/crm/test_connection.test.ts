@@ -32,8 +32,13 @@ describe("CRM test connection", () => {
     const before = crm.received.length;
     const result = await as(tenantId).crm.testConnection();
     expect(result).toEqual({
-      ok: true, outcome: "ok", status_code: 200, duration_ms: expect.any(Number), request: `GET ${crm.url}/api`,
-      message: "Connected: the CRM accepted the token (HTTP 200).", tested_at: expect.any(String),
+      ok: true,
+      outcome: "ok",
+      status_code: 200,
+      duration_ms: expect.any(Number),
+      request: `GET ${crm.url}/api`,
+      message: "Connected: the CRM accepted the token (HTTP 200).",
+      tested_at: expect.any(String),
     });
     expect(crm.received).toHaveLength(before + 1);
     const got = crm.received.at(-1)!;
@@ -55,7 +60,10 @@ describe("CRM test connection", () => {
     const tenantId = await connected("http");
     const result = await as(tenantId).crm.testConnection();
     expect(result).toMatchObject({
-      ok: false, outcome: "error_status", status_code: 401, message: "The CRM answered 401 Unauthorized: check the API token and its scopes.",
+      ok: false,
+      outcome: "error_status",
+      status_code: 401,
+      message: "The CRM answered 401 Unauthorized: check the API token and its scopes.",
     });
     expect(JSON.stringify(result)).not.toContain(TOKEN);
   });
@@ -77,17 +85,24 @@ describe("CRM test connection", () => {
 
   it("without_a_connection_it_is_a_409_and_members_get_403", async () => {
     const { id: tenantId } = await newTenant();
-    const error = toAppError(await as(tenantId).crm.testConnection().catch((e) => e));
+    const error = toAppError(
+      await as(tenantId)
+        .crm.testConnection()
+        .catch((e) => e),
+    );
     expect(error.errorCode).toBe("conflict");
     expect(error.message).toBe("no CRM connection is configured for this tenant; connect one first");
 
     const other = await connected("http");
     const before = crm.received.length;
     await expect(as(other, "member").crm.testConnection()).rejects.toMatchObject({
-      code: "FORBIDDEN", message: "role 'member' cannot make changes; an owner or admin can",
+      code: "FORBIDDEN",
+      message: "role 'member' cannot make changes; an owner or admin can",
     });
     // The tenant without a connection never reaches another tenant's CRM.
-    await as(tenantId).crm.testConnection().catch(() => null);
+    await as(tenantId)
+      .crm.testConnection()
+      .catch(() => null);
     expect(crm.received.length).toBe(before);
   });
 });

@@ -25,7 +25,11 @@ describe.each(["http", "hubspot"] as const)("the %s driver when the CRM fails", 
     logged = [];
     process.env.LOG_LEVEL = "info";
     const capture = (...args: unknown[]) => void logged.push(args.map(String).join(" "));
-    const spies = [vi.spyOn(console, "error").mockImplementation(capture), vi.spyOn(console, "warn").mockImplementation(capture), vi.spyOn(console, "log").mockImplementation(capture)];
+    const spies = [
+      vi.spyOn(console, "error").mockImplementation(capture),
+      vi.spyOn(console, "warn").mockImplementation(capture),
+      vi.spyOn(console, "log").mockImplementation(capture),
+    ];
     try {
       return await call("POST", "/crm/create-record", { key, body: { object: "contacts", fields: { name: "Sara" } } });
     } finally {

@@ -14,7 +14,11 @@ describe("recordCsat", () => {
     const db = await tenantDb(tenantId);
     const csat = await recordCsat(db, tenantId, recordCsatInput.parse({ conversation_id: conversation.id, score: 4, comment: "  Quick and kind  " }));
     expect(csat).toEqual({
-      id: expect.any(String), conversation_id: conversation.id, score: 4, comment: "Quick and kind", created_at: expect.any(String),
+      id: expect.any(String),
+      conversation_id: conversation.id,
+      score: 4,
+      comment: "Quick and kind",
+      created_at: expect.any(String),
     });
     expect(await eventsOf(tenantId, "csat.received")).toEqual([{ type: "csat.received", data: { object: csat } }]);
     const stored = await db.csatResponse.findMany();
@@ -45,7 +49,10 @@ describe("recordCsat", () => {
     [{ conversation_id: "00000000-0000-4000-8000-000000000000", score: 0 }, "invalid field 'score': must be an integer from 1 to 5"],
     [{ conversation_id: "00000000-0000-4000-8000-000000000000", score: 4.5 }, "invalid field 'score': must be an integer from 1 to 5"],
     [{ conversation_id: "00000000-0000-4000-8000-000000000000" }, "missing required field 'score'"],
-    [{ conversation_id: "00000000-0000-4000-8000-000000000000", score: 3, comment: "x".repeat(1001) }, "invalid field 'comment': Too big: expected string to have <=1000 characters"],
+    [
+      { conversation_id: "00000000-0000-4000-8000-000000000000", score: 3, comment: "x".repeat(1001) },
+      "invalid field 'comment': Too big: expected string to have <=1000 characters",
+    ],
     [{ conversation_id: "00000000-0000-4000-8000-000000000000", score: 3, rating: 3 }, "unknown field 'rating'"],
   ])("refuses %j naming the field", (input, message) => {
     const parsed = recordCsatInput.safeParse(input);

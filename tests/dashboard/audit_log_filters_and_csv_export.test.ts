@@ -11,8 +11,15 @@ const as = (tenantId: string, role: "owner" | "admin" | "member" = "member") => 
 
 let tenantId: string;
 const entry = (actorLabel: string, action: string, day: string, details: Record<string, string> = {}) => ({
-  tenantId, actorType: actorLabel === "cli" ? "operator" : "user", actorId: actorLabel === "cli" ? null : `id-${actorLabel}`, actorLabel,
-  action, targetType: action.split(".")[0], targetId: null, details, createdAt: new Date(`${day}T12:00:00Z`),
+  tenantId,
+  actorType: actorLabel === "cli" ? "operator" : "user",
+  actorId: actorLabel === "cli" ? null : `id-${actorLabel}`,
+  actorLabel,
+  action,
+  targetType: action.split(".")[0],
+  targetId: null,
+  details,
+  createdAt: new Date(`${day}T12:00:00Z`),
 });
 
 beforeAll(async () => {
@@ -20,10 +27,10 @@ beforeAll(async () => {
   const db = await getDb();
   await db.auditLog.createMany({
     data: [
-      entry("ann@acme.test", "api_key.issued", "2026-11-01", { name: "=HYPERLINK(\"http://evil\")" }),
+      entry("ann@acme.test", "api_key.issued", "2026-11-01", { name: '=HYPERLINK("http://evil")' }),
       entry("ann@acme.test", "webhook_subscription.created", "2026-11-05"),
       entry("bob@acme.test", "webhook_subscription.deleted", "2026-11-10"),
-      entry("cli", "api_key.revoked", "2026-11-20", { name: "@SUM(A1)", note: "-1+2, \"quoted\"" }),
+      entry("cli", "api_key.revoked", "2026-11-20", { name: "@SUM(A1)", note: '-1+2, "quoted"' }),
     ],
   });
   const { id: other } = await newTenant();
@@ -35,15 +42,31 @@ const actionsOf = (page: { data: { action: string }[] }) => page.data.map((e) =>
 describe("audit log filters", () => {
   it("filters_by_actor_substring_or_id_by_exact_action_or_prefix_and_by_inclusive_utc_days", async () => {
     const member = as(tenantId);
-    expect(actionsOf(await member.dashboard.auditLog.list({}))).toEqual(["api_key.revoked", "webhook_subscription.deleted", "webhook_subscription.created", "api_key.issued"]);
+    expect(actionsOf(await member.dashboard.auditLog.list({}))).toEqual([
+      "api_key.revoked",
+      "webhook_subscription.deleted",
+      "webhook_subscription.created",
+      "api_key.issued",
+    ]);
     expect(actionsOf(await member.dashboard.auditLog.list({ actor: "ANN@" }))).toEqual(["webhook_subscription.created", "api_key.issued"]);
     expect(actionsOf(await member.dashboard.auditLog.list({ actor: "id-bob@acme.test" }))).toEqual(["webhook_subscription.deleted"]);
     expect(actionsOf(await member.dashboard.auditLog.list({ action: "api_key.issued" }))).toEqual(["api_key.issued"]);
-    expect(actionsOf(await member.dashboard.auditLog.list({ action: "webhook_subscription." }))).toEqual(["webhook_subscription.deleted", "webhook_subscription.created"]);
+    expect(actionsOf(await member.dashboard.auditLog.list({ action: "webhook_subscription." }))).toEqual([
+      "webhook_subscription.deleted",
+      "webhook_subscription.created",
+    ]);
     expect(actionsOf(await member.dashboard.auditLog.list({ action: "api_key" }))).toEqual([]);
-    expect(actionsOf(await member.dashboard.auditLog.list({ from: "2026-11-05", to: "2026-11-10" }))).toEqual(["webhook_subscription.deleted", "webhook_subscription.created"]);
+    expect(actionsOf(await member.dashboard.auditLog.list({ from: "2026-11-05", to: "2026-11-10" }))).toEqual([
+      "webhook_subscription.deleted",
+      "webhook_subscription.created",
+    ]);
     expect(actionsOf(await member.dashboard.auditLog.list({ actor: "ann", from: "2026-11-02" }))).toEqual(["webhook_subscription.created"]);
-    expect(await member.dashboard.auditLog.actions()).toEqual(["api_key.issued", "api_key.revoked", "webhook_subscription.created", "webhook_subscription.deleted"]);
+    expect(await member.dashboard.auditLog.actions()).toEqual([
+      "api_key.issued",
+      "api_key.revoked",
+      "webhook_subscription.created",
+      "webhook_subscription.deleted",
+    ]);
   });
 
   it("pages_within_a_filter", async () => {
@@ -62,7 +85,11 @@ describe("audit log filters", () => {
     [{ from: "2026-11-10", to: "2026-11-01" }, "invalid field 'to': must not be before the 'from' date"],
     [{ actor: "x".repeat(201) }, "invalid field 'actor': at most 200 characters"],
   ])("refuses_%j_naming_the_field", async (input, message) => {
-    const error = toAppError(await as(tenantId).dashboard.auditLog.list(input).catch((e) => e));
+    const error = toAppError(
+      await as(tenantId)
+        .dashboard.auditLog.list(input)
+        .catch((e) => e),
+    );
     expect(error.errorCode).toBe("bad_request");
     expect(error.message).toBe(message);
   });
@@ -82,7 +109,16 @@ describe("audit log CSV export", () => {
 
   it("csv_cells_starting_with_a_formula_character_get_an_apostrophe", () => {
     expect(["=1+1", "+1", "-1", "@SUM(A1)", "\tx", "plain", "a,b", 'say "hi"', "", null].map(csvCell)).toEqual([
-      "'=1+1", "'+1", "'-1", "'@SUM(A1)", "'\tx", "plain", '"a,b"', '"say ""hi"""', "", "",
+      "'=1+1",
+      "'+1",
+      "'-1",
+      "'@SUM(A1)",
+      "'\tx",
+      "plain",
+      '"a,b"',
+      '"say ""hi"""',
+      "",
+      "",
     ]);
     expect(csvCell("=cmd|' /C calc'!A0,x")).toBe(`"'=cmd|' /C calc'!A0,x"`);
   });

@@ -28,7 +28,10 @@ export async function signInOverHttp(baseUrl: string, email: string, password = 
     body: JSON.stringify({ email, password }),
   });
   if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
-  return res.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+  return res.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
 }
 
 /** One tRPC call (not batched) as the dashboard's client sends it. */
@@ -38,18 +41,21 @@ export async function trpcOverHttp(baseUrl: string, cookie: string, kind: "query
     const qs = input === undefined ? "" : `?input=${encodeURIComponent(JSON.stringify(input))}`;
     return answerOf(await fetch(`${baseUrl}/api/trpc/${path}${qs}`, { headers }));
   }
-  return answerOf(await fetch(`${baseUrl}/api/trpc/${path}`, {
-    method: "POST",
-    headers: { ...headers, "content-type": "application/json" },
-    body: JSON.stringify(input ?? null),
-  }));
+  return answerOf(
+    await fetch(`${baseUrl}/api/trpc/${path}`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify(input ?? null),
+    }),
+  );
 }
 
 /** A request to one of better-auth's endpoints under /api/auth (a POST with a JSON body, or a GET). */
 export async function authOverHttp(baseUrl: string, cookie: string, path: string, body?: unknown): Promise<HttpAnswer> {
-  const init: RequestInit = body === undefined
-    ? { headers: { cookie, origin: baseUrl } }
-    : { method: "POST", headers: { cookie, origin: baseUrl, "content-type": "application/json" }, body: JSON.stringify(body) };
+  const init: RequestInit =
+    body === undefined
+      ? { headers: { cookie, origin: baseUrl } }
+      : { method: "POST", headers: { cookie, origin: baseUrl, "content-type": "application/json" }, body: JSON.stringify(body) };
   return answerOf(await fetch(`${baseUrl}/api/auth${path}`, init));
 }
 

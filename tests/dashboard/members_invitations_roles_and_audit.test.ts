@@ -15,7 +15,14 @@ async function tenantWithStaff(name: string): Promise<Ctx> {
   const created = await newTenant(name);
   const tenant = created.id;
   const [owner, admin, member] = [await userInTenant(tenant, "owner"), await userInTenant(tenant, "admin"), await userInTenant(tenant, "member")];
-  return { tenant, name: created.name, owner, admin, member, cookies: { owner: await sessionCookie(owner), admin: await sessionCookie(admin), member: await sessionCookie(member) } };
+  return {
+    tenant,
+    name: created.name,
+    owner,
+    admin,
+    member,
+    cookies: { owner: await sessionCookie(owner), admin: await sessionCookie(admin), member: await sessionCookie(member) },
+  };
 }
 
 const memberIdOf = async (cookie: string, email: string) => {
@@ -29,9 +36,13 @@ const auditOf = async (cookie: string, targetId: string) => {
 };
 
 const acceptAsSignedIn = async (cookie: string, invitationId: string) => {
-  const res = await (await getAuth()).handler(new Request(`${ORIGIN}/api/auth/organization/accept-invitation`, {
-    method: "POST", headers: { "content-type": "application/json", origin: ORIGIN, host: "127.0.0.1:3000", cookie }, body: JSON.stringify({ invitationId }),
-  }));
+  const res = await (await getAuth()).handler(
+    new Request(`${ORIGIN}/api/auth/organization/accept-invitation`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: ORIGIN, host: "127.0.0.1:3000", cookie },
+      body: JSON.stringify({ invitationId }),
+    }),
+  );
   return res.status;
 };
 
@@ -49,7 +60,12 @@ describe("invitations", () => {
     expect(res.data).toMatchObject({ email, role: "member", email_sent: false, email_error: null });
     expect(res.data.link).toBe(`${ORIGIN}/accept-invitation?id=${res.data.id}`);
     const list = await trpc("query", "dashboard.members.list", undefined, { cookie: a.cookies.owner });
-    expect(list.data.invitations.find((i: { id: string }) => i.id === res.data.id)).toMatchObject({ email, role: "member", expired: false, link: res.data.link });
+    expect(list.data.invitations.find((i: { id: string }) => i.id === res.data.id)).toMatchObject({
+      email,
+      role: "member",
+      expired: false,
+      link: res.data.link,
+    });
     // A member (read-only) sees the invitation but not its link.
     const asMember = await trpc("query", "dashboard.members.list", undefined, { cookie: a.cookies.member });
     expect(asMember.data.invitations.find((i: { id: string }) => i.id === res.data.id)).toMatchObject({ email, link: null });
@@ -90,7 +106,12 @@ describe("invitations", () => {
   });
 
   it("403_an_admin_cannot_resend_or_revoke_an_owners_invitation_and_a_member_cannot_invite", async () => {
-    const invited = await trpc("mutation", "dashboard.members.invite", { email: `owner2-${a.tenant.slice(0, 8)}@example.test`, role: "owner" }, { cookie: a.cookies.owner });
+    const invited = await trpc(
+      "mutation",
+      "dashboard.members.invite",
+      { email: `owner2-${a.tenant.slice(0, 8)}@example.test`, role: "owner" },
+      { cookie: a.cookies.owner },
+    );
     for (const path of ["dashboard.members.resendInvitation", "dashboard.members.revokeInvitation"]) {
       const res = await trpc("mutation", path, { invitation_id: invited.data.id }, { cookie: a.cookies.admin });
       expect(res.status).toBe(403);
@@ -101,7 +122,12 @@ describe("invitations", () => {
   });
 
   it("404_another_tenants_invitation_is_not_found_for_resend_or_revoke", async () => {
-    const invited = await trpc("mutation", "dashboard.members.invite", { email: `iso-${a.tenant.slice(0, 8)}@example.test`, role: "member" }, { cookie: a.cookies.owner });
+    const invited = await trpc(
+      "mutation",
+      "dashboard.members.invite",
+      { email: `iso-${a.tenant.slice(0, 8)}@example.test`, role: "member" },
+      { cookie: a.cookies.owner },
+    );
     for (const path of ["dashboard.members.resendInvitation", "dashboard.members.revokeInvitation"]) {
       expect((await trpc("mutation", path, { invitation_id: invited.data.id }, { cookie: b.cookies.owner })).status).toBe(404);
     }
@@ -209,7 +235,10 @@ describe("role changes and removal", () => {
     const toOwner = await trpc("mutation", "dashboard.members.changeRole", { member_id: memberId, role: "owner" }, { cookie: c.cookies.admin });
     expect(toOwner.status).toBe(403);
     expect(toOwner.error).toMatchObject({ message: "only an owner can make an owner", data: { field: "role" } });
-    for (const [id, role] of [[ownerId, "member"], [adminId, "member"]] as const) {
+    for (const [id, role] of [
+      [ownerId, "member"],
+      [adminId, "member"],
+    ] as const) {
       const res = await trpc("mutation", "dashboard.members.changeRole", { member_id: id, role }, { cookie: c.cookies.admin });
       expect(res.status).toBe(403);
       expect(res.error?.message).toBe("an admin can change the role of members only; ask an owner");
@@ -225,7 +254,12 @@ describe("role changes and removal", () => {
       ["member.role_changed", c.admin, { email: c.member, role: "admin", previous_role: "member" }],
       ["member.added", "cli", { email: c.member, role: "member" }],
     ]);
-    const byMember = await trpc("mutation", "dashboard.members.changeRole", { member_id: ownerId, role: "member" }, { cookie: await sessionCookie((await userInTenant(c.tenant, "member"))) });
+    const byMember = await trpc(
+      "mutation",
+      "dashboard.members.changeRole",
+      { member_id: ownerId, role: "member" },
+      { cookie: await sessionCookie(await userInTenant(c.tenant, "member")) },
+    );
     expect(byMember.status).toBe(403);
   });
 
@@ -234,7 +268,10 @@ describe("role changes and removal", () => {
     const ownerId = await memberIdOf(c.cookies.owner, c.owner);
     const demote = await trpc("mutation", "dashboard.members.changeRole", { member_id: ownerId, role: "admin" }, { cookie: c.cookies.owner });
     expect(demote.status).toBe(409);
-    expect(demote.error).toMatchObject({ message: "cannot demote the last owner; make someone else an owner first", data: { appCode: "conflict", field: "member_id" } });
+    expect(demote.error).toMatchObject({
+      message: "cannot demote the last owner; make someone else an owner first",
+      data: { appCode: "conflict", field: "member_id" },
+    });
     const remove = await trpc("mutation", "dashboard.members.remove", { member_id: ownerId }, { cookie: c.cookies.owner });
     expect(remove.status).toBe(409);
     expect(remove.error?.message).toBe("cannot remove the last owner; make someone else an owner first");
@@ -246,7 +283,9 @@ describe("role changes and removal", () => {
     // The former admin is now the only owner: the same rule holds for them.
     const last = await trpc("mutation", "dashboard.members.remove", { member_id: adminId }, { cookie: c.cookies.admin });
     expect(last.status).toBe(409);
-    const owners = (await trpc("query", "dashboard.members.list", undefined, { cookie: c.cookies.admin })).data.members.filter((m: { role: string }) => m.role === "owner");
+    const owners = (await trpc("query", "dashboard.members.list", undefined, { cookie: c.cookies.admin })).data.members.filter(
+      (m: { role: string }) => m.role === "owner",
+    );
     expect(owners.map((m: { email: string }) => m.email)).toEqual([c.admin]);
   });
 

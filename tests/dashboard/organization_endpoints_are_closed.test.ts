@@ -38,9 +38,14 @@ const inProcess: Front = {
   },
   trpc: async (cookie, kind, path, input) => {
     const headers = { cookie, origin: ORIGIN, host: new URL(ORIGIN).host };
-    const req = kind === "query"
-      ? new Request(`${ORIGIN}/api/trpc/${path}${input === undefined ? "" : `?input=${encodeURIComponent(JSON.stringify(input))}`}`, { headers })
-      : new Request(`${ORIGIN}/api/trpc/${path}`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(input ?? null) });
+    const req =
+      kind === "query"
+        ? new Request(`${ORIGIN}/api/trpc/${path}${input === undefined ? "" : `?input=${encodeURIComponent(JSON.stringify(input))}`}`, { headers })
+        : new Request(`${ORIGIN}/api/trpc/${path}`, {
+            method: "POST",
+            headers: { ...headers, "content-type": "application/json" },
+            body: JSON.stringify(input ?? null),
+          });
     return answerOf(await handleTrpcRequest(req));
   },
   api: async (key, path) => (await call("GET", path, { key })).status,
@@ -65,8 +70,12 @@ async function fixture(): Promise<Fixture> {
   const invitee = `invitee-${tenant.id.slice(0, 8)}@example.test`;
   await createDashboardUser({ email: invitee, password: PASSWORD, name: "Invitee" });
   return {
-    tenantId: tenant.id, tenantName: tenant.name, key: (await newKey(tenant.id, ["read"])).key,
-    owner: await userInTenant(tenant.id, "owner"), admin: await userInTenant(tenant.id, "admin"), member: await userInTenant(tenant.id, "member"),
+    tenantId: tenant.id,
+    tenantName: tenant.name,
+    key: (await newKey(tenant.id, ["read"])).key,
+    owner: await userInTenant(tenant.id, "owner"),
+    admin: await userInTenant(tenant.id, "admin"),
+    member: await userInTenant(tenant.id, "member"),
     invitee,
   };
 }
@@ -87,7 +96,10 @@ function scenario(front: () => Front, fx: () => Fixture) {
     for (const role of ["owner", "admin", "member", "invitee"] as const) cookies[role] = await front().signIn(fx()[role]);
     const list = await front().trpc(cookies.owner, "query", "dashboard.members.list");
     memberIds = Object.fromEntries(list.body.result.data.members.map((m: { email: string; id: string }) => [m.email, m.id]));
-    const invited = await front().trpc(cookies.owner, "mutation", "dashboard.members.invite", { email: `pending-${fx().tenantId.slice(0, 8)}@example.test`, role: "member" });
+    const invited = await front().trpc(cookies.owner, "mutation", "dashboard.members.invite", {
+      email: `pending-${fx().tenantId.slice(0, 8)}@example.test`,
+      role: "member",
+    });
     expect(invited.status).toBe(200);
     pendingInvitation = invited.body.result.data.id;
   });
@@ -164,7 +176,10 @@ describe("organization endpoints: better-auth's handler in process", () => {
   beforeAll(async () => {
     fx = await fixture();
   });
-  scenario(() => inProcess, () => fx);
+  scenario(
+    () => inProcess,
+    () => fx,
+  );
 });
 
 describe("organization endpoints over HTTP through the lean front (needs a `next build` made after this change)", () => {
@@ -175,5 +190,8 @@ describe("organization endpoints over HTTP through the lean front (needs a `next
     mount = await startMount("lean", SIGN_IN_ENV);
   });
   afterAll(async () => mount?.stop());
-  scenario(() => overHttp(() => mount), () => fx);
+  scenario(
+    () => overHttp(() => mount),
+    () => fx,
+  );
 });

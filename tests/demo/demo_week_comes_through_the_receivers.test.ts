@@ -24,8 +24,18 @@ describe("the demo tenant of a fresh embedded start", () => {
   beforeAll(async () => {
     const port = await freePort();
     server = await spawnServer("fresh embedded start", ["--import", "tsx", path.join(ROOT, "tests/helpers/receiver-front-main.ts")], {
-      port, cwd: ROOT, readyPath: "/api/v1", timeoutMs: 180_000,
-      env: mountEnv({ DATABASE_URL: undefined, REDIS_URL: undefined, DATA_DIR: mkdtempSync(path.join(tmpdir(), "demo-week-")), DEMO_SEED: undefined, SKIP_MIGRATIONS: undefined, PUBLIC_BASE_URL: undefined }),
+      port,
+      cwd: ROOT,
+      readyPath: "/api/v1",
+      timeoutMs: 180_000,
+      env: mountEnv({
+        DATABASE_URL: undefined,
+        REDIS_URL: undefined,
+        DATA_DIR: mkdtempSync(path.join(tmpdir(), "demo-week-")),
+        DEMO_SEED: undefined,
+        SKIP_MIGRATIONS: undefined,
+        PUBLIC_BASE_URL: undefined,
+      }),
     });
     const printed = /Demo API key \(shown once\): (\S+)/.exec(server.output());
     expect(printed).not.toBeNull();
@@ -38,7 +48,12 @@ describe("the demo tenant of a fresh embedded start", () => {
     const voice = conversations.filter((c) => c.channel === "voice");
     const calls = (await Promise.all(voice.map(async (c) => (await get(`/conversations/${c.id}/calls`)).data))).flat();
     expect(calls.filter((c: any) => c.status === "completed")).toHaveLength(7);
-    expect(calls.filter((c: any) => c.status === "missed").map((c: any) => c.end_reason).sort()).toEqual(["busy", "canceled", "no-answer", "user_hangup"]);
+    expect(
+      calls
+        .filter((c: any) => c.status === "missed")
+        .map((c: any) => c.end_reason)
+        .sort(),
+    ).toEqual(["busy", "canceled", "no-answer", "user_hangup"]);
     const answered = calls.find((c: any) => c.summary === "Booked a deep tissue massage for Thursday 18:00.");
     const transcript = (await get(`/conversations/${answered.conversation_id}/messages`)).data;
     expect(transcript.map((m: any) => m.author)).toEqual(["assistant", "customer", "assistant", "customer", "assistant"]);
@@ -52,7 +67,11 @@ describe("the demo tenant of a fresh embedded start", () => {
     const rami = conversations.find((c) => c.customer_identifier === "+971502200302")!;
     const messages = (await get(`/conversations/${rami.id}/messages`)).data;
     expect(messages.map((m: any) => [m.direction, m.status])).toEqual([
-      ["inbound", "received"], ["outbound", "delivered"], ["inbound", "received"], ["outbound", "delivered"], ["inbound", "received"],
+      ["inbound", "received"],
+      ["outbound", "delivered"],
+      ["inbound", "received"],
+      ["outbound", "delivered"],
+      ["inbound", "received"],
     ]);
   });
 

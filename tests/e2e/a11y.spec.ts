@@ -6,7 +6,10 @@ import { axeViolations, collectConsoleErrors, LAPTOP, PHONE } from "./page-check
 
 const DASHBOARD = ["analytics", "assistant", "api-keys", "webhooks", "channels", "crm", "members", "audit-log"];
 
-for (const [size, viewport] of [["laptop", LAPTOP], ["phone", PHONE]] as const) {
+for (const [size, viewport] of [
+  ["laptop", LAPTOP],
+  ["phone", PHONE],
+] as const) {
   test(`every dashboard page passes axe with no console errors (${size})`, async ({ page }) => {
     const errors = collectConsoleErrors(page);
     await signIn(page, fixtures().logins.ownerA);

@@ -6,10 +6,17 @@ import { fixtures, shot, signIn } from "./fixtures";
 import { axeViolations, collectConsoleErrors, expectNoHorizontalScroll, PHONE } from "./page-checks";
 
 async function post(page: Page, path: string, body: unknown, key?: string) {
-  return page.evaluate(async ([p, b, k]) => {
-    const res = await fetch(p, { method: "POST", headers: { "content-type": "application/json", ...(k ? { authorization: `Bearer ${k}` } : {}) }, body: JSON.stringify(b) });
-    return { status: res.status, body: await res.json() };
-  }, [path, body, key] as const);
+  return page.evaluate(
+    async ([p, b, k]) => {
+      const res = await fetch(p, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(k ? { authorization: `Bearer ${k}` } : {}) },
+        body: JSON.stringify(b),
+      });
+      return { status: res.status, body: await res.json() };
+    },
+    [path, body, key] as const,
+  );
 }
 
 test("cards define their metric and compare with the previous period; bars per day; conversations per channel", async ({ page }) => {
@@ -31,7 +38,9 @@ test("cards define their metric and compare with the previous period; bars per d
   await expect(page.getByTestId("stat-leads").getByTestId("value")).toHaveText("1");
   const conversion = page.getByTestId("stat-conversion");
   await expect(conversion.getByTestId("value")).toHaveText("0.0%");
-  await expect(conversion.getByTestId("definition")).toHaveText("Of the 1 lead created in the period, the share whose status is now “converted” (0 of 1). Bookings are counted separately.");
+  await expect(conversion.getByTestId("definition")).toHaveText(
+    "Of the 1 lead created in the period, the share whose status is now “converted” (0 of 1). Bookings are counted separately.",
+  );
   await expect(page.getByTestId("stat-csat").getByTestId("value")).toHaveText("—");
   await expect(page.getByTestId("stat-csat").getByTestId("definition")).toContainText("from 0 answers");
 

@@ -75,13 +75,23 @@ test("a member sees the pages but cannot issue or revoke", async ({ page }) => {
 
   // The server refuses too, not just the UI: a member's mutation through /api/trpc is a 403.
   const status = await page.evaluate(async () => {
-    const res = await fetch("/api/trpc/dashboard.apiKeys.issue", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "x", scopes: ["read"] }) });
+    const res = await fetch("/api/trpc/dashboard.apiKeys.issue", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "x", scopes: ["read"] }),
+    });
     return { status: res.status, body: await res.json() };
   });
   expect(status.status).toBe(403);
   expect(status.body.error.message).toBe("role 'member' cannot make changes; an owner or admin can");
 
-  for (const [link, heading] of [["Audit log", "Audit log"], ["Members", "Members"], ["Analytics", "Analytics"], ["Webhooks", "Webhooks"], ["CRM", "CRM"]]) {
+  for (const [link, heading] of [
+    ["Audit log", "Audit log"],
+    ["Members", "Members"],
+    ["Analytics", "Analytics"],
+    ["Webhooks", "Webhooks"],
+    ["CRM", "CRM"],
+  ]) {
     await page.getByRole("link", { name: link, exact: true }).click();
     await expect(page.getByRole("heading", { level: 1, name: heading })).toBeVisible();
   }

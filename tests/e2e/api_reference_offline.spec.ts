@@ -24,7 +24,11 @@ test("api_reference_renders_with_every_other_host_blocked", async ({ page, baseU
   for (const tag of ["Offerings", "Appointments", "Conversations", "Leads", "Analytics", "CRM"]) {
     await expect(page.getByRole("link", { name: tag, exact: true })).toBeVisible();
   }
-  for (const [method, path] of [["GET", "offerings"], ["POST", "offerings"], ["PATCH", "offerings/{id}"]]) {
+  for (const [method, path] of [
+    ["GET", "offerings"],
+    ["POST", "offerings"],
+    ["PATCH", "offerings/{id}"],
+  ]) {
     await expect(page.locator(`a[href="#tenant-api/tag/offerings/${method}/${path}"]`)).toBeVisible();
   }
   await expect(page.getByRole("heading", { name: "Offerings", level: 2 })).toBeVisible();
@@ -53,7 +57,11 @@ test("api_reference_shows_the_agent_tools_document_with_every_other_host_blocked
 
   // The tools' document, rendered by the same bundle: its tag, the catalog and two tools.
   await expect(page.getByRole("link", { name: "Agent tools", exact: true })).toBeVisible();
-  for (const [method, path] of [["GET", "tools"], ["POST", "tools/search_offerings"], ["POST", "tools/book_appointment"]]) {
+  for (const [method, path] of [
+    ["GET", "tools"],
+    ["POST", "tools/search_offerings"],
+    ["POST", "tools/book_appointment"],
+  ]) {
     await expect(page.locator(`a[href="#agent-tools/tag/agent-tools/${method}/${path}"]`)).toBeVisible();
   }
   await expect(page.getByRole("heading", { name: "Agent tools", level: 2 })).toBeVisible();

@@ -59,7 +59,9 @@ test("an owner filters the audit log by actor, action and date, exports the CSV,
   await page.getByRole("button", { name: "Export CSV" }).click();
   const file = await download;
   expect(file.suggestedFilename()).toMatch(/^audit-log-\d{4}-\d\d-\d\d\.csv$/);
-  const lines = readFileSync((await file.path())!, "utf8").trimEnd().split("\r\n");
+  const lines = readFileSync((await file.path())!, "utf8")
+    .trimEnd()
+    .split("\r\n");
   expect(lines[0]).toBe("created_at,actor_type,actor_id,actor_label,action,target_type,target_id,details");
   expect(lines).toHaveLength(3);
   for (const line of lines.slice(1)) expect(line).toContain(`,user,`);

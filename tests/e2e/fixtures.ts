@@ -28,8 +28,11 @@ export async function shot(page: Page, name: string) {
 
 /** Calls /api/v1 from the page, as an integration would with the key. */
 export async function apiFetch(page: Page, pathname: string, key: string) {
-  return page.evaluate(async ([p, k]) => {
-    const res = await fetch(p, { headers: { authorization: `Bearer ${k}` } });
-    return { status: res.status, body: await res.json() };
-  }, [pathname, key] as const);
+  return page.evaluate(
+    async ([p, k]) => {
+      const res = await fetch(p, { headers: { authorization: `Bearer ${k}` } });
+      return { status: res.status, body: await res.json() };
+    },
+    [pathname, key] as const,
+  );
 }

@@ -77,7 +77,9 @@ test("invite → accept with a new account → role change → removal, all audi
   const ownerRow = page.getByTestId("member-row").filter({ hasText: fixtures().logins.ownerA });
   await expect(ownerRow.getByRole("button", { name: "Remove" })).toBeDisabled();
   await ownerRow.getByRole("button", { name: "Change role" }).click();
-  await expect(page.getByRole("dialog").getByTestId("last-owner")).toHaveText("This is the only owner. Make someone else an owner first; a tenant always keeps one.");
+  await expect(page.getByRole("dialog").getByTestId("last-owner")).toHaveText(
+    "This is the only owner. Make someone else an owner first; a tenant always keeps one.",
+  );
   await expect(page.getByRole("dialog").getByLabel("Role")).toBeDisabled();
   await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
 
@@ -99,7 +101,9 @@ test("invite → accept with a new account → role change → removal, all audi
   expect(errors).toEqual([]);
   // The one failed call: the removed person's session no longer has this tenant (401), which is
   // what sends them to sign-in.
-  expect(guestErrors).toEqual([`${new URL("/dashboard/api-keys", page.url()).href}: Failed to load resource: the server responded with a status of 401 (Unauthorized)`]);
+  expect(guestErrors).toEqual([
+    `${new URL("/dashboard/api-keys", page.url()).href}: Failed to load resource: the server responded with a status of 401 (Unauthorized)`,
+  ]);
 });
 
 test("resend and revoke a pending invitation at phone width; the revoked link says so", async ({ page, browser }) => {

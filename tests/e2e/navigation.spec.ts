@@ -51,7 +51,9 @@ test("the 404 page offers ways back and the favicon is served", async ({ page })
   await page.getByRole("link", { name: "Go to the dashboard" }).click();
   await expect(page).toHaveURL(/\/sign-in$/);
   // Chrome logs the page's own 404 status; nothing else may be logged (no favicon miss, no failed call).
-  expect(errors).toEqual([`${new URL("/dashboard/no-such-page", page.url()).href}: Failed to load resource: the server responded with a status of 404 (Not Found)`]);
+  expect(errors).toEqual([
+    `${new URL("/dashboard/no-such-page", page.url()).href}: Failed to load resource: the server responded with a status of 404 (Not Found)`,
+  ]);
 });
 
 test("closing a dialog returns focus to its opener and form errors focus the first invalid field", async ({ page }) => {
@@ -149,10 +151,12 @@ test.describe("at phone width (390 x 844)", () => {
     const errors = collectConsoleErrors(page);
     const port = Number(process.env.E2E_CONSUMER_PORT);
     let received = 0;
-    const consumer: Server = createServer((req, res) => req.resume().on("end", () => {
-      received += 1;
-      res.writeHead(200).end("{}");
-    }));
+    const consumer: Server = createServer((req, res) =>
+      req.resume().on("end", () => {
+        received += 1;
+        res.writeHead(200).end("{}");
+      }),
+    );
     await new Promise<void>((resolve) => consumer.listen(port, "127.0.0.1", resolve));
     try {
       await page.goto("/dashboard/webhooks");

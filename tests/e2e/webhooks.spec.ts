@@ -63,7 +63,11 @@ async function addEndpoint(page: Page, url: string) {
 }
 
 async function openEndpoint(page: Page, path: string) {
-  await page.getByTestId("subscription-row").filter({ hasText: `:${port}${path}` }).getByRole("link").click();
+  await page
+    .getByTestId("subscription-row")
+    .filter({ hasText: `:${port}${path}` })
+    .getByRole("link")
+    .click();
   await expect(page.getByRole("heading", { level: 1, name: "Webhook endpoint" })).toBeVisible();
   await expect(page.getByTestId("endpoint-url")).toHaveText(`http://127.0.0.1:${port}${path}`);
 }

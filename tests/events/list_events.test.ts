@@ -84,7 +84,13 @@ describe("GET /api/v1/events", () => {
 
   it("400_names_the_field_of_a_bad_filter_or_cursor", async () => {
     const t = await tenantWithKey();
-    for (const [query, field] of [["type=booking.exploded", "type"], ["created_gte=yesterday", "created_gte"], ["created_lt=2026-13-01T00:00:00Z", "created_lt"], ["cursor=123", "cursor"], ["limit=0", "limit"]]) {
+    for (const [query, field] of [
+      ["type=booking.exploded", "type"],
+      ["created_gte=yesterday", "created_gte"],
+      ["created_lt=2026-13-01T00:00:00Z", "created_lt"],
+      ["cursor=123", "cursor"],
+      ["limit=0", "limit"],
+    ]) {
       const res = await call("GET", `/events?${query}`, { key: t.key });
       expect(res.status, query).toBe(400);
       expect(res.body.error.code).toBe("bad_request");

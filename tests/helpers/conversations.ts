@@ -18,7 +18,11 @@ export async function tenantDb(tenantId: string) {
   return scopeToTenant(await getDb(), tenantId);
 }
 
-export async function makeConversation(tenantId: string, channel: Channel = "sms", identifier = channel === "email" ? `c${++phoneCounter}@example.com` : channel === "webchat" ? `visitor-${++phoneCounter}` : uniquePhone()) {
+export async function makeConversation(
+  tenantId: string,
+  channel: Channel = "sms",
+  identifier = channel === "email" ? `c${++phoneCounter}@example.com` : channel === "webchat" ? `visitor-${++phoneCounter}` : uniquePhone(),
+) {
   const { conversation } = await createConversation(await tenantDb(tenantId), { channel, customer_identifier: identifier });
   return conversation;
 }
@@ -49,6 +53,10 @@ export async function startFakeServer(respond: (req: RecordedRequest, res: Serve
   return {
     url: `http://127.0.0.1:${port}`,
     received,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

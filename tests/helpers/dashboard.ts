@@ -19,21 +19,32 @@ export async function userInTenant(tenantId: string, role: Role) {
 
 export async function signIn(email: string, opts: { password?: string; ip?: string } = {}) {
   const auth = await getAuth();
-  return auth.handler(new Request(`${ORIGIN}/api/auth/sign-in/email`, {
-    method: "POST",
-    headers: { "content-type": "application/json", origin: ORIGIN, host: "127.0.0.1:3000", "x-forwarded-for": opts.ip ?? "203.0.113.1" },
-    body: JSON.stringify({ email, password: opts.password ?? PASSWORD }),
-  }));
+  return auth.handler(
+    new Request(`${ORIGIN}/api/auth/sign-in/email`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: ORIGIN, host: "127.0.0.1:3000", "x-forwarded-for": opts.ip ?? "203.0.113.1" },
+      body: JSON.stringify({ email, password: opts.password ?? PASSWORD }),
+    }),
+  );
 }
 
 /** Signs in and returns the Cookie header value of the new session. */
 export async function sessionCookie(email: string): Promise<string> {
   const res = await signIn(email, { ip: `198.51.100.${Math.floor(Math.random() * 250) + 1}` });
   if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
-  return res.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+  return res.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
 }
 
-export type TrpcResult = { status: number; data?: any; error?: { message: string; data: { appCode: string; field: string | null; httpStatus: number } }; body: any; headers: Headers };
+export type TrpcResult = {
+  status: number;
+  data?: any;
+  error?: { message: string; data: { appCode: string; field: string | null; httpStatus: number } };
+  body: any;
+  headers: Headers;
+};
 
 export async function trpc(
   kind: "query" | "mutation",
@@ -50,7 +61,11 @@ export async function trpc(
     const qs = input === undefined ? "" : `?input=${encodeURIComponent(JSON.stringify(input))}`;
     req = new Request(`${ORIGIN}/api/trpc/${path}${qs}`, { headers });
   } else {
-    req = new Request(`${ORIGIN}/api/trpc/${path}`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(input ?? null) });
+    req = new Request(`${ORIGIN}/api/trpc/${path}`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify(input ?? null),
+    });
   }
   const res = await handleTrpcRequest(req);
   const body = await res.json();

@@ -44,13 +44,17 @@ export async function idleKeepAliveConnections(url: string, count: number, heade
   const sockets = new Set<net.Socket>();
   agent.on("free", (socket: net.Socket) => sockets.add(socket));
   const statuses = await Promise.all(
-    Array.from({ length: count }, () =>
-      new Promise<number>((resolve, reject) => {
-        http.get(url, { agent, headers }, (res) => {
-          res.resume();
-          res.on("end", () => resolve(res.statusCode ?? 0));
-        }).on("error", reject);
-      }),
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<number>((resolve, reject) => {
+          http
+            .get(url, { agent, headers }, (res) => {
+              res.resume();
+              res.on("end", () => resolve(res.statusCode ?? 0));
+            })
+            .on("error", reject);
+        }),
     ),
   );
   await new Promise((r) => setImmediate(r)); // the "free" events follow the responses' ends
@@ -71,10 +75,12 @@ export async function idleKeepAliveConnections(url: string, count: number, heade
  */
 export function roundTrip(url: string, headers: Record<string, string> = {}): Promise<number> {
   return new Promise((resolve, reject) => {
-    http.get(url, { agent: false, headers }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(res.statusCode ?? 0));
-    }).on("error", reject);
+    http
+      .get(url, { agent: false, headers }, (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      })
+      .on("error", reject);
   });
 }
 
@@ -97,7 +103,10 @@ export async function waitUntilRefused(port: number, timeoutMs = 10_000): Promis
 }
 
 /** Resolves with the child's exit code and how long it took from now (rejects after `timeoutMs`). */
-export function exitOf(proc: import("node:child_process").ChildProcess, timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }> {
+export function exitOf(
+  proc: import("node:child_process").ChildProcess,
+  timeoutMs: number,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }> {
   const started = Date.now();
   if (proc.exitCode !== null) return Promise.resolve({ code: proc.exitCode, signal: null, ms: 0 });
   return new Promise((resolve, reject) => {

@@ -35,7 +35,10 @@ async function ensureUser(): Promise<void> {
 }
 
 export class PostgresServer {
-  private constructor(readonly port: number, private readonly dir: string) {}
+  private constructor(
+    readonly port: number,
+    private readonly dir: string,
+  ) {}
 
   get url(): string {
     return `postgresql://postgres@127.0.0.1:${this.port}/postgres`;
@@ -60,8 +63,14 @@ export class PostgresServer {
   /** Starts the stopped server again, on the same port and data; resolves once it accepts connections. */
   async resume(): Promise<void> {
     await run("pg_ctl", [
-      "-D", this.data, "-l", path.join(this.dir, "server.log"), "-w", "start",
-      "-o", `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`,
+      "-D",
+      this.data,
+      "-l",
+      path.join(this.dir, "server.log"),
+      "-w",
+      "start",
+      "-o",
+      `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`,
     ]);
   }
 

@@ -23,6 +23,10 @@ export async function startReceiverFront(env: Record<string, string | undefined>
   await closeDb(); // the embedded database takes one process: the server's
   const port = await freePort();
   return spawnServer("receiver-front", ["--import", "tsx", path.join(ROOT, "tests/helpers/receiver-front-main.ts")], {
-    port, cwd: ROOT, readyPath: "/api/v1", timeoutMs: 120_000, env: mountEnv(env),
+    port,
+    cwd: ROOT,
+    readyPath: "/api/v1",
+    timeoutMs: 120_000,
+    env: mountEnv(env),
   });
 }

@@ -6,7 +6,6 @@ import { freePort } from "../../scripts/bench/services";
 
 const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? "/usr/bin/redis-server";
 
-
 async function waitForPing(port: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -42,11 +41,9 @@ export class RedisServer {
   /** (Re)starts the server on the same port. */
   async restart(): Promise<void> {
     if (this.proc) throw new Error("redis-server is already running");
-    const proc = spawn(
-      REDIS_SERVER,
-      ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--loglevel", "warning"],
-      { stdio: "ignore" },
-    );
+    const proc = spawn(REDIS_SERVER, ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--loglevel", "warning"], {
+      stdio: "ignore",
+    });
     this.proc = proc;
     proc.once("exit", () => {
       if (this.proc === proc) this.proc = null;

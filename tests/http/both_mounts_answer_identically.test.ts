@@ -34,10 +34,24 @@ function contractRequests(key: string, cursor: string): Contract[] {
     { name: "wrong content type", method: "POST", path: "/offerings", auth: key, contentType: "text/plain", body: "{}" },
     { name: "non-object body", method: "POST", path: "/offerings", auth: key, contentType: json, body: "[]" },
     { name: "missing body", method: "POST", path: "/offerings", auth: key, contentType: json, body: "" },
-    { name: "unknown field", method: "POST", path: "/offerings", auth: key, contentType: json, body: JSON.stringify({ title: "T", price: 1, price_currency: "USD", colour: "red" }) },
+    {
+      name: "unknown field",
+      method: "POST",
+      path: "/offerings",
+      auth: key,
+      contentType: json,
+      body: JSON.stringify({ title: "T", price: 1, price_currency: "USD", colour: "red" }),
+    },
     { name: "missing field", method: "POST", path: "/offerings", auth: key, contentType: json, body: JSON.stringify({ price: 1, price_currency: "USD" }) },
     { name: "body over 1 MiB", method: "POST", path: "/offerings", auth: key, contentType: json, body: JSON.stringify({ title: "x".repeat(1024 * 1024 + 1) }) },
-    { name: "update a missing row", method: "PATCH", path: "/offerings/9b2f0c57-3a4e-4f6e-9d57-1a1f3c1f0a11", auth: key, contentType: json, body: JSON.stringify({ title: "x" }) },
+    {
+      name: "update a missing row",
+      method: "PATCH",
+      path: "/offerings/9b2f0c57-3a4e-4f6e-9d57-1a1f3c1f0a11",
+      auth: key,
+      contentType: json,
+      body: JSON.stringify({ title: "x" }),
+    },
     { name: "OpenAPI document", method: "GET", path: "/openapi.json" },
     { name: "trailing slash", method: "GET", path: "/offerings/", auth: key },
   ];
@@ -47,10 +61,22 @@ function contractRequests(key: string, cursor: string): Contract[] {
 function askWithAuthTwice(baseUrl: string, c: Contract, index: number): Promise<Answer> {
   return new Promise((resolve, reject) => {
     // Raw headers (two Authorization lines); in this form node adds no Host header of its own.
-    const headers = ["host", new URL(baseUrl).host, "x-request-id", `contract-${index}`, "authorization", `Bearer ${c.auth}`, "authorization", `Bearer ${c.auth}`];
+    const headers = [
+      "host",
+      new URL(baseUrl).host,
+      "x-request-id",
+      `contract-${index}`,
+      "authorization",
+      `Bearer ${c.auth}`,
+      "authorization",
+      `Bearer ${c.auth}`,
+    ];
     get(`${baseUrl}/api/v1${c.path}`, { headers }, (res) => {
       let body = "";
-      res.setEncoding("utf8").on("data", (chunk) => (body += chunk)).on("error", reject);
+      res
+        .setEncoding("utf8")
+        .on("data", (chunk) => (body += chunk))
+        .on("error", reject);
       res.on("end", () => {
         const header = (h: string) => (res.headers[h] === undefined ? null : String(res.headers[h]));
         resolve({ status: res.statusCode!, body, headers: Object.fromEntries(CONTRACT_HEADERS.map((h) => [h, header(h)])) });
@@ -96,7 +122,11 @@ describe.skipIf(!hasNextBuild())("both mounts answer identically (needs `next bu
         // An hour-long window: a sliding window that rolled over mid-run would weigh the
         // previous window's count and make one mount's X-RateLimit-Remaining differ by one.
         server = await startMount(kind, {
-          REDIS_URL: undefined, UPSTASH_REDIS_REST_URL: undefined, UPSTASH_REDIS_REST_TOKEN: undefined, INNGEST_DEV: "1", WEBHOOK_ENGINE: "off",
+          REDIS_URL: undefined,
+          UPSTASH_REDIS_REST_URL: undefined,
+          UPSTASH_REDIS_REST_TOKEN: undefined,
+          INNGEST_DEV: "1",
+          WEBHOOK_ENGINE: "off",
           RATE_LIMIT_WINDOW_SECONDS: "3600",
         });
         const list: Answer[] = [];

@@ -86,8 +86,13 @@ describe("forwardResolvedClientIp on a real socket", () => {
       const headers: Record<string, string> = forwardedFor ? { "x-forwarded-for": forwardedFor } : {};
       request({ host: "127.0.0.1", port, localAddress: from, headers, agent: false }, (res) => {
         let body = "";
-        res.setEncoding("utf8").on("data", (c) => (body += c)).on("end", () => resolve(body));
-      }).on("error", reject).end();
+        res
+          .setEncoding("utf8")
+          .on("data", (c) => (body += c))
+          .on("end", () => resolve(body));
+      })
+        .on("error", reject)
+        .end();
     });
 
   it("overwrites a client's X-Forwarded-For with its socket address", async () => {

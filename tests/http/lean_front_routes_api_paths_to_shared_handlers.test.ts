@@ -49,8 +49,7 @@ describe.skipIf(!hasNextBuild())("the lean front over real HTTP (needs `next bui
     await server?.stop();
   });
 
-  const get = (path: string, headers: Record<string, string> = {}) =>
-    fetch(server.url + path, { headers, redirect: "manual" });
+  const get = (path: string, headers: Record<string, string> = {}) => fetch(server.url + path, { headers, redirect: "manual" });
 
   it("answers /api/v1 with the REST bridge: data, rate-limit headers and the echoed request id", async () => {
     const res = await get("/api/v1/offerings?limit=5", { authorization: `Bearer ${key}`, "x-request-id": "lean-1" });
@@ -110,7 +109,10 @@ describe.skipIf(!hasNextBuild())("the lean front over real HTTP (needs `next bui
 
     const accepted = await signIn(PASSWORD);
     expect(accepted.status).toBe(200);
-    const cookie = accepted.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    const cookie = accepted.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .join("; ");
     expect(cookie).toMatch(/session_token=/);
     const types = await get("/api/trpc/webhooks.eventTypes", { cookie });
     expect(types.status).toBe(200);

@@ -24,18 +24,17 @@ let server: Running;
 let api: { key: string; wrongSecret: string };
 let dashboardEmail: string;
 
-function send(
-  method: string,
-  path: string,
-  opts: { from?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<Answer> {
+function send(method: string, path: string, opts: { from?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
   const url = new URL(path, server.url);
   return new Promise((resolve, reject) => {
     const req = request(
       { host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers: opts.headers, localAddress: opts.from, agent: false },
       (res) => {
         let body = "";
-        res.setEncoding("utf8").on("data", (c) => (body += c)).on("error", reject);
+        res
+          .setEncoding("utf8")
+          .on("data", (c) => (body += c))
+          .on("error", reject);
         res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }));
       },
     );
@@ -92,14 +91,19 @@ describe.skipIf(!hasNextBuild())("limits through the lean front (needs `next bui
   it("429_dashboard_trpc_batches_count_each_call_20_batches_of_20_calls_get_exactly_200_answers", async () => {
     const signedIn = await signIn(freshLoopback(), PASSWORD);
     expect(signedIn.status).toBe(200);
-    const cookie = ([] as string[]).concat(signedIn.headers["set-cookie"] ?? []).map((c) => c.split(";")[0]).join("; ");
+    const cookie = ([] as string[])
+      .concat(signedIn.headers["set-cookie"] ?? [])
+      .map((c) => c.split(";")[0])
+      .join("; ");
     await windowWithRoomFor(20_000);
     const calls = Array.from({ length: 20 }, () => "offerings.list").join(",");
     const input = encodeURIComponent(JSON.stringify(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [i, { limit: 1 }]))));
     const batches = await Promise.all(
       Array.from({ length: 20 }, () => send("GET", `/api/trpc/${calls}?batch=1&input=${input}`, { headers: { cookie, origin: server.url } })),
     );
-    const results = batches.flatMap((b) => JSON.parse(b.body) as { result?: unknown; error?: { message: string; data: { httpStatus: number; appCode: string } } }[]);
+    const results = batches.flatMap(
+      (b) => JSON.parse(b.body) as { result?: unknown; error?: { message: string; data: { httpStatus: number; appCode: string } } }[],
+    );
     expect(results).toHaveLength(400);
     expect(results.filter((r) => r.result !== undefined)).toHaveLength(200);
     const errors = results.filter((r) => r.error).map((r) => ({ message: r.error!.message, status: r.error!.data.httpStatus, code: r.error!.data.appCode }));

@@ -15,7 +15,15 @@ type Started = { proc: ChildProcess; url: string; output: () => string };
 async function npmStart(dataDir: string): Promise<Started> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const env: NodeJS.ProcessEnv = { NODE_ENV: "production", PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, HOST: "127.0.0.1", PORT: String(port), LOG_LEVEL: "warn" };
+  const env: NodeJS.ProcessEnv = {
+    NODE_ENV: "production",
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATA_DIR: dataDir,
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    LOG_LEVEL: "warn",
+  };
   const proc = spawn(process.execPath, [path.join(ROOT, "scripts/start.mjs")], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   proc.stdout!.on("data", (d) => (out += d));
@@ -72,7 +80,11 @@ describe.skipIf(!hasNextBuild())("npm start", () => {
     expect(existsSync(path.join(dataDir, "pglite", "PG_VERSION"))).toBe(true);
     // The compiled server, at least as new as every server source, and no helper process left running.
     const bundle = path.join(ROOT, "dist/server/main.mjs");
-    const newestSource = Math.max(...readdirSync(path.join(ROOT, "server"), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => statSync(path.join(e.parentPath, e.name)).mtimeMs));
+    const newestSource = Math.max(
+      ...readdirSync(path.join(ROOT, "server"), { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => statSync(path.join(e.parentPath, e.name)).mtimeMs),
+    );
     expect(statSync(bundle).mtimeMs).toBeGreaterThanOrEqual(newestSource);
     expect(childrenOf(running.proc.pid!)).toEqual([]);
 

@@ -43,19 +43,31 @@ describe.skipIf(!hasNextBuild() || !process.env.DATABASE_URL)("PostgreSQL outage
     const auth = { authorization: `Bearer ${key}` };
     const requests: [string, () => Promise<Response>][] = [
       ["GET /api/v1/offerings", () => fetch(`${server.url}/api/v1/offerings?limit=1`, { headers: auth })],
-      ["POST /api/v1/offerings", () => fetch(`${server.url}/api/v1/offerings`, {
-        method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ title: "Outage", price: "1.00", price_currency: "USD" }),
-      })],
-      ["tRPC offerings.list", () => fetch(`${server.url}/api/trpc/offerings.list?input=${encodeURIComponent(JSON.stringify({ limit: 1 }))}`, {
-        headers: { cookie, origin: server.url },
-      })],
+      [
+        "POST /api/v1/offerings",
+        () =>
+          fetch(`${server.url}/api/v1/offerings`, {
+            method: "POST",
+            headers: { ...auth, "content-type": "application/json" },
+            body: JSON.stringify({ title: "Outage", price: "1.00", price_currency: "USD" }),
+          }),
+      ],
+      [
+        "tRPC offerings.list",
+        () =>
+          fetch(`${server.url}/api/trpc/offerings.list?input=${encodeURIComponent(JSON.stringify({ limit: 1 }))}`, {
+            headers: { cookie, origin: server.url },
+          }),
+      ],
     ];
-    return Promise.all(requests.map(async ([surface, send]) => {
-      const at = Date.now();
-      const res = await send();
-      const { body } = await answerOf(res);
-      return { at, ms: Date.now() - at, surface, status: res.status, retryAfter: res.headers.get("retry-after"), body };
-    }));
+    return Promise.all(
+      requests.map(async ([surface, send]) => {
+        const at = Date.now();
+        const res = await send();
+        const { body } = await answerOf(res);
+        return { at, ms: Date.now() - at, surface, status: res.status, retryAfter: res.headers.get("retry-after"), body };
+      }),
+    );
   }
 
   it("503_with_retry_after_within_5s_each_while_down_then_2xx_within_5s_of_its_return", async () => {

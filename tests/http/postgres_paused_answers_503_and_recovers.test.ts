@@ -23,7 +23,11 @@ describe.skipIf(!hasNextBuild() || !process.env.DATABASE_URL)("PostgreSQL paused
   beforeAll(async () => {
     cluster = await PostgresServer.start();
     ({ key } = await onDatabase(cluster.url, () => tenantWithKey()));
-    server = await startMount("lean", { DATABASE_URL: cluster.url, DATABASE_QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS), DATABASE_CONNECT_TIMEOUT_MS: String(QUERY_TIMEOUT_MS) });
+    server = await startMount("lean", {
+      DATABASE_URL: cluster.url,
+      DATABASE_QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
+      DATABASE_CONNECT_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
+    });
   }, 180_000);
 
   afterAll(async () => {
@@ -37,16 +41,24 @@ describe.skipIf(!hasNextBuild() || !process.env.DATABASE_URL)("PostgreSQL paused
     const auth = { authorization: `Bearer ${key}` };
     const requests: [string, () => Promise<Response>][] = [
       ["GET /api/v1/offerings", () => fetch(`${server.url}/api/v1/offerings?limit=1`, { headers: auth, signal: AbortSignal.timeout(30_000) })],
-      ["POST /api/v1/offerings", () => fetch(`${server.url}/api/v1/offerings`, {
-        method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ title: "Paused", price: "1.00", price_currency: "USD" }),
-        signal: AbortSignal.timeout(30_000),
-      })],
+      [
+        "POST /api/v1/offerings",
+        () =>
+          fetch(`${server.url}/api/v1/offerings`, {
+            method: "POST",
+            headers: { ...auth, "content-type": "application/json" },
+            body: JSON.stringify({ title: "Paused", price: "1.00", price_currency: "USD" }),
+            signal: AbortSignal.timeout(30_000),
+          }),
+      ],
     ];
-    return Promise.all(requests.map(async ([surface, send]) => {
-      const at = Date.now();
-      const res = await send();
-      return { at, ms: Date.now() - at, surface, status: res.status, retryAfter: res.headers.get("retry-after"), body: await res.json() };
-    }));
+    return Promise.all(
+      requests.map(async ([surface, send]) => {
+        const at = Date.now();
+        const res = await send();
+        return { at, ms: Date.now() - at, surface, status: res.status, retryAfter: res.headers.get("retry-after"), body: await res.json() };
+      }),
+    );
   }
 
   it("503_with_retry_after_within_the_query_timeout_while_paused_then_2xx_within_5s_of_sigcont", async () => {

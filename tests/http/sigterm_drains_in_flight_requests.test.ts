@@ -30,7 +30,8 @@ describe.skipIf(!hasNextBuild())("SIGTERM drains the lean front (needs `next bui
 
     // 24 creates in flight: headers and half of each body are at the server, the rest comes later.
     const inFlight = Array.from({ length: IN_FLIGHT }, (_, i) =>
-      splitBodyRequest(`${server!.url}/api/v1/offerings`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: offering(i) }));
+      splitBodyRequest(`${server!.url}/api/v1/offerings`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: offering(i) }),
+    );
     await Promise.all(inFlight.map((r) => r.sent));
     // A round trip on a connection made after theirs: answered, the server has read what they sent.
     expect(await roundTrip(`${server.url}/api/v1/offerings?limit=1`, auth)).toBe(200);

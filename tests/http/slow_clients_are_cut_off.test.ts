@@ -55,7 +55,8 @@ describe.skipIf(!hasNextBuild())("slow clients against the lean front (needs `ne
   });
 
   it("408_and_closed_when_a_body_trickles_past_the_request_timeout", async () => {
-    const head = `POST /api/v1/offerings HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
+    const head =
+      `POST /api/v1/offerings HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
       "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n";
     const { answer, closedAfterMs } = await trickle(port, head, '{"title":"slow"');
     expect(answer.startsWith("HTTP/1.1 408 ")).toBe(true);
@@ -65,12 +66,15 @@ describe.skipIf(!hasNextBuild())("slow clients against the lean front (needs `ne
 
   it("keepalive_connection_idle_longer_than_the_headers_timeout_still_serves_the_next_request", async () => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    const get = () => new Promise<{ status: number; socket: net.Socket }>((resolve, reject) => {
-      http.get(`${server.url}/api/v1/offerings?limit=1`, { agent, headers: { authorization: `Bearer ${key}` } }, (res) => {
-        res.resume();
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, socket: res.socket }));
-      }).on("error", reject);
-    });
+    const get = () =>
+      new Promise<{ status: number; socket: net.Socket }>((resolve, reject) => {
+        http
+          .get(`${server.url}/api/v1/offerings?limit=1`, { agent, headers: { authorization: `Bearer ${key}` } }, (res) => {
+            res.resume();
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, socket: res.socket }));
+          })
+          .on("error", reject);
+      });
     const first = await get();
     await new Promise((r) => setTimeout(r, HEADERS_MS + 2_000)); // idle past the headers timeout and a check
     const second = await get();

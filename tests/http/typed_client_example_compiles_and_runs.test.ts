@@ -57,7 +57,10 @@ describe("typed client example", () => {
     );
     try {
       const bin = path.join(ROOT, "node_modules/.bin/tsc");
-      const outcome = await run(bin, ["-p", EXAMPLE], { cwd: ROOT }).then(() => "compiled", (err: { stdout: string }) => err.stdout);
+      const outcome = await run(bin, ["-p", EXAMPLE], { cwd: ROOT }).then(
+        () => "compiled",
+        (err: { stdout: string }) => err.stdout,
+      );
       expect(outcome).toContain("broken.ts");
       expect(outcome).toMatch(/titel/);
     } finally {

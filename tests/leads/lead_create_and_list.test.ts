@@ -4,8 +4,19 @@ import { call, errorOf, tenantWithKey } from "../helpers/api";
 import { eventsOf, makeConversation, tenantDb } from "../helpers/conversations";
 
 const LEAD_KEYS = [
-  "attributes", "conversation_id", "created_at", "customer_email", "customer_name", "customer_phone", "handoff_requested_at", "id",
-  "notes", "offering_id", "qualified_at", "status", "updated_at",
+  "attributes",
+  "conversation_id",
+  "created_at",
+  "customer_email",
+  "customer_name",
+  "customer_phone",
+  "handoff_requested_at",
+  "id",
+  "notes",
+  "offering_id",
+  "qualified_at",
+  "status",
+  "updated_at",
 ].sort();
 
 async function makeOffering(key: string) {
@@ -20,15 +31,26 @@ describe("POST /leads", () => {
     const res = await call("POST", "/leads", {
       key,
       body: {
-        conversation_id: conversation.id, offering_id: offering.id, customer_name: "Ali Reza", customer_phone: "+971501234567",
-        customer_email: "ali@example.com", attributes: { budget: 900000, gone: null }, notes: "Prefers mornings",
+        conversation_id: conversation.id,
+        offering_id: offering.id,
+        customer_name: "Ali Reza",
+        customer_phone: "+971501234567",
+        customer_email: "ali@example.com",
+        attributes: { budget: 900000, gone: null },
+        notes: "Prefers mornings",
       },
     });
     expect(res.status).toBe(201);
     expect(Object.keys(res.body).sort()).toEqual(LEAD_KEYS);
     expect(res.body).toMatchObject({
-      conversation_id: conversation.id, offering_id: offering.id, status: "new", customer_name: "Ali Reza",
-      attributes: { budget: 900000 }, notes: "Prefers mornings", qualified_at: null, handoff_requested_at: null,
+      conversation_id: conversation.id,
+      offering_id: offering.id,
+      status: "new",
+      customer_name: "Ali Reza",
+      attributes: { budget: 900000 },
+      notes: "Prefers mornings",
+      qualified_at: null,
+      handoff_requested_at: null,
     });
     expect(await eventsOf(tenantId, "lead.created")).toEqual([{ type: "lead.created", data: { object: res.body } }]);
   });
@@ -84,9 +106,7 @@ describe("GET /leads", () => {
     const conversation = await makeConversation(t.tenantId);
     const made = [];
     for (let i = 0; i < 12; i++) made.push((await call("POST", "/leads", { key, body: { conversation_id: conversation.id, notes: `lead ${i}` } })).body);
-    expectedIds = made
-      .sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1))
-      .map((l) => l.id);
+    expectedIds = made.sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1)).map((l) => l.id);
     const other = await tenantWithKey();
     await call("POST", "/leads", { key: other.key, body: { conversation_id: (await makeConversation(other.tenantId)).id } });
   });

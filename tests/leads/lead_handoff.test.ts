@@ -63,7 +63,7 @@ describe("POST /leads/{id}/handoff", () => {
     const missing = await call("POST", "/leads/00000000-0000-4000-8000-000000000000/handoff", { key, body: {} });
     expect(foreign.status).toBe(404);
     expect(foreign.text).toBe(missing.text);
-    expect((await eventsOf(other.tenantId, "conversation.handoff_requested"))).toEqual([]);
+    expect(await eventsOf(other.tenantId, "conversation.handoff_requested")).toEqual([]);
 
     const reader = await tenantWithKey(["read", "conversations:write"]);
     const forbidden = await call("POST", `/leads/${lead.id}/handoff`, { key: reader.key, body: {} });

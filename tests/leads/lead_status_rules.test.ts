@@ -63,9 +63,7 @@ describe("PATCH /leads/{id}", () => {
 
     const merged = await call("PATCH", `/leads/${lead.id}`, { key, body: { attributes: { a: null, b: 3, c: "x" }, customer_name: "Sara" } });
     expect(merged.body).toMatchObject({ status: "new", attributes: { b: 3, c: "x" }, customer_name: "Sara", qualified_at: null });
-    expect((await eventsOf(tenantId, "lead.updated")).map((e) => e.data.previous_attributes)).toEqual([
-      { customer_name: null, attributes: { a: 1, b: 2 } },
-    ]);
+    expect((await eventsOf(tenantId, "lead.updated")).map((e) => e.data.previous_attributes)).toEqual([{ customer_name: null, attributes: { a: 1, b: 2 } }]);
     expect(await eventsOf(tenantId, "lead.qualified")).toEqual([]);
   });
 
@@ -80,7 +78,7 @@ describe("PATCH /leads/{id}", () => {
       expect(res.status).toBe(404);
       expect(res.text).toBe(missing.text);
     }
-    expect((await eventsOf(other.tenantId, "lead.updated"))).toEqual([]);
+    expect(await eventsOf(other.tenantId, "lead.updated")).toEqual([]);
   });
 
   it.each([

@@ -14,8 +14,16 @@ describe("GET /offerings items", () => {
       { title: "Tiny", price: "0.000000000000000000000000000001", price_currency: "USD" },
       { title: "Whole", price: 1500, price_currency: "AED", available_from: "2026-02-28", photos: ["https://example.com/a.jpg"] },
       {
-        title: "Full", title_ar: "شقة", description: "Two rooms", description_ar: "غرفتان", price: "99999999999999999999999999999999999.5",
-        price_currency: "EUR", address: "Marina", external_id: "ext-1", reference_number: "R-1", status: "reserved",
+        title: "Full",
+        title_ar: "شقة",
+        description: "Two rooms",
+        description_ar: "غرفتان",
+        price: "99999999999999999999999999999999999.5",
+        price_currency: "EUR",
+        address: "Marina",
+        external_id: "ext-1",
+        reference_number: "R-1",
+        status: "reserved",
         attributes: { rooms: 2, tags: ["sea"], nested: { a: null } },
       },
     ];

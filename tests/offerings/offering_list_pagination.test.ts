@@ -15,13 +15,14 @@ beforeAll(async () => {
   const base = Date.UTC(2026, 0, 1);
   await db.offering.createMany({
     data: Array.from({ length: TOTAL }, (_, i) => ({
-      title: `Offering ${i}`, price: "10", priceCurrency: "USD", createdAt: new Date(base + Math.floor(i / 5) * 1000),
+      title: `Offering ${i}`,
+      price: "10",
+      priceCurrency: "USD",
+      createdAt: new Date(base + Math.floor(i / 5) * 1000),
     })) as never,
   });
   const rows = await db.offering.findMany({ select: { id: true, createdAt: true } });
-  expectedOrder = rows
-    .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
-    .map((r) => r.id);
+  expectedOrder = rows.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1)).map((r) => r.id);
 });
 
 async function collect(limit: number) {

@@ -26,12 +26,33 @@ describe("POST /offerings", () => {
     expect(res.status).toBe(201);
     expect(res.headers.get("content-type")).toBe("application/json");
     expect(Object.keys(res.body).sort()).toEqual([
-      "address", "attributes", "available_from", "created_at", "description", "description_ar", "external_id", "id",
-      "photos", "price", "price_currency", "reference_number", "status", "title", "title_ar", "updated_at",
+      "address",
+      "attributes",
+      "available_from",
+      "created_at",
+      "description",
+      "description_ar",
+      "external_id",
+      "id",
+      "photos",
+      "price",
+      "price_currency",
+      "reference_number",
+      "status",
+      "title",
+      "title_ar",
+      "updated_at",
     ]);
     expect(res.body).toMatchObject({
-      title: "Studio", price: "1500.5", price_currency: "AED", photos: [], attributes: {}, status: "active",
-      external_id: null, available_from: null, description: null,
+      title: "Studio",
+      price: "1500.5",
+      price_currency: "AED",
+      photos: [],
+      attributes: {},
+      status: "active",
+      external_id: null,
+      available_from: null,
+      description: null,
     });
     expect(res.body.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });
@@ -147,15 +168,17 @@ describe("PATCH /offerings/{id} rules", () => {
     expect(res.body.error.message).toContain("'id'");
   });
 
-  it.each([["null", "null"], ["array", "[1]"], ["string", '"title"'], ["number", "5"]])(
-    "400_non_object_body: %s",
-    async (_name, raw) => {
-      const o = await newOffering();
-      const res = await call("PATCH", `/offerings/${o.id}`, { key, rawBody: raw, headers: { "content-type": "application/json" } });
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual(errorOf("bad_request", "request body must be a JSON object"));
-    },
-  );
+  it.each([
+    ["null", "null"],
+    ["array", "[1]"],
+    ["string", '"title"'],
+    ["number", "5"],
+  ])("400_non_object_body: %s", async (_name, raw) => {
+    const o = await newOffering();
+    const res = await call("PATCH", `/offerings/${o.id}`, { key, rawBody: raw, headers: { "content-type": "application/json" } });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(errorOf("bad_request", "request body must be a JSON object"));
+  });
 });
 
 describe("price forms", () => {

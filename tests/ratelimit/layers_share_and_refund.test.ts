@@ -16,18 +16,36 @@ describe.each(STORE_KINDS)("layers, %s store", (kind) => {
     const { api } = createSurfaceLimiters(store(), SMALL);
     const outcomes: string[] = [];
     // key-a sends 5 (3 admitted, 2 refused by its key layer), then keys b, c, d send 4 each.
-    for (const [key, n] of [["a", 5], ["b", 4], ["c", 4], ["d", 4]] as const) {
+    for (const [key, n] of [
+      ["a", 5],
+      ["b", 4],
+      ["c", 4],
+      ["d", 4],
+    ] as const) {
       for (let i = 0; i < n; i++) {
         const d = await api.check({ key: `key-${key}`, tenant: "t1" });
         outcomes.push(d.allowed ? `${key}:ok` : `${key}:${d.message}`);
       }
     }
     expect(outcomes).toEqual([
-      "a:ok", "a:ok", "a:ok", "a:per-key rate limit exceeded", "a:per-key rate limit exceeded",
-      "b:ok", "b:ok", "b:ok", "b:per-key rate limit exceeded",
-      "c:ok", "c:ok", "c:ok", "c:per-key rate limit exceeded",
+      "a:ok",
+      "a:ok",
+      "a:ok",
+      "a:per-key rate limit exceeded",
+      "a:per-key rate limit exceeded",
+      "b:ok",
+      "b:ok",
+      "b:ok",
+      "b:per-key rate limit exceeded",
+      "c:ok",
+      "c:ok",
+      "c:ok",
+      "c:per-key rate limit exceeded",
       // 9 admitted so far: one tenant token left.
-      "d:ok", "d:per-tenant rate limit exceeded", "d:per-tenant rate limit exceeded", "d:per-tenant rate limit exceeded",
+      "d:ok",
+      "d:per-tenant rate limit exceeded",
+      "d:per-tenant rate limit exceeded",
+      "d:per-tenant rate limit exceeded",
     ]);
     // d's tenant refusals gave its key tokens back: d has used 1 of 3.
     freezeDateAt(T0 + 60_000); // next window, previous weighted at 50%: tenant floor(0.5*10)=5, key-d floor(0.5*1)=0

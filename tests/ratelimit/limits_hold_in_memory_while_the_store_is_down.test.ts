@@ -46,8 +46,7 @@ afterEach(async () => {
   await Promise.all(stores.splice(0).map((s) => s.close()));
 });
 
-const lines = (spy: MockInstance<(...args: unknown[]) => void>) =>
-  spy.mock.calls.map((args) => JSON.parse(String(args[0])) as Record<string, unknown>);
+const lines = (spy: MockInstance<(...args: unknown[]) => void>) => spy.mock.calls.map((args) => JSON.parse(String(args[0])) as Record<string, unknown>);
 const warnings = () => lines(warn as MockInstance<(...args: unknown[]) => void>);
 const recoveries = () => lines(info as MockInstance<(...args: unknown[]) => void>).filter((l) => l.msg === RECOVERED);
 

@@ -22,7 +22,7 @@ describe("memory store parity with the library on Redis", () => {
     const redis = createRedisStore(client);
     const memory = createMemoryStore();
     let seed = 42;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const windowMs = 1000;
     let now = Date.UTC(2030, 0, 1);
     const seen: { redis: StoreResult; memory: StoreResult }[] = [];

@@ -12,8 +12,16 @@ import {
 import { RedisServer } from "../helpers/redis-server";
 
 const VARS = [
-  "REDIS_URL", "UPSTASH_REDIS_REST_URL", "UPSTASH_REDIS_REST_TOKEN", "RATE_LIMIT_DISABLED", "RATE_LIMIT_PER_KEY",
-  "RATE_LIMIT_PER_TENANT", "RATE_LIMIT_PER_USER", "RATE_LIMIT_PER_TOOL", "RATE_LIMIT_PER_IP", "RATE_LIMIT_STORE_TIMEOUT_MS",
+  "REDIS_URL",
+  "UPSTASH_REDIS_REST_URL",
+  "UPSTASH_REDIS_REST_TOKEN",
+  "RATE_LIMIT_DISABLED",
+  "RATE_LIMIT_PER_KEY",
+  "RATE_LIMIT_PER_TENANT",
+  "RATE_LIMIT_PER_USER",
+  "RATE_LIMIT_PER_TOOL",
+  "RATE_LIMIT_PER_IP",
+  "RATE_LIMIT_STORE_TIMEOUT_MS",
   "RATE_LIMIT_FAILED_AUTH_PER_IP",
 ];
 const saved = Object.fromEntries(VARS.map((v) => [v, process.env[v]]));
@@ -52,15 +60,17 @@ describe("rateLimitConfigFromEnv", () => {
     expect(rateLimitConfigFromEnv(env).store).toEqual({ kind: "upstash", url: "https://x.upstash.io", token: "tok" });
     expect(rateLimitConfigFromEnv({ REDIS_URL: "redis://h:1" }).store).toEqual({ kind: "redis", url: "redis://h:1" });
     const c = rateLimitConfigFromEnv({
-      RATE_LIMIT_PER_KEY: "7", RATE_LIMIT_WINDOW_SECONDS: "2", RATE_LIMIT_DISABLED: "1", RATE_LIMIT_STORE_TIMEOUT_MS: "250", RATE_LIMIT_FAILED_AUTH_PER_IP: "9",
+      RATE_LIMIT_PER_KEY: "7",
+      RATE_LIMIT_WINDOW_SECONDS: "2",
+      RATE_LIMIT_DISABLED: "1",
+      RATE_LIMIT_STORE_TIMEOUT_MS: "250",
+      RATE_LIMIT_FAILED_AUTH_PER_IP: "9",
     });
     expect([c.perKey, c.windowMs, c.disabled, c.storeTimeoutMs, c.perFailedAuthIp]).toEqual([7, 2000, true, 250, 9]);
   });
 
   it("rejects malformed values, naming the variable", () => {
-    expect(() => rateLimitConfigFromEnv({ RATE_LIMIT_PER_KEY: "10/min" })).toThrow(
-      'RATE_LIMIT_PER_KEY must be a positive integer, got "10/min"',
-    );
+    expect(() => rateLimitConfigFromEnv({ RATE_LIMIT_PER_KEY: "10/min" })).toThrow('RATE_LIMIT_PER_KEY must be a positive integer, got "10/min"');
     expect(() => rateLimitConfigFromEnv({ RATE_LIMIT_STORE_TIMEOUT_MS: "0" })).toThrow("RATE_LIMIT_STORE_TIMEOUT_MS");
     expect(() => rateLimitConfigFromEnv({ RATE_LIMIT_FAILED_AUTH_PER_IP: "-1" })).toThrow("RATE_LIMIT_FAILED_AUTH_PER_IP");
     expect(() => rateLimitConfigFromEnv({ UPSTASH_REDIS_REST_URL: "https://x" })).toThrow("UPSTASH_REDIS_REST_TOKEN");
@@ -78,7 +88,14 @@ async function exhaust(f: () => Promise<{ allowed: boolean; message?: string }>,
 
 describe("process limiters on the in-process store", () => {
   it("limits each surface with the configured values and shares the tenant bucket", async () => {
-    setEnv({ RATE_LIMIT_PER_KEY: "2", RATE_LIMIT_PER_USER: "2", RATE_LIMIT_PER_TOOL: "1", RATE_LIMIT_PER_IP: "1", RATE_LIMIT_PER_TENANT: "4", RATE_LIMIT_FAILED_AUTH_PER_IP: "2" });
+    setEnv({
+      RATE_LIMIT_PER_KEY: "2",
+      RATE_LIMIT_PER_USER: "2",
+      RATE_LIMIT_PER_TOOL: "1",
+      RATE_LIMIT_PER_IP: "1",
+      RATE_LIMIT_PER_TENANT: "4",
+      RATE_LIMIT_FAILED_AUTH_PER_IP: "2",
+    });
     await resetRateLimitStoreForTests();
     expect(await exhaust(() => limitApiRequest({ keyId: "k1", tenantId: "t1" }), 3)).toEqual(["ok", "ok", "per-key rate limit exceeded"]);
     expect(await exhaust(() => limitAgentToolRequest({ keyId: "k2", tenantId: "t1", tool: "crm" }), 2)).toEqual(["ok", "per-tool rate limit exceeded"]);
@@ -111,10 +128,7 @@ describe("process limiters with REDIS_URL", () => {
     // The new client is still connecting: the first call waits for it rather than counting in memory.
     expect(await exhaust(() => limitApiRequest({ keyId: "k1", tenantId: "t1" }), 3)).toEqual(["ok", "ok", "per-key rate limit exceeded"]);
     const keys = (await server.command("KEYS", "*")) as string[];
-    expect(keys.map((k) => k.replace(/:\d+$/, "")).sort()).toEqual([
-      "rl:key:k1",
-      "rl:tenant:t1",
-    ]);
+    expect(keys.map((k) => k.replace(/:\d+$/, "")).sort()).toEqual(["rl:key:k1", "rl:tenant:t1"]);
     // The refusal was refunded on the tenant layer: 2 counted, not 3.
     const tenantKey = keys.find((k) => k.startsWith("rl:tenant:t1:"))!;
     expect(await server.command("GET", tenantKey)).toBe("2");

@@ -46,9 +46,7 @@ describe("ioredis script adapter for @upstash/ratelimit on a real redis-server",
     const script = adapter.scripts.get(PINNED_SLIDING_WINDOW_SHA)!;
     expect(sha1(script)).toBe(PINNED_SLIDING_WINDOW_SHA);
     expect(script.split("\n")[0]).toBe("#!lua flags=allow-key-locking");
-    await expect(client.eval(script, 2, "rl:x:1", "rl:x:0", 10, Date.now(), 60000, 1)).rejects.toThrow(
-      "Unexpected flag in script shebang: allow-key-locking",
-    );
+    await expect(client.eval(script, 2, "rl:x:1", "rl:x:0", 10, Date.now(), 60000, 1)).rejects.toThrow("Unexpected flag in script shebang: allow-key-locking");
     expect(stripShebang(script).startsWith("#!")).toBe(false);
     expect(stripShebang("return 1")).toBe("return 1");
   });

@@ -55,12 +55,14 @@ describe("requests the limiter refuses", { timeout: 90_000 }, () => {
         controller.enqueue(new TextEncoder().encode('{"title":"slow'));
       }, // never closed
     });
-    const res = await handleRestRequest(new Request("http://127.0.0.1/api/v1/offerings", {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body,
-      duplex: "half",
-    } as RequestInit));
+    const res = await handleRestRequest(
+      new Request("http://127.0.0.1/api/v1/offerings", {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body,
+        duplex: "half",
+      } as RequestInit),
+    );
     expect(res.status).toBe(429);
     expect(await res.json()).toEqual(errorOf("rate_limited", "per-key rate limit exceeded"));
   });

@@ -49,9 +49,7 @@ describe.each(STORE_KINDS)("sliding window, %s store", (kind) => {
     const { api } = createSurfaceLimiters(store(), CONFIG);
     let admitted = 0;
     for (let k = 0; k < 25; k++) {
-      const batch = await Promise.all(
-        Array.from({ length: 200 }, () => api.check({ key: `key-${k}`, tenant: "tenant-1" })),
-      );
+      const batch = await Promise.all(Array.from({ length: 200 }, () => api.check({ key: `key-${k}`, tenant: "tenant-1" })));
       admitted += batch.filter((d) => d.allowed).length;
     }
     expect(admitted).toBe(5000);

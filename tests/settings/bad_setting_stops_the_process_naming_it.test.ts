@@ -29,7 +29,13 @@ describe("settings at startup", () => {
   });
 
   it("exit_1_lists_every_malformed_setting", async () => {
-    const { code, stderr } = await runLeanFront({ PORT: "70000", LOG_LEVEL: "loud", UPSTASH_REDIS_REST_URL: "ftp://x", DATABASE_URL: "", CHANNEL_DRIVER: "smtp" });
+    const { code, stderr } = await runLeanFront({
+      PORT: "70000",
+      LOG_LEVEL: "loud",
+      UPSTASH_REDIS_REST_URL: "ftp://x",
+      DATABASE_URL: "",
+      CHANNEL_DRIVER: "smtp",
+    });
     expect(code).toBe(1);
     expect(stderr).toContain('PORT must be a port number, got "70000"');
     expect(stderr).toContain('LOG_LEVEL must be one of info, warn, silent, got "loud"');
@@ -46,7 +52,10 @@ describe("settings at startup", () => {
     expect([setting("PORT", {}), setting("PORT", { PORT: " " }), setting("PORT", { PORT: "8080" })]).toEqual([3000, 3000, 8080]);
     expect([setting("RATE_LIMIT_DISABLED", {}), setting("RATE_LIMIT_DISABLED", { RATE_LIMIT_DISABLED: "yes" })]).toEqual([false, true]);
     expect(setting("WEBHOOK_RETRY_DELAYS_MS", { WEBHOOK_RETRY_DELAYS_MS: "0,1,2,3,4,5" })).toEqual([0, 1, 2, 3, 4, 5]);
-    expect(setting("AUTH_TRUSTED_ORIGINS", { AUTH_TRUSTED_ORIGINS: "https://a.example, https://b.example" })).toEqual(["https://a.example", "https://b.example"]);
+    expect(setting("AUTH_TRUSTED_ORIGINS", { AUTH_TRUSTED_ORIGINS: "https://a.example, https://b.example" })).toEqual([
+      "https://a.example",
+      "https://b.example",
+    ]);
     expect(() => checkSettings({})).not.toThrow();
   });
 });

@@ -15,7 +15,13 @@ import { hasNextBuild, startMount } from "../helpers/http-mounts";
 const MISSING = "00000000-0000-4000-8000-000000000000";
 const HOUR = 3_600_000;
 const at = (hoursFromNow: number) => new Date(Date.now() + hoursFromNow * HOUR).toISOString();
-const booking = (extra: Record<string, unknown> = {}) => ({ customer_name: "Ali", customer_phone: "+971501234567", scheduled_start: at(24), scheduled_end: at(25), ...extra });
+const booking = (extra: Record<string, unknown> = {}) => ({
+  customer_name: "Ali",
+  customer_phone: "+971501234567",
+  scheduled_start: at(24),
+  scheduled_end: at(25),
+  ...extra,
+});
 
 describe("mountFor: agent paths", () => {
   it.each([
@@ -144,7 +150,9 @@ describe.skipIf(!hasNextBuild())("agent tools over HTTP through the lean front (
     try {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toEqual(toolCatalogAs("mcp").map((t) => t.name));
-      expect(tools.find((t) => t.name === "book_appointment")!.inputSchema).toEqual(toolCatalogAs("mcp").find((t) => t.name === "book_appointment")!.inputSchema);
+      expect(tools.find((t) => t.name === "book_appointment")!.inputSchema).toEqual(
+        toolCatalogAs("mcp").find((t) => t.name === "book_appointment")!.inputSchema,
+      );
 
       const context = await client.callTool({ name: "get_conversation_context", arguments: { conversation_id: conversationId } });
       expect(context.isError).toBeFalsy();
@@ -167,9 +175,13 @@ describe.skipIf(!hasNextBuild())("agent tools over HTTP through the lean front (
     try {
       const forbidden = await client.callTool({ name: "book_appointment", arguments: booking() });
       expect(forbidden.isError).toBe(true);
-      expect(JSON.parse((forbidden.content as { text: string }[])[0].text)).toEqual({ error: { code: "forbidden", message: "key missing required scope 'appointments:write'" } });
+      expect(JSON.parse((forbidden.content as { text: string }[])[0].text)).toEqual({
+        error: { code: "forbidden", message: "key missing required scope 'appointments:write'" },
+      });
       const invalid = await client.callTool({ name: "get_conversation_context", arguments: { conversation_id: "nope" } });
-      expect(JSON.parse((invalid.content as { text: string }[])[0].text)).toEqual({ error: { code: "bad_request", message: "invalid field 'conversation_id': must be a uuid" } });
+      expect(JSON.parse((invalid.content as { text: string }[])[0].text)).toEqual({
+        error: { code: "bad_request", message: "invalid field 'conversation_id': must be a uuid" },
+      });
     } finally {
       await client.close();
     }

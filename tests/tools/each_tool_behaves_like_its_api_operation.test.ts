@@ -60,16 +60,25 @@ beforeAll(async () => {
   other = await tenantWithKey();
   theirConversation = await makeConversation(other.tenantId);
   theirLead = (await call("POST", "/leads", { key: other.key, body: { conversation_id: theirConversation.id } })).body;
-  theirAppointment = (await callTool(other.key, "book_appointment", { customer_name: "X", customer_phone: "+971501234567", scheduled_start: at(24), scheduled_end: at(25) })).body;
+  theirAppointment = (
+    await callTool(other.key, "book_appointment", { customer_name: "X", customer_phone: "+971501234567", scheduled_start: at(24), scheduled_end: at(25) })
+  ).body;
 });
 
 describe("search_offerings", () => {
   it("answers_matching_active_offerings_with_assistant_read_or_read_and_emits_nothing", async () => {
     const t = await tenantWithKey();
-    const created = (await call("POST", "/offerings", { key: t.key, body: { title: "Marina apartment", title_ar: "شقة المارينا", price: 1, price_currency: "AED", attributes: { bedrooms: 2 } } })).body;
+    const created = (
+      await call("POST", "/offerings", {
+        key: t.key,
+        body: { title: "Marina apartment", title_ar: "شقة المارينا", price: 1, price_currency: "AED", attributes: { bedrooms: 2 } },
+      })
+    ).body;
     await call("POST", "/offerings", { key: other.key, body: { title: "Marina apartment elsewhere", price: 1, price_currency: "AED" } });
     for (const scopes of [["assistant:read"], ["read"]] as Scope[][]) {
-      const { result, events } = await eventsDuring(t.tenantId, async () => callTool(await keyWith(t.tenantId, scopes), "search_offerings", { query: "Marina APART", attributes: { bedrooms: 2 } }));
+      const { result, events } = await eventsDuring(t.tenantId, async () =>
+        callTool(await keyWith(t.tenantId, scopes), "search_offerings", { query: "Marina APART", attributes: { bedrooms: 2 } }),
+      );
       expect(result.status).toBe(200);
       expect(result.body).toEqual({ data: [created] });
       expect(events).toEqual([]);
@@ -78,7 +87,12 @@ describe("search_offerings", () => {
 
   it("400_names_the_field_and_403_names_the_scope", async () => {
     await expectBadRequest(key, "search_offerings", { limit: 11 }, "invalid field 'limit': must be an integer from 1 to 10");
-    await expectBadRequest(key, "search_offerings", { attributes: { bedrooms: [2] } }, "invalid field 'attributes.bedrooms': each filter value must be a string, a number or a boolean");
+    await expectBadRequest(
+      key,
+      "search_offerings",
+      { attributes: { bedrooms: [2] } },
+      "invalid field 'attributes.bedrooms': each filter value must be a string, a number or a boolean",
+    );
     await expectForbidden(tenantId, "search_offerings", {}, ["leads:write"], "key missing required scope 'assistant:read' (or 'read')");
   });
 
@@ -98,7 +112,15 @@ describe("get_conversation_context", () => {
     const start = Date.now() - 3 * HOUR;
     for (let i = 0; i < 22; i++) {
       await db.message.create({
-        data: { tenantId: t.tenantId, conversationId: conversation.id, direction: "inbound", author: "customer", body: `m${i}`, status: "received", createdAt: new Date(start + i * 1000) },
+        data: {
+          tenantId: t.tenantId,
+          conversationId: conversation.id,
+          direction: "inbound",
+          author: "customer",
+          body: `m${i}`,
+          status: "received",
+          createdAt: new Date(start + i * 1000),
+        },
       });
     }
     await call("POST", "/leads", { key: t.key, body: { conversation_id: conversation.id } });
@@ -133,21 +155,33 @@ describe("get_conversation_context", () => {
     await expectSameNotFound(tenantId, key, "get_conversation_context", { conversation_id: theirConversation.id }, { conversation_id: MISSING });
     await expectBadRequest(key, "get_conversation_context", { conversation_id: "nope" }, "invalid field 'conversation_id': must be a uuid");
     await expectBadRequest(key, "get_conversation_context", {}, "missing required field 'conversation_id'");
-    await expectForbidden(tenantId, "get_conversation_context", { conversation_id: MISSING }, ["conversations:write"], "key missing required scope 'assistant:read' (or 'read')");
+    await expectForbidden(
+      tenantId,
+      "get_conversation_context",
+      { conversation_id: MISSING },
+      ["conversations:write"],
+      "key missing required scope 'assistant:read' (or 'read')",
+    );
   });
 });
 
 describe("upsert_lead", () => {
   it("creates_the_conversations_lead_with_lead_created_then_updates_it_with_lead_updated", async () => {
     const conversation = await makeConversation(tenantId);
-    const created = await eventsDuring(tenantId, () => callTool(key, "upsert_lead", { conversation_id: conversation.id, customer_name: "Ali", attributes: { budget: 1 } }));
+    const created = await eventsDuring(tenantId, () =>
+      callTool(key, "upsert_lead", { conversation_id: conversation.id, customer_name: "Ali", attributes: { budget: 1 } }),
+    );
     expect(created.result.status).toBe(200);
     expect(created.result.body).toMatchObject({ conversation_id: conversation.id, status: "new", customer_name: "Ali", attributes: { budget: 1 } });
     expect(created.events).toEqual([{ type: "lead.created", data: { object: created.result.body } }]);
 
-    const updated = await eventsDuring(tenantId, () => callTool(key, "upsert_lead", { conversation_id: conversation.id, notes: "2 bedrooms", attributes: { budget: null, area: "Marina" } }));
+    const updated = await eventsDuring(tenantId, () =>
+      callTool(key, "upsert_lead", { conversation_id: conversation.id, notes: "2 bedrooms", attributes: { budget: null, area: "Marina" } }),
+    );
     expect(updated.result.body).toMatchObject({ id: created.result.body.id, notes: "2 bedrooms", attributes: { area: "Marina" } });
-    expect(updated.events).toEqual([{ type: "lead.updated", data: { object: updated.result.body, previous_attributes: { notes: null, attributes: { budget: 1 } } } }]);
+    expect(updated.events).toEqual([
+      { type: "lead.updated", data: { object: updated.result.body, previous_attributes: { notes: null, attributes: { budget: 1 } } } },
+    ]);
 
     const same = await eventsDuring(tenantId, () => callTool(key, "upsert_lead", { conversation_id: conversation.id, notes: "2 bedrooms" }));
     expect(same.result.body).toEqual(updated.result.body);
@@ -180,16 +214,44 @@ describe("upsert_lead", () => {
     const mine = await makeConversation(tenantId);
     const theirOffering = (await call("POST", "/offerings", { key: other.key, body: { title: "T", price: 1, price_currency: "AED" } })).body;
     await expectSameNotFound(tenantId, key, "upsert_lead", { conversation_id: theirConversation.id }, { conversation_id: MISSING });
-    await expectSameNotFound(tenantId, key, "upsert_lead", { conversation_id: mine.id, offering_id: theirOffering.id }, { conversation_id: mine.id, offering_id: MISSING });
-    await expectBadRequest(key, "upsert_lead", { conversation_id: mine.id, customer_email: "nope" }, "invalid field 'customer_email': must be an email address");
-    await expectBadRequest(key, "upsert_lead", { conversation_id: mine.id, status: "won" }, "invalid field 'status': must be one of new, qualified, booked, converted, lost");
+    await expectSameNotFound(
+      tenantId,
+      key,
+      "upsert_lead",
+      { conversation_id: mine.id, offering_id: theirOffering.id },
+      { conversation_id: mine.id, offering_id: MISSING },
+    );
+    await expectBadRequest(
+      key,
+      "upsert_lead",
+      { conversation_id: mine.id, customer_email: "nope" },
+      "invalid field 'customer_email': must be an email address",
+    );
+    await expectBadRequest(
+      key,
+      "upsert_lead",
+      { conversation_id: mine.id, status: "won" },
+      "invalid field 'status': must be one of new, qualified, booked, converted, lost",
+    );
     await expectBadRequest(key, "upsert_lead", { conversation_id: mine.id, qualified_at: null }, "unknown field 'qualified_at'");
-    await expectForbidden(tenantId, "upsert_lead", { conversation_id: mine.id }, ["read", "assistant:read", "appointments:write"], "key missing required scope 'leads:write'");
+    await expectForbidden(
+      tenantId,
+      "upsert_lead",
+      { conversation_id: mine.id },
+      ["read", "assistant:read", "appointments:write"],
+      "key missing required scope 'leads:write'",
+    );
   });
 });
 
 describe("book_appointment, reschedule_appointment, cancel_appointment", () => {
-  const booking = (extra: Record<string, unknown> = {}) => ({ customer_name: "Ali", customer_phone: "+971501234567", scheduled_start: at(24), scheduled_end: at(25), ...extra });
+  const booking = (extra: Record<string, unknown> = {}) => ({
+    customer_name: "Ali",
+    customer_phone: "+971501234567",
+    scheduled_start: at(24),
+    scheduled_end: at(25),
+    ...extra,
+  });
 
   it("book_answers_what_post_appointments_answers_and_emits_booking_created", async () => {
     const conversation = await makeConversation(tenantId);
@@ -203,12 +265,16 @@ describe("book_appointment, reschedule_appointment, cancel_appointment", () => {
 
   it("reschedule_emits_booking_rescheduled_and_cancel_emits_booking_cancelled", async () => {
     const booked = (await callTool(key, "book_appointment", booking())).body;
-    const moved = await eventsDuring(tenantId, () => callTool(key, "reschedule_appointment", { appointment_id: booked.id, scheduled_start: at(50), scheduled_end: at(51) }));
+    const moved = await eventsDuring(tenantId, () =>
+      callTool(key, "reschedule_appointment", { appointment_id: booked.id, scheduled_start: at(50), scheduled_end: at(51) }),
+    );
     expect(moved.result.status).toBe(200);
-    expect(moved.events).toEqual([{
-      type: "booking.rescheduled",
-      data: { object: moved.result.body, previous_attributes: { scheduled_start: booked.scheduled_start, scheduled_end: booked.scheduled_end } },
-    }]);
+    expect(moved.events).toEqual([
+      {
+        type: "booking.rescheduled",
+        data: { object: moved.result.body, previous_attributes: { scheduled_start: booked.scheduled_start, scheduled_end: booked.scheduled_end } },
+      },
+    ]);
     const cancelled = await eventsDuring(tenantId, () => callTool(key, "cancel_appointment", { appointment_id: booked.id }));
     expect(cancelled.result.body.status).toBe("cancelled");
     expect(cancelled.events).toEqual([{ type: "booking.cancelled", data: { object: cancelled.result.body, previous_attributes: { status: "confirmed" } } }]);
@@ -222,7 +288,13 @@ describe("book_appointment, reschedule_appointment, cancel_appointment", () => {
 
   it("404_400_403", async () => {
     await expectSameNotFound(tenantId, key, "book_appointment", booking({ lead_id: theirLead.id }), booking({ lead_id: MISSING }));
-    await expectSameNotFound(tenantId, key, "reschedule_appointment", { appointment_id: theirAppointment.id, scheduled_start: at(1), scheduled_end: at(2) }, { appointment_id: MISSING, scheduled_start: at(1), scheduled_end: at(2) });
+    await expectSameNotFound(
+      tenantId,
+      key,
+      "reschedule_appointment",
+      { appointment_id: theirAppointment.id, scheduled_start: at(1), scheduled_end: at(2) },
+      { appointment_id: MISSING, scheduled_start: at(1), scheduled_end: at(2) },
+    );
     await expectSameNotFound(tenantId, key, "cancel_appointment", { appointment_id: theirAppointment.id }, { appointment_id: MISSING });
     await expectBadRequest(key, "book_appointment", booking({ scheduled_end: at(23) }), "invalid field 'scheduled_end': must be after scheduled_start");
     await expectBadRequest(key, "book_appointment", booking({ scheduled_start: "tomorrow" }), "invalid field 'scheduled_start': must be an ISO 8601 date-time");
@@ -253,7 +325,12 @@ describe("request_handoff", () => {
 
   it("404_400_403", async () => {
     await expectSameNotFound(tenantId, key, "request_handoff", { lead_id: theirLead.id }, { lead_id: MISSING });
-    await expectBadRequest(key, "request_handoff", { lead_id: MISSING, reason: "x".repeat(1001) }, "invalid field 'reason': Too big: expected string to have <=1000 characters");
+    await expectBadRequest(
+      key,
+      "request_handoff",
+      { lead_id: MISSING, reason: "x".repeat(1001) },
+      "invalid field 'reason': Too big: expected string to have <=1000 characters",
+    );
     await expectBadRequest(key, "request_handoff", { conversation_id: MISSING }, "missing required field 'lead_id'");
     await expectForbidden(tenantId, "request_handoff", { lead_id: MISSING }, ["read", "conversations:write"], "key missing required scope 'leads:write'");
   });
@@ -262,7 +339,9 @@ describe("request_handoff", () => {
 describe("record_csat", () => {
   it("stores_the_answer_and_emits_csat_received", async () => {
     const conversation = await makeConversation(tenantId);
-    const { result, events } = await eventsDuring(tenantId, () => callTool(key, "record_csat", { conversation_id: conversation.id, score: 4, comment: "Helpful" }));
+    const { result, events } = await eventsDuring(tenantId, () =>
+      callTool(key, "record_csat", { conversation_id: conversation.id, score: 4, comment: "Helpful" }),
+    );
     expect(result.status).toBe(200);
     expect(result.body).toMatchObject({ conversation_id: conversation.id, score: 4, comment: "Helpful" });
     expect(events).toEqual([{ type: "csat.received", data: { object: result.body } }]);
@@ -271,8 +350,19 @@ describe("record_csat", () => {
   it("404_400_403", async () => {
     await expectSameNotFound(tenantId, key, "record_csat", { conversation_id: theirConversation.id, score: 3 }, { conversation_id: MISSING, score: 3 });
     await expectBadRequest(key, "record_csat", { conversation_id: MISSING, score: 6 }, "invalid field 'score': must be an integer from 1 to 5");
-    await expectBadRequest(key, "record_csat", { conversation_id: MISSING, score: 3, comment: "x".repeat(1001) }, "invalid field 'comment': Too big: expected string to have <=1000 characters");
-    await expectForbidden(tenantId, "record_csat", { conversation_id: MISSING, score: 3 }, ["read", "leads:write"], "key missing required scope 'conversations:write'");
+    await expectBadRequest(
+      key,
+      "record_csat",
+      { conversation_id: MISSING, score: 3, comment: "x".repeat(1001) },
+      "invalid field 'comment': Too big: expected string to have <=1000 characters",
+    );
+    await expectForbidden(
+      tenantId,
+      "record_csat",
+      { conversation_id: MISSING, score: 3 },
+      ["read", "leads:write"],
+      "key missing required scope 'conversations:write'",
+    );
     expect(await (await tenantDb(other.tenantId)).csatResponse.count()).toBe(0);
   });
 });

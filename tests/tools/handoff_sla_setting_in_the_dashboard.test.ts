@@ -75,11 +75,20 @@ describe("assistant.handoffSla in the dashboard", () => {
     const res = await trpc("query", "assistant.tools", undefined, { cookie: memberA });
     expect(res.status).toBe(200);
     expect(res.data.map((t: { name: string }) => t.name)).toEqual([
-      "search_offerings", "get_conversation_context", "upsert_lead", "book_appointment",
-      "reschedule_appointment", "cancel_appointment", "request_handoff", "record_csat",
+      "search_offerings",
+      "get_conversation_context",
+      "upsert_lead",
+      "book_appointment",
+      "reschedule_appointment",
+      "cancel_appointment",
+      "request_handoff",
+      "record_csat",
     ]);
     expect(res.data.find((t: { name: string }) => t.name === "search_offerings")).toEqual({
-      name: "search_offerings", title: expect.any(String), kind: "read", required_scope: "assistant:read",
+      name: "search_offerings",
+      title: expect.any(String),
+      kind: "read",
+      required_scope: "assistant:read",
     });
     expect(res.data.find((t: { name: string }) => t.name === "book_appointment")).toMatchObject({ kind: "write", required_scope: "appointments:write" });
   });

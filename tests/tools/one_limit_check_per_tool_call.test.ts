@@ -30,7 +30,10 @@ describe("one limit check per tool call", { timeout: 60_000 }, () => {
     const { tenantId, key } = await tenantWithKey();
     const conversation = await makeConversation(tenantId);
     for (let i = 1; i <= 10; i++) {
-      const res = i % 2 ? await callTool(key, "search_offerings", { query: "flat" }) : await callTool(key, "get_conversation_context", { conversation_id: conversation.id });
+      const res =
+        i % 2
+          ? await callTool(key, "search_offerings", { query: "flat" })
+          : await callTool(key, "get_conversation_context", { conversation_id: conversation.id });
       expect(res.status).toBe(200);
       // The tool layer's headers: each tool counted once.
       expect(res.headers.get("x-ratelimit-limit")).toBe("50");

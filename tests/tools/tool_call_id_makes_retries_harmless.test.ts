@@ -9,8 +9,11 @@ import { eventsOf, makeConversation, tenantDb } from "../helpers/conversations";
 const toolEvents = async (tenantId: string) => (await eventsOf(tenantId)).filter((e) => e.type !== "conversation.created");
 
 const booking = (extra: Record<string, unknown> = {}) => ({
-  customer_name: "Ali Reza", customer_phone: "+971501234567",
-  scheduled_start: "2026-12-01T10:00:00.000Z", scheduled_end: "2026-12-01T10:30:00.000Z", ...extra,
+  customer_name: "Ali Reza",
+  customer_phone: "+971501234567",
+  scheduled_start: "2026-12-01T10:00:00.000Z",
+  scheduled_end: "2026-12-01T10:30:00.000Z",
+  ...extra,
 });
 
 describe("tool_call_id", () => {
@@ -52,7 +55,13 @@ describe("tool_call_id", () => {
     expect([a, b, c, d, e, f].map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
     expect(new Set([a, b, d, e, f].map((r) => r.body.id)).size).toBe(5);
     expect(await (await tenantDb(mine.tenantId)).appointment.count()).toBe(4);
-    expect((await toolEvents(mine.tenantId)).map((ev) => ev.type)).toEqual(["booking.created", "csat.received", "booking.created", "booking.created", "booking.created"]);
+    expect((await toolEvents(mine.tenantId)).map((ev) => ev.type)).toEqual([
+      "booking.created",
+      "csat.received",
+      "booking.created",
+      "booking.created",
+      "booking.created",
+    ]);
   });
 
   it("a_failed_call_records_nothing_so_its_retry_runs_again", async () => {

@@ -10,8 +10,14 @@ import { newKey, tenantWithKey } from "../helpers/api";
 import { callTool } from "../helpers/agent";
 
 const TOOL_NAMES = [
-  "search_offerings", "get_conversation_context", "upsert_lead", "book_appointment",
-  "reschedule_appointment", "cancel_appointment", "request_handoff", "record_csat",
+  "search_offerings",
+  "get_conversation_context",
+  "upsert_lead",
+  "book_appointment",
+  "reschedule_appointment",
+  "cancel_appointment",
+  "request_handoff",
+  "record_csat",
 ];
 
 function validator() {
@@ -25,8 +31,14 @@ describe("tool catalog", () => {
     const catalog = toolCatalog();
     expect(catalog.map((t) => t.name)).toEqual(TOOL_NAMES);
     expect(catalog.map((t) => t.required_scope)).toEqual([
-      "assistant:read", "assistant:read", "leads:write", "appointments:write",
-      "appointments:write", "appointments:write", "leads:write", "conversations:write",
+      "assistant:read",
+      "assistant:read",
+      "leads:write",
+      "appointments:write",
+      "appointments:write",
+      "appointments:write",
+      "leads:write",
+      "conversations:write",
     ]);
     for (const tool of catalog) {
       expect(tool.description.length).toBeGreaterThan(60);
@@ -86,9 +98,13 @@ describe("tool catalog", () => {
     const catalog = toolCatalog();
     const byFormat = Object.fromEntries(CATALOG_FORMATS.map((f) => [f, toolCatalogAs(f)]));
     expect(byFormat.detailed).toEqual(catalog);
-    expect(byFormat.openai).toEqual(catalog.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.input_schema } })));
+    expect(byFormat.openai).toEqual(
+      catalog.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.input_schema } })),
+    );
     expect(byFormat.anthropic).toEqual(catalog.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema })));
-    expect(byFormat.mcp).toEqual(catalog.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.input_schema, outputSchema: t.output_schema })));
+    expect(byFormat.mcp).toEqual(
+      catalog.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.input_schema, outputSchema: t.output_schema })),
+    );
     // Function names as OpenAI and Anthropic allow them.
     for (const t of catalog) expect(t.name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
   });

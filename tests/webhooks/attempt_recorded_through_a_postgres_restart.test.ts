@@ -53,10 +53,14 @@ describe.skipIf(!process.env.DATABASE_URL)("recording an attempt through a Postg
 
     await consumer.waitFor(1);
     await restarted;
-    const [delivery] = await eventually(async () => {
-      const list = await deliveriesOf(tenantId).catch(() => []);
-      return list.length === 1 && list[0].status !== "pending" ? list : null;
-    }, 30_000, 100);
+    const [delivery] = await eventually(
+      async () => {
+        const list = await deliveriesOf(tenantId).catch(() => []);
+        return list.length === 1 && list[0].status !== "pending" ? list : null;
+      },
+      30_000,
+      100,
+    );
     expect(delivery).toMatchObject({ status: "delivered", attempt_count: 1, last_status_code: 200 });
     expect(delivery.attempts.map((a) => [a.attempt_number, a.outcome, a.status_code, a.id])).toEqual([
       [1, "delivered", 200, consumer.arrivals[0].deliveryHeader],

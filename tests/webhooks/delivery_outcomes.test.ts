@@ -59,7 +59,9 @@ describe("embedded delivery engine", () => {
     });
     const expected = createHmac("sha256", sub.secret).update(req.raw).digest("hex");
     expect(req.headers["x-webhook-signature"]).toBe(expected);
-    const reserialized = createHmac("sha256", sub.secret).update(JSON.stringify(req.body, null, 1)).digest("hex");
+    const reserialized = createHmac("sha256", sub.secret)
+      .update(JSON.stringify(req.body, null, 1))
+      .digest("hex");
     expect(reserialized).not.toBe(req.headers["x-webhook-signature"]);
 
     // Standard Webhooks: a stock verifier, given the secret exactly as shown and no options.
@@ -74,9 +76,24 @@ describe("embedded delivery engine", () => {
       const list = await deliveriesOf(tenantId);
       return list[0]?.status === "delivered" ? list : null;
     });
-    expect(delivery).toMatchObject({ subscription_id: sub.id, event_id: req.body.id, status: "delivered", cycle: 1, attempt_count: 1, last_status_code: 200, response_body: "answer 200" });
+    expect(delivery).toMatchObject({
+      subscription_id: sub.id,
+      event_id: req.body.id,
+      status: "delivered",
+      cycle: 1,
+      attempt_count: 1,
+      last_status_code: 200,
+      response_body: "answer 200",
+    });
     expect(delivery.attempts).toHaveLength(1);
-    expect(delivery.attempts[0]).toMatchObject({ id: req.headers["x-delivery-id"], cycle: 1, attempt_number: 1, outcome: "delivered", status_code: 200, error: null });
+    expect(delivery.attempts[0]).toMatchObject({
+      id: req.headers["x-delivery-id"],
+      cycle: 1,
+      attempt_number: 1,
+      outcome: "delivered",
+      status_code: 200,
+      error: null,
+    });
   });
 
   it("fails permanently on a 4xx after exactly one attempt", async () => {
@@ -99,9 +116,7 @@ describe("embedded delivery engine", () => {
     await call("POST", "/offerings", { key, body: offering });
     await c.waitFor(6, 15_000);
     const dead = await eventually(async () => (await deliveriesOf(tenantId)).find((d) => d.status === "dead_letter"));
-    expect(dead.attempts.map((a) => [a.cycle, a.attempt_number, a.outcome, a.status_code])).toEqual(
-      [1, 2, 3, 4, 5, 6].map((n) => [1, n, "retry", 503]),
-    );
+    expect(dead.attempts.map((a) => [a.cycle, a.attempt_number, a.outcome, a.status_code])).toEqual([1, 2, 3, 4, 5, 6].map((n) => [1, n, "retry", 503]));
     // Each attempt starts its ladder delay after the previous one ended (never early, little late).
     for (let n = 1; n < 6; n++) {
       const prev = dead.attempts[n - 1];
@@ -146,7 +161,9 @@ describe("embedded delivery engine", () => {
     const c = await consumer(200);
     await subscribe(tenantId, c.url(), ["csat.received"]);
     const db = scopeToTenant(await getDb(), tenantId);
-    const csat = () => ({ object: { id: crypto.randomUUID(), conversation_id: crypto.randomUUID(), score: 4, comment: null, created_at: new Date().toISOString() } });
+    const csat = () => ({
+      object: { id: crypto.randomUUID(), conversation_id: crypto.randomUUID(), score: 4, comment: null, created_at: new Date().toISOString() },
+    });
     await expect(
       db.$transaction(async (tx) => {
         await emitEvent(tx, "csat.received", csat());

@@ -64,9 +64,16 @@ describe("endpoint page: deliveries and attempts", () => {
     expect(attempt.request_body).toBe(got.raw.toString("utf8"));
     expect(JSON.parse(attempt.request_body!)).toMatchObject({ id: done.event_id, event: "webhook.test" });
     const sentHeaders = attempt.request_headers!;
-    expect(Object.keys(sentHeaders).sort()).toEqual(
-      ["content-type", "user-agent", "webhook-id", "webhook-signature", "webhook-timestamp", "x-delivery-id", "x-event-type", "x-webhook-signature"],
-    );
+    expect(Object.keys(sentHeaders).sort()).toEqual([
+      "content-type",
+      "user-agent",
+      "webhook-id",
+      "webhook-signature",
+      "webhook-timestamp",
+      "x-delivery-id",
+      "x-event-type",
+      "x-webhook-signature",
+    ]);
     for (const [name, value] of Object.entries(sentHeaders)) expect(got.headers[name]).toBe(value);
     expect(sentHeaders["x-delivery-id"]).toBe(attempt.id);
     expect(JSON.stringify(done)).not.toContain(sub.secret);
@@ -88,7 +95,14 @@ describe("endpoint page: deliveries and attempts", () => {
     expect((await member.webhooks.listDeliveries({ subscription_id: sub.id, event_type: "webhook.test" })).data.map((d) => d.id)).toEqual([retrying.id]);
 
     const dead = await eventually(async () => (await deliveriesIn(tenantId, { subscription_id: sub.id, state: "dead_lettered" }))[0], 20_000);
-    expect(dead).toMatchObject({ id: retrying.id, status: "dead_letter", state: "dead_lettered", attempt_count: 6, next_attempt_at: null, last_status_code: 503 });
+    expect(dead).toMatchObject({
+      id: retrying.id,
+      status: "dead_letter",
+      state: "dead_lettered",
+      attempt_count: 6,
+      next_attempt_at: null,
+      last_status_code: 503,
+    });
     expect((await member.webhooks.listDeliveries({ subscription_id: sub.id, state: "retrying" })).data).toEqual([]);
 
     const gone = await consumer(410);
@@ -111,7 +125,10 @@ describe("endpoint page: deliveries and attempts", () => {
       const d = await deliveryOf(tenantId, test.id);
       return d.state === "delivered" && d.cycle === 2 ? d : null;
     });
-    expect(again.attempts.map((a) => [a.cycle, a.attempt_number, a.outcome])).toEqual([[1, 1, "delivered"], [2, 1, "delivered"]]);
+    expect(again.attempts.map((a) => [a.cycle, a.attempt_number, a.outcome])).toEqual([
+      [1, 1, "delivered"],
+      [2, 1, "delivered"],
+    ]);
     expect(c.received).toHaveLength(2);
     expect(c.received[1].body.id).toBe(c.received[0].body.id);
 
@@ -168,8 +185,11 @@ describe("endpoint page: the subscription, deleting, roles and tenants", () => {
     }
     expect(c.received).toHaveLength(1);
     const admin = dashboardCaller(tenantId, "admin");
-    expect(await admin.webhooks.updateSubscription({ id: sub.id, description: "orders", url: c.url("/v2"), events: ["booking.created"] }))
-      .toMatchObject({ description: "orders", url: c.url("/v2"), events: ["booking.created"] });
+    expect(await admin.webhooks.updateSubscription({ id: sub.id, description: "orders", url: c.url("/v2"), events: ["booking.created"] })).toMatchObject({
+      description: "orders",
+      url: c.url("/v2"),
+      events: ["booking.created"],
+    });
   });
 
   it("another_tenants_subscription_and_delivery_ids_are_404_and_never_listed", async () => {

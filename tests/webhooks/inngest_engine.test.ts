@@ -52,12 +52,20 @@ describe("Inngest engine", () => {
 
   it("runs the ladder to dead-letter with the specification's sleeps, and a rerun is a new recorded cycle", async () => {
     const { tenantId, c, event, deliveryId } = await dispatchedDelivery(503);
-    expect(event).toMatchObject({ name: "webhooks/delivery.requested", id: `${deliveryId}-1`, data: { delivery_id: deliveryId, tenant_id: tenantId, cycle: 1 } });
+    expect(event).toMatchObject({
+      name: "webhooks/delivery.requested",
+      id: `${deliveryId}-1`,
+      data: { delivery_id: deliveryId, tenant_id: tenantId, cycle: 1 },
+    });
 
     const first = await run(event);
     expect(first.result).toMatchObject({ delivery_id: deliveryId, cycle: 1, status: "dead_letter", attempt: 6 });
     expect(first.ctx.step.sleep.mock.calls.map((args: unknown[]) => args.slice(0, 2))).toEqual([
-      ["backoff-2", 60_000], ["backoff-3", 300_000], ["backoff-4", 1_800_000], ["backoff-5", 7_200_000], ["backoff-6", 43_200_000],
+      ["backoff-2", 60_000],
+      ["backoff-3", 300_000],
+      ["backoff-4", 1_800_000],
+      ["backoff-5", 7_200_000],
+      ["backoff-6", 43_200_000],
     ]);
     expect(c.received).toHaveLength(6);
     let [delivery] = await deliveriesOf(tenantId);
@@ -72,7 +80,8 @@ describe("Inngest engine", () => {
     [delivery] = await deliveriesOf(tenantId);
     expect(delivery).toMatchObject({ status: "delivered", cycle: 2, attempt_count: 1 });
     expect(delivery.attempts.map((a) => [a.cycle, a.attempt_number, a.outcome])).toEqual([
-      ...[1, 2, 3, 4, 5, 6].map((n) => [1, n, "retry"]), [2, 1, "delivered"],
+      ...[1, 2, 3, 4, 5, 6].map((n) => [1, n, "retry"]),
+      [2, 1, "delivered"],
     ]);
     expect(c.received).toHaveLength(7);
   }, 120_000);

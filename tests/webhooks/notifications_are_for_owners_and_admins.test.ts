@@ -34,8 +34,7 @@ describe("dead-letter notifications over HTTP (lean front)", () => {
   });
   afterAll(async () => mount?.stop());
 
-  const unread = (role: keyof typeof cookies) =>
-    trpcOverHttp(mount.url, cookies[role], "query", "webhooks.listNotifications", { unread_only: true });
+  const unread = (role: keyof typeof cookies) => trpcOverHttp(mount.url, cookies[role], "query", "webhooks.listNotifications", { unread_only: true });
 
   it("403_a_member_can_neither_see_nor_mark_read_and_the_alert_stays_unread", async () => {
     expect(trpcErrorOf(await unread("member"))).toEqual({ status: 403, code: "forbidden", message: CANNOT_SEE });

@@ -98,9 +98,17 @@ describe("webhook subscriptions", () => {
 
   it("keeps the specification's ladder and outcome rules as defaults", () => {
     expect(DEFAULT_RETRY_DELAYS_MS).toEqual([0, 60_000, 300_000, 1_800_000, 7_200_000, 43_200_000]);
-    expect([200, 204, 301, 400, 410, 429, 500, 503, null].map(classifyOutcome)).toEqual(
-      ["delivered", "delivered", "permanent_fail", "permanent_fail", "permanent_fail", "permanent_fail", "retry", "retry", "retry"],
-    );
+    expect([200, 204, 301, 400, 410, 429, 500, 503, null].map(classifyOutcome)).toEqual([
+      "delivered",
+      "delivered",
+      "permanent_fail",
+      "permanent_fail",
+      "permanent_fail",
+      "permanent_fail",
+      "retry",
+      "retry",
+      "retry",
+    ]);
     expect(nextStep(1, "retry", DEFAULT_RETRY_DELAYS_MS)).toEqual({ status: "pending", nextDelayMs: 60_000 });
     expect(nextStep(5, "retry", DEFAULT_RETRY_DELAYS_MS)).toEqual({ status: "pending", nextDelayMs: 43_200_000 });
     expect(nextStep(6, "retry", DEFAULT_RETRY_DELAYS_MS)).toEqual({ status: "dead_letter", nextDelayMs: null });

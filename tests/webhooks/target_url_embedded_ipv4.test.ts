@@ -6,13 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { LookupAddress } from "node:dns";
 import { toAppError } from "../../server/errors";
 import { guardedPost } from "../../server/webhooks/guarded-post";
-import {
-  checkUrlShape,
-  guardedLookup,
-  refusedAddressReason,
-  refusedHostReason,
-  refusedLiteralHostReason,
-} from "../../server/webhooks/target-url";
+import { checkUrlShape, guardedLookup, refusedAddressReason, refusedHostReason, refusedLiteralHostReason } from "../../server/webhooks/target-url";
 import { tenantWithKey } from "../helpers/api";
 import { dashboardCaller } from "../helpers/webhooks";
 
@@ -20,9 +14,7 @@ const COMPAT_LOOPBACK = "is an IPv4-compatible address (of 127.0.0.1; deprecated
 
 /** The connection-time check, as an http Agent calls it: the error (or addresses) its callback gets. */
 function lookupThroughGuard(host: string): Promise<{ error: Error | null; addresses: LookupAddress[] }> {
-  return new Promise((resolve) =>
-    guardedLookup(host, { all: true }, (error, addresses) => resolve({ error, addresses: addresses as LookupAddress[] })),
-  );
+  return new Promise((resolve) => guardedLookup(host, { all: true }, (error, addresses) => resolve({ error, addresses: addresses as LookupAddress[] })));
 }
 
 const savedLoopback = process.env.WEBHOOK_ALLOW_LOOPBACK;
@@ -113,7 +105,11 @@ describe("SSRF guard: IPv6 forms of internal IPv4 addresses", () => {
   it("a_post_to_an_ipv4_compatible_loopback_never_connects", async () => {
     process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
     const result = await guardedPost(new URL("http://[::127.0.0.1]:9/hook"), {
-      headers: {}, body: Buffer.from("{}"), timeoutMs: 2000, keepBytes: 100, maxBytes: 1000,
+      headers: {},
+      body: Buffer.from("{}"),
+      timeoutMs: 2000,
+      keepBytes: 100,
+      maxBytes: 1000,
     });
     expect(result).toEqual({ ok: false, reason: "refused", error: `refused target: host ::7f00:1 ${COMPAT_LOOPBACK}` });
   });
@@ -124,10 +120,14 @@ describe("SSRF guard: IPv6 forms of internal IPv4 addresses", () => {
     const owner = dashboardCaller(tenantId);
     const refusal = (url: string) => owner.webhooks.createSubscription({ url, events: ["lead.created"] }).then(() => null, toAppError);
     expect(await refusal("https://[::127.0.0.1]/hook")).toMatchObject({
-      status: 400, field: "url", message: `invalid field 'url': host ::7f00:1 ${COMPAT_LOOPBACK}`,
+      status: 400,
+      field: "url",
+      message: `invalid field 'url': host ::7f00:1 ${COMPAT_LOOPBACK}`,
     });
     expect(await refusal("https://[64:ff9b::169.254.169.254]/latest")).toMatchObject({
-      status: 400, field: "url", message: "invalid field 'url': host 64:ff9b::a9fe:a9fe is a NAT64 address of 169.254.169.254, which is a linkLocal address",
+      status: 400,
+      field: "url",
+      message: "invalid field 'url': host 64:ff9b::a9fe:a9fe is a NAT64 address of 169.254.169.254, which is a linkLocal address",
     });
     expect(await refusal("https://[2002:a00:1::1]/")).toMatchObject({ status: 400, field: "url" });
   });

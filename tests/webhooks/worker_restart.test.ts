@@ -63,7 +63,9 @@ describe("embedded worker across process restarts", () => {
     const [delivery] = await deliveriesOf(tenantId);
     expect(delivery).toMatchObject({ status: "delivered", cycle: 1, attempt_count: 3, last_status_code: 200 });
     expect(delivery.attempts.map((a) => [a.attempt_number, a.outcome, a.status_code])).toEqual([
-      [1, "retry", 503], [2, "retry", 503], [3, "delivered", 200],
+      [1, "retry", 503],
+      [2, "retry", 503],
+      [3, "delivered", 200],
     ]);
     const sent = consumer.received.map((r) => r.headers["x-delivery-id"]);
     expect(delivery.attempts.map((a) => a.id)).toEqual([sent[0], sent[1], sent[3]]); // the killed attempt was never recorded

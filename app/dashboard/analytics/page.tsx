@@ -29,17 +29,39 @@ type Counts = {
 const CHANNEL_LABELS: Record<string, string> = { voice: "Phone calls", sms: "SMS", whatsapp: "WhatsApp", webchat: "Web chat", email: "Email" };
 
 /** "+3 (+50%) vs previous 7 days", in words a screen reader says well too. */
-function Change({ now, before, days, format = (n: number) => String(n) }: { now: number | null; before: number | null; days: number; format?: (n: number) => string }) {
+function Change({
+  now,
+  before,
+  days,
+  format = (n: number) => String(n),
+}: {
+  now: number | null;
+  before: number | null;
+  days: number;
+  format?: (n: number) => string;
+}) {
   const span = `the previous ${days} ${days === 1 ? "day" : "days"}`;
-  if (now === null || before === null) return <p className="mt-1 text-xs text-slate-600" data-testid="change">No comparison: nothing to compare in {span}</p>;
+  if (now === null || before === null)
+    return (
+      <p className="mt-1 text-xs text-slate-600" data-testid="change">
+        No comparison: nothing to compare in {span}
+      </p>
+    );
   const delta = now - before;
   const percent = before === 0 ? null : Math.round((delta / before) * 100);
   const tone = delta > 0 ? "text-emerald-800" : delta < 0 ? "text-red-700" : "text-slate-600";
   const arrow = delta > 0 ? "▲" : delta < 0 ? "▼" : "";
-  const amount = delta === 0 ? "No change" : `${delta > 0 ? "+" : "−"}${format(Math.abs(delta))}${percent === null ? "" : ` (${delta > 0 ? "+" : "−"}${Math.abs(percent)}%)`}`;
+  const amount =
+    delta === 0
+      ? "No change"
+      : `${delta > 0 ? "+" : "−"}${format(Math.abs(delta))}${percent === null ? "" : ` (${delta > 0 ? "+" : "−"}${Math.abs(percent)}%)`}`;
   return (
     <p className={cn("mt-1 text-xs font-medium", tone)} data-testid="change">
-      <span aria-hidden>{arrow} </span>{amount} <span className="font-normal text-slate-600">vs {span} ({format(before)})</span>
+      <span aria-hidden>{arrow} </span>
+      {amount}{" "}
+      <span className="font-normal text-slate-600">
+        vs {span} ({format(before)})
+      </span>
     </p>
   );
 }
@@ -48,9 +70,13 @@ function Stat(props: { label: string; value: string; definition: ReactNode; chan
   return (
     <Card className="flex flex-col p-4" data-testid={props.testId}>
       <h2 className="text-xs font-semibold uppercase tracking-wide text-slate-600">{props.label}</h2>
-      <p className="mt-1 text-2xl font-semibold text-slate-900" data-testid="value">{props.value}</p>
+      <p className="mt-1 text-2xl font-semibold text-slate-900" data-testid="value">
+        {props.value}
+      </p>
       {props.change}
-      <p className="mt-2 text-xs text-slate-600" data-testid="definition">{props.definition}</p>
+      <p className="mt-2 text-xs text-slate-600" data-testid="definition">
+        {props.definition}
+      </p>
     </Card>
   );
 }
@@ -62,29 +88,48 @@ function StatCards({ totals, previous, days }: { totals: Counts; previous: Count
   return (
     <div className="grid grid-cols-1 gap-3 sm:grid-cols-2 xl:grid-cols-5">
       <Stat
-        testId="stat-conversations" label="Conversations" value={String(totals.conversations.total)}
+        testId="stat-conversations"
+        label="Conversations"
+        value={String(totals.conversations.total)}
         definition="Conversations started in the period, on every channel (by the day they started)."
         change={<Change now={totals.conversations.total} before={previous?.conversations.total ?? null} days={days} />}
       />
       <Stat
-        testId="stat-leads" label="Leads" value={String(totals.leads.created)}
+        testId="stat-leads"
+        label="Leads"
+        value={String(totals.leads.created)}
         definition="Leads created in the period (a person the assistant captured contact details for)."
         change={<Change now={totals.leads.created} before={previous?.leads.created ?? null} days={days} />}
       />
       <Stat
-        testId="stat-booked" label="Appointments booked" value={String(totals.appointments.booked)}
+        testId="stat-booked"
+        label="Appointments booked"
+        value={String(totals.appointments.booked)}
         definition="Appointments created in the period, whatever happened to them afterwards."
         change={<Change now={totals.appointments.booked} before={previous?.appointments.booked ?? null} days={days} />}
       />
       <Stat
-        testId="stat-conversion" label="Lead conversion" value={percent(totals.leads.conversion_rate)}
-        definition={totals.leads.created === 0
-          ? "Of the leads created in the period, the share whose status is now “converted”. No leads were created, so there is no rate."
-          : `Of the ${totals.leads.created} ${totals.leads.created === 1 ? "lead" : "leads"} created in the period, the share whose status is now “converted” (${cohortConverted} of ${totals.leads.created}). Bookings are counted separately.`}
-        change={<Change now={totals.leads.conversion_rate === null ? null : Math.round(totals.leads.conversion_rate * 1000) / 10} before={previous?.leads.conversion_rate == null ? null : Math.round(previous.leads.conversion_rate * 1000) / 10} days={days} format={(n) => `${n.toFixed(1)} pt`} />}
+        testId="stat-conversion"
+        label="Lead conversion"
+        value={percent(totals.leads.conversion_rate)}
+        definition={
+          totals.leads.created === 0
+            ? "Of the leads created in the period, the share whose status is now “converted”. No leads were created, so there is no rate."
+            : `Of the ${totals.leads.created} ${totals.leads.created === 1 ? "lead" : "leads"} created in the period, the share whose status is now “converted” (${cohortConverted} of ${totals.leads.created}). Bookings are counted separately.`
+        }
+        change={
+          <Change
+            now={totals.leads.conversion_rate === null ? null : Math.round(totals.leads.conversion_rate * 1000) / 10}
+            before={previous?.leads.conversion_rate == null ? null : Math.round(previous.leads.conversion_rate * 1000) / 10}
+            days={days}
+            format={(n) => `${n.toFixed(1)} pt`}
+          />
+        }
       />
       <Stat
-        testId="stat-csat" label="Customer satisfaction" value={totals.csat.average_score === null ? "—" : `${totals.csat.average_score.toFixed(2)} / 5`}
+        testId="stat-csat"
+        label="Customer satisfaction"
+        value={totals.csat.average_score === null ? "—" : `${totals.csat.average_score.toFixed(2)} / 5`}
         definition={`Mean score customers gave when asked at the end of a conversation (1 = poor, 5 = excellent), from ${totals.csat.responses} ${totals.csat.responses === 1 ? "answer" : "answers"}.`}
         change={<Change now={totals.csat.average_score} before={previous?.csat.average_score ?? null} days={days} format={(n) => n.toFixed(2)} />}
       />
@@ -92,7 +137,17 @@ function StatCards({ totals, previous, days }: { totals: Counts; previous: Count
   );
 }
 
-function DailyBars({ title, description, data, series }: { title: string; description: string; data: Record<string, number | string>[]; series: (keyof typeof COLOURS)[] }) {
+function DailyBars({
+  title,
+  description,
+  data,
+  series,
+}: {
+  title: string;
+  description: string;
+  data: Record<string, number | string>[];
+  series: (keyof typeof COLOURS)[];
+}) {
   return (
     <Card className="p-4">
       <h2 className="text-sm font-semibold text-slate-900">{title}</h2>
@@ -105,7 +160,9 @@ function DailyBars({ title, description, data, series }: { title: string; descri
             <YAxis allowDecimals={false} fontSize={12} width={32} tick={{ fill: "#475569" }} />
             <Tooltip />
             <Legend wrapperStyle={{ fontSize: 12 }} />
-            {series.map((s) => <Bar key={s} dataKey={s} fill={COLOURS[s]} isAnimationActive={false} />)}
+            {series.map((s) => (
+              <Bar key={s} dataKey={s} fill={COLOURS[s]} isAnimationActive={false} />
+            ))}
           </BarChart>
         </ResponsiveContainer>
       </div>
@@ -122,7 +179,14 @@ function ChannelBreakdown({ byChannel, previous, days }: { byChannel: Record<str
         <p className="text-xs text-slate-600">Where conversations started in the period, and the share of all of them.</p>
       </div>
       <Table>
-        <thead><tr><th>Channel</th><th>Conversations</th><th>Share</th><th>Previous {days} days</th></tr></thead>
+        <thead>
+          <tr>
+            <th>Channel</th>
+            <th>Conversations</th>
+            <th>Share</th>
+            <th>Previous {days} days</th>
+          </tr>
+        </thead>
         <tbody>
           {Object.entries(byChannel).map(([channel, n]) => (
             <tr key={channel} data-testid="channel-row">
@@ -130,11 +194,13 @@ function ChannelBreakdown({ byChannel, previous, days }: { byChannel: Record<str
               <td className="tabular-nums">{n}</td>
               <td>
                 <div className="flex items-center gap-2">
-                  <span className="h-2 w-24 overflow-hidden rounded bg-slate-100" aria-hidden><span className="block h-full bg-indigo-700" style={{ width: `${total ? (n / total) * 100 : 0}%` }} /></span>
+                  <span className="h-2 w-24 overflow-hidden rounded bg-slate-100" aria-hidden>
+                    <span className="block h-full bg-indigo-700" style={{ width: `${total ? (n / total) * 100 : 0}%` }} />
+                  </span>
                   <span className="tabular-nums text-slate-700">{total ? `${Math.round((n / total) * 100)}%` : "—"}</span>
                 </div>
               </td>
-              <td className="tabular-nums text-slate-700">{previous ? previous[channel] ?? 0 : "—"}</td>
+              <td className="tabular-nums text-slate-700">{previous ? (previous[channel] ?? 0) : "—"}</td>
             </tr>
           ))}
         </tbody>
@@ -158,7 +224,14 @@ export default function AnalyticsPage() {
     inbound: d.messages.inbound,
     outbound: d.messages.outbound,
   }));
-  const empty = data && data.totals.conversations.total + data.totals.leads.created + data.totals.appointments.booked + data.totals.messages.inbound + data.totals.messages.outbound === 0;
+  const empty =
+    data &&
+    data.totals.conversations.total +
+      data.totals.leads.created +
+      data.totals.appointments.booked +
+      data.totals.messages.inbound +
+      data.totals.messages.outbound ===
+      0;
   const prev = previous.data?.days === days ? (previous.data.totals as Counts) : null;
 
   return (
@@ -169,7 +242,13 @@ export default function AnalyticsPage() {
         actions={
           <div role="group" aria-label="Day range" className="inline-flex rounded-md border border-slate-300 bg-white p-0.5 shadow-sm">
             {RANGES.map((r) => (
-              <button type="button" key={r} aria-pressed={days === r} onClick={() => setDays(r)} className={cn("rounded px-3 py-1.5 text-sm font-medium", days === r ? "bg-indigo-600 text-white" : "text-slate-700 hover:bg-slate-100")}>
+              <button
+                type="button"
+                key={r}
+                aria-pressed={days === r}
+                onClick={() => setDays(r)}
+                className={cn("rounded px-3 py-1.5 text-sm font-medium", days === r ? "bg-indigo-600 text-white" : "text-slate-700 hover:bg-slate-100")}
+              >
                 {r} days
               </button>
             ))}
@@ -177,29 +256,62 @@ export default function AnalyticsPage() {
         }
       />
       {rollup.isPending ? (
-        <Card><LoadingState /></Card>
+        <Card>
+          <LoadingState />
+        </Card>
       ) : rollup.error ? (
-        <Card><ErrorState message={describeError(rollup.error).message} onRetry={() => rollup.refetch()} /></Card>
+        <Card>
+          <ErrorState message={describeError(rollup.error).message} onRetry={() => rollup.refetch()} />
+        </Card>
       ) : (
         <div className={cn("space-y-6", rollup.isFetching && "opacity-70")}>
           <StatCards totals={data!.totals as Counts} previous={prev} days={days} />
           {empty ? (
-            <Card><EmptyState title="No activity in this range">Conversations, leads and bookings from the assistant or the API will show up here. Try a longer range.</EmptyState></Card>
+            <Card>
+              <EmptyState title="No activity in this range">
+                Conversations, leads and bookings from the assistant or the API will show up here. Try a longer range.
+              </EmptyState>
+            </Card>
           ) : null}
           <div className="grid gap-6 lg:grid-cols-2">
-            <DailyBars title="Conversations and leads" description="Per day: conversations started, leads created, leads qualified (first moved past “new”)." data={daily!} series={["conversations", "leads", "qualified"]} />
-            <DailyBars title="Messages and bookings" description="Per day: messages received (inbound) and sent (outbound), appointments booked." data={daily!} series={["inbound", "outbound", "booked"]} />
+            <DailyBars
+              title="Conversations and leads"
+              description="Per day: conversations started, leads created, leads qualified (first moved past “new”)."
+              data={daily!}
+              series={["conversations", "leads", "qualified"]}
+            />
+            <DailyBars
+              title="Messages and bookings"
+              description="Per day: messages received (inbound) and sent (outbound), appointments booked."
+              data={daily!}
+              series={["inbound", "outbound", "booked"]}
+            />
           </div>
           <ChannelBreakdown byChannel={data!.totals.conversations.by_channel} previous={prev?.conversations.by_channel ?? null} days={days} />
           <details className="rounded-xl border border-slate-200 bg-white shadow-sm">
             <summary className="cursor-pointer px-4 py-3 text-sm font-semibold text-slate-900">The numbers per day</summary>
             <Table>
-              <thead><tr><th>Day</th><th>Conversations</th><th>Leads</th><th>Qualified</th><th>Booked</th><th>Inbound</th><th>Outbound</th></tr></thead>
+              <thead>
+                <tr>
+                  <th>Day</th>
+                  <th>Conversations</th>
+                  <th>Leads</th>
+                  <th>Qualified</th>
+                  <th>Booked</th>
+                  <th>Inbound</th>
+                  <th>Outbound</th>
+                </tr>
+              </thead>
               <tbody>
                 {data!.daily.map((d) => (
                   <tr key={d.date}>
-                    <td>{d.date}</td><td>{d.conversations.total}</td><td>{d.leads.created}</td><td>{d.leads.qualified}</td>
-                    <td>{d.appointments.booked}</td><td>{d.messages.inbound}</td><td>{d.messages.outbound}</td>
+                    <td>{d.date}</td>
+                    <td>{d.conversations.total}</td>
+                    <td>{d.leads.created}</td>
+                    <td>{d.leads.qualified}</td>
+                    <td>{d.appointments.booked}</td>
+                    <td>{d.messages.inbound}</td>
+                    <td>{d.messages.outbound}</td>
                   </tr>
                 ))}
               </tbody>

@@ -25,7 +25,16 @@ const SCOPE_HELP: Record<string, string> = {
   "assistant:read": "Assistant access",
 };
 
-type ApiKey = { id: string; name: string; prefix: string; last4: string; scopes: string[]; created_at: string; last_used_at: string | null; revoked_at: string | null };
+type ApiKey = {
+  id: string;
+  name: string;
+  prefix: string;
+  last4: string;
+  scopes: string[];
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+};
 
 export default function ApiKeysPage() {
   const trpc = useTRPC();
@@ -39,9 +48,19 @@ export default function ApiKeysPage() {
       <PageHeader
         title="API keys"
         description="Keys let your own systems call the REST API under /api/v1. Each key belongs to this tenant and carries only the scopes you choose."
-        actions={canManage ? <Button onClick={() => setIssuing(true)}><Plus /> Create key</Button> : null}
+        actions={
+          canManage ? (
+            <Button onClick={() => setIssuing(true)}>
+              <Plus /> Create key
+            </Button>
+          ) : null
+        }
       />
-      {!canManage ? <p className="mb-4 rounded-md bg-slate-100 px-3 py-2 text-sm text-slate-700" data-testid="read-only">{READ_ONLY_HINT}</p> : null}
+      {!canManage ? (
+        <p className="mb-4 rounded-md bg-slate-100 px-3 py-2 text-sm text-slate-700" data-testid="read-only">
+          {READ_ONLY_HINT}
+        </p>
+      ) : null}
       <Card>
         {keys.isPending ? (
           <LoadingState />
@@ -50,26 +69,64 @@ export default function ApiKeysPage() {
         ) : keys.data.length === 0 ? (
           <EmptyState
             title="No API keys yet"
-            action={canManage ? <Button onClick={() => setIssuing(true)}><Plus /> Create your first key</Button> : null}
+            action={
+              canManage ? (
+                <Button onClick={() => setIssuing(true)}>
+                  <Plus /> Create your first key
+                </Button>
+              ) : null
+            }
           >
             {canManage ? "Create a key, copy it into your integration, and call /api/v1 with it as a Bearer token." : "An owner or admin can create one."}
           </EmptyState>
         ) : (
           <Table>
             <thead>
-              <tr><th>Name</th><th>Key</th><th>Scopes</th><th>Created</th><th>Last used</th><th>Status</th><th><span className="sr-only">Actions</span></th></tr>
+              <tr>
+                <th>Name</th>
+                <th>Key</th>
+                <th>Scopes</th>
+                <th>Created</th>
+                <th>Last used</th>
+                <th>Status</th>
+                <th>
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
             </thead>
             <tbody>
               {keys.data.map((k) => (
                 <tr key={k.id} data-testid="api-key-row" data-key-id={k.id}>
                   <td className="font-medium text-slate-900">{k.name}</td>
-                  <td><code className="whitespace-nowrap font-mono text-xs text-slate-700">{k.prefix}…{k.last4}</code></td>
-                  <td><div className="flex max-w-xs flex-wrap gap-1">{k.scopes.map((s) => <Badge key={s}>{s}</Badge>)}</div></td>
+                  <td>
+                    <code className="whitespace-nowrap font-mono text-xs text-slate-700">
+                      {k.prefix}…{k.last4}
+                    </code>
+                  </td>
+                  <td>
+                    <div className="flex max-w-xs flex-wrap gap-1">
+                      {k.scopes.map((s) => (
+                        <Badge key={s}>{s}</Badge>
+                      ))}
+                    </div>
+                  </td>
                   <td className="whitespace-nowrap text-slate-600">{formatDateTime(k.created_at)}</td>
                   <td className="whitespace-nowrap text-slate-600">{k.last_used_at ? formatDateTime(k.last_used_at) : "Never"}</td>
-                  <td>{k.revoked_at ? <Badge tone="bad" title={formatDateTime(k.revoked_at)}>Revoked</Badge> : <Badge tone="good">Active</Badge>}</td>
+                  <td>
+                    {k.revoked_at ? (
+                      <Badge tone="bad" title={formatDateTime(k.revoked_at)}>
+                        Revoked
+                      </Badge>
+                    ) : (
+                      <Badge tone="good">Active</Badge>
+                    )}
+                  </td>
                   <td className="sm:text-right">
-                    {canManage && !k.revoked_at ? <Button variant="secondary" size="sm" id={`revoke-${k.id}`} onClick={() => setRevoking(k)}>Revoke</Button> : null}
+                    {canManage && !k.revoked_at ? (
+                      <Button variant="secondary" size="sm" id={`revoke-${k.id}`} onClick={() => setRevoking(k)}>
+                        Revoke
+                      </Button>
+                    ) : null}
                   </td>
                 </tr>
               ))}
@@ -111,27 +168,47 @@ function IssueKeyDialog({ onClose }: { onClose: () => void }) {
       {issue.data ? (
         <div className="space-y-4">
           <SecretOnce value={issue.data.plaintext} what="API key" />
-          <p className="text-sm text-slate-600">Use it as <code className="font-mono text-xs">Authorization: Bearer &lt;key&gt;</code>.</p>
-          <div className="flex justify-end"><Button onClick={onClose}>Done</Button></div>
+          <p className="text-sm text-slate-600">
+            Use it as <code className="font-mono text-xs">Authorization: Bearer &lt;key&gt;</code>.
+          </p>
+          <div className="flex justify-end">
+            <Button onClick={onClose}>Done</Button>
+          </div>
         </div>
       ) : (
         <form ref={form.ref} onSubmit={submit} className="space-y-5" noValidate>
           <Field label="Name" error={errors.name} hint="Where the key is used, e.g. “CRM sync”.">
-            {(id, describedBy) => <Input id={id} value={name} onChange={(e) => setName(e.target.value)} aria-invalid={!!errors.name} aria-describedby={describedBy} autoFocus />}
+            {(id, describedBy) => (
+              <Input id={id} value={name} onChange={(e) => setName(e.target.value)} aria-invalid={!!errors.name} aria-describedby={describedBy} autoFocus />
+            )}
           </Field>
           <fieldset data-field>
             <legend className="mb-2 text-sm font-medium text-slate-800">Scopes</legend>
             <div className="grid gap-3 sm:grid-cols-2">
               {SCOPES.map((scope) => (
-                <Checkbox key={scope} label={scope} description={SCOPE_HELP[scope]} checked={scopes.includes(scope)} onCheckedChange={(on) => toggle(scope, on)} />
+                <Checkbox
+                  key={scope}
+                  label={scope}
+                  description={SCOPE_HELP[scope]}
+                  checked={scopes.includes(scope)}
+                  onCheckedChange={(on) => toggle(scope, on)}
+                />
               ))}
             </div>
-            {errors.scopes ? <p className="mt-2 text-sm text-red-700" data-field-error>{errors.scopes}</p> : null}
+            {errors.scopes ? (
+              <p className="mt-2 text-sm text-red-700" data-field-error>
+                {errors.scopes}
+              </p>
+            ) : null}
           </fieldset>
           <FormError message={form.formError} />
           <div className="flex justify-end gap-2">
-            <Button variant="secondary" onClick={onClose}>Cancel</Button>
-            <Button type="submit" disabled={issue.isPending}>{issue.isPending ? "Creating…" : "Create key"}</Button>
+            <Button variant="secondary" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" disabled={issue.isPending}>
+              {issue.isPending ? "Creating…" : "Create key"}
+            </Button>
           </div>
         </form>
       )}
@@ -155,7 +232,15 @@ function RevokeKeyDialog({ apiKey, onClose }: { apiKey: ApiKey; onClose: () => v
       open
       onOpenChange={(open) => !open && onClose()}
       title={`Revoke “${apiKey.name}”?`}
-      description={<>Requests with <code className="font-mono text-xs">{apiKey.prefix}…{apiKey.last4}</code> will get 401 from the next request on. This cannot be undone.</>}
+      description={
+        <>
+          Requests with{" "}
+          <code className="font-mono text-xs">
+            {apiKey.prefix}…{apiKey.last4}
+          </code>{" "}
+          will get 401 from the next request on. This cannot be undone.
+        </>
+      }
       confirmLabel="Revoke key"
       pending={revoke.isPending}
       error={revoke.error ? describeError(revoke.error).message : null}

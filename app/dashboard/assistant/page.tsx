@@ -62,8 +62,8 @@ function HandoffSlaForm() {
     <Card className="p-5">
       <h2 className="mb-1 text-sm font-semibold text-slate-900">Handoff SLA</h2>
       <p className="mb-4 text-sm text-slate-600">
-        When the assistant hands a conversation to a person, a customer who waits longer than this for an operator&apos;s first reply
-        emits <code className="font-mono text-xs">sla.breached</code> (once per handoff). A change applies from the next check.
+        When the assistant hands a conversation to a person, a customer who waits longer than this for an operator&apos;s first reply emits{" "}
+        <code className="font-mono text-xs">sla.breached</code> (once per handoff). A change applies from the next check.
       </p>
       {current.isPending ? (
         <LoadingState />
@@ -88,10 +88,16 @@ function HandoffSlaForm() {
           <FormError message={formError} />
           {canManage ? (
             <div className="flex justify-end">
-              <Button type="submit" disabled={save.isPending}>{save.isPending ? "Saving…" : "Save SLA"}</Button>
+              <Button type="submit" disabled={save.isPending}>
+                {save.isPending ? "Saving…" : "Save SLA"}
+              </Button>
             </div>
           ) : null}
-          {save.isSuccess ? <p className="text-sm text-emerald-700" role="status">Saved: {save.data.handoff_sla_minutes} minutes.</p> : null}
+          {save.isSuccess ? (
+            <p className="text-sm text-emerald-700" role="status">
+              Saved: {save.data.handoff_sla_minutes} minutes.
+            </p>
+          ) : null}
         </form>
       )}
     </Card>
@@ -119,8 +125,8 @@ function ToolEndpoints() {
     <Card className="p-5">
       <h2 className="mb-1 text-sm font-semibold text-slate-900">Where the tools live</h2>
       <p className="mb-4 text-sm text-slate-600">
-        Call them with an API key (<code className="font-mono text-xs">assistant:read</code> for the read tools; the write tools need the
-        matching write scope). Each tool is limited to 50 calls a minute per tenant, on top of the key&apos;s and the tenant&apos;s limits.
+        Call them with an API key (<code className="font-mono text-xs">assistant:read</code> for the read tools; the write tools need the matching write scope).
+        Each tool is limited to 50 calls a minute per tenant, on top of the key&apos;s and the tenant&apos;s limits.
       </p>
       <dl className="space-y-3">
         <Endpoint label="Tool calls" value={`POST ${origin}/api/agent/v1/tools/{tool}`} />
@@ -129,7 +135,9 @@ function ToolEndpoints() {
         <Endpoint label="OpenAPI document" value={`${origin}/api/agent/v1/openapi.json`} />
       </dl>
       <p className="mt-4 text-sm">
-        <a className="font-medium text-indigo-700 underline" href="/api/v1/docs?api=agent-tools">The tools&apos; reference</a>
+        <a className="font-medium text-indigo-700 underline" href="/api/v1/docs?api=agent-tools">
+          The tools&apos; reference
+        </a>
         <span className="text-slate-600"> — every tool&apos;s input, output and errors.</span>
       </p>
       <h3 className="mb-2 mt-5 text-xs font-medium uppercase tracking-wide text-slate-500">Tools</h3>
@@ -141,7 +149,9 @@ function ToolEndpoints() {
         <ul className="divide-y divide-slate-100 text-sm" aria-label="Tools">
           {tools.data.map((t) => (
             <li key={t.name} className="flex items-center justify-between gap-2 py-1.5">
-              <span><code className="font-mono text-xs">{t.name}</code> <span className="text-slate-600">{t.title}</span></span>
+              <span>
+                <code className="font-mono text-xs">{t.name}</code> <span className="text-slate-600">{t.title}</span>
+              </span>
               <Badge tone={t.kind === "write" ? "warn" : undefined}>{t.required_scope}</Badge>
             </li>
           ))}

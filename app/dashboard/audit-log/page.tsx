@@ -23,6 +23,11 @@ const ACTION_LABELS: Record<string, string> = {
   "member.added": "Added member",
   "member.role_changed": "Changed member role",
   "webhook_subscription.secret_rolled": "Rolled webhook secret",
+  "member.invitation_resent": "Resent invitation",
+  "member.invitation_revoked": "Revoked invitation",
+  "member.removed": "Removed member",
+  "channel_connection.changed": "Changed channel connection",
+  "tenant.handoff_sla_changed": "Changed handoff SLA",
 };
 
 function summary(details: Record<string, unknown>): string {
@@ -42,7 +47,10 @@ export default function AuditLogPage() {
 
   return (
     <>
-      <PageHeader title="Audit log" description="Who issued or revoked keys, changed webhook endpoints, members or the CRM connection, and resent deliveries. Newest first." />
+      <PageHeader
+        title="Audit log"
+        description="Who issued or revoked keys, changed webhook endpoints, members or the CRM connection, and resent deliveries. Newest first."
+      />
       <Filters filter={filter} onApply={setFilter} />
       <Card className="min-w-0 overflow-hidden">
         {log.isPending ? (
@@ -50,28 +58,54 @@ export default function AuditLogPage() {
         ) : log.error ? (
           <ErrorState message={describeError(log.error).message} onRetry={() => log.refetch()} />
         ) : entries.length === 0 ? (
-          filtered
-            ? <EmptyState title="No entry matches these filters">Clear the filters to see every entry.</EmptyState>
-            : <EmptyState title="Nothing recorded yet">Changes to API keys, webhooks and the CRM connection will appear here.</EmptyState>
+          filtered ? (
+            <EmptyState title="No entry matches these filters">Clear the filters to see every entry.</EmptyState>
+          ) : (
+            <EmptyState title="Nothing recorded yet">Changes to API keys, webhooks and the CRM connection will appear here.</EmptyState>
+          )
         ) : (
           <>
             <Table className="table-fixed">
-              <thead><tr><th className="w-[15%]">When</th><th className="w-[20%]">Who</th><th className="w-[18%]">What</th><th className="w-[15%]">Target</th><th>Details</th></tr></thead>
+              <thead>
+                <tr>
+                  <th className="w-[15%]">When</th>
+                  <th className="w-[20%]">Who</th>
+                  <th className="w-[18%]">What</th>
+                  <th className="w-[15%]">Target</th>
+                  <th>Details</th>
+                </tr>
+              </thead>
               <tbody>
                 {entries.map((e) => (
                   <tr key={e.id} data-testid="audit-row" className="align-top">
                     <td className="text-slate-600">{formatDateTime(e.created_at)}</td>
-                    <td className="[overflow-wrap:anywhere]">{e.actor_label ?? e.actor_type}{e.actor_type !== "user" ? <Badge className="ml-2">{e.actor_type}</Badge> : null}</td>
-                    <td className="font-medium text-slate-900" title={e.action}>{ACTION_LABELS[e.action] ?? e.action}</td>
-                    <td><code className="font-mono text-xs text-slate-600 [overflow-wrap:anywhere]">{e.target_type}{e.target_id ? ` ${e.target_id.slice(0, 8)}` : ""}</code></td>
-                    <td className="text-slate-600 [overflow-wrap:anywhere]"><span className="line-clamp-3" title={summary(e.details)}>{summary(e.details)}</span></td>
+                    <td className="[overflow-wrap:anywhere]">
+                      {e.actor_label ?? e.actor_type}
+                      {e.actor_type !== "user" ? <Badge className="ml-2">{e.actor_type}</Badge> : null}
+                    </td>
+                    <td className="font-medium text-slate-900" title={e.action}>
+                      {ACTION_LABELS[e.action] ?? e.action}
+                    </td>
+                    <td>
+                      <code className="font-mono text-xs text-slate-600 [overflow-wrap:anywhere]">
+                        {e.target_type}
+                        {e.target_id ? ` ${e.target_id.slice(0, 8)}` : ""}
+                      </code>
+                    </td>
+                    <td className="text-slate-600 [overflow-wrap:anywhere]">
+                      <span className="line-clamp-3" title={summary(e.details)}>
+                        {summary(e.details)}
+                      </span>
+                    </td>
                   </tr>
                 ))}
               </tbody>
             </Table>
             {log.hasNextPage ? (
               <div className="border-t border-slate-100 p-3 text-center">
-                <Button variant="secondary" size="sm" disabled={log.isFetchingNextPage} onClick={() => log.fetchNextPage()}>{log.isFetchingNextPage ? "Loading…" : "Load more"}</Button>
+                <Button variant="secondary" size="sm" disabled={log.isFetchingNextPage} onClick={() => log.fetchNextPage()}>
+                  {log.isFetchingNextPage ? "Loading…" : "Load more"}
+                </Button>
               </div>
             ) : null}
           </>
@@ -96,7 +130,10 @@ function Filters({ filter, onApply }: { filter: AuditFilter; onApply: (f: AuditF
 
   function read(): AuditFilter | null {
     const { data, errors } = validate(auditLogExportInput, {
-      actor: actor.trim() || undefined, action: action || undefined, from: from || undefined, to: to || undefined,
+      actor: actor.trim() || undefined,
+      action: action || undefined,
+      from: from || undefined,
+      to: to || undefined,
     });
     form.fail(errors);
     return data ?? null;
@@ -108,7 +145,11 @@ function Filters({ filter, onApply }: { filter: AuditFilter; onApply: (f: AuditF
     if (next) onApply(next);
   }
   function clear() {
-    setActor(""); setAction(""); setFrom(""); setTo(""); setExported(null);
+    setActor("");
+    setAction("");
+    setFrom("");
+    setTo("");
+    setExported(null);
     form.clear();
     onApply({});
   }
@@ -124,7 +165,9 @@ function Filters({ filter, onApply }: { filter: AuditFilter; onApply: (f: AuditF
       link.click();
       link.remove();
       setTimeout(() => URL.revokeObjectURL(url), 10_000);
-      setExported(`Exported ${file.rows} entr${file.rows === 1 ? "y" : "ies"}${file.truncated ? " (the newest 10,000; narrow the filters for older ones)" : ""}.`);
+      setExported(
+        `Exported ${file.rows} entr${file.rows === 1 ? "y" : "ies"}${file.truncated ? " (the newest 10,000; narrow the filters for older ones)" : ""}.`,
+      );
     } catch (err) {
       form.failFromServer(err);
     } finally {
@@ -134,32 +177,63 @@ function Filters({ filter, onApply }: { filter: AuditFilter; onApply: (f: AuditF
 
   return (
     <Card className="mb-4 p-4">
-      <form ref={form.ref} onSubmit={apply} noValidate aria-label="Filter the audit log" className="grid gap-3 sm:grid-cols-2 lg:grid-cols-[1.4fr_1.4fr_1fr_1fr_auto] lg:items-start">
+      <form
+        ref={form.ref}
+        onSubmit={apply}
+        noValidate
+        aria-label="Filter the audit log"
+        className="grid gap-3 sm:grid-cols-2 lg:grid-cols-[1.4fr_1.4fr_1fr_1fr_auto] lg:items-start"
+      >
         <Field label="Actor" error={form.errors.actor} hint="Email, key name or cli">
-          {(id, d) => <Input id={id} value={actor} onChange={(e) => setActor(e.target.value)} placeholder="ann@company.com" aria-invalid={!!form.errors.actor} aria-describedby={d} />}
+          {(id, d) => (
+            <Input
+              id={id}
+              value={actor}
+              onChange={(e) => setActor(e.target.value)}
+              placeholder="ann@company.com"
+              aria-invalid={!!form.errors.actor}
+              aria-describedby={d}
+            />
+          )}
         </Field>
         <Field label="Action" error={form.errors.action}>
           {(id, d) => (
             <Select id={id} value={action} onChange={(e) => setAction(e.target.value)} aria-describedby={d}>
               <option value="">Any action</option>
-              {(actions.data ?? []).map((a) => <option key={a} value={a}>{ACTION_LABELS[a] ?? a}</option>)}
+              {(actions.data ?? []).map((a) => (
+                <option key={a} value={a}>
+                  {ACTION_LABELS[a] ?? a}
+                </option>
+              ))}
             </Select>
           )}
         </Field>
         <Field label="From" error={form.errors.from}>
-          {(id, d) => <Input id={id} type="date" value={from} onChange={(e) => setFrom(e.target.value)} aria-invalid={!!form.errors.from} aria-describedby={d} />}
+          {(id, d) => (
+            <Input id={id} type="date" value={from} onChange={(e) => setFrom(e.target.value)} aria-invalid={!!form.errors.from} aria-describedby={d} />
+          )}
         </Field>
         <Field label="To" error={form.errors.to}>
           {(id, d) => <Input id={id} type="date" value={to} onChange={(e) => setTo(e.target.value)} aria-invalid={!!form.errors.to} aria-describedby={d} />}
         </Field>
         <div className="flex flex-wrap gap-2 sm:col-span-2 lg:col-span-1 lg:pt-6">
-          <Button type="submit"><Search /> Apply</Button>
-          <Button variant="ghost" onClick={clear}><X /> Clear</Button>
-          <Button variant="secondary" disabled={exporting} onClick={exportCsv}><Download /> {exporting ? "Exporting…" : "Export CSV"}</Button>
+          <Button type="submit">
+            <Search /> Apply
+          </Button>
+          <Button variant="ghost" onClick={clear}>
+            <X /> Clear
+          </Button>
+          <Button variant="secondary" disabled={exporting} onClick={exportCsv}>
+            <Download /> {exporting ? "Exporting…" : "Export CSV"}
+          </Button>
         </div>
       </form>
       <FormError message={form.formError} />
-      {exported ? <p role="status" className="mt-2 text-sm text-slate-700" data-testid="export-status">{exported}</p> : null}
+      {exported ? (
+        <p role="status" className="mt-2 text-sm text-slate-700" data-testid="export-status">
+          {exported}
+        </p>
+      ) : null}
     </Card>
   );
 }

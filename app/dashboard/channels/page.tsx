@@ -9,8 +9,14 @@ import { describeError, useTRPC } from "../../_lib/trpc";
 import { humanMessage, useFormErrors, type FieldErrors } from "../../_lib/form";
 import { connectChannelInput, CREDENTIAL_SCHEMAS } from "@/server/channels/channels.types";
 import {
-  ADDRESS_KIND, CHANNEL_PROVIDERS, CREDENTIAL_FIELDS, PROVIDER_CHANNELS, PROVIDER_LABELS, receiverPath,
-  type ChannelProvider, type ConnectionChannel,
+  ADDRESS_KIND,
+  CHANNEL_PROVIDERS,
+  CREDENTIAL_FIELDS,
+  PROVIDER_CHANNELS,
+  PROVIDER_LABELS,
+  receiverPath,
+  type ChannelProvider,
+  type ConnectionChannel,
 } from "@/server/channels/providers";
 import { Button } from "../../_ui/button";
 import { ConfirmDialog, Dialog } from "../../_ui/dialog";
@@ -26,12 +32,14 @@ const CHANNEL_LABELS: Record<ConnectionChannel, string> = { voice: "Voice", sms:
 
 /** What to do with the receiver URL in each provider's console. */
 const RECEIVER_HINT: Record<ChannelProvider, (channel: ConnectionChannel) => string> = {
-  twilio: (channel) => channel === "voice"
-    ? "Twilio console → the number → Voice → “Call status changes” (POST)."
-    : "Twilio console → the number (or WhatsApp sender) → Messaging → “A message comes in” (HTTP POST). Sends through Twilio report their status here too.",
+  twilio: (channel) =>
+    channel === "voice"
+      ? "Twilio console → the number → Voice → “Call status changes” (POST)."
+      : "Twilio console → the number (or WhatsApp sender) → Messaging → “A message comes in” (HTTP POST). Sends through Twilio report their status here too.",
   whatsapp_cloud: () => "Meta app → WhatsApp → Configuration → Callback URL, with the verify token you entered; subscribe to the “messages” field.",
   retell: () => "Retell dashboard → Webhooks: the account’s webhook URL (or the agent’s).",
-  vapi: () => "Vapi dashboard → the phone number’s Server URL, with an HMAC credential: the same secret key, SHA256, signature header x-vapi-signature, no timestamp, payload the body.",
+  vapi: () =>
+    "Vapi dashboard → the phone number’s Server URL, with an HMAC credential: the same secret key, SHA256, signature header x-vapi-signature, no timestamp, payload the body.",
 };
 
 /** This deployment's address as providers see it (PUBLIC_BASE_URL), else this page's own origin. */
@@ -49,7 +57,12 @@ export default function ChannelsPage() {
   const { base, configured } = useReceiverBase();
   const [connecting, setConnecting] = useState(false);
   const [removing, setRemoving] = useState<Connection | null>(null);
-  const connectButton = (label: string) => (canManage ? <Button onClick={() => setConnecting(true)}><Plus /> {label}</Button> : null);
+  const connectButton = (label: string) =>
+    canManage ? (
+      <Button onClick={() => setConnecting(true)}>
+        <Plus /> {label}
+      </Button>
+    ) : null;
 
   return (
     <>
@@ -58,10 +71,15 @@ export default function ChannelsPage() {
         description="The phone numbers and WhatsApp accounts customers reach you on. Connect a provider account, then paste its receiver URL into the provider's console so calls and messages arrive here."
         actions={connectButton("Connect a channel")}
       />
-      {!canManage ? <p className="mb-4 rounded-md bg-slate-100 px-3 py-2 text-sm text-slate-700" data-testid="read-only">{READ_ONLY_HINT}</p> : null}
+      {!canManage ? (
+        <p className="mb-4 rounded-md bg-slate-100 px-3 py-2 text-sm text-slate-700" data-testid="read-only">
+          {READ_ONLY_HINT}
+        </p>
+      ) : null}
       {!configured ? (
         <p className="mb-4 rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900" data-testid="public-url-hint">
-          Receiver URLs below use this page&apos;s address. Providers must reach the public one: set <code className="font-mono text-xs">PUBLIC_BASE_URL</code> on the server (Twilio signs the exact URL it calls).
+          Receiver URLs below use this page&apos;s address. Providers must reach the public one: set <code className="font-mono text-xs">PUBLIC_BASE_URL</code>{" "}
+          on the server (Twilio signs the exact URL it calls).
         </p>
       ) : null}
       <Card>
@@ -76,7 +94,17 @@ export default function ChannelsPage() {
         ) : (
           <Table>
             <thead>
-              <tr><th>Provider</th><th>Channel</th><th>Address</th><th>Receiver URL</th><th>Status</th><th>Connected</th><th><span className="sr-only">Actions</span></th></tr>
+              <tr>
+                <th>Provider</th>
+                <th>Channel</th>
+                <th>Address</th>
+                <th>Receiver URL</th>
+                <th>Status</th>
+                <th>Connected</th>
+                <th>
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
             </thead>
             <tbody>
               {connections.data.data.map((c) => {
@@ -85,17 +113,25 @@ export default function ChannelsPage() {
                   <tr key={c.id} data-testid="channel-row" data-connection-id={c.id}>
                     <td className="font-medium text-slate-900">{PROVIDER_LABELS[c.provider]}</td>
                     <td>{CHANNEL_LABELS[c.channel]}</td>
-                    <td><code className="whitespace-nowrap font-mono text-xs text-slate-700">{c.address}</code></td>
+                    <td>
+                      <code className="whitespace-nowrap font-mono text-xs text-slate-700">{c.address}</code>
+                    </td>
                     <td>
                       <div className="flex min-w-[18rem] items-center gap-2">
-                        <code className="break-all font-mono text-xs text-slate-700" data-testid="receiver-url" title={RECEIVER_HINT[c.provider](c.channel)}>{url}</code>
+                        <code className="break-all font-mono text-xs text-slate-700" data-testid="receiver-url" title={RECEIVER_HINT[c.provider](c.channel)}>
+                          {url}
+                        </code>
                         <CopyButton value={url} />
                       </div>
                     </td>
                     <td>{c.status === "active" ? <Badge tone="good">Active</Badge> : <Badge tone="warn">Disabled</Badge>}</td>
                     <td className="whitespace-nowrap text-slate-600">{formatDateTime(c.created_at)}</td>
                     <td className="sm:text-right">
-                      {canManage ? <Button variant="secondary" size="sm" id={`disconnect-${c.id}`} onClick={() => setRemoving(c)}>Disconnect</Button> : null}
+                      {canManage ? (
+                        <Button variant="secondary" size="sm" id={`disconnect-${c.id}`} onClick={() => setRemoving(c)}>
+                          Disconnect
+                        </Button>
+                      ) : null}
                     </td>
                   </tr>
                 );
@@ -152,7 +188,11 @@ function ConnectDialog({ base, onClose }: { base: string; onClose: () => void })
 
   function submit(e: FormEvent) {
     e.preventDefault();
-    const trimmed = Object.fromEntries(Object.entries(credentials).map(([k, v]) => [k, v.trim()]).filter(([, v]) => v));
+    const trimmed = Object.fromEntries(
+      Object.entries(credentials)
+        .map(([k, v]) => [k, v.trim()])
+        .filter(([, v]) => v),
+    );
     const found = checkConnection(provider, { channel, address, credentials: trimmed });
     form.fail(found);
     if (Object.keys(found).length === 0) connect.mutate({ provider, channel, address: address.trim(), credentials: trimmed });
@@ -165,12 +205,16 @@ function ConnectDialog({ base, onClose }: { base: string; onClose: () => void })
         <div className="space-y-4 text-sm text-slate-700">
           <p>Paste this receiver URL into {PROVIDER_LABELS[connect.data.provider]}:</p>
           <div className="flex items-center gap-2 rounded-md bg-slate-50 p-3">
-            <code className="break-all font-mono text-xs" data-testid="new-receiver-url">{url}</code>
+            <code className="break-all font-mono text-xs" data-testid="new-receiver-url">
+              {url}
+            </code>
             <CopyButton value={url} />
           </div>
           <p className="text-slate-600">{RECEIVER_HINT[connect.data.provider](connect.data.channel)}</p>
           <p className="text-slate-600">The credentials are stored encrypted and are never shown again.</p>
-          <div className="flex justify-end"><Button onClick={onClose}>Done</Button></div>
+          <div className="flex justify-end">
+            <Button onClick={onClose}>Done</Button>
+          </div>
         </div>
       </Dialog>
     );
@@ -182,33 +226,64 @@ function ConnectDialog({ base, onClose }: { base: string; onClose: () => void })
         <Field label="Provider" error={errors.provider}>
           {(id) => (
             <Select id={id} value={provider} onChange={(e) => chooseProvider(e.target.value as ChannelProvider)}>
-              {CHANNEL_PROVIDERS.map((p) => <option key={p} value={p}>{PROVIDER_LABELS[p]}</option>)}
+              {CHANNEL_PROVIDERS.map((p) => (
+                <option key={p} value={p}>
+                  {PROVIDER_LABELS[p]}
+                </option>
+              ))}
             </Select>
           )}
         </Field>
         <Field label="Channel" error={errors.channel}>
           {(id) => (
             <Select id={id} value={channel} onChange={(e) => setChannel(e.target.value as ConnectionChannel)}>
-              {PROVIDER_CHANNELS[provider].map((c) => <option key={c} value={c}>{CHANNEL_LABELS[c]}</option>)}
+              {PROVIDER_CHANNELS[provider].map((c) => (
+                <option key={c} value={c}>
+                  {CHANNEL_LABELS[c]}
+                </option>
+              ))}
             </Select>
           )}
         </Field>
         <Field
           label={ADDRESS_KIND[provider] === "phone_number_id" ? "Phone number ID" : "Phone number"}
           error={errors.address}
-          hint={ADDRESS_KIND[provider] === "phone_number_id" ? "The phone_number_id from WhatsApp Manager (digits), not the phone number." : "The number customers reach, in international form, e.g. +97143001234."}
+          hint={
+            ADDRESS_KIND[provider] === "phone_number_id"
+              ? "The phone_number_id from WhatsApp Manager (digits), not the phone number."
+              : "The number customers reach, in international form, e.g. +97143001234."
+          }
         >
-          {(id, d) => <Input id={id} value={address} onChange={(e) => setAddress(e.target.value)} aria-invalid={!!errors.address} aria-describedby={d} autoComplete="off" />}
+          {(id, d) => (
+            <Input
+              id={id}
+              value={address}
+              onChange={(e) => setAddress(e.target.value)}
+              aria-invalid={!!errors.address}
+              aria-describedby={d}
+              autoComplete="off"
+            />
+          )}
         </Field>
         {CREDENTIAL_FIELDS[provider].map((f) => {
           const key = `credentials.${f.name}`;
           return (
-            <Field key={`${provider}-${f.name}`} label={f.label} error={errors[key] ?? (f === CREDENTIAL_FIELDS[provider][0] ? errors.credentials : undefined)} hint="Write-only: stored encrypted, never shown again.">
+            <Field
+              key={`${provider}-${f.name}`}
+              label={f.label}
+              error={errors[key] ?? (f === CREDENTIAL_FIELDS[provider][0] ? errors.credentials : undefined)}
+              hint="Write-only: stored encrypted, never shown again."
+            >
               {(id, d) => (
                 <Input
-                  id={id} type="password" autoComplete="off" name={f.name} value={credentials[f.name] ?? ""}
+                  id={id}
+                  type="password"
+                  autoComplete="off"
+                  name={f.name}
+                  value={credentials[f.name] ?? ""}
                   onChange={(e) => setCredentials((c) => ({ ...c, [f.name]: e.target.value }))}
-                  aria-invalid={!!errors[key]} aria-describedby={d}
+                  aria-invalid={!!errors[key]}
+                  aria-describedby={d}
                 />
               )}
             </Field>
@@ -216,8 +291,12 @@ function ConnectDialog({ base, onClose }: { base: string; onClose: () => void })
         })}
         <FormError message={form.formError} />
         <div className="flex justify-end gap-2">
-          <Button variant="secondary" onClick={onClose}>Cancel</Button>
-          <Button type="submit" disabled={connect.isPending}>{connect.isPending ? "Connecting…" : "Connect"}</Button>
+          <Button variant="secondary" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button type="submit" disabled={connect.isPending}>
+            {connect.isPending ? "Connecting…" : "Connect"}
+          </Button>
         </div>
       </form>
     </Dialog>
@@ -240,7 +319,12 @@ function DisconnectDialog({ connection, onClose }: { connection: Connection; onC
       open
       onOpenChange={(open) => !open && onClose()}
       title={`Disconnect ${connection.address}?`}
-      description={<>{PROVIDER_LABELS[connection.provider]} requests to this {CHANNEL_LABELS[connection.channel]} address will be refused from now on, and its stored credentials are deleted. Conversations already received stay.</>}
+      description={
+        <>
+          {PROVIDER_LABELS[connection.provider]} requests to this {CHANNEL_LABELS[connection.channel]} address will be refused from now on, and its stored
+          credentials are deleted. Conversations already received stay.
+        </>
+      }
       confirmLabel="Disconnect"
       pending={disconnect.isPending}
       error={disconnect.error ? describeError(disconnect.error).message : null}

@@ -33,13 +33,20 @@ export default function MembersPage() {
   const [sent, setSent] = useState<Sent | null>(null);
   return (
     <>
-      <PageHeader title="Members" description="People who can sign in to this tenant. Owners manage everyone; admins manage keys, integrations and members; members can only look." />
+      <PageHeader
+        title="Members"
+        description="People who can sign in to this tenant. Owners manage everyone; admins manage keys, integrations and members; members can only look."
+      />
       {canManage ? <InviteForm onSent={setSent} /> : <p className="mb-4 rounded-md bg-slate-100 px-3 py-2 text-sm text-slate-700">{READ_ONLY_HINT}</p>}
       {sent ? <SentNotice sent={sent} onDismiss={() => setSent(null)} /> : null}
       {members.isPending ? (
-        <Card><LoadingState /></Card>
+        <Card>
+          <LoadingState />
+        </Card>
       ) : members.error ? (
-        <Card><ErrorState message={describeError(members.error).message} onRetry={() => members.refetch()} /></Card>
+        <Card>
+          <ErrorState message={describeError(members.error).message} onRetry={() => members.refetch()} />
+        </Card>
       ) : (
         <>
           <MemberTable members={members.data.members} />
@@ -78,17 +85,36 @@ function InviteForm({ onSent }: { onSent: (sent: Sent) => void }) {
       <h2 className="mb-3 text-sm font-semibold text-slate-900">Invite someone</h2>
       <form ref={form.ref} onSubmit={submit} noValidate className="grid gap-4 sm:grid-cols-[1fr_12rem_auto] sm:items-start">
         <Field label="Email" error={form.errors.email}>
-          {(id, d) => <Input id={id} type="email" autoComplete="off" value={email} onChange={(e) => setEmail(e.target.value)} aria-invalid={!!form.errors.email} aria-describedby={d} placeholder="name@company.com" />}
+          {(id, d) => (
+            <Input
+              id={id}
+              type="email"
+              autoComplete="off"
+              value={email}
+              onChange={(e) => setEmail(e.target.value)}
+              aria-invalid={!!form.errors.email}
+              aria-describedby={d}
+              placeholder="name@company.com"
+            />
+          )}
         </Field>
         <Field label="Role" error={form.errors.role}>
           {(id, d) => (
             <Select id={id} value={role} onChange={(e) => setRole(e.target.value as Role)} aria-invalid={!!form.errors.role} aria-describedby={d}>
-              {ROLES.filter((r) => r !== "owner" || myRole === "owner").map((r) => <option key={r} value={r}>{r} ({ROLE_HELP[r]})</option>)}
+              {ROLES.filter((r) => r !== "owner" || myRole === "owner").map((r) => (
+                <option key={r} value={r}>
+                  {r} ({ROLE_HELP[r]})
+                </option>
+              ))}
             </Select>
           )}
         </Field>
-        <Button type="submit" className="sm:mt-7" disabled={invite.isPending}>{invite.isPending ? "Inviting…" : "Invite"}</Button>
-        <div className="sm:col-span-3"><FormError message={form.formError} /></div>
+        <Button type="submit" className="sm:mt-7" disabled={invite.isPending}>
+          {invite.isPending ? "Inviting…" : "Invite"}
+        </Button>
+        <div className="sm:col-span-3">
+          <FormError message={form.formError} />
+        </div>
       </form>
     </Card>
   );
@@ -98,7 +124,9 @@ function InviteForm({ onSent }: { onSent: (sent: Sent) => void }) {
 function SentNotice({ sent, onDismiss }: { sent: Sent; onDismiss: () => void }) {
   return (
     <div role="status" className="mb-6 rounded-lg border border-emerald-200 bg-emerald-50 p-4 text-sm text-emerald-900" data-testid="invitation-sent">
-      <p className="font-medium">{sent.resent ? "Invitation sent again" : "Invitation created"} for {sent.email}.</p>
+      <p className="font-medium">
+        {sent.resent ? "Invitation sent again" : "Invitation created"} for {sent.email}.
+      </p>
       <p className="mt-1">
         {sent.email_sent
           ? "An email with this link is on its way. You can also send the link yourself:"
@@ -107,10 +135,17 @@ function SentNotice({ sent, onDismiss }: { sent: Sent; onDismiss: () => void }) 
             : "No mail transport is set up, so no email was sent. Send this link yourself:"}
       </p>
       <div className="mt-2 flex flex-col gap-2 sm:flex-row sm:items-center">
-        <code className="block min-w-0 flex-1 select-all break-all rounded-md bg-white px-3 py-2 font-mono text-xs text-slate-800 ring-1 ring-emerald-200" data-testid="invitation-link">{sent.link}</code>
+        <code
+          className="block min-w-0 flex-1 select-all break-all rounded-md bg-white px-3 py-2 font-mono text-xs text-slate-800 ring-1 ring-emerald-200"
+          data-testid="invitation-link"
+        >
+          {sent.link}
+        </code>
         <div className="flex gap-2">
           <CopyButton value={sent.link} label="Copy link" />
-          <Button variant="ghost" size="sm" onClick={onDismiss}>Dismiss</Button>
+          <Button variant="ghost" size="sm" onClick={onDismiss}>
+            Dismiss
+          </Button>
         </div>
       </div>
     </div>
@@ -126,21 +161,51 @@ function MemberTable({ members }: { members: Member[] }) {
   return (
     <Card className="mb-6">
       <h2 className="border-b border-slate-200 px-4 py-3 text-sm font-semibold text-slate-900">Members ({members.length})</h2>
-      {members.length === 0 ? <EmptyState title="No members" /> : (
+      {members.length === 0 ? (
+        <EmptyState title="No members" />
+      ) : (
         <Table>
-          <thead><tr><th>Email</th><th>Name</th><th>Role</th><th>Since</th><th><span className="sr-only">Actions</span></th></tr></thead>
+          <thead>
+            <tr>
+              <th>Email</th>
+              <th>Name</th>
+              <th>Role</th>
+              <th>Since</th>
+              <th>
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
           <tbody>
             {members.map((m) => (
               <tr key={m.id} data-testid="member-row">
-                <td className="font-medium text-slate-900">{m.email}{m.user_id === user.id ? <span className="ml-1 text-xs font-normal text-slate-600">(you)</span> : null}</td>
+                <td className="font-medium text-slate-900">
+                  {m.email}
+                  {m.user_id === user.id ? <span className="ml-1 text-xs font-normal text-slate-600">(you)</span> : null}
+                </td>
                 <td className="text-slate-700">{m.name}</td>
-                <td><Badge tone={m.role === "owner" ? "info" : "neutral"} data-testid="member-role">{m.role}</Badge></td>
+                <td>
+                  <Badge tone={m.role === "owner" ? "info" : "neutral"} data-testid="member-role">
+                    {m.role}
+                  </Badge>
+                </td>
                 <td className="whitespace-nowrap text-slate-600">{formatDateTime(m.created_at)}</td>
                 <td className="sm:text-right">
                   {mayManage(myRole, m.role) ? (
                     <div className="flex gap-2 sm:justify-end">
-                      <Button variant="secondary" size="sm" id={`role-${m.id}`} onClick={() => setChanging(m)}>Change role</Button>
-                      <Button variant="secondary" size="sm" id={`remove-${m.id}`} disabled={isLastOwner(m)} title={isLastOwner(m) ? "The only owner cannot be removed" : undefined} onClick={() => setRemoving(m)}>Remove</Button>
+                      <Button variant="secondary" size="sm" id={`role-${m.id}`} onClick={() => setChanging(m)}>
+                        Change role
+                      </Button>
+                      <Button
+                        variant="secondary"
+                        size="sm"
+                        id={`remove-${m.id}`}
+                        disabled={isLastOwner(m)}
+                        title={isLastOwner(m) ? "The only owner cannot be removed" : undefined}
+                        onClick={() => setRemoving(m)}
+                      >
+                        Remove
+                      </Button>
                     </div>
                   ) : null}
                 </td>
@@ -177,20 +242,53 @@ function ChangeRoleDialog({ member, lastOwner, onClose }: { member: Member; last
   );
   const choices = ROLES.filter((r) => r !== "owner" || myRole === "owner");
   return (
-    <Dialog open onOpenChange={(open) => !open && onClose()} title={`Change the role of ${member.email}`} description="The new role applies from their next click.">
-      <form ref={form.ref} className="space-y-5" noValidate onSubmit={(e) => { e.preventDefault(); change.mutate({ member_id: member.id, role }); }}>
+    <Dialog
+      open
+      onOpenChange={(open) => !open && onClose()}
+      title={`Change the role of ${member.email}`}
+      description="The new role applies from their next click."
+    >
+      <form
+        ref={form.ref}
+        className="space-y-5"
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          change.mutate({ member_id: member.id, role });
+        }}
+      >
         <Field label="Role" error={form.errors.role}>
           {(id, d) => (
-            <Select id={id} value={role} onChange={(e) => setRole(e.target.value as Role)} aria-invalid={!!form.errors.role} aria-describedby={d} autoFocus disabled={lastOwner}>
-              {choices.map((r) => <option key={r} value={r}>{r} ({ROLE_HELP[r]})</option>)}
+            <Select
+              id={id}
+              value={role}
+              onChange={(e) => setRole(e.target.value as Role)}
+              aria-invalid={!!form.errors.role}
+              aria-describedby={d}
+              autoFocus
+              disabled={lastOwner}
+            >
+              {choices.map((r) => (
+                <option key={r} value={r}>
+                  {r} ({ROLE_HELP[r]})
+                </option>
+              ))}
             </Select>
           )}
         </Field>
-        {lastOwner ? <p className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900" data-testid="last-owner">This is the only owner. Make someone else an owner first; a tenant always keeps one.</p> : null}
+        {lastOwner ? (
+          <p className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900" data-testid="last-owner">
+            This is the only owner. Make someone else an owner first; a tenant always keeps one.
+          </p>
+        ) : null}
         <FormError message={form.formError} />
         <div className="flex justify-end gap-2">
-          <Button variant="secondary" onClick={onClose}>Cancel</Button>
-          <Button type="submit" disabled={lastOwner || change.isPending || role === member.role}>{change.isPending ? "Saving…" : "Save role"}</Button>
+          <Button variant="secondary" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button type="submit" disabled={lastOwner || change.isPending || role === member.role}>
+            {change.isPending ? "Saving…" : "Save role"}
+          </Button>
         </div>
       </form>
     </Dialog>
@@ -228,27 +326,62 @@ function InvitationTable({ invitations, onSent }: { invitations: Invitation[]; o
   const { role: myRole } = useAccount();
   const [revoking, setRevoking] = useState<Invitation | null>(null);
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.dashboard.members.list.queryKey() });
-  const resend = useMutation(trpc.dashboard.members.resendInvitation.mutationOptions({ onSuccess: (data) => { onSent({ ...data, resent: true }); return refresh(); } }));
-  const revoke = useMutation(trpc.dashboard.members.revokeInvitation.mutationOptions({ onSuccess: async () => { await refresh(); setRevoking(null); } }));
+  const resend = useMutation(
+    trpc.dashboard.members.resendInvitation.mutationOptions({
+      onSuccess: (data) => {
+        onSent({ ...data, resent: true });
+        return refresh();
+      },
+    }),
+  );
+  const revoke = useMutation(
+    trpc.dashboard.members.revokeInvitation.mutationOptions({
+      onSuccess: async () => {
+        await refresh();
+        setRevoking(null);
+      },
+    }),
+  );
   return (
     <Card>
       <h2 className="border-b border-slate-200 px-4 py-3 text-sm font-semibold text-slate-900">Pending invitations ({invitations.length})</h2>
-      {resend.error ? <p role="alert" className="px-4 pt-3 text-sm text-red-700">{describeError(resend.error).message}</p> : null}
-      {invitations.length === 0 ? <EmptyState title="No pending invitations">Invitations you send show here until they are accepted or revoked.</EmptyState> : (
+      {resend.error ? (
+        <p role="alert" className="px-4 pt-3 text-sm text-red-700">
+          {describeError(resend.error).message}
+        </p>
+      ) : null}
+      {invitations.length === 0 ? (
+        <EmptyState title="No pending invitations">Invitations you send show here until they are accepted or revoked.</EmptyState>
+      ) : (
         <Table>
-          <thead><tr><th>Email</th><th>Role</th><th>Expires</th><th><span className="sr-only">Actions</span></th></tr></thead>
+          <thead>
+            <tr>
+              <th>Email</th>
+              <th>Role</th>
+              <th>Expires</th>
+              <th>
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
           <tbody>
             {invitations.map((i) => (
               <tr key={i.id} data-testid="invitation-row">
                 <td className="font-medium text-slate-900">{i.email}</td>
-                <td><Badge>{i.role}</Badge></td>
+                <td>
+                  <Badge>{i.role}</Badge>
+                </td>
                 <td className="whitespace-nowrap text-slate-600">{i.expired ? <Badge tone="warn">expired</Badge> : formatDateTime(i.expires_at)}</td>
                 <td className="sm:text-right">
                   {i.link && (myRole === "owner" || i.role !== "owner") ? (
                     <div className="flex flex-wrap gap-2 sm:justify-end">
                       <CopyButton value={i.link} label="Copy link" />
-                      <Button variant="secondary" size="sm" disabled={resend.isPending} onClick={() => resend.mutate({ invitation_id: i.id })}>Resend</Button>
-                      <Button variant="secondary" size="sm" id={`revoke-invitation-${i.id}`} onClick={() => setRevoking(i)}>Revoke</Button>
+                      <Button variant="secondary" size="sm" disabled={resend.isPending} onClick={() => resend.mutate({ invitation_id: i.id })}>
+                        Resend
+                      </Button>
+                      <Button variant="secondary" size="sm" id={`revoke-invitation-${i.id}`} onClick={() => setRevoking(i)}>
+                        Revoke
+                      </Button>
                     </div>
                   ) : null}
                 </td>

@@ -15,7 +15,17 @@ function groupEvents(events: string[]) {
   return [...groups.entries()];
 }
 
-export function EventPicker({ value, onChange, error, disabled }: { value: string[]; onChange: (events: string[]) => void; error?: string; disabled?: boolean }) {
+export function EventPicker({
+  value,
+  onChange,
+  error,
+  disabled,
+}: {
+  value: string[];
+  onChange: (events: string[]) => void;
+  error?: string;
+  disabled?: boolean;
+}) {
   const trpc = useTRPC();
   const eventTypes = useQuery(trpc.webhooks.eventTypes.queryOptions());
   const groups = useMemo(() => groupEvents(eventTypes.data ?? []), [eventTypes.data]);
@@ -23,7 +33,11 @@ export function EventPicker({ value, onChange, error, disabled }: { value: strin
   return (
     <fieldset data-field>
       <legend className="mb-2 text-sm font-medium text-slate-800">Events</legend>
-      {eventTypes.isPending ? <LoadingState /> : eventTypes.error ? <ErrorState message={describeError(eventTypes.error).message} /> : (
+      {eventTypes.isPending ? (
+        <LoadingState />
+      ) : eventTypes.error ? (
+        <ErrorState message={describeError(eventTypes.error).message} />
+      ) : (
         <div className="grid gap-4 sm:grid-cols-2">
           {groups.map(([group, names]) => (
             <div key={group} className="rounded-lg border border-slate-200 p-3">
@@ -36,13 +50,19 @@ export function EventPicker({ value, onChange, error, disabled }: { value: strin
                 className="mb-2 border-b border-slate-100 pb-2"
               />
               <div className="space-y-1.5">
-                {names.map((n) => <Checkbox key={n} label={n} checked={value.includes(n)} disabled={disabled} onCheckedChange={(on) => toggle([n], on)} />)}
+                {names.map((n) => (
+                  <Checkbox key={n} label={n} checked={value.includes(n)} disabled={disabled} onCheckedChange={(on) => toggle([n], on)} />
+                ))}
               </div>
             </div>
           ))}
         </div>
       )}
-      {error ? <p className="mt-2 text-sm text-red-700" data-field-error>{error}</p> : null}
+      {error ? (
+        <p className="mt-2 text-sm text-red-700" data-field-error>
+          {error}
+        </p>
+      ) : null}
     </fieldset>
   );
 }

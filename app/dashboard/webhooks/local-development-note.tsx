@@ -6,8 +6,8 @@ export function LocalDevelopmentNote() {
     <Card className="p-5 text-sm text-slate-700" data-testid="local-development-note">
       <h2 className="mb-2 text-sm font-semibold text-slate-900">Receiving webhooks on your own machine</h2>
       <p>
-        Deliveries come from this server, so a URL like <code className="font-mono text-xs">http://localhost:3000</code> on your laptop is
-        out of its reach (and loopback and private addresses are refused). Expose your local port through an HTTPS tunnel, for example{" "}
+        Deliveries come from this server, so a URL like <code className="font-mono text-xs">http://localhost:3000</code> on your laptop is out of its reach (and
+        loopback and private addresses are refused). Expose your local port through an HTTPS tunnel, for example{" "}
         <code className="font-mono text-xs">cloudflared tunnel --url http://localhost:3000</code> or <code className="font-mono text-xs">ngrok http 3000</code>,
         and add the tunnel&apos;s https address as the endpoint URL.
       </p>

@@ -27,7 +27,13 @@ export default function WebhooksPage() {
       <PageHeader
         title="Webhooks"
         description="Signed POSTs of events to your endpoints. Each delivery is retried on a ladder (up to 6 attempts over about 14.5 hours) before it is dead-lettered. Open an endpoint to edit it, see its deliveries and resend them."
-        actions={canManage ? <Button onClick={() => setCreating(true)}><Plus /> Add endpoint</Button> : null}
+        actions={
+          canManage ? (
+            <Button onClick={() => setCreating(true)}>
+              <Plus /> Add endpoint
+            </Button>
+          ) : null
+        }
       />
       {!canManage ? <p className="mb-4 rounded-md bg-slate-100 px-3 py-2 text-sm text-slate-700">{READ_ONLY_HINT}</p> : null}
       <Card className="mb-6">
@@ -36,14 +42,26 @@ export default function WebhooksPage() {
         ) : subs.error ? (
           <ErrorState message={describeError(subs.error).message} onRetry={() => subs.refetch()} />
         ) : subs.data.data.length === 0 ? (
-          <EmptyState title="No webhook endpoints yet" action={canManage ? <Button onClick={() => setCreating(true)}><Plus /> Add your first endpoint</Button> : null}>
+          <EmptyState
+            title="No webhook endpoints yet"
+            action={
+              canManage ? (
+                <Button onClick={() => setCreating(true)}>
+                  <Plus /> Add your first endpoint
+                </Button>
+              ) : null
+            }
+          >
             Add an HTTPS endpoint and choose the events it should receive; then send a test event to check it.
           </EmptyState>
         ) : (
           <ul className="divide-y divide-slate-100">
             {subs.data.data.map((s) => (
               <li key={s.id} data-testid="subscription-row">
-                <Link href={`/dashboard/webhooks/${s.id}`} className="flex items-center gap-3 p-4 hover:bg-slate-50 focus-visible:bg-slate-50 focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-inset focus-visible:ring-indigo-500">
+                <Link
+                  href={`/dashboard/webhooks/${s.id}`}
+                  className="flex items-center gap-3 p-4 hover:bg-slate-50 focus-visible:bg-slate-50 focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-inset focus-visible:ring-indigo-500"
+                >
                   <div className="min-w-0 flex-1">
                     <p className="break-all font-mono text-sm font-medium text-slate-900">{s.url}</p>
                     <p className="mt-1 text-xs text-slate-600">
@@ -52,7 +70,11 @@ export default function WebhooksPage() {
                     </p>
                     <div className="mt-1.5 flex flex-wrap gap-1">
                       {s.enabled ? <Badge tone="good">Enabled</Badge> : <Badge>Disabled</Badge>}
-                      {s.events.slice(0, 4).map((e) => <Badge key={e} tone="info">{e}</Badge>)}
+                      {s.events.slice(0, 4).map((e) => (
+                        <Badge key={e} tone="info">
+                          {e}
+                        </Badge>
+                      ))}
                       {s.events.length > 4 ? <Badge>+{s.events.length - 4}</Badge> : null}
                     </div>
                   </div>
@@ -95,26 +117,52 @@ function CreateSubscriptionDialog({ onClose }: { onClose: () => void }) {
     <Dialog open onOpenChange={(open) => !open && onClose()} title={create.data ? "Endpoint added" : "Add a webhook endpoint"} className="max-w-2xl">
       {create.data ? (
         <div className="space-y-4">
-          <p className="text-sm text-slate-600">Verify each delivery&apos;s <code className="font-mono text-xs">x-webhook-signature</code> (HMAC-SHA256 of the raw body) with this secret.</p>
+          <p className="text-sm text-slate-600">
+            Verify each delivery&apos;s <code className="font-mono text-xs">x-webhook-signature</code> (HMAC-SHA256 of the raw body) with this secret.
+          </p>
           <SecretOnce value={create.data.secret} what="signing secret" />
           <div className="flex justify-end gap-2">
-            <Button variant="secondary" onClick={() => router.push(`/dashboard/webhooks/${create.data.id}`)}>Open endpoint</Button>
+            <Button variant="secondary" onClick={() => router.push(`/dashboard/webhooks/${create.data.id}`)}>
+              Open endpoint
+            </Button>
             <Button onClick={onClose}>Done</Button>
           </div>
         </div>
       ) : (
         <form ref={form.ref} onSubmit={submit} className="space-y-5" noValidate>
           <Field label="Endpoint URL" error={form.errors.url} hint="HTTPS; private and loopback addresses are refused.">
-            {(id, d) => <Input id={id} value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/webhooks" aria-invalid={!!form.errors.url} aria-describedby={d} autoFocus />}
+            {(id, d) => (
+              <Input
+                id={id}
+                value={url}
+                onChange={(e) => setUrl(e.target.value)}
+                placeholder="https://example.com/webhooks"
+                aria-invalid={!!form.errors.url}
+                aria-describedby={d}
+                autoFocus
+              />
+            )}
           </Field>
           <Field label="Description (optional)" error={form.errors.description}>
-            {(id, d) => <Input id={id} value={description} onChange={(e) => setDescription(e.target.value)} aria-invalid={!!form.errors.description} aria-describedby={d} />}
+            {(id, d) => (
+              <Input
+                id={id}
+                value={description}
+                onChange={(e) => setDescription(e.target.value)}
+                aria-invalid={!!form.errors.description}
+                aria-describedby={d}
+              />
+            )}
           </Field>
           <EventPicker value={events} onChange={setEvents} error={form.errors.events} />
           <FormError message={form.formError} />
           <div className="flex justify-end gap-2">
-            <Button variant="secondary" onClick={onClose}>Cancel</Button>
-            <Button type="submit" disabled={create.isPending}>{create.isPending ? "Adding…" : "Add endpoint"}</Button>
+            <Button variant="secondary" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" disabled={create.isPending}>
+              {create.isPending ? "Adding…" : "Add endpoint"}
+            </Button>
           </div>
         </form>
       )}

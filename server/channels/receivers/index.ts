@@ -56,8 +56,6 @@ export async function answerWebhookRequest(req: Request): Promise<Response> {
   }
   const { pathname } = new URL(req.url);
   const handler = receiverFor(pathname, req.method);
-  const response = handler
-    ? await handler(req)
-    : jsonAnswer(404, errorBody(new AppError("not_found", `no receiver for ${req.method} ${pathname}`)));
+  const response = handler ? await handler(req) : jsonAnswer(404, errorBody(new AppError("not_found", `no receiver for ${req.method} ${pathname}`)));
   return decision ? withHeaders(response, decision.headers) : response;
 }

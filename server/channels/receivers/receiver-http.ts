@@ -62,7 +62,8 @@ export async function answerReceiver(provider: string, req: Request, work: () =>
   } catch (err) {
     const error = toAppError(err);
     const fields = { provider, path: new URL(req.url).pathname, status: error.status, reason: error.message };
-    if (error.errorCode === "internal_error") log.error("webhook receiver failed", { ...fields, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    if (error.errorCode === "internal_error")
+      log.error("webhook receiver failed", { ...fields, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
     else log.warn("webhook request refused", fields);
     const response = jsonAnswer(error.status, errorBody(error));
     for (const [name, value] of Object.entries(error.headers ?? {})) response.headers.set(name, value);

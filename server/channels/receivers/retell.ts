@@ -23,10 +23,23 @@ const LIFECYCLE_EVENTS = new Set(["call_started", "call_ended", "call_analyzed"]
 
 /** Disconnection reasons of a call that never reached a person and the assistant together. */
 const NEVER_CONNECTED = new Set([
-  "dial_busy", "dial_failed", "dial_no_answer", "invalid_destination", "user_declined", "registered_call_timeout",
-  "error_user_not_joined", "concurrency_limit_reached", "no_concurrency_fallback", "no_valid_payment", "marked_as_spam",
-  "scam_detected", "telephony_provider_permission_denied", "telephony_provider_unavailable", "sip_routing_error",
-  "voicemail_reached", "ivr_reached",
+  "dial_busy",
+  "dial_failed",
+  "dial_no_answer",
+  "invalid_destination",
+  "user_declined",
+  "registered_call_timeout",
+  "error_user_not_joined",
+  "concurrency_limit_reached",
+  "no_concurrency_fallback",
+  "no_valid_payment",
+  "marked_as_spam",
+  "scam_detected",
+  "telephony_provider_permission_denied",
+  "telephony_provider_unavailable",
+  "sip_routing_error",
+  "voicemail_reached",
+  "ivr_reached",
 ]);
 
 const epochMs = z.number().int().nonnegative().max(253_402_300_799_000, { message: "must be epoch milliseconds before year 10000" });
@@ -43,11 +56,13 @@ const callPayload = z.object({
   disconnection_reason: z.string().max(100).optional(),
   recording_url: z.string().max(2048).nullable().optional(),
   transcript_object: z
-    .array(z.object({
-      role: z.string().max(40),
-      content: z.string().max(MAX_INBOUND_BODY),
-      words: z.array(z.object({ start: z.number().nonnegative().optional() })).optional(),
-    }))
+    .array(
+      z.object({
+        role: z.string().max(40),
+        content: z.string().max(MAX_INBOUND_BODY),
+        words: z.array(z.object({ start: z.number().nonnegative().optional() })).optional(),
+      }),
+    )
     .max(10_000)
     .optional(),
   call_analysis: z.object({ call_summary: z.string().max(10_000).optional() }).optional(),
@@ -106,7 +121,11 @@ function wasAnswered(call: RetellCall): boolean {
 function reportOf(event: string, call: RetellCall, customerNumber: string): CallReport {
   const startedAt = new Date(call.start_timestamp ?? Date.now());
   const report: CallReport = {
-    provider: "retell", providerCallId: call.call_id, direction: call.direction, customerNumber, startedAt,
+    provider: "retell",
+    providerCallId: call.call_id,
+    direction: call.direction,
+    customerNumber,
+    startedAt,
     // Retell connects the call to the assistant when it starts.
     answeredAt: startedAt,
   };
@@ -115,7 +134,9 @@ function reportOf(event: string, call: RetellCall, customerNumber: string): Call
   return {
     ...report,
     ended: {
-      at: endedAt, answered: wasAnswered(call), reason: call.disconnection_reason ?? null,
+      at: endedAt,
+      answered: wasAnswered(call),
+      reason: call.disconnection_reason ?? null,
       durationSeconds: call.duration_ms === undefined ? null : Math.round(call.duration_ms / 1000),
     },
     recordingUrl: call.recording_url ?? null,

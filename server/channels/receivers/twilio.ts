@@ -18,9 +18,7 @@ import { connectionCredentials, findActiveConnection } from "../channel-connecti
 import { ingestInboundMessage } from "../ingest";
 import { applyDeliveryReport, type DeliveryReport } from "../delivery-reports";
 import { applyCallReport } from "../../calls/calls.service";
-import {
-  answerReceiver, badSignature, malformed, missingSignature, readRawBody, signedUrl, unknownAddress,
-} from "./receiver-http";
+import { answerReceiver, badSignature, malformed, missingSignature, readRawBody, signedUrl, unknownAddress } from "./receiver-http";
 
 const SIGNATURE_HEADER = "X-Twilio-Signature";
 const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response/>';
@@ -60,7 +58,10 @@ const sid = z.string().regex(/^[A-Z]{2}[0-9a-fA-F]{32}$/, { message: "must be a 
 
 const inboundPayload = z.object({
   MessageSid: sid,
-  Body: z.string().max(MAX_INBOUND_BODY, { message: `must be at most ${MAX_INBOUND_BODY} characters` }).default(""),
+  Body: z
+    .string()
+    .max(MAX_INBOUND_BODY, { message: `must be at most ${MAX_INBOUND_BODY} characters` })
+    .default(""),
   ProfileName: z.string().max(200).optional(),
 });
 
@@ -73,7 +74,11 @@ const statusPayload = z.object({
 
 /** Twilio's message statuses as ours; statuses on the way (queued, sending, accepted…) change nothing. */
 const REPORTED: Record<string, DeliveryReport["status"]> = {
-  sent: "sent", delivered: "delivered", read: "delivered", failed: "failed", undelivered: "failed",
+  sent: "sent",
+  delivered: "delivered",
+  read: "delivered",
+  failed: "failed",
+  undelivered: "failed",
 };
 
 /** The payload's fields, each sent once, checked; a 400 names the first wrong or missing one. */
@@ -128,8 +133,12 @@ export function handleTwilioMessaging(req: Request): Promise<Response> {
       const message = parsePayload(inboundPayload, params);
       const from = addressOf(params, "From");
       await ingestInboundMessage(db, connection.tenantId, {
-        provider: "twilio", providerMessageId: message.MessageSid, channel: business.channel,
-        from: from.number, customerName: message.ProfileName ?? null, body: message.Body,
+        provider: "twilio",
+        providerMessageId: message.MessageSid,
+        channel: business.channel,
+        from: from.number,
+        customerName: message.ProfileName ?? null,
+        body: message.Body,
       });
     }
     return emptyTwiml();
@@ -164,8 +173,12 @@ export function handleTwilioVoiceStatus(req: Request): Promise<Response> {
       const reported = call.Timestamp ? new Date(call.Timestamp) : new Date();
       const at = Number.isNaN(reported.getTime()) ? new Date() : reported;
       await applyCallReport(db, connection.tenantId, {
-        provider: "twilio", providerCallId: call.CallSid, direction: isOutbound(params) ? "outbound" : "inbound",
-        customerNumber: customer.number, startedAt: at, ended: { at, answered: false, reason: call.CallStatus },
+        provider: "twilio",
+        providerCallId: call.CallSid,
+        direction: isOutbound(params) ? "outbound" : "inbound",
+        customerNumber: customer.number,
+        startedAt: at,
+        ended: { at, answered: false, reason: call.CallStatus },
       });
     }
     return emptyTwiml();

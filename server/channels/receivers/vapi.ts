@@ -25,9 +25,16 @@ const SIGNATURE_HEADER = "x-vapi-signature";
 
 /** Ended reasons of a call that never reached the customer and the assistant together. */
 const NEVER_CONNECTED = new Set([
-  "customer-did-not-answer", "customer-busy", "twilio-failed-to-connect-call", "twilio-reported-customer-misdialed",
-  "vonage-failed-to-connect-call", "vonage-rejected", "manually-canceled", "voicemail",
-  "call.in-progress.error-providerfault-transport-never-connected", "call.in-progress.error-vapifault-transport-never-connected",
+  "customer-did-not-answer",
+  "customer-busy",
+  "twilio-failed-to-connect-call",
+  "twilio-reported-customer-misdialed",
+  "vonage-failed-to-connect-call",
+  "vonage-rejected",
+  "manually-canceled",
+  "voicemail",
+  "call.in-progress.error-providerfault-transport-never-connected",
+  "call.in-progress.error-vapifault-transport-never-connected",
 ]);
 
 const isoTime = z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time" });
@@ -80,13 +87,20 @@ function businessNumberOf(payload: unknown): string {
   if (!message || typeof message !== "object") throw malformed("missing required field 'message'", "message");
   const raw = message.phoneNumber?.number ?? message.call?.phoneNumber?.number;
   const number = typeof raw === "string" ? toE164(raw) : null;
-  if (!number) throw malformed("invalid field 'message.phoneNumber.number': not a phone number in E.164 (web calls have no number)", "message.phoneNumber.number");
+  if (!number)
+    throw malformed("invalid field 'message.phoneNumber.number': not a phone number in E.164 (web calls have no number)", "message.phoneNumber.number");
   return number;
 }
 
 /** HMAC-SHA256 of the raw body, hex, compared in constant time. */
 function signatureVerifies(raw: string, secret: string, header: string): boolean {
-  const given = Buffer.from(header.trim().replace(/^sha256=/i, "").toLowerCase(), "utf8");
+  const given = Buffer.from(
+    header
+      .trim()
+      .replace(/^sha256=/i, "")
+      .toLowerCase(),
+    "utf8",
+  );
   const expected = Buffer.from(createHmac("sha256", secret).update(raw, "utf8").digest("hex"), "utf8");
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
@@ -126,7 +140,13 @@ function wasAnswered(message: VapiMessage): boolean {
 function reportOf(message: VapiMessage): CallReport | null {
   const at = new Date(message.timestamp ?? Date.now());
   const startedAt = new Date(message.startedAt ?? message.call.startedAt ?? at.toISOString());
-  const base = { provider: "vapi" as const, providerCallId: message.call.id, direction: directionOf(message), customerNumber: customerNumberOf(message), startedAt };
+  const base = {
+    provider: "vapi" as const,
+    providerCallId: message.call.id,
+    direction: directionOf(message),
+    customerNumber: customerNumberOf(message),
+    startedAt,
+  };
   if (message.type === "status-update") {
     if (message.status === "in-progress") return { ...base, answeredAt: startedAt };
     return message.status === "ringing" || message.status === "queued" ? base : null;
@@ -138,8 +158,11 @@ function reportOf(message: VapiMessage): CallReport | null {
     ...base,
     answeredAt: answered ? startedAt : null,
     ended: {
-      at: endedAt, answered, reason: message.endedReason ?? null,
-      durationSeconds: message.durationSeconds === undefined ? Math.max(0, Math.round((endedAt.getTime() - startedAt.getTime()) / 1000)) : Math.round(message.durationSeconds),
+      at: endedAt,
+      answered,
+      reason: message.endedReason ?? null,
+      durationSeconds:
+        message.durationSeconds === undefined ? Math.max(0, Math.round((endedAt.getTime() - startedAt.getTime()) / 1000)) : Math.round(message.durationSeconds),
     },
     recordingUrl: message.artifact?.recordingUrl ?? message.recordingUrl ?? null,
     summary: message.analysis?.summary ?? message.summary ?? null,

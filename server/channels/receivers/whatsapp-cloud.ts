@@ -67,13 +67,19 @@ const inboundMessage = z.looseObject({
 const statusReport = z.object({
   id: z.string().min(1).max(200),
   status: z.string().max(40),
-  errors: z.array(z.object({ code: z.union([z.number(), z.string()]).optional(), title: z.string().max(1000).optional() })).max(20).optional(),
+  errors: z
+    .array(z.object({ code: z.union([z.number(), z.string()]).optional(), title: z.string().max(1000).optional() }))
+    .max(20)
+    .optional(),
 });
 
 const changeValue = z.object({
   messaging_product: z.literal("whatsapp", { message: "must be whatsapp" }),
   metadata: z.object({ phone_number_id: z.string().max(32) }),
-  contacts: z.array(z.object({ wa_id: z.string().max(20).optional(), profile: z.object({ name: z.string().max(200).optional() }).optional() })).max(1000).optional(),
+  contacts: z
+    .array(z.object({ wa_id: z.string().max(20).optional(), profile: z.object({ name: z.string().max(200).optional() }).optional() }))
+    .max(1000)
+    .optional(),
   messages: z.array(inboundMessage).max(1000).optional(),
   statuses: z.array(statusReport).max(1000).optional(),
 });
@@ -144,14 +150,20 @@ export function handleWhatsAppNotification(req: Request): Promise<Response> {
       const names = new Map((value.contacts ?? []).map((c) => [c.wa_id, c.profile?.name ?? null]));
       for (const message of value.messages ?? []) {
         await ingestInboundMessage(db, connection.tenantId, {
-          provider: "whatsapp_cloud", providerMessageId: message.id, channel: "whatsapp",
-          from: `+${message.from}`, customerName: names.get(message.from) ?? null, body: bodyOf(message),
+          provider: "whatsapp_cloud",
+          providerMessageId: message.id,
+          channel: "whatsapp",
+          from: `+${message.from}`,
+          customerName: names.get(message.from) ?? null,
+          body: bodyOf(message),
         });
       }
       for (const status of value.statuses ?? []) {
         const moved = REPORTED[status.status];
         if (!moved) continue;
-        const error = status.errors?.[0] ? `whatsapp error ${status.errors[0].code ?? ""}${status.errors[0].title ? `: ${status.errors[0].title}` : ""}`.trim() : null;
+        const error = status.errors?.[0]
+          ? `whatsapp error ${status.errors[0].code ?? ""}${status.errors[0].title ? `: ${status.errors[0].title}` : ""}`.trim()
+          : null;
         await applyDeliveryReport(db, { provider: "whatsapp_cloud", providerMessageId: status.id, status: moved, error });
       }
     }

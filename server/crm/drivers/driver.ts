@@ -24,9 +24,7 @@ export type CrmDriver = (req: CrmCreateRequest) => Promise<{ recordId: string }>
  * the log only and never holds the credentials.
  */
 export class CrmUpstreamError extends Error {
-  constructor(
-    readonly detail: { reason: string; status?: number; body?: string },
-  ) {
+  constructor(readonly detail: { reason: string; status?: number; body?: string }) {
     super(`CRM upstream failed: ${detail.reason}${detail.status ? ` (HTTP ${detail.status})` : ""}`);
     this.name = "CrmUpstreamError";
   }
@@ -42,11 +40,7 @@ const MAX_RESPONSE_BYTES = 1024 * 1024;
  * check made in the connection's own DNS lookup), and redirects are not followed (a create must
  * not be replayed elsewhere with our Authorization header).
  */
-export async function postJson(
-  url: string,
-  body: unknown,
-  opts: { token: string; timeoutMs: number; headers?: Record<string, string> },
-): Promise<unknown> {
+export async function postJson(url: string, body: unknown, opts: { token: string; timeoutMs: number; headers?: Record<string, string> }): Promise<unknown> {
   const result = await guardedPost(new URL(url), {
     headers: {
       "content-type": "application/json",
@@ -82,5 +76,4 @@ export function recordIdOf(value: unknown): string | null {
   return null;
 }
 
-export const joinUrl = (base: string, ...segments: string[]) =>
-  `${base.replace(/\/+$/, "")}/${segments.map(encodeURIComponent).join("/")}`;
+export const joinUrl = (base: string, ...segments: string[]) => `${base.replace(/\/+$/, "")}/${segments.map(encodeURIComponent).join("/")}`;

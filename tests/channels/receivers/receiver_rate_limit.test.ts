@@ -55,12 +55,14 @@ const peerAgent = (address: string) => new Agent({ keepAlive: true, maxSockets: 
 async function burst(count: number, one: (i: number) => Promise<Answer>): Promise<Answer[]> {
   const answers: Answer[] = new Array(count);
   let next = 0;
-  await Promise.all(Array.from({ length: 32 }, async () => {
-    while (next < count) {
-      const i = next++;
-      answers[i] = await one(i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < count) {
+        const i = next++;
+        answers[i] = await one(i);
+      }
+    }),
+  );
   return answers;
 }
 
@@ -87,9 +89,17 @@ describe("per-IP limit on the webhook receivers (real HTTP)", { timeout: 180_000
   beforeAll(async () => {
     const { tenantId, key } = await tenantWithKey(["read"]);
     const number = uniqueBusinessNumber();
-    await connectChannel(scopeToTenant(await getDb(), tenantId), tenantId, {
-      provider: "twilio", channel: "sms", address: number, credentials: { account_sid: TWILIO_SID, auth_token: TWILIO_TOKEN },
-    }, OPERATOR);
+    await connectChannel(
+      scopeToTenant(await getDb(), tenantId),
+      tenantId,
+      {
+        provider: "twilio",
+        channel: "sms",
+        address: number,
+        credentials: { account_sid: TWILIO_SID, auth_token: TWILIO_TOKEN },
+      },
+      OPERATOR,
+    );
     tenant = { tenantId, key, number };
     front = await startReceiverFront({ PUBLIC_BASE_URL, TRUSTED_PROXIES: proxy, RATE_LIMIT_PER_IP: String(LIMIT) });
   });
@@ -101,9 +111,21 @@ describe("per-IP limit on the webhook receivers (real HTTP)", { timeout: 180_000
 
   /** A well-signed inbound SMS to the tenant's number. */
   const signedInbound = () => {
-    const params = { MessageSid: `SM${randomInt(2 ** 47).toString(16).padStart(32, "0")}`, AccountSid: TWILIO_SID, From: uniquePhone(), To: tenant.number, Body: "Is the villa still available?", NumMedia: "0" };
+    const params = {
+      MessageSid: `SM${randomInt(2 ** 47)
+        .toString(16)
+        .padStart(32, "0")}`,
+      AccountSid: TWILIO_SID,
+      From: uniquePhone(),
+      To: tenant.number,
+      Body: "Is the villa still available?",
+      NumMedia: "0",
+    };
     return {
-      headers: { "content-type": "application/x-www-form-urlencoded", "x-twilio-signature": getExpectedTwilioSignature(TWILIO_TOKEN, `${PUBLIC_BASE_URL}${MESSAGING}`, params) },
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        "x-twilio-signature": getExpectedTwilioSignature(TWILIO_TOKEN, `${PUBLIC_BASE_URL}${MESSAGING}`, params),
+      },
       body: new URLSearchParams(params).toString(),
     };
   };
@@ -112,7 +134,10 @@ describe("per-IP limit on the webhook receivers (real HTTP)", { timeout: 180_000
     await insideOneWindow(30_000);
     // Unsigned (401) requests, each claiming another client in X-Forwarded-For: from an untrusted peer the claim is ignored.
     const answers = await burst(LIMIT + 100, () =>
-      send(front, agents.untrusted, MESSAGING, { headers: { "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": clientAddress() }, body: "Body=hi" }),
+      send(front, agents.untrusted, MESSAGING, {
+        headers: { "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": clientAddress() },
+        body: "Body=hi",
+      }),
     );
     const admitted = answers.filter((a) => a.status === 401);
     const refused = answers.filter((a) => a.status === 429);
@@ -142,9 +167,11 @@ describe("per-IP limit on the webhook receivers (real HTTP)", { timeout: 180_000
   it("a_trusted_proxys_x_forwarded_for_names_the_client_it_counts_against", async () => {
     await insideOneWindow(20_000);
     const exhausted = clientAddress();
-    const unsigned = (xff?: string) => send(front, agents.proxy, MESSAGING, {
-      headers: { "content-type": "application/x-www-form-urlencoded", ...(xff ? { "x-forwarded-for": xff } : {}) }, body: "Body=hi",
-    });
+    const unsigned = (xff?: string) =>
+      send(front, agents.proxy, MESSAGING, {
+        headers: { "content-type": "application/x-www-form-urlencoded", ...(xff ? { "x-forwarded-for": xff } : {}) },
+        body: "Body=hi",
+      });
     const answers = await burst(LIMIT + 1, () => unsigned(exhausted));
     expect(answers.filter((a) => a.status === 401)).toHaveLength(LIMIT);
     expectRefusal(answers.find((a) => a.status === 429)!);

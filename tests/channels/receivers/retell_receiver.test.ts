@@ -22,7 +22,12 @@ type Tenant = { tenantId: string; key: string; number: string; apiKey: string };
 async function tenantWithRetellNumber(apiKey: string): Promise<Tenant> {
   const { tenantId, key } = await tenantWithKey(["read"]);
   const number = uniqueBusinessNumber();
-  await connectChannel(scopeToTenant(await getDb(), tenantId), tenantId, { provider: "retell", channel: "voice", address: number, credentials: { api_key: apiKey } }, OPERATOR);
+  await connectChannel(
+    scopeToTenant(await getDb(), tenantId),
+    tenantId,
+    { provider: "retell", channel: "voice", address: number, credentials: { api_key: apiKey } },
+    OPERATOR,
+  );
   return { tenantId, key, number, apiKey };
 }
 
@@ -32,8 +37,15 @@ let callSeq = 0;
 /** A Retell phone call as its webhooks carry it (only the fields this platform reads, plus a few it ignores). */
 function retellCall(business: string, customer: string, extra: Record<string, unknown> = {}) {
   return {
-    call_type: "phone_call", call_id: `call_${process.pid}_${++callSeq}`, agent_id: "agent_marina", direction: "inbound",
-    from_number: customer, to_number: business, call_status: "ongoing", start_timestamp: START, ...extra,
+    call_type: "phone_call",
+    call_id: `call_${process.pid}_${++callSeq}`,
+    agent_id: "agent_marina",
+    direction: "inbound",
+    from_number: customer,
+    to_number: business,
+    call_status: "ongoing",
+    start_timestamp: START,
+    ...extra,
   };
 }
 
@@ -44,7 +56,14 @@ const conversationTranscript = [
 ];
 
 function ended(call: ReturnType<typeof retellCall>, extra: Record<string, unknown>) {
-  return { ...call, call_status: "ended", end_timestamp: START + 185_000, duration_ms: 185_000, recording_url: `https://rec.retellai.example/${call.call_id}.wav`, ...extra };
+  return {
+    ...call,
+    call_status: "ended",
+    end_timestamp: START + 185_000,
+    duration_ms: 185_000,
+    recording_url: `https://rec.retellai.example/${call.call_id}.wav`,
+    ...extra,
+  };
 }
 
 describe("Retell receiver (real HTTP, signed by retell-sdk)", () => {
@@ -77,17 +96,29 @@ describe("Retell receiver (real HTTP, signed by retell-sdk)", () => {
     expect(await post({ event: "call_started", call })).toEqual({ status: 200, body: { received: true } });
     const end = ended(call, { disconnection_reason: "user_hangup", transcript_object: conversationTranscript });
     expect((await post({ event: "call_ended", call: end })).status).toBe(200);
-    expect((await post({ event: "call_analyzed", call: { ...end, call_analysis: { call_summary: "Booked a Palm villa viewing for Tuesday 1 pm." } } })).status).toBe(200);
+    expect(
+      (await post({ event: "call_analyzed", call: { ...end, call_analysis: { call_summary: "Booked a Palm villa viewing for Tuesday 1 pm." } } })).status,
+    ).toBe(200);
 
     const state = await tenantState(front.url, a.key);
     expect(eventsOfCall(state, call.call_id)).toEqual(["call.started", "call.completed"]);
     const conversation = state.conversations.find((c) => c.customer_identifier === customer);
     expect(conversation).toMatchObject({ channel: "voice", message_count: 3 });
-    expect(state.calls.filter((c) => c.provider_call_id === call.call_id)).toEqual([expect.objectContaining({
-      conversation_id: conversation.id, provider: "retell", direction: "inbound", status: "completed",
-      started_at: new Date(START).toISOString(), answered_at: new Date(START).toISOString(), ended_at: new Date(START + 185_000).toISOString(),
-      duration_seconds: 185, end_reason: "user_hangup", recording_url: end.recording_url, summary: "Booked a Palm villa viewing for Tuesday 1 pm.",
-    })]);
+    expect(state.calls.filter((c) => c.provider_call_id === call.call_id)).toEqual([
+      expect.objectContaining({
+        conversation_id: conversation.id,
+        provider: "retell",
+        direction: "inbound",
+        status: "completed",
+        started_at: new Date(START).toISOString(),
+        answered_at: new Date(START).toISOString(),
+        ended_at: new Date(START + 185_000).toISOString(),
+        duration_seconds: 185,
+        end_reason: "user_hangup",
+        recording_url: end.recording_url,
+        summary: "Booked a Palm villa viewing for Tuesday 1 pm.",
+      }),
+    ]);
     expect(state.messages.filter((m) => m.conversation_id === conversation.id).map((m) => [m.author, m.body, m.created_at])).toEqual([
       ["assistant", conversationTranscript[0].content, new Date(START + 600).toISOString()],
       ["customer", conversationTranscript[1].content, new Date(START + 4200).toISOString()],
@@ -102,16 +133,27 @@ describe("Retell receiver (real HTTP, signed by retell-sdk)", () => {
     expect((await post({ event: "call_ended", call: end })).status).toBe(200);
     const state = await tenantState(front.url, a.key);
     expect(eventsOfCall(state, call.call_id)).toEqual(["call.started", "call.missed"]);
-    expect(state.calls.find((c) => c.provider_call_id === call.call_id)).toMatchObject({ status: "missed", answered_at: null, duration_seconds: 0, end_reason: "user_hangup" });
+    expect(state.calls.find((c) => c.provider_call_id === call.call_id)).toMatchObject({
+      status: "missed",
+      answered_at: null,
+      duration_seconds: 0,
+      end_reason: "user_hangup",
+    });
   });
 
   it("call_missed_for_an_outbound_call_nobody_answered_reported_only_at_its_end", async () => {
     const customer = uniquePhone();
     const call = retellCall(a.number, customer, { direction: "outbound", from_number: a.number, to_number: customer });
-    expect((await post({ event: "call_ended", call: ended(call, { call_status: "not_connected", disconnection_reason: "dial_no_answer", duration_ms: 0 }) })).status).toBe(200);
+    expect(
+      (await post({ event: "call_ended", call: ended(call, { call_status: "not_connected", disconnection_reason: "dial_no_answer", duration_ms: 0 }) })).status,
+    ).toBe(200);
     const state = await tenantState(front.url, a.key);
     expect(eventsOfCall(state, call.call_id)).toEqual(["call.started", "call.missed"]);
-    expect(state.calls.find((c) => c.provider_call_id === call.call_id)).toMatchObject({ direction: "outbound", status: "missed", end_reason: "dial_no_answer" });
+    expect(state.calls.find((c) => c.provider_call_id === call.call_id)).toMatchObject({
+      direction: "outbound",
+      status: "missed",
+      end_reason: "dial_no_answer",
+    });
     expect(state.conversations.find((c) => c.customer_identifier === customer)).toMatchObject({ channel: "voice", message_count: 0 });
   });
 
@@ -135,7 +177,10 @@ describe("Retell receiver (real HTTP, signed by retell-sdk)", () => {
     const started = () => ({ event: "call_started", call: retellCall(a.number, uniquePhone()) });
 
     it("401_without_the_signature_header", async () => {
-      expect(await post(started(), { signature: null })).toEqual({ status: 401, body: { error: { code: "unauthorized", message: "missing x-retell-signature header" } } });
+      expect(await post(started(), { signature: null })).toEqual({
+        status: 401,
+        body: { error: { code: "unauthorized", message: "missing x-retell-signature header" } },
+      });
       await unchanged();
     });
 
@@ -158,11 +203,23 @@ describe("Retell receiver (real HTTP, signed by retell-sdk)", () => {
     });
 
     it.each([
-      ["malformed JSON", "{\"event\":", "malformed JSON body"],
+      ["malformed JSON", '{"event":', "malformed JSON body"],
       ["no call", JSON.stringify({ event: "call_started" }), "missing required field 'call'"],
-      ["no call_id", JSON.stringify({ event: "call_started", call: { ...retellCall("", "+971501234567"), call_id: undefined } }), "missing required field 'call.call_id'"],
-      ["a bad customer number", JSON.stringify({ event: "call_started", call: retellCall("", "anonymous") }), "invalid field 'call.from_number': not a phone number in E.164"],
-      ["a text start time", JSON.stringify({ event: "call_started", call: retellCall("", "+971501234567", { start_timestamp: "yesterday" }) }), /^invalid field 'call.start_timestamp'/],
+      [
+        "no call_id",
+        JSON.stringify({ event: "call_started", call: { ...retellCall("", "+971501234567"), call_id: undefined } }),
+        "missing required field 'call.call_id'",
+      ],
+      [
+        "a bad customer number",
+        JSON.stringify({ event: "call_started", call: retellCall("", "anonymous") }),
+        "invalid field 'call.from_number': not a phone number in E.164",
+      ],
+      [
+        "a text start time",
+        JSON.stringify({ event: "call_started", call: retellCall("", "+971501234567", { start_timestamp: "yesterday" }) }),
+        /^invalid field 'call.start_timestamp'/,
+      ],
     ])("400_%s_is_named", async (_what, template, message) => {
       const raw = template.replace('"to_number":""', `"to_number":"${a.number}"`);
       const res = await post(undefined, { raw });

@@ -25,18 +25,32 @@ const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response/>';
 type Tenant = { tenantId: string; key: string; number: string; token: string };
 
 let sidCounter = 0;
-const newSid = (prefix = "SM") => `${prefix}${(Date.now().toString(16) + (++sidCounter).toString(16).padStart(6, "0") + process.pid.toString(16)).padEnd(32, "0").slice(0, 32)}`;
+const newSid = (prefix = "SM") =>
+  `${prefix}${(Date.now().toString(16) + (++sidCounter).toString(16).padStart(6, "0") + process.pid.toString(16)).padEnd(32, "0").slice(0, 32)}`;
 
 async function tenantWithTwilioNumber(token: string): Promise<Tenant> {
   const { tenantId, key } = await tenantWithKey(["read"]);
   const number = uniqueBusinessNumber();
   const db = scopeToTenant(await getDb(), tenantId);
-  await connectChannel(db, tenantId, { provider: "twilio", channel: "sms", address: number, credentials: { account_sid: TWILIO_SID, auth_token: token } }, OPERATOR);
+  await connectChannel(
+    db,
+    tenantId,
+    { provider: "twilio", channel: "sms", address: number, credentials: { account_sid: TWILIO_SID, auth_token: token } },
+    OPERATOR,
+  );
   return { tenantId, key, number, token };
 }
 
 const inboundParams = (to: string, from: string, extra: Record<string, string> = {}) => ({
-  MessageSid: newSid(), SmsSid: "", AccountSid: TWILIO_SID, From: from, To: to, Body: "Hi, is the villa in Jumeirah still available?", NumMedia: "0", SmsStatus: "received", ...extra,
+  MessageSid: newSid(),
+  SmsSid: "",
+  AccountSid: TWILIO_SID,
+  From: from,
+  To: to,
+  Body: "Hi, is the villa in Jumeirah still available?",
+  NumMedia: "0",
+  SmsStatus: "received",
+  ...extra,
 });
 
 describe("Twilio Messaging receiver (real HTTP, signed by the twilio library)", () => {
@@ -55,18 +69,31 @@ describe("Twilio Messaging receiver (real HTTP, signed by the twilio library)", 
     sentSid = newSid();
     failedSid = newSid();
     for (const sid of [sentSid, failedSid]) {
-      await db.message.create({ data: { tenantId: a.tenantId, conversationId: conversation.id, direction: "outbound", author: "operator", body: "Your viewing is confirmed", status: "sent", provider: "twilio", providerMessageId: sid } });
+      await db.message.create({
+        data: {
+          tenantId: a.tenantId,
+          conversationId: conversation.id,
+          direction: "outbound",
+          author: "operator",
+          body: "Your viewing is confirmed",
+          status: "sent",
+          provider: "twilio",
+          providerMessageId: sid,
+        },
+      });
     }
     front = await startReceiverFront({ PUBLIC_BASE_URL, RATE_LIMIT_PER_KEY: "100000", RATE_LIMIT_PER_TENANT: "100000" });
   });
   afterAll(async () => front?.stop());
 
   /** POSTs the form as Twilio does, signed with `token` over `signedUrl` (the public URL by default). */
-  async function post(params: Record<string, string>, opts: { token?: string; signedUrl?: string; signature?: string | null; contentType?: string; body?: string } = {}) {
+  async function post(
+    params: Record<string, string>,
+    opts: { token?: string; signedUrl?: string; signature?: string | null; contentType?: string; body?: string } = {},
+  ) {
     const headers: Record<string, string> = { "content-type": opts.contentType ?? "application/x-www-form-urlencoded" };
-    const signature = opts.signature === undefined
-      ? getExpectedTwilioSignature(opts.token ?? a.token, opts.signedUrl ?? `${PUBLIC_BASE_URL}${PATH}`, params)
-      : opts.signature;
+    const signature =
+      opts.signature === undefined ? getExpectedTwilioSignature(opts.token ?? a.token, opts.signedUrl ?? `${PUBLIC_BASE_URL}${PATH}`, params) : opts.signature;
     if (signature !== null) headers["x-twilio-signature"] = signature;
     const res = await fetch(`${front.url}${PATH}`, { method: "POST", headers, body: opts.body ?? new URLSearchParams(params).toString() });
     const text = await res.text();
@@ -80,8 +107,9 @@ describe("Twilio Messaging receiver (real HTTP, signed by the twilio library)", 
     const state = await tenantState(front.url, a.key);
     const conversation = state.conversations.find((c) => c.customer_identifier === customer);
     expect(conversation).toMatchObject({ channel: "sms", status: "open", message_count: 1 });
-    expect(state.messages.filter((m) => m.conversation_id === conversation.id).map((m) => [m.direction, m.author, m.status, m.body]))
-      .toEqual([["inbound", "customer", "received", "Hi, is the villa in Jumeirah still available?"]]);
+    expect(state.messages.filter((m) => m.conversation_id === conversation.id).map((m) => [m.direction, m.author, m.status, m.body])).toEqual([
+      ["inbound", "customer", "received", "Hi, is the villa in Jumeirah still available?"],
+    ]);
     expect(state.events.filter((e) => e.data.object.id === conversation.id).map((e) => e.event)).toEqual(["conversation.created"]);
   });
 
@@ -187,19 +215,35 @@ describe("Twilio Messaging receiver (real HTTP, signed by the twilio library)", 
 
   it("status_callbacks_move_a_sent_message_to_delivered_and_a_failed_one_to_failed_with_one_outbound_failed", async () => {
     const before = await tenantState(front.url, a.key);
-    const callback = (sid: string, status: string, extra: Record<string, string> = {}) =>
-      ({ MessageSid: sid, MessageStatus: status, AccountSid: TWILIO_SID, From: a.number, To: uniquePhone(), ...extra });
+    const callback = (sid: string, status: string, extra: Record<string, string> = {}) => ({
+      MessageSid: sid,
+      MessageStatus: status,
+      AccountSid: TWILIO_SID,
+      From: a.number,
+      To: uniquePhone(),
+      ...extra,
+    });
     expect((await post(callback(sentSid, "delivered"))).status).toBe(200);
-    const failures = await Promise.all(Array.from({ length: 3 }, () => post(callback(failedSid, "undelivered", { ErrorCode: "30003", ErrorMessage: "Unreachable destination handset" }))));
+    const failures = await Promise.all(
+      Array.from({ length: 3 }, () => post(callback(failedSid, "undelivered", { ErrorCode: "30003", ErrorMessage: "Unreachable destination handset" }))),
+    );
     expect(failures.map((r) => [r.status, r.text])).toEqual(Array.from({ length: 3 }, () => [200, EMPTY_TWIML]));
     // A late "sent" after "delivered" changes nothing.
     expect((await post(callback(sentSid, "sent"))).status).toBe(200);
 
     const after = await tenantState(front.url, a.key);
-    const statusOf = (body: string) => after.messages.filter((m) => m.direction === "outbound" && m.body === body).map((m) => m.status).sort();
+    const statusOf = (body: string) =>
+      after.messages
+        .filter((m) => m.direction === "outbound" && m.body === body)
+        .map((m) => m.status)
+        .sort();
     expect(statusOf("Your viewing is confirmed")).toEqual(["delivered", "failed"]);
     const newEvents = after.events.slice(before.events.length);
     expect(newEvents.map((e) => e.event)).toEqual(["outbound.failed"]);
-    expect(newEvents[0].data).toMatchObject({ object: { status: "failed", direction: "outbound" }, driver: "twilio", error: "twilio error 30003: Unreachable destination handset" });
+    expect(newEvents[0].data).toMatchObject({
+      object: { status: "failed", direction: "outbound" },
+      driver: "twilio",
+      error: "twilio error 30003: Unreachable destination handset",
+    });
   });
 });

@@ -32,16 +32,31 @@ describe("Twilio Voice status callbacks (real HTTP, signed by the twilio library
     const tenant = await tenantWithKey(["read"]);
     key = tenant.key;
     number = uniqueBusinessNumber();
-    await connectChannel(scopeToTenant(await getDb(), tenant.tenantId), tenant.tenantId, {
-      provider: "twilio", channel: "voice", address: number, credentials: { account_sid: TWILIO_SID, auth_token: TOKEN },
-    }, OPERATOR);
+    await connectChannel(
+      scopeToTenant(await getDb(), tenant.tenantId),
+      tenant.tenantId,
+      {
+        provider: "twilio",
+        channel: "voice",
+        address: number,
+        credentials: { account_sid: TWILIO_SID, auth_token: TOKEN },
+      },
+      OPERATOR,
+    );
     front = await startReceiverFront({ PUBLIC_BASE_URL, RATE_LIMIT_PER_KEY: "100000", RATE_LIMIT_PER_TENANT: "100000" });
   });
   afterAll(async () => front?.stop());
 
   const status = (sid: string, callStatus: string, caller: string) => ({
-    CallSid: sid, AccountSid: TWILIO_SID, From: caller, To: number, CallStatus: callStatus, Direction: "inbound",
-    Timestamp: "Sat, 21 Nov 2026 10:00:30 +0000", CallbackSource: "call-progress-events", SequenceNumber: "0",
+    CallSid: sid,
+    AccountSid: TWILIO_SID,
+    From: caller,
+    To: number,
+    CallStatus: callStatus,
+    Direction: "inbound",
+    Timestamp: "Sat, 21 Nov 2026 10:00:30 +0000",
+    CallbackSource: "call-progress-events",
+    SequenceNumber: "0",
   });
   async function post(params: Record<string, string>, signature: string | null = getExpectedTwilioSignature(TOKEN, `${PUBLIC_BASE_URL}${PATH}`, params)) {
     const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded" };
@@ -58,10 +73,17 @@ describe("Twilio Voice status callbacks (real HTTP, signed by the twilio library
     expect(answers).toEqual(Array.from({ length: 3 }, () => ({ status: 200, text: EMPTY_TWIML })));
     const after = await tenantState(front.url, key);
     expect(eventTypes(after).slice(before.events.length)).toEqual(["conversation.created", "call.started", "call.missed"]);
-    expect(after.calls.filter((c) => c.provider_call_id === params.CallSid)).toEqual([expect.objectContaining({
-      provider: "twilio", direction: "inbound", status: "missed", answered_at: null, duration_seconds: 0, end_reason: callStatus,
-      ended_at: "2026-11-21T10:00:30.000Z",
-    })]);
+    expect(after.calls.filter((c) => c.provider_call_id === params.CallSid)).toEqual([
+      expect.objectContaining({
+        provider: "twilio",
+        direction: "inbound",
+        status: "missed",
+        answered_at: null,
+        duration_seconds: 0,
+        end_reason: callStatus,
+        ended_at: "2026-11-21T10:00:30.000Z",
+      }),
+    ]);
     expect(after.conversations.find((c) => c.customer_identifier === caller)).toMatchObject({ channel: "voice" });
   });
 

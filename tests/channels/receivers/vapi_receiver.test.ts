@@ -24,7 +24,12 @@ type Tenant = { tenantId: string; key: string; number: string; secret: string };
 async function tenantWithVapiNumber(secret: string): Promise<Tenant> {
   const { tenantId, key } = await tenantWithKey(["read"]);
   const number = uniqueBusinessNumber();
-  await connectChannel(scopeToTenant(await getDb(), tenantId), tenantId, { provider: "vapi", channel: "voice", address: number, credentials: { secret } }, OPERATOR);
+  await connectChannel(
+    scopeToTenant(await getDb(), tenantId),
+    tenantId,
+    { provider: "vapi", channel: "voice", address: number, credentials: { secret } },
+    OPERATOR,
+  );
   return { tenantId, key, number, secret };
 }
 
@@ -36,8 +41,13 @@ let callSeq = 0;
 function vapiCall(business: string, customer: string, type = "inboundPhoneCall") {
   return {
     id: `c0ffee00-0000-4000-8000-${String(process.pid).padStart(6, "0")}${String(++callSeq).padStart(6, "0")}`,
-    orgId: "org_marina", type, status: "in-progress", startedAt: iso(START), phoneNumberId: "pn_1",
-    customer: { number: customer }, phoneNumber: { number: business },
+    orgId: "org_marina",
+    type,
+    status: "in-progress",
+    startedAt: iso(START),
+    phoneNumberId: "pn_1",
+    customer: { number: customer },
+    phoneNumber: { number: business },
   };
 }
 type Call = ReturnType<typeof vapiCall>;
@@ -56,8 +66,12 @@ const spoken = [
 
 function endOfCallReport(call: Call, extra: { endedReason: string; messages?: unknown[]; endedAt?: number; durationSeconds?: number }) {
   return envelope(call, {
-    type: "end-of-call-report", endedReason: extra.endedReason, startedAt: iso(START), endedAt: iso(extra.endedAt ?? START + 185_000),
-    durationSeconds: extra.durationSeconds ?? 185, cost: 0.21,
+    type: "end-of-call-report",
+    endedReason: extra.endedReason,
+    startedAt: iso(START),
+    endedAt: iso(extra.endedAt ?? START + 185_000),
+    durationSeconds: extra.durationSeconds ?? 185,
+    cost: 0.21,
     artifact: { messages: extra.messages ?? spoken, transcript: "AI: …", recordingUrl: `https://storage.vapi.example/${call.id}.wav` },
     analysis: { summary: "Booked a Palm villa viewing for Tuesday 1 pm.", successEvaluation: "true" },
   });
@@ -101,11 +115,21 @@ describe("Vapi receiver (real HTTP, HMAC-signed as Vapi's credential signs)", ()
     expect(eventsOfCall(state, call.id)).toEqual(["call.started", "call.completed"]);
     const conversation = state.conversations.find((c) => c.customer_identifier === customer);
     expect(conversation).toMatchObject({ channel: "voice", message_count: 3 });
-    expect(state.calls.filter((c) => c.provider_call_id === call.id)).toEqual([expect.objectContaining({
-      conversation_id: conversation.id, provider: "vapi", direction: "inbound", status: "completed",
-      started_at: iso(START), answered_at: iso(START), ended_at: iso(START + 185_000), duration_seconds: 185,
-      end_reason: "customer-ended-call", recording_url: `https://storage.vapi.example/${call.id}.wav`, summary: "Booked a Palm villa viewing for Tuesday 1 pm.",
-    })]);
+    expect(state.calls.filter((c) => c.provider_call_id === call.id)).toEqual([
+      expect.objectContaining({
+        conversation_id: conversation.id,
+        provider: "vapi",
+        direction: "inbound",
+        status: "completed",
+        started_at: iso(START),
+        answered_at: iso(START),
+        ended_at: iso(START + 185_000),
+        duration_seconds: 185,
+        end_reason: "customer-ended-call",
+        recording_url: `https://storage.vapi.example/${call.id}.wav`,
+        summary: "Booked a Palm villa viewing for Tuesday 1 pm.",
+      }),
+    ]);
     expect(state.messages.filter((m) => m.conversation_id === conversation.id).map((m) => [m.author, m.body, m.created_at])).toEqual([
       ["assistant", spoken[1]!.message, iso(START + 600)],
       ["customer", spoken[2]!.message, iso(START + 4200)],
@@ -116,10 +140,17 @@ describe("Vapi receiver (real HTTP, HMAC-signed as Vapi's credential signs)", ()
   it("call_missed_for_a_caller_who_hung_up_before_the_assistant_spoke", async () => {
     const call = vapiCall(a.number, uniquePhone());
     await post(statusUpdate(call, "in-progress"));
-    expect((await post(endOfCallReport(call, { endedReason: "customer-ended-call", messages: [spoken[0]], endedAt: START + 2_000, durationSeconds: 2 }))).status).toBe(200);
+    expect(
+      (await post(endOfCallReport(call, { endedReason: "customer-ended-call", messages: [spoken[0]], endedAt: START + 2_000, durationSeconds: 2 }))).status,
+    ).toBe(200);
     const state = await tenantState(front.url, a.key);
     expect(eventsOfCall(state, call.id)).toEqual(["call.started", "call.missed"]);
-    expect(state.calls.find((c) => c.provider_call_id === call.id)).toMatchObject({ status: "missed", answered_at: null, duration_seconds: 0, end_reason: "customer-ended-call" });
+    expect(state.calls.find((c) => c.provider_call_id === call.id)).toMatchObject({
+      status: "missed",
+      answered_at: null,
+      duration_seconds: 0,
+      end_reason: "customer-ended-call",
+    });
   });
 
   it("call_missed_for_an_outbound_call_nobody_answered_reported_only_at_its_end", async () => {
@@ -128,7 +159,11 @@ describe("Vapi receiver (real HTTP, HMAC-signed as Vapi's credential signs)", ()
     expect((await post(endOfCallReport(call, { endedReason: "customer-did-not-answer", messages: [], durationSeconds: 0 }))).status).toBe(200);
     const state = await tenantState(front.url, a.key);
     expect(eventsOfCall(state, call.id)).toEqual(["call.started", "call.missed"]);
-    expect(state.calls.find((c) => c.provider_call_id === call.id)).toMatchObject({ direction: "outbound", status: "missed", end_reason: "customer-did-not-answer" });
+    expect(state.calls.find((c) => c.provider_call_id === call.id)).toMatchObject({
+      direction: "outbound",
+      status: "missed",
+      end_reason: "customer-did-not-answer",
+    });
     expect(state.conversations.find((c) => c.customer_identifier === customer)).toMatchObject({ channel: "voice", message_count: 0 });
   });
 
@@ -152,7 +187,10 @@ describe("Vapi receiver (real HTTP, HMAC-signed as Vapi's credential signs)", ()
     const started = () => statusUpdate(vapiCall(a.number, uniquePhone()), "in-progress");
 
     it("401_without_the_signature_header", async () => {
-      expect(await post(started(), { signature: null })).toEqual({ status: 401, body: { error: { code: "unauthorized", message: "missing x-vapi-signature header" } } });
+      expect(await post(started(), { signature: null })).toEqual({
+        status: 401,
+        body: { error: { code: "unauthorized", message: "missing x-vapi-signature header" } },
+      });
       await unchanged();
     });
 
@@ -177,12 +215,47 @@ describe("Vapi receiver (real HTTP, HMAC-signed as Vapi's credential signs)", ()
     });
 
     it.each([
-      ["malformed JSON", "{\"message\":", "malformed JSON body"],
+      ["malformed JSON", '{"message":', "malformed JSON body"],
       ["no message", JSON.stringify({ type: "status-update" }), "missing required field 'message'"],
-      ["a web call without a number", JSON.stringify({ message: { type: "status-update", status: "in-progress", call: { id: "web-1", type: "webCall" } } }), "invalid field 'message.phoneNumber.number': not a phone number in E.164 (web calls have no number)"],
-      ["no call id", JSON.stringify({ message: { type: "status-update", status: "in-progress", phoneNumber: { number: "BUSINESS" }, customer: { number: "+971501234567" }, call: {} } }), "missing required field 'message.call.id'"],
-      ["a bad customer number", JSON.stringify({ message: { type: "status-update", status: "in-progress", phoneNumber: { number: "BUSINESS" }, customer: { number: "anonymous" }, call: { id: "c-1" } } }), "invalid field 'message.customer.number': not a phone number in E.164"],
-      ["a text timestamp", JSON.stringify({ message: { type: "status-update", status: "in-progress", timestamp: "yesterday", phoneNumber: { number: "BUSINESS" }, customer: { number: "+971501234567" }, call: { id: "c-2" } } }), /^invalid field 'message.timestamp'/],
+      [
+        "a web call without a number",
+        JSON.stringify({ message: { type: "status-update", status: "in-progress", call: { id: "web-1", type: "webCall" } } }),
+        "invalid field 'message.phoneNumber.number': not a phone number in E.164 (web calls have no number)",
+      ],
+      [
+        "no call id",
+        JSON.stringify({
+          message: { type: "status-update", status: "in-progress", phoneNumber: { number: "BUSINESS" }, customer: { number: "+971501234567" }, call: {} },
+        }),
+        "missing required field 'message.call.id'",
+      ],
+      [
+        "a bad customer number",
+        JSON.stringify({
+          message: {
+            type: "status-update",
+            status: "in-progress",
+            phoneNumber: { number: "BUSINESS" },
+            customer: { number: "anonymous" },
+            call: { id: "c-1" },
+          },
+        }),
+        "invalid field 'message.customer.number': not a phone number in E.164",
+      ],
+      [
+        "a text timestamp",
+        JSON.stringify({
+          message: {
+            type: "status-update",
+            status: "in-progress",
+            timestamp: "yesterday",
+            phoneNumber: { number: "BUSINESS" },
+            customer: { number: "+971501234567" },
+            call: { id: "c-2" },
+          },
+        }),
+        /^invalid field 'message.timestamp'/,
+      ],
     ])("400_%s_is_named", async (_what, template, message) => {
       const res = await post(undefined, { raw: template.replace("BUSINESS", a.number) });
       expect(res.status).toBe(400);

@@ -26,10 +26,17 @@ async function tenantWithWhatsApp(appSecret: string): Promise<Tenant> {
   const { tenantId, key } = await tenantWithKey(["read"]);
   const phoneNumberId = uniqueId();
   const verifyToken = `verify-${phoneNumberId}`;
-  await connectChannel(scopeToTenant(await getDb(), tenantId), tenantId, {
-    provider: "whatsapp_cloud", channel: "whatsapp", address: phoneNumberId,
-    credentials: { app_secret: appSecret, verify_token: verifyToken, access_token: "EAAG-access-token" },
-  }, OPERATOR);
+  await connectChannel(
+    scopeToTenant(await getDb(), tenantId),
+    tenantId,
+    {
+      provider: "whatsapp_cloud",
+      channel: "whatsapp",
+      address: phoneNumberId,
+      credentials: { app_secret: appSecret, verify_token: verifyToken, access_token: "EAAG-access-token" },
+    },
+    OPERATOR,
+  );
   return { tenantId, key, phoneNumberId, appSecret, verifyToken };
 }
 
@@ -39,9 +46,21 @@ const waId = (e164: string) => e164.slice(1);
 function notification(phoneNumberId: string, value: Record<string, unknown>) {
   return {
     object: "whatsapp_business_account",
-    entry: [{ id: "102290129340398", changes: [{ field: "messages", value: {
-      messaging_product: "whatsapp", metadata: { display_phone_number: "97143001234", phone_number_id: phoneNumberId }, ...value,
-    } }] }],
+    entry: [
+      {
+        id: "102290129340398",
+        changes: [
+          {
+            field: "messages",
+            value: {
+              messaging_product: "whatsapp",
+              metadata: { display_phone_number: "97143001234", phone_number_id: phoneNumberId },
+              ...value,
+            },
+          },
+        ],
+      },
+    ],
   };
 }
 
@@ -62,7 +81,18 @@ describe("WhatsApp Cloud receiver (real HTTP, documented signature)", () => {
     const db = scopeToTenant(await getDb(), a.tenantId);
     const { conversation } = await createConversation(db, { channel: "whatsapp", customer_identifier: uniquePhone() });
     for (const id of [sentId, failedId]) {
-      await db.message.create({ data: { tenantId: a.tenantId, conversationId: conversation.id, direction: "outbound", author: "operator", body: "See you Tuesday", status: "sent", provider: "whatsapp_cloud", providerMessageId: id } });
+      await db.message.create({
+        data: {
+          tenantId: a.tenantId,
+          conversationId: conversation.id,
+          direction: "outbound",
+          author: "operator",
+          body: "See you Tuesday",
+          status: "sent",
+          provider: "whatsapp_cloud",
+          providerMessageId: id,
+        },
+      });
     }
     front = await startReceiverFront({ RATE_LIMIT_PER_KEY: "100000", RATE_LIMIT_PER_TENANT: "100000" });
   });
@@ -94,16 +124,20 @@ describe("WhatsApp Cloud receiver (real HTTP, documented signature)", () => {
 
   it("200_a_text_message_is_stored_in_the_customers_whatsapp_conversation_named_after_the_profile", async () => {
     const customer = uniquePhone();
-    const res = await post(a.phoneNumberId, notification(a.phoneNumberId, {
-      contacts: [{ profile: { name: "Omar Khalil" }, wa_id: waId(customer) }],
-      messages: [textMessage(customer, "Do you have a 3-bedroom in Arabian Ranches?")],
-    }));
+    const res = await post(
+      a.phoneNumberId,
+      notification(a.phoneNumberId, {
+        contacts: [{ profile: { name: "Omar Khalil" }, wa_id: waId(customer) }],
+        messages: [textMessage(customer, "Do you have a 3-bedroom in Arabian Ranches?")],
+      }),
+    );
     expect(res).toEqual({ status: 200, body: { received: true } });
     const state = await tenantState(front.url, a.key);
     const conversation = state.conversations.find((c) => c.customer_identifier === customer);
     expect(conversation).toMatchObject({ channel: "whatsapp", customer_name: "Omar Khalil", message_count: 1 });
-    expect(state.messages.filter((m) => m.conversation_id === conversation.id).map((m) => [m.author, m.status, m.body]))
-      .toEqual([["customer", "received", "Do you have a 3-bedroom in Arabian Ranches?"]]);
+    expect(state.messages.filter((m) => m.conversation_id === conversation.id).map((m) => [m.author, m.status, m.body])).toEqual([
+      ["customer", "received", "Do you have a 3-bedroom in Arabian Ranches?"],
+    ]);
   });
 
   it("one_message_and_one_event_when_meta_redelivers_a_notification_5_times_concurrently", async () => {
@@ -118,14 +152,27 @@ describe("WhatsApp Cloud receiver (real HTTP, documented signature)", () => {
 
   it("statuses_move_a_sent_message_to_delivered_and_a_failed_one_to_failed_with_one_outbound_failed", async () => {
     const before = await tenantState(front.url, a.key);
-    const status = (id: string, s: string, extra: Record<string, unknown> = {}) => ({ id, status: s, timestamp: "1763719260", recipient_id: "971501234567", ...extra });
+    const status = (id: string, s: string, extra: Record<string, unknown> = {}) => ({
+      id,
+      status: s,
+      timestamp: "1763719260",
+      recipient_id: "971501234567",
+      ...extra,
+    });
     expect((await post(a.phoneNumberId, notification(a.phoneNumberId, { statuses: [status(sentId, "delivered"), status(sentId, "read")] }))).status).toBe(200);
     const failed = notification(a.phoneNumberId, { statuses: [status(failedId, "failed", { errors: [{ code: 131026, title: "Message undeliverable" }] })] });
     expect((await Promise.all([post(a.phoneNumberId, failed), post(a.phoneNumberId, failed)])).map((r) => r.status)).toEqual([200, 200]);
     const after = await tenantState(front.url, a.key);
-    expect(after.messages.filter((m) => m.body === "See you Tuesday").map((m) => m.status).sort()).toEqual(["delivered", "failed"]);
+    expect(
+      after.messages
+        .filter((m) => m.body === "See you Tuesday")
+        .map((m) => m.status)
+        .sort(),
+    ).toEqual(["delivered", "failed"]);
     const added = after.events.slice(before.events.length);
-    expect(added.map((e) => [e.event, e.data.driver, e.data.error])).toEqual([["outbound.failed", "whatsapp_cloud", "whatsapp error 131026: Message undeliverable"]]);
+    expect(added.map((e) => [e.event, e.data.driver, e.data.error])).toEqual([
+      ["outbound.failed", "whatsapp_cloud", "whatsapp error 131026: Message undeliverable"],
+    ]);
   });
 
   describe("refused requests write nothing", () => {
@@ -137,8 +184,10 @@ describe("WhatsApp Cloud receiver (real HTTP, documented signature)", () => {
     const message = () => notification(a.phoneNumberId, { messages: [textMessage(uniquePhone(), "hi")] });
 
     it("401_without_the_signature_header", async () => {
-      expect(await post(a.phoneNumberId, message(), { signature: null }))
-        .toEqual({ status: 401, body: { error: { code: "unauthorized", message: "missing X-Hub-Signature-256 header" } } });
+      expect(await post(a.phoneNumberId, message(), { signature: null })).toEqual({
+        status: 401,
+        body: { error: { code: "unauthorized", message: "missing X-Hub-Signature-256 header" } },
+      });
       await unchanged();
     });
 
@@ -156,16 +205,34 @@ describe("WhatsApp Cloud receiver (real HTTP, documented signature)", () => {
     it("404_a_phone_number_id_no_tenant_has_connected", async () => {
       const other = uniqueId();
       const res = await post(other, notification(other, { messages: [textMessage(uniquePhone(), "hi")] }));
-      expect(res).toEqual({ status: 404, body: { error: { code: "not_found", message: `no active channel connection for whatsapp_cloud phone_number_id ${other}` } } });
+      expect(res).toEqual({
+        status: 404,
+        body: { error: { code: "not_found", message: `no active channel connection for whatsapp_cloud phone_number_id ${other}` } },
+      });
       await unchanged();
     });
 
     it.each([
-      ["malformed JSON", () => "{\"object\":", "malformed JSON body"],
+      ["malformed JSON", () => '{"object":', "malformed JSON body"],
       ["another object", () => JSON.stringify({ ...message(), object: "page" }), "invalid field 'object': must be whatsapp_business_account"],
-      ["no message id", () => JSON.stringify(notification(a.phoneNumberId, { messages: [{ ...textMessage(uniquePhone(), "hi"), id: undefined }] })), "missing required field 'entry[0].changes[0].value.messages[0].id'"],
-      ["a sender that is no number", () => JSON.stringify(notification(a.phoneNumberId, { messages: [textMessage(uniquePhone(), "hi"), { ...textMessage(uniquePhone(), "x"), from: "1234567" }] })), "invalid field 'entry[0].changes[0].value.messages[1].from': not a phone number"],
-      ["another number's change", () => JSON.stringify(notification(b.phoneNumberId, { messages: [textMessage(uniquePhone(), "hi")] })), () => `invalid field 'entry[0].changes[0].value.metadata.phone_number_id': not the phone_number_id of this callback URL (${a.phoneNumberId})`],
+      [
+        "no message id",
+        () => JSON.stringify(notification(a.phoneNumberId, { messages: [{ ...textMessage(uniquePhone(), "hi"), id: undefined }] })),
+        "missing required field 'entry[0].changes[0].value.messages[0].id'",
+      ],
+      [
+        "a sender that is no number",
+        () =>
+          JSON.stringify(
+            notification(a.phoneNumberId, { messages: [textMessage(uniquePhone(), "hi"), { ...textMessage(uniquePhone(), "x"), from: "1234567" }] }),
+          ),
+        "invalid field 'entry[0].changes[0].value.messages[1].from': not a phone number",
+      ],
+      [
+        "another number's change",
+        () => JSON.stringify(notification(b.phoneNumberId, { messages: [textMessage(uniquePhone(), "hi")] })),
+        () => `invalid field 'entry[0].changes[0].value.metadata.phone_number_id': not the phone_number_id of this callback URL (${a.phoneNumberId})`,
+      ],
     ])("400_%s_is_named_and_nothing_of_the_notification_is_stored", async (_what, raw, message) => {
       const res = await post(a.phoneNumberId, undefined, { raw: raw() });
       expect(res).toEqual({ status: 400, body: { error: { code: "bad_request", message: typeof message === "function" ? message() : message } } });

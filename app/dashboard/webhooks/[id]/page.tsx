@@ -21,8 +21,15 @@ import { LocalDevelopmentNote } from "../local-development-note";
 import { DeliveryLog, DeliveryOutcome } from "./deliveries";
 
 type Subscription = {
-  id: string; url: string; description: string | null; events: string[]; enabled: boolean; secret_prefix: string;
-  previous_secret_expires_at: string | null; max_deliveries_per_second: number; pending_deliveries: number;
+  id: string;
+  url: string;
+  description: string | null;
+  events: string[];
+  enabled: boolean;
+  secret_prefix: string;
+  previous_secret_expires_at: string | null;
+  max_deliveries_per_second: number;
+  pending_deliveries: number;
 };
 
 export default function EndpointPage() {
@@ -37,7 +44,15 @@ export default function EndpointPage() {
       <ArrowLeft className="size-4" aria-hidden /> All endpoints
     </Link>
   );
-  if (sub.isPending) return <>{back}<Card><LoadingState /></Card></>;
+  if (sub.isPending)
+    return (
+      <>
+        {back}
+        <Card>
+          <LoadingState />
+        </Card>
+      </>
+    );
   if (sub.error) {
     const missing = describeError(sub.error).status === 404 || describeError(sub.error).code === "not_found";
     return (
@@ -60,7 +75,11 @@ export default function EndpointPage() {
       {back}
       <PageHeader
         title="Webhook endpoint"
-        description={<span className="break-all font-mono text-slate-800" data-testid="endpoint-url">{s.url}</span>}
+        description={
+          <span className="break-all font-mono text-slate-800" data-testid="endpoint-url">
+            {s.url}
+          </span>
+        }
         actions={canManage ? <EndpointActions sub={s} onTestSent={setTestId} /> : null}
       />
       <div className="mb-4 flex flex-wrap items-center gap-2">
@@ -82,11 +101,12 @@ export default function EndpointPage() {
 function useRefreshEndpoint() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  return () => Promise.all([
-    queryClient.invalidateQueries({ queryKey: trpc.webhooks.getSubscription.queryKey() }),
-    queryClient.invalidateQueries({ queryKey: trpc.webhooks.listSubscriptions.queryKey() }),
-    queryClient.invalidateQueries({ queryKey: trpc.webhooks.listDeliveries.queryKey() }),
-  ]);
+  return () =>
+    Promise.all([
+      queryClient.invalidateQueries({ queryKey: trpc.webhooks.getSubscription.queryKey() }),
+      queryClient.invalidateQueries({ queryKey: trpc.webhooks.listSubscriptions.queryKey() }),
+      queryClient.invalidateQueries({ queryKey: trpc.webhooks.listDeliveries.queryKey() }),
+    ]);
 }
 
 function EndpointActions({ sub, onTestSent }: { sub: Subscription; onTestSent: (deliveryId: string) => void }) {
@@ -94,19 +114,47 @@ function EndpointActions({ sub, onTestSent }: { sub: Subscription; onTestSent: (
   const router = useRouter();
   const refresh = useRefreshEndpoint();
   const [deleting, setDeleting] = useState(false);
-  const test = useMutation(trpc.webhooks.sendTestEvent.mutationOptions({ onSuccess: (d) => { onTestSent(d.id); return refresh(); } }));
+  const test = useMutation(
+    trpc.webhooks.sendTestEvent.mutationOptions({
+      onSuccess: (d) => {
+        onTestSent(d.id);
+        return refresh();
+      },
+    }),
+  );
   const toggle = useMutation(trpc.webhooks.updateSubscription.mutationOptions({ onSuccess: refresh }));
   const remove = useMutation(trpc.webhooks.deleteSubscription.mutationOptions({ onSuccess: () => router.push("/dashboard/webhooks") }));
   const error = test.error ?? toggle.error;
   return (
     <div className="flex flex-col items-start gap-2 sm:items-end">
       <div className="flex flex-wrap gap-2">
-        <Button variant="secondary" disabled={test.isPending || !sub.enabled} onClick={() => test.mutate({ subscription_id: sub.id })}
-          title={sub.enabled ? undefined : "Enable the endpoint to send a test event"}><Send /> Send test event</Button>
-        <Button variant="secondary" disabled={toggle.isPending} onClick={() => toggle.mutate({ id: sub.id, enabled: !sub.enabled })}>{sub.enabled ? "Disable" : "Enable"}</Button>
-        <Button variant="secondary" onClick={() => { remove.reset(); void refresh(); setDeleting(true); }}><Trash2 /> Delete</Button>
+        <Button
+          variant="secondary"
+          disabled={test.isPending || !sub.enabled}
+          onClick={() => test.mutate({ subscription_id: sub.id })}
+          title={sub.enabled ? undefined : "Enable the endpoint to send a test event"}
+        >
+          <Send /> Send test event
+        </Button>
+        <Button variant="secondary" disabled={toggle.isPending} onClick={() => toggle.mutate({ id: sub.id, enabled: !sub.enabled })}>
+          {sub.enabled ? "Disable" : "Enable"}
+        </Button>
+        <Button
+          variant="secondary"
+          onClick={() => {
+            remove.reset();
+            void refresh();
+            setDeleting(true);
+          }}
+        >
+          <Trash2 /> Delete
+        </Button>
       </div>
-      {error ? <p role="alert" className="text-sm text-red-700">{describeError(error).message}</p> : null}
+      {error ? (
+        <p role="alert" className="text-sm text-red-700">
+          {describeError(error).message}
+        </p>
+      ) : null}
       <ConfirmDialog
         open={deleting}
         onOpenChange={setDeleting}
@@ -148,7 +196,9 @@ function TestEventResult({ deliveryId }: { deliveryId: string }) {
       {delivery.error ? (
         <p className="text-sm text-red-700">{describeError(delivery.error).message}</p>
       ) : waiting ? (
-        <p className="text-sm text-slate-700">Sending <code className="font-mono text-xs">webhook.test</code>…</p>
+        <p className="text-sm text-slate-700">
+          Sending <code className="font-mono text-xs">webhook.test</code>…
+        </p>
       ) : (
         <DeliveryOutcome delivery={d} />
       )}
@@ -171,7 +221,10 @@ function SettingsForm({ sub }: { sub: Subscription }) {
     e.preventDefault();
     save.reset();
     const { data, errors } = validate(updateSubscriptionInput, {
-      id: sub.id, url: url.trim(), events, description: description.trim() || null,
+      id: sub.id,
+      url: url.trim(),
+      events,
+      description: description.trim() || null,
       max_deliveries_per_second: rate.trim() === "" ? undefined : Number(rate),
     });
     form.fail(errors);
@@ -183,20 +236,55 @@ function SettingsForm({ sub }: { sub: Subscription }) {
       <h2 className="mb-4 text-sm font-semibold text-slate-900">Settings</h2>
       <form ref={form.ref} onSubmit={submit} className="space-y-5" noValidate aria-label="Endpoint settings">
         <Field label="Endpoint URL" error={form.errors.url} hint="HTTPS; private and loopback addresses are refused.">
-          {(id, d) => <Input id={id} value={url} disabled={!canManage} onChange={(e) => setUrl(e.target.value)} aria-invalid={!!form.errors.url} aria-describedby={d} />}
+          {(id, d) => (
+            <Input id={id} value={url} disabled={!canManage} onChange={(e) => setUrl(e.target.value)} aria-invalid={!!form.errors.url} aria-describedby={d} />
+          )}
         </Field>
         <Field label="Description (optional)" error={form.errors.description}>
-          {(id, d) => <Input id={id} value={description} disabled={!canManage} onChange={(e) => setDescription(e.target.value)} aria-invalid={!!form.errors.description} aria-describedby={d} />}
+          {(id, d) => (
+            <Input
+              id={id}
+              value={description}
+              disabled={!canManage}
+              onChange={(e) => setDescription(e.target.value)}
+              aria-invalid={!!form.errors.description}
+              aria-describedby={d}
+            />
+          )}
         </Field>
-        <Field label="Max deliveries per second" error={form.errors.max_deliveries_per_second} hint="Deliveries above this rate wait their turn in order; they do not fail (1 to 1000).">
-          {(id, d) => <Input id={id} type="number" inputMode="numeric" min={1} max={1000} value={rate} disabled={!canManage} onChange={(e) => setRate(e.target.value)} className="max-w-40" aria-invalid={!!form.errors.max_deliveries_per_second} aria-describedby={d} />}
+        <Field
+          label="Max deliveries per second"
+          error={form.errors.max_deliveries_per_second}
+          hint="Deliveries above this rate wait their turn in order; they do not fail (1 to 1000)."
+        >
+          {(id, d) => (
+            <Input
+              id={id}
+              type="number"
+              inputMode="numeric"
+              min={1}
+              max={1000}
+              value={rate}
+              disabled={!canManage}
+              onChange={(e) => setRate(e.target.value)}
+              className="max-w-40"
+              aria-invalid={!!form.errors.max_deliveries_per_second}
+              aria-describedby={d}
+            />
+          )}
         </Field>
         <EventPicker value={events} onChange={setEvents} error={form.errors.events} disabled={!canManage} />
         <FormError message={form.formError} />
         {canManage ? (
           <div className="flex items-center justify-end gap-3">
-            {save.isSuccess ? <p className="text-sm text-emerald-800" role="status">Saved.</p> : null}
-            <Button type="submit" disabled={save.isPending}>{save.isPending ? "Saving…" : "Save changes"}</Button>
+            {save.isSuccess ? (
+              <p className="text-sm text-emerald-800" role="status">
+                Saved.
+              </p>
+            ) : null}
+            <Button type="submit" disabled={save.isPending}>
+              {save.isPending ? "Saving…" : "Save changes"}
+            </Button>
           </div>
         ) : null}
       </form>
@@ -213,18 +301,45 @@ function SecretCard({ sub }: { sub: Subscription }) {
   return (
     <Card className="p-5">
       <h2 className="mb-2 text-sm font-semibold text-slate-900">Signing secret</h2>
-      <p className="text-sm text-slate-700">Starts with <code className="font-mono text-xs" data-testid="secret-prefix">{sub.secret_prefix}…</code>; the whole secret was shown once, when it was made.</p>
+      <p className="text-sm text-slate-700">
+        Starts with{" "}
+        <code className="font-mono text-xs" data-testid="secret-prefix">
+          {sub.secret_prefix}…
+        </code>
+        ; the whole secret was shown once, when it was made.
+      </p>
       {sub.previous_secret_expires_at ? (
-        <p className="mt-2 text-sm text-slate-700" data-testid="previous-secret">The previous secret also signs until {formatDateTime(sub.previous_secret_expires_at)}.</p>
+        <p className="mt-2 text-sm text-slate-700" data-testid="previous-secret">
+          The previous secret also signs until {formatDateTime(sub.previous_secret_expires_at)}.
+        </p>
       ) : null}
-      <p className="mt-2 text-xs text-slate-600">Verify <code className="font-mono">x-webhook-signature</code> (HMAC-SHA256 of the raw body) or the Standard Webhooks <code className="font-mono">webhook-signature</code> header.</p>
-      {canManage ? <Button className="mt-4" variant="secondary" onClick={() => { roll.reset(); setRolling(true); }}><KeyRound /> Roll secret</Button> : null}
+      <p className="mt-2 text-xs text-slate-600">
+        Verify <code className="font-mono">x-webhook-signature</code> (HMAC-SHA256 of the raw body) or the Standard Webhooks{" "}
+        <code className="font-mono">webhook-signature</code> header.
+      </p>
+      {canManage ? (
+        <Button
+          className="mt-4"
+          variant="secondary"
+          onClick={() => {
+            roll.reset();
+            setRolling(true);
+          }}
+        >
+          <KeyRound /> Roll secret
+        </Button>
+      ) : null}
       {rolling && !roll.data ? (
         <ConfirmDialog
           open
           onOpenChange={setRolling}
           title="Roll the signing secret?"
-          description={<>A new secret signs every delivery from now on. The current one keeps signing beside it for 24 hours, so you can switch your endpoint over without missing a delivery.</>}
+          description={
+            <>
+              A new secret signs every delivery from now on. The current one keeps signing beside it for 24 hours, so you can switch your endpoint over without
+              missing a delivery.
+            </>
+          }
           confirmLabel="Roll secret"
           pending={roll.isPending}
           error={roll.error ? describeError(roll.error).message : null}
@@ -232,9 +347,21 @@ function SecretCard({ sub }: { sub: Subscription }) {
         />
       ) : null}
       {rolling && roll.data ? (
-        <Dialog open onOpenChange={(open) => { if (!open) { setRolling(false); roll.reset(); } }} title="New signing secret">
+        <Dialog
+          open
+          onOpenChange={(open) => {
+            if (!open) {
+              setRolling(false);
+              roll.reset();
+            }
+          }}
+          title="New signing secret"
+        >
           <div className="space-y-3">
-            <p className="text-sm text-slate-600">Deliveries now carry a signature for each secret until {formatDateTime(roll.data.previous_secret_expires_at ?? new Date().toISOString())}; after that, only this one.</p>
+            <p className="text-sm text-slate-600">
+              Deliveries now carry a signature for each secret until {formatDateTime(roll.data.previous_secret_expires_at ?? new Date().toISOString())}; after
+              that, only this one.
+            </p>
             <SecretOnce value={roll.data.secret} what="signing secret" />
           </div>
         </Dialog>
