@@ -36,10 +36,13 @@ describe("mountFor: the one routing decision", () => {
 describe.skipIf(!hasNextBuild())("the lean front over real HTTP (needs `next build`)", () => {
   let server: Running;
   let key: string;
-  let tenantId: string;
+  let email: string;
 
   beforeAll(async () => {
+    // Rows are made before the server starts: on the embedded database it then holds the only opening.
+    let tenantId: string;
     ({ key, tenantId } = await tenantWithKey());
+    email = await userInTenant(tenantId, "owner");
     const created = await call("POST", "/offerings", { key, body: { title: "Listed", price: "10.50", price_currency: "USD" } });
     expect(created.status).toBe(201);
     server = await startMount("lean");
@@ -96,7 +99,6 @@ describe.skipIf(!hasNextBuild())("the lean front over real HTTP (needs `next bui
   });
 
   it("answers /api/auth with better-auth itself: a wrong password is 401, a right one a session the dashboard's tRPC accepts", async () => {
-    const email = await userInTenant(tenantId, "owner");
     const signIn = (password: string) =>
       fetch(server.url + "/api/auth/sign-in/email", {
         method: "POST",
