@@ -19,7 +19,9 @@ export async function signIn(page: Page, email: string) {
   await page.getByLabel("Password").fill(fixtures().password);
   await page.getByRole("button", { name: "Sign in" }).click();
   await expect(page).toHaveURL(/\/dashboard\/api-keys$/);
-  await expect(page.getByTestId("role")).toBeVisible();
+  // Signed in: the page and the account's role (in the sidebar, or in the phone menu's drawer).
+  await expect(page.getByRole("heading", { level: 1, name: "API keys" })).toBeVisible();
+  await expect(page.getByTestId("role")).toBeAttached();
 }
 
 export async function shot(page: Page, name: string) {
