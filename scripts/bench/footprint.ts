@@ -41,6 +41,8 @@ async function startServer(env: Record<string, string | undefined>): Promise<Sta
       NODE_ENV: "production",
       LOG_LEVEL: "warn",
       WEBHOOK_ENGINE: "off",
+      // As a fresh `npm start`: migrations on (the bench turns them off in its own process for its seeding).
+      SKIP_MIGRATIONS: undefined,
       REDIS_URL: undefined,
       UPSTASH_REDIS_REST_URL: undefined,
       ...env,
