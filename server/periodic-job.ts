@@ -1,5 +1,5 @@
 // Background work every server process repeats on an interval (the handoff SLA check, tool-call
-// pruning): one run at a time (a tick while the previous run is still going is skipped), a failure
+// pruning, the outbound send recovery): one run at a time (a tick while the previous run is still going is skipped), a failure
 // logged and tried again at the next tick, and a stop that waits for the run in progress, so a
 // graceful shutdown never closes the database under it.
 import { log } from "./log";

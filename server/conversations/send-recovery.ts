@@ -10,6 +10,7 @@ import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { driverForConversation, longestSendTimeoutMs } from "../channels/channel-driver";
 import { log } from "../log";
+import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../periodic-job";
 import { deliverQueuedMessage, recordSendOutcome, sendClaimMs } from "./conversations.service";
 import { setting } from "../settings";
 
@@ -52,35 +53,11 @@ export async function resendInterruptedMessages(): Promise<number> {
   return claimed.length;
 }
 
-type Sweeper = { timer?: NodeJS.Timeout; sweep: Promise<void> | null };
-let running: Sweeper | null = null;
+const SEND_RECOVERY_JOB = "outbound send recovery";
 
-/** Runs the sweep every `SEND_RECOVERY_INTERVAL_MS` (default 30 s; 0 turns it off). Returns a stop function. */
-export function startSendRecovery(intervalMs = setting("SEND_RECOVERY_INTERVAL_MS")): () => void {
-  if (!(intervalMs > 0)) return () => {};
-  clearInterval(running?.timer);
-  const state: Sweeper = { sweep: null };
-  state.timer = setInterval(() => {
-    if (state.sweep) return;
-    state.sweep = resendInterruptedMessages()
-      .then(
-        () => {},
-        (err) => log.error("outbound send recovery failed", { error: err instanceof Error ? err.message : String(err) }),
-      )
-      .finally(() => {
-        state.sweep = null;
-      });
-  }, intervalMs);
-  state.timer.unref();
-  running = state;
-  return () => clearInterval(state.timer);
-}
+/** Runs the sweep every `SEND_RECOVERY_INTERVAL_MS` (default 30 s; 0 turns it off). */
+export const startSendRecovery = (intervalMs = setting("SEND_RECOVERY_INTERVAL_MS")): PeriodicJob =>
+  startPeriodicJob(SEND_RECOVERY_JOB, intervalMs, resendInterruptedMessages);
 
 /** Graceful shutdown: no further sweeps; waits for one in progress (its sends are bounded by the driver's timeout). */
-export async function stopSendRecovery(): Promise<void> {
-  const state = running;
-  running = null;
-  if (!state) return;
-  clearInterval(state.timer);
-  await state.sweep;
-}
+export const stopSendRecovery = (): Promise<void> => stopPeriodicJob(SEND_RECOVERY_JOB);
