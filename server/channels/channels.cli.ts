@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
-import { fromZodError } from "../errors";
+import { fromZodError } from "../shared/errors";
 import { OPERATOR } from "../audit/record-audit";
 import { CHANNEL_PROVIDERS, CREDENTIAL_FIELDS, type ChannelProvider } from "./providers";
 import { connectChannelInput, updateChannelConnectionInput } from "./channels.types";

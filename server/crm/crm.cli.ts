@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
-import { fromZodError } from "../errors";
+import { fromZodError } from "../shared/errors";
 import { OPERATOR } from "../audit/record-audit";
 import { setCrmConnectionInput } from "./crm.types";
 import { deleteCrmConnection, getCrmConnection, setCrmConnection } from "./crm-connection";

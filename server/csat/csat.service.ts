@@ -1,8 +1,8 @@
 // Customer satisfaction answers: stored with their `csat.received` event in one transaction.
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb } from "../db/tenant-scope";
-import { notFound } from "../errors";
-import { emitEvent } from "../events/emit-event";
+import { notFound } from "../shared/errors";
+import { emitEvent } from "../outbox/emit-event";
 import type { CsatResponse, RecordCsatInput } from "./csat.types";
 
 type CsatRow = Prisma.CsatResponseGetPayload<object>;

@@ -1,6 +1,6 @@
 // Operator CLI: `user create` and `member add` (spread into COMMANDS in server/cli/run-cli.ts).
 import { z } from "zod";
-import { AppError } from "../errors";
+import { AppError } from "../shared/errors";
 // Circular with run-cli (which spreads these commands): UsageError is only used at call time.
 import { UsageError } from "../cli/run-cli";
 import { addMember, createDashboardUser } from "./users";

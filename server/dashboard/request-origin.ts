@@ -10,8 +10,8 @@
 // socket (proxy headers count only from TRUSTED_PROXIES), so a client cannot pick its own
 // address. Behind `next start` alone the header is Next's (the socket address only when the client
 // sent none): run it behind a proxy that sets the header, and list that proxy in TRUSTED_PROXIES.
-import { trustedProxiesFromEnv } from "../http/client-ip";
-import { setting } from "../settings";
+import { trustedProxiesFromEnv } from "../shared/client-ip";
+import { setting } from "../shared/settings";
 
 function originOf(url: string): string | null {
   try {

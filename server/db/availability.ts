@@ -4,7 +4,7 @@
 // connection of its own; while it fails, database calls fail at once (no request waits for a
 // connection that cannot come), and the probe keeps checking so calls resume within
 // PROBE_INTERVAL_MS of the server's return. No import of a driver here: server/errors.ts uses it.
-import { log } from "../log";
+import { log } from "../shared/log";
 
 /** Seconds a client is told to wait (`Retry-After`) while the database is unreachable. */
 export const RETRY_AFTER_SECONDS = 2;

@@ -10,8 +10,8 @@ import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapt
 import { PrismaClient } from "./generated/client";
 import { acquireEmbeddedLock, releaseEmbeddedLock } from "./embedded-lock";
 import { assertDatabaseReachable, DatabaseTimeoutError, noteDatabaseError, watchDatabase } from "./availability";
-import { log } from "../log";
-import { setting } from "../settings";
+import { log } from "../shared/log";
+import { setting } from "../shared/settings";
 
 export type Db = PrismaClient;
 /** The client handed to `$transaction(async (tx) => …)` callbacks. */

@@ -6,7 +6,7 @@ import { isDatabaseUnavailable } from "../db/availability";
 import type { PrismaClient } from "../db/generated/client";
 import { decryptSecret } from "../crypto/secret-box";
 import { toEnvelope } from "../events/catalog";
-import { log } from "../log";
+import { log } from "../shared/log";
 import { attemptTimeoutMs, parseRetryAfter, planNext, truncateBody, type AttemptOutcome, type DeliveryStatus } from "./retry-ladder";
 import { sendWebhook, type SendResult } from "./send-webhook";
 import { REQUEST_BODY_LIMIT } from "./webhooks.types";

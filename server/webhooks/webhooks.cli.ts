@@ -8,7 +8,7 @@ import { z } from "zod";
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { OPERATOR } from "../audit/record-audit";
-import { AppError } from "../errors";
+import { AppError } from "../shared/errors";
 import {
   createSubscription,
   deleteSubscription,

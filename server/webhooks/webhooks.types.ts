@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { uuid } from "../api/wire";
-import { listEnvelope, pageQuery } from "../api/pagination";
-import { unknownFieldMessage } from "../api/strict-body";
+import { uuid } from "../shared/wire";
+import { listEnvelope, pageQuery } from "../shared/pagination";
+import { unknownFieldMessage } from "../shared/strict-body";
 import { EVENT_TYPES, TEST_EVENT_TYPE, type EventType } from "../events/catalog";
 
 /** Longest target URL accepted (kept here, free of Node imports, so the dashboard can validate with it). */

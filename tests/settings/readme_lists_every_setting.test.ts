@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { README, withSettingsTable } from "../../scripts/settings-docs";
-import { SETTINGS } from "../../server/settings";
+import { SETTINGS } from "../../server/shared/settings";
 
 describe("README settings table", () => {
   it("matches_the_table_generated_from_server_settings", () => {

@@ -1,0 +1,25 @@
+// Procedure builders for dashboard-only procedures (never exposed on /api/v1: no openapi meta).
+import { AppError } from "../shared/errors";
+import { MANAGER_ROLES, type Principal } from "../auth/principal";
+import { tenantProcedure } from "./trpc";
+
+type UserPrincipal = Extract<Principal, { kind: "user" }>;
+
+/** Any signed-in member of the active tenant (read access). */
+export const memberProcedure = tenantProcedure("read").use(({ ctx, next }) => {
+  if (ctx.principal.kind !== "user" || ctx.transport !== "trpc") throw new AppError("forbidden", "dashboard procedures need a signed-in user");
+  return next({ ctx: { ...ctx, user: ctx.principal as UserPrincipal, headers: ctx.headers } });
+});
+
+function ownersAndAdmins(refusal: (role: string) => string) {
+  return memberProcedure.use(({ ctx, next }) => {
+    if (!MANAGER_ROLES.includes(ctx.user.role)) throw new AppError("forbidden", refusal(ctx.user.role));
+    return next();
+  });
+}
+
+/** Owners and admins: everything that changes keys, subscriptions, the CRM connection, members. */
+export const managerProcedure = ownersAndAdmins((role) => `role '${role}' cannot make changes; an owner or admin can`);
+
+/** Reads meant for owners and admins only (the dead-letter alerts). */
+export const managerReadProcedure = ownersAndAdmins((role) => `role '${role}' cannot see this; an owner or admin can`);
