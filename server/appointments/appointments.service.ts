@@ -5,9 +5,12 @@ import type { TenantDb, TenantSql, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
 import { isoText, sqlKeysetPage, sqlList, toListEnvelope } from "../shared/pagination";
 import { badRequest, conflict, notFound } from "../shared/errors";
-import { emitEvent } from "../outbox/emit-event";
+import { eventEmitter } from "../outbox/emit-event";
+import { APPOINTMENT_EVENTS } from "./appointments.events";
 import { changedFields, pickColumns } from "../shared/wire";
 import { TERMINAL_STATUSES, type Appointment, type CreateAppointmentInput, type UpdateAppointmentInput } from "./appointments.types";
+
+const emitEvent = eventEmitter(APPOINTMENT_EVENTS);
 
 type AppointmentRow = Prisma.AppointmentGetPayload<object>;
 

@@ -15,12 +15,15 @@ import { lockTenantRow } from "../db/lock-row";
 import { changedFields, toIsoOrNull } from "../shared/wire";
 import { keysetPage, toListEnvelope } from "../shared/pagination";
 import { notFound } from "../shared/errors";
-import { emitEvent } from "../outbox/emit-event";
+import { eventEmitter } from "../outbox/emit-event";
+import { CALL_EVENTS } from "./calls.events";
 import { countNewMessages, findOrCreateConversation, type ConversationRow } from "../conversations/conversations.service";
 import { normalizeCustomerIdentifier } from "../shared/customer-identifier";
 import { insertMessagesOnce, INGEST_TRANSACTION, reopenIfClosed } from "../conversations/ingest";
 import type { ChannelProvider } from "../channels/providers";
 import type { Call, CallStatus } from "./calls.types";
+
+const emitEvent = eventEmitter(CALL_EVENTS);
 
 export type CallRow = Prisma.CallGetPayload<object>;
 

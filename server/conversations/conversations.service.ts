@@ -5,11 +5,14 @@ import { lockTenantRow } from "../db/lock-row";
 import { changedFields, mergeAttributes, toIsoOrNull } from "../shared/wire";
 import { keysetPage, toListEnvelope } from "../shared/pagination";
 import { badRequest, conflict, notFound } from "../shared/errors";
-import { emitEvent } from "../outbox/emit-event";
+import { eventEmitter } from "../outbox/emit-event";
+import { CONVERSATION_EVENTS } from "./conversations.events";
 import { log } from "../shared/log";
 import { driverForConversation, getChannelDriver, type ChannelDriver, type ChannelSendResult } from "../channels/channel-driver";
 import { normalizeCustomerIdentifier, type Channel } from "../shared/customer-identifier";
 import type { Conversation, CreateConversationInput, Message, SendMessageInput, UpdateConversationInput } from "./conversations.types";
+
+const emitEvent = eventEmitter(CONVERSATION_EVENTS);
 
 export type ConversationRow = Prisma.ConversationGetPayload<object>;
 export type MessageRow = Prisma.MessageGetPayload<object>;

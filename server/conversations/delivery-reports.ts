@@ -4,9 +4,12 @@
 // repeated reports move a message at most once and emit at most one event; a report that arrives
 // after a later state (delivered after failed, sent after delivered) changes nothing.
 import type { TenantDb } from "../db/tenant-scope";
-import { emitEvent } from "../outbox/emit-event";
+import { eventEmitter } from "../outbox/emit-event";
+import { CONVERSATION_EVENTS } from "./conversations.events";
 import { conversationToWire, messageToWire } from "./conversations.service";
 import type { ChannelProvider } from "../channels/providers";
+
+const emitEvent = eventEmitter(CONVERSATION_EVENTS);
 
 export type DeliveryReport = {
   provider: ChannelProvider;

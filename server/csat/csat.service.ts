@@ -2,8 +2,11 @@
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb } from "../db/tenant-scope";
 import { notFound } from "../shared/errors";
-import { emitEvent } from "../outbox/emit-event";
+import { eventEmitter } from "../outbox/emit-event";
+import { CSAT_EVENTS } from "./csat.events";
 import type { CsatResponse, RecordCsatInput } from "./csat.types";
+
+const emitEvent = eventEmitter(CSAT_EVENTS);
 
 type CsatRow = Prisma.CsatResponseGetPayload<object>;
 

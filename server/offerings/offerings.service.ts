@@ -5,8 +5,11 @@ import { lockTenantRow } from "../db/lock-row";
 import { changedFields, dateFromWire, dateToWire, decimalToWire, mergeAttributes, pickColumns } from "../shared/wire";
 import { isoText, sqlKeysetPage, sqlList, toListEnvelope } from "../shared/pagination";
 import { notFound } from "../shared/errors";
-import { emitEvent } from "../outbox/emit-event";
+import { eventEmitter } from "../outbox/emit-event";
+import { OFFERING_EVENTS } from "./offerings.events";
 import type { CreateOfferingInput, Offering, UpdateOfferingInput } from "./offerings.types";
+
+const emitEvent = eventEmitter(OFFERING_EVENTS);
 
 type OfferingRow = Prisma.OfferingGetPayload<object>;
 

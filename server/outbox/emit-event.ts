@@ -1,23 +1,32 @@
 // Transactional outbox: the event row and one delivery row per matching subscription are written
 // with the caller's transaction client, so they commit or roll back with the change itself.
-// The payload is checked against the catalog: a mismatch is a bug, and it rolls the change back.
+// Each domain declares the events it emits (`<domain>.events.ts`, with `eventEmitter`), so the
+// payload is checked against its schema where it is emitted: a mismatch is a bug, and it rolls the
+// change back. server/events/catalog.ts gathers the declarations for the documentation.
+import type { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import type { TenantTx } from "../db/tenant-scope";
 import { databaseKind } from "../db/client";
-import { EVENT_PAYLOADS, TEST_EVENT_TYPE, testEventPayload, type EventPayload, type EventType } from "../events/catalog";
 import { OUTBOX_CHANNEL, signalOutboxWrite } from "./outbox-signal";
+import { TEST_EVENT_TYPE, testEventPayload } from "./event-payloads";
 
 export type EventData = { object: unknown; previous_attributes?: Record<string, unknown>; [extra: string]: unknown };
 
-export async function emitEvent<T extends EventType>(tx: TenantTx, type: T, data: EventPayload<T>): Promise<{ eventId: string; deliveries: number }> {
-  const schema = EVENT_PAYLOADS[type];
-  if (!schema) throw new Error(`emitEvent: '${type}' is not in the event catalog`);
-  const checked = schema.safeParse(data);
-  if (!checked.success) {
-    const issue = checked.error.issues[0];
-    throw new Error(`emitEvent: ${type} payload does not match the catalog at '${issue.path.join(".")}': ${issue.message}`);
-  }
-  return writeEvent(tx, type, data as EventData);
+type Payloads = Record<string, z.ZodType>;
+
+/**
+ * The `emitEvent` of a domain: `emitEvent(tx, type, data)` for the events its `<domain>.events.ts`
+ * declares only (`data` typed by, and checked against, the event's schema).
+ */
+export function eventEmitter<P extends Payloads>(payloads: P) {
+  return async function emitEvent<T extends keyof P & string>(tx: TenantTx, type: T, data: z.input<P[T]>): Promise<{ eventId: string; deliveries: number }> {
+    const checked = payloads[type].safeParse(data);
+    if (!checked.success) {
+      const issue = checked.error.issues[0];
+      throw new Error(`emitEvent: ${type} payload does not match the catalog at '${issue.path.join(".")}': ${issue.message}`);
+    }
+    return writeEvent(tx, type, data as EventData);
+  };
 }
 
 /** The dashboard's test event: stored like any event, delivered to the one subscription only. */

@@ -4,8 +4,7 @@
 // does not grow with its depth.
 import { z } from "zod";
 import { badRequest } from "./errors";
-import type { Statement } from "../db/client";
-import type { TenantSql } from "../db/tenant-scope";
+import type { Statement, TenantSql } from "./sql";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;

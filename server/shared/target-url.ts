@@ -9,10 +9,9 @@ import { promises as dns } from "node:dns";
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
 import { badRequest } from "./errors";
-
-import { MAX_URL_LENGTH } from "../webhooks/webhooks.types";
 import { setting } from "./settings";
-export { MAX_URL_LENGTH };
+import { MAX_URL_LENGTH } from "./wire";
+
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "::1"]);
 
 export const loopbackAllowed = (env: Record<string, string | undefined> = process.env) => setting("WEBHOOK_ALLOW_LOOPBACK", env);

@@ -137,3 +137,6 @@ export function pickColumns<I extends object>(input: I, columns: Partial<Record<
   }
   return data;
 }
+
+/** Longest target URL accepted (webhooks, CRM); here, free of Node imports, so the dashboard can validate with it. */
+export const MAX_URL_LENGTH = 2048;

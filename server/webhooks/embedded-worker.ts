@@ -6,7 +6,7 @@
 // by its own retry timers, and otherwise by a poll.
 import pg from "pg";
 import type { PrismaClient } from "../db/generated/client";
-import { isDatabaseUnavailable } from "../db/availability";
+import { isDatabaseUnavailable } from "../shared/database-errors";
 import { databaseKind, getDb } from "../db/client";
 import { OUTBOX_CHANNEL, onOutboxWrite } from "../outbox/outbox-signal";
 import { log } from "../shared/log";
