@@ -4,7 +4,7 @@
 // node:http (server/http/node-rest.ts), without building Fetch objects per request. Routes come from each
 // procedure's trpc-to-openapi `openapi` meta; the table is built once per process.
 // `createRestBridge` serves another router under another base path with the very same contract
-// (the assistant's tools at /api/agent/v1, server/tools/agent-rest.ts).
+// (the assistant's tools at /api/agent/v1, server/http/agent-rest.ts).
 //
 // It replaces trpc-to-openapi's own fetch adapter, whose behaviour breaks this contract: it rebuilds
 // its route table per request, shapes error bodies its own way, spreads non-object JSON bodies into
@@ -119,7 +119,7 @@ export type RestRequest = {
    * limiter and authorized; the bridge stops reading (and calls `return`) past 1 MiB.
    */
   body: AsyncIterable<Uint8Array> | null;
-  /** The socket's remote address, when the server has one (the lean front); see server/http/client-ip.ts. */
+  /** The socket's remote address, when the server has one (the lean front); see server/shared/client-ip.ts. */
   remoteAddress?: string | null;
 };
 /** The answer, always complete JSON text (or none): the server writes it in one go with its length. */
@@ -228,7 +228,7 @@ async function answerWith(
     let error = toAppError(err);
     // A malformed id in the path addresses nothing visible: the same 404 as a missing row.
     if (error.errorCode === "bad_request" && error.field && match(method, path)?.route.pathParams.includes(error.field)) error = notFound();
-    // A 503 (database unreachable) is logged once per outage by server/db/availability.ts, not per request.
+    // A 503 (database unreachable) is logged once per outage by the breaker (server/db/availability.ts), not per request.
     if (error.errorCode === "internal_error" && error.status !== 503) {
       const cause = error.cause ?? err;
       log.error("unhandled error", { requestId, method, path, error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) });

@@ -55,7 +55,7 @@ export async function handleTrpcRequest(req: Request): Promise<Response> {
       return { headers: resHeaders };
     },
     onError: ({ error, path }) => {
-      // A 503 (database unreachable) is logged once per outage by server/db/availability.ts, not per call.
+      // A 503 (database unreachable) is logged once per outage by the breaker (server/db/availability.ts), not per call.
       if (error.code === "INTERNAL_SERVER_ERROR" && toAppError(error).status !== 503)
         log.error("trpc error", { requestId, path, error: error.cause?.stack ?? error.stack });
     },

@@ -1,4 +1,4 @@
-// Rate-limit configuration from the settings (server/settings.ts holds the specification's defaults).
+// Rate-limit configuration from the settings (server/shared/settings.ts holds the specification's defaults).
 import { setting } from "../shared/settings";
 import type { StoreKind } from "./store";
 

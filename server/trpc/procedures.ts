@@ -1,6 +1,6 @@
 // Procedure builders for dashboard-only procedures (never exposed on /api/v1: no openapi meta).
 import { AppError } from "../shared/errors";
-import { MANAGER_ROLES, type Principal } from "../auth/principal";
+import { forbiddenUnlessManager, type Principal } from "../auth/principal";
 import { tenantProcedure } from "./trpc";
 
 type UserPrincipal = Extract<Principal, { kind: "user" }>;
@@ -11,15 +11,16 @@ export const memberProcedure = tenantProcedure("read").use(({ ctx, next }) => {
   return next({ ctx: { ...ctx, user: ctx.principal as UserPrincipal, headers: ctx.headers } });
 });
 
-function ownersAndAdmins(refusal: (role: string) => string) {
+function ownersAndAdmins(what: "make changes" | "see this") {
   return memberProcedure.use(({ ctx, next }) => {
-    if (!MANAGER_ROLES.includes(ctx.user.role)) throw new AppError("forbidden", refusal(ctx.user.role));
+    const refusal = forbiddenUnlessManager(ctx.user.role, what);
+    if (refusal) throw refusal;
     return next();
   });
 }
 
 /** Owners and admins: everything that changes keys, subscriptions, the CRM connection, members. */
-export const managerProcedure = ownersAndAdmins((role) => `role '${role}' cannot make changes; an owner or admin can`);
+export const managerProcedure = ownersAndAdmins("make changes");
 
 /** Reads meant for owners and admins only (the dead-letter alerts). */
-export const managerReadProcedure = ownersAndAdmins((role) => `role '${role}' cannot see this; an owner or admin can`);
+export const managerReadProcedure = ownersAndAdmins("see this");

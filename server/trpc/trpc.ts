@@ -22,7 +22,7 @@ export type HeaderWriter = { set(name: string, value: string): void };
 export type RequestContext = {
   requestId: string;
   /**
-   * The client's address (server/http/client-ip.ts): the REST bridge resolves it; the dashboard's
+   * The client's address (server/shared/client-ip.ts): the REST bridge resolves it; the dashboard's
    * endpoint may (the lean front has already put it in X-Forwarded-For). Absent for in-process callers.
    */
   clientIp?: string | null;

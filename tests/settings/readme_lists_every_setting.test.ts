@@ -1,4 +1,4 @@
-// The README's settings table is exactly the one generated from server/settings.ts: every declared
+// The README's settings table is exactly the one generated from server/shared/settings.ts: every declared
 // setting is documented with its default, and the README documents no setting the code does not read.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";

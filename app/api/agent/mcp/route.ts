@@ -1,4 +1,4 @@
-// Thin mount of the tools' MCP endpoint (server/tools/mcp.ts); the lean front answers this path
+// Thin mount of the tools' MCP endpoint (server/http/mcp.ts); the lean front answers this path
 // itself with the same handler.
 import { handleMcpRequest } from "@/server/http/mcp";
 

@@ -1,5 +1,5 @@
 // Thin mount of the inbound receivers (Twilio, Retell, WhatsApp Cloud); each verifies its provider's
-// signature over the request as received, in server/channels/receivers.
+// signature over the request as received, in server/receivers.
 import { answerWebhookRequest } from "@/server/receivers";
 
 export const runtime = "nodejs";

@@ -1,4 +1,4 @@
-// Thin mount of the agent tools' REST bridge (server/tools/agent-rest.ts); the lean front answers
+// Thin mount of the agent tools' REST bridge (server/http/agent-rest.ts); the lean front answers
 // these paths itself with the same handler.
 import { handleAgentRequest } from "@/server/http/agent-rest";
 
