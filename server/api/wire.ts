@@ -1,5 +1,6 @@
 // Wire formats shared by every resource: ids, timestamps, dates, decimals, JSON objects.
 import { z } from "zod";
+import type { Prisma } from "../db/generated/client";
 import { badRequest } from "../errors";
 
 const MISSING = "missing required field";
@@ -70,7 +71,7 @@ export const attributesInput = () =>
  * other stored keys stay. The limit applies to the merged object (what is stored): a 400 naming
  * `attributes` when it would exceed 16 KiB, even if each patch alone is small.
  */
-export function mergeAttributes(stored: unknown, patch: Record<string, unknown>): Record<string, unknown> {
+export function mergeAttributes(stored: unknown, patch: Record<string, unknown>): Prisma.InputJsonObject {
   const next: Record<string, unknown> = { ...(stored && typeof stored === "object" ? (stored as object) : {}) };
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete next[k];
@@ -78,7 +79,8 @@ export function mergeAttributes(stored: unknown, patch: Record<string, unknown>)
   }
   const bytes = attributesBytes(next);
   if (bytes > MAX_ATTRIBUTES_BYTES) throw badRequest(`invalid field 'attributes': ${attributesTooLarge(bytes)}`, "attributes");
-  return next;
+  // JSON in (a parsed body, a stored jsonb object), JSON out: what a jsonb column takes.
+  return next as Prisma.InputJsonObject;
 }
 
 /** `numeric(65,30)`: at most 35 integer digits and 30 fractional digits are kept exactly. */

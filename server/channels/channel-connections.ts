@@ -133,7 +133,7 @@ export async function updateChannelConnection(
   actor: AuditActor,
 ): Promise<ChannelConnectionWire> {
   return db.$transaction(async (tx) => {
-    if (!(await lockTenantRow(tx, "channel_connections", tenantId, input.id))) throw notFound();
+    if (!(await lockTenantRow(tx, "channel_connections", input.id))) throw notFound();
     const existing = await tx.channelConnection.findFirst({ where: { id: input.id } });
     if (!existing) throw notFound();
     const provider = input.provider ?? (existing.provider as ChannelProvider);
