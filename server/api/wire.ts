@@ -129,13 +129,3 @@ export function changedFields<T extends Record<string, unknown>>(before: T, afte
   }
   return changed;
 }
-
-/** The Prisma columns of the wire fields an input sets (`undefined` = not given; `null` clears). */
-export function pickColumns<I extends object>(input: I, columns: Partial<Record<keyof I, string>>): Record<string, unknown> {
-  const data: Record<string, unknown> = {};
-  for (const [wire, column] of Object.entries(columns) as [keyof I, string][]) {
-    const value = input[wire];
-    if (value !== undefined) data[column] = value;
-  }
-  return data;
-}

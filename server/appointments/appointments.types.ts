@@ -10,7 +10,7 @@ export const TERMINAL_STATUSES = new Set(["cancelled", "completed"]);
 
 const column = resourceFields<Prisma.AppointmentGetPayload<object>>();
 const patch = { patch: true } as const;
-const isoText = () => z.string().describe("ISO 8601 date-time");
+const isoDateTimeText = () => z.string().describe("ISO 8601 date-time");
 
 /** The appointment, declared once: wire schema, row mapping, SQL select list and patchable columns. */
 export const appointmentResource = column.define("Appointment", {
@@ -18,16 +18,16 @@ export const appointmentResource = column.define("Appointment", {
   customer_name: column.value("customerName", z.string(), patch),
   customer_phone: column.value("customerPhone", z.string(), patch),
   customer_email: column.value("customerEmail", z.string().nullable(), patch),
-  scheduled_start: column.timestamp("scheduledStart", isoText(), patch),
-  scheduled_end: column.timestamp("scheduledEnd", isoText(), patch),
+  scheduled_start: column.timestamp("scheduledStart", isoDateTimeText(), patch),
+  scheduled_end: column.timestamp("scheduledEnd", isoDateTimeText(), patch),
   status: column.value("status", z.enum(APPOINTMENT_STATUSES).describe("Created as `confirmed`; `cancelled` and `completed` are terminal"), patch),
   conversation_id: column.value("conversationId", z.uuid().nullable(), patch),
   lead_id: column.value("leadId", z.uuid().nullable(), patch),
   offering_id: column.value("offeringId", z.uuid().nullable(), patch),
   location_text: column.value("locationText", z.string().nullable(), patch),
   google_calendar_event_id: column.value("googleCalendarEventId", z.string().nullable(), patch),
-  created_at: column.timestamp("createdAt", isoText()),
-  updated_at: column.timestamp("updatedAt", isoText()),
+  created_at: column.timestamp("createdAt", isoDateTimeText()),
+  updated_at: column.timestamp("updatedAt", isoDateTimeText()),
 });
 export const appointmentSchema = appointmentResource.schema;
 

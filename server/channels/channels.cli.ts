@@ -61,7 +61,7 @@ export const channelCommands = {
     if (id !== undefined) {
       const parsed = updateChannelConnectionInput.safeParse({ id, ...common, credentials: credentialsFrom(flags, provider) });
       if (!parsed.success) throw await usageError(fromZodError(parsed.error).message);
-      return asUsage(() => updateChannelConnection(db, tenantId, parsed.data, OPERATOR));
+      return asUsage(() => updateChannelConnection(db, parsed.data, OPERATOR));
     }
     const parsed = connectChannelInput.safeParse({ ...common, credentials: credentialsFrom(flags, provider) ?? {} });
     if (!parsed.success) throw await usageError(fromZodError(parsed.error).message);

@@ -6,31 +6,12 @@ import type { TenantDb } from "../db/tenant-scope";
 import { badRequest, notFound } from "../errors";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
 import { encryptSecret } from "../crypto/secret-box";
-import type { CrmProvider } from "./drivers/driver";
-import type { CrmConnectionWire, SetCrmConnectionInput } from "./crm.types";
-
-type ConnectionRow = {
-  provider: string;
-  baseUrl: string;
-  credentialsEncrypted: string;
-  fieldMapping: unknown;
-  createdAt: Date;
-  updatedAt: Date;
-};
+import { type CrmConnectionWire, crmConnectionResource, type SetCrmConnectionInput } from "./crm.types";
 
 export const mappingOf = (row: { fieldMapping: unknown }): Record<string, string> =>
   row.fieldMapping && typeof row.fieldMapping === "object" ? (row.fieldMapping as Record<string, string>) : {};
 
-export function crmConnectionToWire(row: ConnectionRow): CrmConnectionWire {
-  return {
-    provider: row.provider as CrmProvider,
-    base_url: row.baseUrl,
-    field_mapping: mappingOf(row),
-    has_credentials: row.credentialsEncrypted.length > 0,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
-  };
-}
+export const crmConnectionToWire = crmConnectionResource.toWire;
 
 /** Two canonical keys writing one CRM key would make a record's content depend on key order. */
 function assertMappingInjective(mapping: Record<string, string>) {

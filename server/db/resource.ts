@@ -50,8 +50,8 @@ export function resourceFields<Row>() {
       patch: false,
       toWire,
     }),
-    /** The resource of these fields; `id` names its schema in the OpenAPI document. */
-    define: <F extends Record<string, Field<Row, z.ZodType, Kind, unknown, boolean>>>(id: string, fields: F) => defineResource<Row, F>(id, fields),
+    /** The resource of these fields; `id` names its schema in the OpenAPI document (none: inlined where used). */
+    define: <F extends Record<string, Field<Row, z.ZodType, Kind, unknown, boolean>>>(id: string | null, fields: F) => defineResource<Row, F>(id, fields),
   };
 }
 
@@ -90,14 +90,15 @@ function toColumnValue(field: AnyField, value: unknown): unknown {
   return value;
 }
 
-function defineResource<Row, F extends Record<string, Field<Row, z.ZodType, Kind, unknown, boolean>>>(id: string, fields: F) {
+function defineResource<Row, F extends Record<string, Field<Row, z.ZodType, Kind, unknown, boolean>>>(id: string | null, fields: F) {
   const entries = Object.entries(fields);
   const shape = Object.fromEntries(entries.map(([wire, field]) => [wire, field.wire])) as { [W in keyof F]: F[W]["wire"] };
+  const object = z.object(shape);
   let select: string | undefined;
   return {
     fields,
     /** The wire schema (documented in OpenAPI under `id`). */
-    schema: z.object(shape).meta({ id }),
+    schema: id === null ? object : object.meta({ id }),
     /** A row as its wire shape. */
     toWire(row: Row): Wire<F> {
       const wire: Record<string, unknown> = {};

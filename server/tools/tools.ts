@@ -147,7 +147,7 @@ export const recordCsatTool = defineTool({
   input: recordCsatInput,
   output: csatSchema,
   example: { conversation_id: EXAMPLE_CONVERSATION, score: 5, comment: "Quick and helpful" },
-  run: ({ db, tenantId }, input) => recordCsat(db, tenantId, input),
+  run: ({ db }, input) => recordCsat(db, input),
 });
 
 /** Every tool, in the order the catalog lists them. */
