@@ -1,8 +1,11 @@
 // Customer satisfaction answers: stored with their `csat.received` event in one transaction.
 import type { TenantDb } from "../db/tenant-scope";
-import { notFound } from "../errors";
-import { emitEvent } from "../events/emit-event";
+import { notFound } from "../shared/errors";
+import { eventEmitter } from "../outbox/emit-event";
+import { CSAT_EVENTS } from "./csat.events";
 import { type CsatResponse, csatResource, type RecordCsatInput } from "./csat.types";
+
+const emitEvent = eventEmitter(CSAT_EVENTS);
 
 export const csatToWire = csatResource.toWire;
 
