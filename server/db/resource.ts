@@ -26,11 +26,25 @@ type AnyField = Field<never, z.ZodType, Kind, unknown, boolean>;
 type Fields = Record<string, AnyField>;
 type Options<P extends boolean> = { patch?: P };
 
-/** The field constructors of one model's row type: `column` must be one of its keys. */
+/**
+ * What the wire type of a column of this kind must output: a `value` the column's own type (an enum
+ * of a string column, say); a `json` an object; the formatted kinds a string, or null when the
+ * column may be null.
+ */
+type WireValue<K extends Kind, V> = K extends "value" ? V : K extends "json" ? Record<string, unknown> : string | (null extends V ? null : never);
+
+/**
+ * The field constructors of one model's row type: `column` must be one of its keys, and the wire
+ * type must fit what that column holds (a number wire type over a text column does not compile).
+ */
 export function resourceFields<Row>() {
   const field =
     <K extends Exclude<Kind, "computed">>(kind: K, format: (value: unknown) => unknown) =>
-    <C extends keyof Row & string, W extends z.ZodType, P extends boolean = false>(column: C, wire: W, options?: Options<P>): Field<Row, W, K, C, P> => ({
+    <C extends keyof Row & string, W extends z.ZodType<WireValue<K, Row[C]>>, P extends boolean = false>(
+      column: C,
+      wire: W,
+      options?: Options<P>,
+    ): Field<Row, W, K, C, P> => ({
       kind,
       column,
       wire,

@@ -1,6 +1,7 @@
 // One declaration per resource (server/db/resource.ts): the SQL select list answers exactly what
 // `toWire` makes of the same row (for every resource that has one), `patchToColumns` maps wire
-// fields to their columns, and a column that is not in the model does not compile.
+// fields to their columns, and a column that is not in the model (or a wire type that does not fit
+// the column) does not compile.
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Prisma } from "../../server/db/generated/client";
@@ -27,6 +28,10 @@ describe("resource declaration", () => {
     // @ts-expect-error `headline` is not a column of the Offering model
     const wrong = column.value("headline", z.string());
     expect(wrong.column).toBe("headline");
+    // @ts-expect-error a number cannot be the wire type of a text column
+    column.value("title", z.number());
+    // @ts-expect-error a timestamp of a non-null column is never null on the wire
+    column.timestamp("createdAt", z.string().nullable());
     // @ts-expect-error a patch may only name wire fields the resource declares as patchable
     offeringResource.patchToColumns({ created_at: "2026-01-01T00:00:00.000Z" }).createdAt;
   });
