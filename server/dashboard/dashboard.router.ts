@@ -49,21 +49,15 @@ export const dashboardRouter = router({
     ),
     invite: managerProcedure
       .input(inviteMemberInput)
-      .mutation(({ ctx, input }) => inviteMember(ctx.db, ctx.tenantId, ctx.user, actorOf(ctx.principal), input, dashboardOrigin(ctx.headers))),
+      .mutation(({ ctx, input }) => inviteMember(ctx.db, ctx.user, actorOf(ctx.principal), input, dashboardOrigin(ctx.headers))),
     resendInvitation: managerProcedure
       .input(invitationIdInput)
-      .mutation(({ ctx, input }) =>
-        resendInvitation(ctx.db, ctx.tenantId, ctx.user, actorOf(ctx.principal), input.invitation_id, dashboardOrigin(ctx.headers)),
-      ),
+      .mutation(({ ctx, input }) => resendInvitation(ctx.db, ctx.user, actorOf(ctx.principal), input.invitation_id, dashboardOrigin(ctx.headers))),
     revokeInvitation: managerProcedure
       .input(invitationIdInput)
-      .mutation(({ ctx, input }) => revokeInvitation(ctx.db, ctx.tenantId, ctx.user, actorOf(ctx.principal), input.invitation_id)),
-    changeRole: managerProcedure
-      .input(changeMemberRoleInput)
-      .mutation(({ ctx, input }) => changeMemberRole(ctx.db, ctx.tenantId, ctx.user, actorOf(ctx.principal), input)),
-    remove: managerProcedure
-      .input(removeMemberInput)
-      .mutation(({ ctx, input }) => removeMember(ctx.db, ctx.tenantId, ctx.user, actorOf(ctx.principal), input.member_id)),
+      .mutation(({ ctx, input }) => revokeInvitation(ctx.db, ctx.user, actorOf(ctx.principal), input.invitation_id)),
+    changeRole: managerProcedure.input(changeMemberRoleInput).mutation(({ ctx, input }) => changeMemberRole(ctx.db, ctx.user, actorOf(ctx.principal), input)),
+    remove: managerProcedure.input(removeMemberInput).mutation(({ ctx, input }) => removeMember(ctx.db, ctx.user, actorOf(ctx.principal), input.member_id)),
   }),
 
   /** The accept page, opened from an invitation link by someone who may not have an account yet. */

@@ -20,8 +20,8 @@ export const MAX_PENDING_INVITATIONS = 100;
 
 type Inviter = { userId: string; role: Role; email?: string };
 
-export async function lockTenant(tx: TenantTx, tenantId: string) {
-  await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${tenantId}::uuid FOR UPDATE`;
+export async function lockTenant(tx: TenantTx) {
+  await tx.$queryRaw`SELECT id FROM tenants WHERE id = ${tx.tenantId}::uuid FOR UPDATE`;
 }
 
 /** The page an invitee opens: `<dashboard origin>/accept-invitation?id=<invitation id>`. */
@@ -68,10 +68,11 @@ const sentInvitation = (row: InvitationRow, link: string, mail: MailOutcome) => 
   email_error: mail.error,
 });
 
-export async function inviteMember(db: TenantDb, tenantId: string, inviter: Inviter, actor: AuditActor, input: InviteMemberInput, origin: string) {
+export async function inviteMember(db: TenantDb, inviter: Inviter, actor: AuditActor, input: InviteMemberInput, origin: string) {
+  const { tenantId } = db;
   const email = input.email.trim().toLowerCase();
   const invitation = await db.$transaction(async (tx) => {
-    await lockTenant(tx, tenantId);
+    await lockTenant(tx);
     await assertInvitable(tx, tenantId, inviter, email, input.role);
     const row = await tx.invitation.create({
       data: { id: randomUUID(), organizationId: tenantId, email, role: input.role, status: "pending", expiresAt: expiry(), inviterId: inviter.userId },
@@ -93,9 +94,10 @@ async function manageableInvitation(tx: TenantTx, tenantId: string, inviter: Inv
 }
 
 /** Resend: the same link, valid for another full period (an expired invitation comes back to life), emailed again. */
-export async function resendInvitation(db: TenantDb, tenantId: string, inviter: Inviter, actor: AuditActor, id: string, origin: string) {
+export async function resendInvitation(db: TenantDb, inviter: Inviter, actor: AuditActor, id: string, origin: string) {
+  const { tenantId } = db;
   const invitation = await db.$transaction(async (tx) => {
-    await lockTenant(tx, tenantId);
+    await lockTenant(tx);
     const row = await manageableInvitation(tx, tenantId, inviter, id);
     const updated = await tx.invitation.update({ where: { id: row.id }, data: { expiresAt: expiry() } });
     await recordAudit(tx, {
@@ -112,9 +114,10 @@ export async function resendInvitation(db: TenantDb, tenantId: string, inviter: 
 }
 
 /** Revoke: the link stops working (better-auth's accept refuses a non-pending invitation). */
-export async function revokeInvitation(db: TenantDb, tenantId: string, inviter: Inviter, actor: AuditActor, id: string) {
+export async function revokeInvitation(db: TenantDb, inviter: Inviter, actor: AuditActor, id: string) {
+  const { tenantId } = db;
   return db.$transaction(async (tx) => {
-    await lockTenant(tx, tenantId);
+    await lockTenant(tx);
     const row = await manageableInvitation(tx, tenantId, inviter, id);
     await tx.invitation.update({ where: { id: row.id }, data: { status: "canceled" } });
     await recordAudit(tx, {
@@ -164,7 +167,7 @@ export async function acceptWithNewAccount(input: AcceptWithNewAccountInput) {
   const invitation = await db.invitation.findUnique({ where: { id: input.id }, select: { organizationId: true } });
   if (!invitation) throw new AppError("not_found", "this invitation does not exist; ask for a new link", { field: "id" });
   return scopeToTenant(db, invitation.organizationId).$transaction(async (tx) => {
-    await lockTenant(tx, invitation.organizationId);
+    await lockTenant(tx);
     const row = await tx.invitation.findUnique({ where: { id: input.id } });
     if (!row || row.status !== "pending" || row.expiresAt <= new Date()) {
       throw conflict("this invitation is no longer open (accepted, revoked or expired); ask for a new link", "id");

@@ -30,9 +30,10 @@ async function assertAnotherOwnerRemains(tx: TenantTx, tenantId: string, verb: s
   if (owners <= 1) throw new AppError("conflict", `cannot ${verb} the last owner; make someone else an owner first`, { field: "member_id" });
 }
 
-export async function changeMemberRole(db: TenantDb, tenantId: string, manager: Manager, actor: AuditActor, input: ChangeMemberRoleInput) {
+export async function changeMemberRole(db: TenantDb, manager: Manager, actor: AuditActor, input: ChangeMemberRoleInput) {
+  const { tenantId } = db;
   return db.$transaction(async (tx) => {
-    await lockTenant(tx, tenantId);
+    await lockTenant(tx);
     const member = await targetMember(tx, tenantId, input.member_id);
     assertMayManage(manager, member.role, "change the role of");
     if (input.role === "owner" && manager.role !== "owner") throw new AppError("forbidden", "only an owner can make an owner", { field: "role" });
@@ -51,9 +52,10 @@ export async function changeMemberRole(db: TenantDb, tenantId: string, manager: 
 }
 
 /** Removal takes effect on the member's next request (identity.ts reads the membership every time). */
-export async function removeMember(db: TenantDb, tenantId: string, manager: Manager, actor: AuditActor, memberId: string) {
+export async function removeMember(db: TenantDb, manager: Manager, actor: AuditActor, memberId: string) {
+  const { tenantId } = db;
   return db.$transaction(async (tx) => {
-    await lockTenant(tx, tenantId);
+    await lockTenant(tx);
     const member = await targetMember(tx, tenantId, memberId);
     assertMayManage(manager, member.role, "remove");
     if (member.role === "owner") await assertAnotherOwnerRemains(tx, tenantId, "remove");

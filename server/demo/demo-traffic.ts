@@ -32,7 +32,8 @@ export type DemoChannels = {
 const secret = () => randomBytes(24).toString("hex");
 
 /** Connects the demo's three providers (the voice number twice: Retell answers it, Twilio reports the calls it never answered). */
-export async function connectDemoChannels(db: TenantDb, tenantId: string, addresses: DemoAddresses = DEMO_ADDRESSES): Promise<DemoChannels> {
+export async function connectDemoChannels(db: TenantDb, addresses: DemoAddresses = DEMO_ADDRESSES): Promise<DemoChannels> {
+  const { tenantId } = db;
   const channels: DemoChannels = {
     tenantId,
     addresses,
@@ -307,7 +308,8 @@ export async function driveChat(db: TenantDb, channels: DemoChannels, chat: Chat
  * After the week's traffic: each conversation dates from its first message or call (a minute
  * before), and its last message and activity are its latest message's (or call's) time.
  */
-export async function dateConversationsByTheirTraffic(db: TenantDb, tenantId: string): Promise<void> {
+export async function dateConversationsByTheirTraffic(db: TenantDb): Promise<void> {
+  const { tenantId } = db;
   await db.$executeRaw`
     UPDATE conversations c SET
       created_at = LEAST(c.created_at, t.first - interval '1 minute'),

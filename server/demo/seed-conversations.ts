@@ -205,7 +205,7 @@ export async function seedConversations(db: TenantDb, offerings: { id: string }[
     }
     if (script.end === "closed") await updateConversation(db, { id: conversation.id, status: "closed" });
   }
-  await dateConversationsByTheirTraffic(db, tenantId);
+  await dateConversationsByTheirTraffic(db);
 }
 
 /**

@@ -47,10 +47,10 @@ export async function seedDemoTenant(): Promise<{ tenantId: string; apiKey: stri
       location_text: i % 2 ? "Showroom, Marina Walk" : null,
     });
   }
-  const channels = await connectDemoChannels(scoped, tenant.id);
+  const channels = await connectDemoChannels(scoped);
   await seedConversations(scoped, offerings, channels);
   await driveReceptionistWeek(scoped, channels);
-  await dateConversationsByTheirTraffic(scoped, tenant.id);
+  await dateConversationsByTheirTraffic(scoped);
   const { plaintext } = await issueApiKey(scoped, { name: "Demo key", scopes: [...SCOPES] }, OPERATOR);
   const owner = await createDemoOwner(tenant.id);
   return { tenantId: tenant.id, apiKey: plaintext, owner };

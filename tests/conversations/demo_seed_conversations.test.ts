@@ -17,7 +17,7 @@ describe("seedConversations", () => {
       offerings.push(await createOffering(db, { title, price: "100", price_currency: "AED" } as never));
     }
     // Its SMS, WhatsApp and voice conversations come through the receivers, on this tenant's own numbers.
-    const channels = await connectDemoChannels(db, tenantId, {
+    const channels = await connectDemoChannels(db, {
       twilio: uniqueBusinessNumber(),
       voice: uniqueBusinessNumber(),
       whatsappCloud: `${Date.now()}${process.pid}`,
