@@ -46,7 +46,14 @@ export type ToolsBenchResult = {
     target_p99_ms: number;
     within_target: boolean;
   };
-  book_appointment: { seconds: number; concurrency: number; endpoint_per_s: number; raw_sql_per_s: number; non200: number };
+  book_appointment: {
+    seconds: number;
+    concurrency: number;
+    endpoint_per_s: number;
+    raw_sql_per_s: number;
+    non200: number;
+    window_us: { fromUs: number; toUs: number };
+  };
 };
 
 /** The bench tenant with OFFERINGS offerings (seeded once, in SQL) and an API key for it. */
@@ -182,7 +189,9 @@ async function bookingPart(call: Call, pool: pg.Pool, tenantId: string) {
     scheduled_end: new Date(start(i).getTime() + 1_800_000).toISOString(),
     tool_call_id: `bench-${Date.now()}-${i}`,
   });
+  const fromUs = Number(process.hrtime.bigint() / 1000n);
   const endpoint = await perSecond(BOOKING_SECONDS, BOOKING_CONCURRENCY, async (i) => (await call("book_appointment", body(i))).status === 200);
+  const toUs = Number(process.hrtime.bigint() / 1000n);
   // The physical limit: the same rows (appointment, its event, the tool call record) in one transaction, raw.
   const raw = await perSecond(BOOKING_SECONDS, BOOKING_CONCURRENCY, async (i) => {
     const client = await pool.connect();
@@ -216,6 +225,8 @@ async function bookingPart(call: Call, pool: pg.Pool, tenantId: string) {
     endpoint_per_s: endpoint.perSecond,
     raw_sql_per_s: raw.perSecond,
     non200: endpoint.failed,
+    /** The endpoint run on CLOCK_MONOTONIC (V8's profile clock): a server profile's booking window. */
+    window_us: { fromUs, toUs },
   };
 }
 
