@@ -136,17 +136,16 @@ async function toolCaller(ctx: Ctx, key: string): Promise<{ call: Call; through:
   return { call, through: "in-process REST bridge" };
 }
 
-/** The search's own SQL, raw on a pg connection: what the tool costs without auth, validation or HTTP. */
+/**
+ * The search's own prepared statement, raw on a pg connection: what the tool costs without auth,
+ * validation or HTTP (the same text and parameters searchOfferings sends through the tenant's `ctx.sql`).
+ */
 async function rawSearchMs(client: pg.Client, tenantId: string, input: (typeof SEARCHES_MIX)[number]): Promise<number> {
-  const { toPrefixQuery } = await import("../../server/offerings/offerings.search");
+  const { toPrefixQuery, MATCHING, NEWEST } = await import("../../server/offerings/offerings.search");
   const q = input.query ? toPrefixQuery(input.query) : null;
-  const where = `t.tenant_id = $1::uuid AND t.status = 'active' AND t.deleted_at IS NULL AND t.attributes @> $2::text::jsonb`;
-  const sql = q
-    ? `SELECT t.* FROM offerings t WHERE ${where} AND t.search_vector @@ to_tsquery('simple', $4) ORDER BY ts_rank(t.search_vector, to_tsquery('simple', $4)) DESC, t.created_at DESC, t.id DESC LIMIT $3`
-    : `SELECT t.* FROM offerings t WHERE ${where} ORDER BY t.created_at DESC, t.id DESC LIMIT $3`;
   const values = [tenantId, JSON.stringify(input.attributes ?? {}), input.limit ?? 5, ...(q ? [q] : [])];
   const started = performance.now();
-  await client.query({ text: sql, values, name: q ? "raw-search" : "raw-newest" });
+  await client.query({ text: q ? MATCHING.text : NEWEST.text, values, name: q ? "raw-search" : "raw-newest" });
   return performance.now() - started;
 }
 
