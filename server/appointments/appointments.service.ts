@@ -3,15 +3,17 @@
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantSql, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { isoText, sqlKeysetPage, sqlList, toListEnvelope } from "../api/pagination";
-import { badRequest, conflict, notFound } from "../errors";
-import { emitEvent } from "../events/emit-event";
-import { EVENT_PAYLOADS } from "../events/catalog";
-import { OUTBOX_CHANNEL, signalOutboxWrite } from "../events/outbox-signal";
+import { isoText, sqlKeysetPage, sqlList, toListEnvelope } from "../shared/pagination";
+import { badRequest, conflict, notFound } from "../shared/errors";
+import { eventEmitter } from "../outbox/emit-event";
+import { APPOINTMENT_EVENTS } from "./appointments.events";
+import { OUTBOX_CHANNEL, signalOutboxWrite } from "../outbox/outbox-signal";
 import { databaseKind } from "../db/client";
 import { randomUUID } from "node:crypto";
-import { changedFields, pickColumns } from "../api/wire";
+import { changedFields, pickColumns } from "../shared/wire";
 import { TERMINAL_STATUSES, type Appointment, type CreateAppointmentInput, type UpdateAppointmentInput } from "./appointments.types";
+
+const emitEvent = eventEmitter(APPOINTMENT_EVENTS);
 
 type AppointmentRow = Prisma.AppointmentGetPayload<object>;
 
@@ -162,7 +164,7 @@ export async function bookAppointment(sql: TenantSql, input: CreateAppointmentIn
     updated_at: now,
   };
   // The payload is checked against the catalog as emitEvent does: a mismatch is a bug (a 500, nothing written).
-  const data = EVENT_PAYLOADS["booking.created"].parse({ object: appointment });
+  const data = APPOINTMENT_EVENTS["booking.created"].parse({ object: appointment });
   const a = appointment;
   const [row] = await sql<{ visible: boolean; booked: boolean; deliveries: number; earlier: string | null }>(BOOK_SQL, [
     a.id,

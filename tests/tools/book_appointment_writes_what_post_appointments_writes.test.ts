@@ -6,7 +6,7 @@ import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
 import { databaseKind, getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
-import { onOutboxWrite, OUTBOX_CHANNEL } from "../../server/events/outbox-signal";
+import { onOutboxWrite, OUTBOX_CHANNEL } from "../../server/outbox/outbox-signal";
 import { call, tenantWithKey } from "../helpers/api";
 import { callTool } from "../helpers/agent";
 import { makeConversation } from "../helpers/conversations";
