@@ -241,6 +241,8 @@ function ensureBuild() {
 async function main() {
   // The ingest part starts its own receiver and baseline servers: alone, it needs no build or fronts.
   if ([...PARTS].every((part) => part === "ingest")) return ingestOnly();
+  // The tools part needs only the lean front: alone, it skips `next build` and the other servers.
+  if ([...PARTS].every((part) => part === "tools")) return toolsOnly();
   const t0 = Date.now();
   const results: Record<string, any> = {
     startedAt: new Date().toISOString(),
@@ -553,6 +555,61 @@ async function ingestOnly() {
   mkdirSync(path.join(root, "bench-results"), { recursive: true });
   writeFileSync(path.join(root, "bench-results/latest-ingest.json"), JSON.stringify(results, null, 2));
   console.log("\nwritten: bench-results/latest-ingest.json");
+}
+
+/**
+ * `BENCH_PARTS=tools npm run bench`: the tools part through a fresh lean front (`npm start`'s build,
+ * limits off). BENCH_TOOL_PROFILE=1 runs that front under --cpu-prof and summarises book_appointment's window.
+ */
+async function toolsOnly() {
+  const database = await setUpDatabase();
+  step("applying migrations, building the server");
+  const { PrismaPg } = await import("@prisma/adapter-pg");
+  const { applyMigrations } = await import("../../server/db/schema-engine");
+  await applyMigrations(new PrismaPg({ connectionString: database.url }));
+  await buildServer();
+  const profDir = process.env.BENCH_TOOL_PROFILE === "1" ? mkdtempSync(path.join(tmpdir(), "bench-tools-prof-")) : null;
+  const profiling = profDir ? ["--cpu-prof", "--cpu-prof-dir", profDir] : [];
+  const lean = await spawnServer("lean", [...profiling, path.join(root, "dist/server/main.mjs")], {
+    port: await freePort(),
+    cwd: root,
+    env: {
+      DATABASE_URL: database.url,
+      SKIP_MIGRATIONS: "1",
+      DEMO_SEED: "0",
+      LOG_LEVEL: "warn",
+      NODE_ENV: "production",
+      REDIS_URL: undefined,
+      UPSTASH_REDIS_REST_URL: undefined,
+      RATE_LIMIT_DISABLED: "1",
+      WEBHOOK_ENGINE: "off",
+    },
+  });
+  cleanups.push(lean.stop);
+  process.env.SKIP_MIGRATIONS = "1";
+  step("running scripts/bench/tools.ts");
+  const { benchTools } = await import("./tools");
+  const tools = await benchTools({ databaseUrl: database.url, leanUrl: lean.url });
+  const results: Record<string, unknown> = {
+    startedAt: new Date().toISOString(),
+    machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version },
+    tools,
+  };
+  console.log(`\ntools: ${JSON.stringify(tools, null, 2)}`);
+  if (profDir) {
+    await lean.stop();
+    const profFile = readdirSync(profDir).find((f) => f.endsWith(".cpuprofile"));
+    if (profFile) {
+      const profile = summariseProfile(path.join(profDir, profFile), 15, tools.book_appointment.window_us);
+      results.bookingProfile = { ...profile, file: path.join(profDir, profFile) };
+      console.log(`\nbook_appointment CPU profile: ${profile.busyMs} ms busy`);
+      for (const c of profile.byComponentSelf.slice(0, 10)) console.log(`  self ${String(c.pct).padStart(5)}%  ${c.component}`);
+      for (const f of profile.topFunctions.slice(0, 15)) console.log(`  fn   ${String(f.pct).padStart(5)}%  ${f.fn}`);
+    }
+  }
+  mkdirSync(path.join(root, "bench-results"), { recursive: true });
+  writeFileSync(path.join(root, "bench-results/latest-tools.json"), JSON.stringify(results, null, 2));
+  console.log("\nwritten: bench-results/latest-tools.json");
 }
 
 main()

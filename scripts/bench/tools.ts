@@ -46,7 +46,14 @@ export type ToolsBenchResult = {
     target_p99_ms: number;
     within_target: boolean;
   };
-  book_appointment: { seconds: number; concurrency: number; endpoint_per_s: number; raw_sql_per_s: number; non200: number };
+  book_appointment: {
+    seconds: number;
+    concurrency: number;
+    endpoint_per_s: number;
+    raw_sql_per_s: number;
+    non200: number;
+    window_us: { fromUs: number; toUs: number };
+  };
 };
 
 /** The bench tenant with OFFERINGS offerings (seeded once, in SQL) and an API key for it. */
@@ -129,17 +136,16 @@ async function toolCaller(ctx: Ctx, key: string): Promise<{ call: Call; through:
   return { call, through: "in-process REST bridge" };
 }
 
-/** The search's own SQL, raw on a pg connection: what the tool costs without auth, validation or HTTP. */
+/**
+ * The search's own prepared statement, raw on a pg connection: what the tool costs without auth,
+ * validation or HTTP (the same text and parameters searchOfferings sends through the tenant's `ctx.sql`).
+ */
 async function rawSearchMs(client: pg.Client, tenantId: string, input: (typeof SEARCHES_MIX)[number]): Promise<number> {
-  const { toPrefixQuery } = await import("../../server/offerings/offerings.search");
+  const { toPrefixQuery, MATCHING, NEWEST } = await import("../../server/offerings/offerings.search");
   const q = input.query ? toPrefixQuery(input.query) : null;
-  const where = `t.tenant_id = $1::uuid AND t.status = 'active' AND t.deleted_at IS NULL AND t.attributes @> $2::text::jsonb`;
-  const sql = q
-    ? `SELECT t.* FROM offerings t WHERE ${where} AND t.search_vector @@ to_tsquery('simple', $4) ORDER BY ts_rank(t.search_vector, to_tsquery('simple', $4)) DESC, t.created_at DESC, t.id DESC LIMIT $3`
-    : `SELECT t.* FROM offerings t WHERE ${where} ORDER BY t.created_at DESC, t.id DESC LIMIT $3`;
   const values = [tenantId, JSON.stringify(input.attributes ?? {}), input.limit ?? 5, ...(q ? [q] : [])];
   const started = performance.now();
-  await client.query({ text: sql, values, name: q ? "raw-search" : "raw-newest" });
+  await client.query({ text: q ? MATCHING.text : NEWEST.text, values, name: q ? "raw-search" : "raw-newest" });
   return performance.now() - started;
 }
 
@@ -182,7 +188,9 @@ async function bookingPart(call: Call, pool: pg.Pool, tenantId: string) {
     scheduled_end: new Date(start(i).getTime() + 1_800_000).toISOString(),
     tool_call_id: `bench-${Date.now()}-${i}`,
   });
+  const fromUs = Number(process.hrtime.bigint() / 1000n);
   const endpoint = await perSecond(BOOKING_SECONDS, BOOKING_CONCURRENCY, async (i) => (await call("book_appointment", body(i))).status === 200);
+  const toUs = Number(process.hrtime.bigint() / 1000n);
   // The physical limit: the same rows (appointment, its event, the tool call record) in one transaction, raw.
   const raw = await perSecond(BOOKING_SECONDS, BOOKING_CONCURRENCY, async (i) => {
     const client = await pool.connect();
@@ -216,6 +224,8 @@ async function bookingPart(call: Call, pool: pg.Pool, tenantId: string) {
     endpoint_per_s: endpoint.perSecond,
     raw_sql_per_s: raw.perSecond,
     non200: endpoint.failed,
+    /** The endpoint run on CLOCK_MONOTONIC (V8's profile clock): a server profile's booking window. */
+    window_us: { fromUs, toUs },
   };
 }
 

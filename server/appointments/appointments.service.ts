@@ -7,6 +7,9 @@ import { sqlKeysetPage, sqlList, toListEnvelope } from "../shared/pagination";
 import { badRequest, conflict, notFound } from "../shared/errors";
 import { eventEmitter } from "../outbox/emit-event";
 import { APPOINTMENT_EVENTS } from "./appointments.events";
+import { OUTBOX_CHANNEL, signalOutboxWrite } from "../outbox/outbox-signal";
+import { databaseKind } from "../db/client";
+import { randomUUID } from "node:crypto";
 import { changedFields } from "../shared/wire";
 import { appointmentResource, TERMINAL_STATUSES, type Appointment, type CreateAppointmentInput, type UpdateAppointmentInput } from "./appointments.types";
 
@@ -50,6 +53,106 @@ export async function createAppointment(db: TenantDb, input: CreateAppointmentIn
     await emitEvent(tx, "booking.created", { object: appointment });
     return appointment;
   });
+}
+
+// The assistant's booking (book_appointment) as ONE statement: the reference checks, the tool-call
+// record, the appointment, its booking.created event and the event's webhook deliveries commit
+// together, with no interactive transaction and no Prisma per-query work (the tool is called in
+// bursts by the assistant runtime; see docs/assistant-tools.md, "Performance"). It follows
+// createAppointment's rules (references visible to the tenant, else 404; created `confirmed`;
+// scheduled_end after scheduled_start) and writeEvent's outbox rule (one delivery per enabled
+// subscription to the event's type; NOTIFY at commit on PostgreSQL, and the in-process signal).
+// The tool-call record is the one server/tools/tool-calls.ts describes: claimed with ON CONFLICT
+// DO NOTHING on (tenant_id, tool, tool_call_id), so a concurrent repeat waits for this statement
+// and then books nothing; here it is written with its result at once.
+const BOOK_SQL = {
+  text: `WITH visible AS (
+  SELECT ($8::uuid IS NULL OR EXISTS (SELECT 1 FROM conversations c WHERE c.tenant_id = $1::uuid AND c.id = $8::uuid))
+     AND ($9::uuid IS NULL OR EXISTS (SELECT 1 FROM leads l WHERE l.tenant_id = $1::uuid AND l.id = $9::uuid))
+     AND ($10::uuid IS NULL OR EXISTS (SELECT 1 FROM offerings o WHERE o.tenant_id = $1::uuid AND o.id = $10::uuid AND o.deleted_at IS NULL)) AS ok
+), claim AS (
+  INSERT INTO tool_calls (id, tenant_id, tool, tool_call_id, result)
+  SELECT gen_random_uuid(), $1::uuid, $15::text, $16::text, to_jsonb($17::text) FROM visible WHERE ok AND $16::text IS NOT NULL
+  ON CONFLICT (tenant_id, tool, tool_call_id) DO NOTHING RETURNING id
+), booked AS (
+  INSERT INTO appointments (id, tenant_id, customer_name, customer_phone, customer_email, scheduled_start, scheduled_end, status,
+    conversation_id, lead_id, offering_id, location_text, google_calendar_event_id, created_at, updated_at)
+  SELECT $2::uuid, $1::uuid, $3::text, $4::text, $5::text, $6::timestamptz, $7::timestamptz, 'confirmed',
+    $8::uuid, $9::uuid, $10::uuid, $11::text, $12::text, $13::timestamptz, $13::timestamptz
+  FROM visible WHERE ok AND ($16::text IS NULL OR EXISTS (SELECT 1 FROM claim))
+  RETURNING id
+), event AS (
+  INSERT INTO events (id, tenant_id, type, data) SELECT gen_random_uuid(), $1::uuid, 'booking.created', $14::text::jsonb FROM booked RETURNING id
+), deliveries AS (
+  INSERT INTO webhook_deliveries (id, tenant_id, subscription_id, event_id)
+  SELECT gen_random_uuid(), $1::uuid, s.id, event.id FROM event
+  JOIN webhook_subscriptions s ON s.tenant_id = $1::uuid AND s.enabled AND 'booking.created' = ANY (s.events)
+  RETURNING id
+), counted AS (SELECT count(*)::int AS n FROM deliveries)
+SELECT (SELECT ok FROM visible) AS visible, EXISTS (SELECT 1 FROM booked) AS booked, counted.n AS deliveries,
+  (SELECT t.result #>> '{}' FROM tool_calls t WHERE t.tenant_id = $1::uuid AND t.tool = $15::text AND t.tool_call_id = $16::text) AS earlier,
+  CASE WHEN $18::boolean AND counted.n > 0 THEN pg_notify('${OUTBOX_CHANNEL}', '') END AS notified
+FROM counted`,
+};
+
+/** A write tool's call: the tool's name and the runtime's `tool_call_id`. */
+export type ToolCallKey = { tool: string; id: string };
+/**
+ * What bookAppointment did: booked, or (with a tool call) found that call made already. `earlier`
+ * is its stored answer as committed when the statement began, null when the first call committed
+ * while this one waited for it (then the caller reads it again).
+ */
+export type Booking = { booked: Appointment } | { earlier: string | null };
+
+export async function bookAppointment(sql: TenantSql, input: CreateAppointmentInput, call?: ToolCallKey): Promise<Booking> {
+  const start = new Date(input.scheduled_start);
+  const end = new Date(input.scheduled_end);
+  assertEndAfterStart(start, end);
+  const now = new Date().toISOString();
+  const appointment: Appointment = {
+    id: randomUUID(),
+    customer_name: input.customer_name,
+    customer_phone: input.customer_phone,
+    customer_email: input.customer_email ?? null,
+    scheduled_start: start.toISOString(),
+    scheduled_end: end.toISOString(),
+    status: "confirmed",
+    conversation_id: input.conversation_id ?? null,
+    lead_id: input.lead_id ?? null,
+    offering_id: input.offering_id ?? null,
+    location_text: input.location_text ?? null,
+    google_calendar_event_id: input.google_calendar_event_id ?? null,
+    created_at: now,
+    updated_at: now,
+  };
+  // The payload is checked against the catalog as emitEvent does: a mismatch is a bug (a 500, nothing written).
+  const data = APPOINTMENT_EVENTS["booking.created"].parse({ object: appointment });
+  const a = appointment;
+  const [row] = await sql<{ visible: boolean; booked: boolean; deliveries: number; earlier: string | null }>(BOOK_SQL, [
+    a.id,
+    a.customer_name,
+    a.customer_phone,
+    a.customer_email,
+    a.scheduled_start,
+    a.scheduled_end,
+    a.conversation_id,
+    a.lead_id,
+    a.offering_id,
+    a.location_text,
+    a.google_calendar_event_id,
+    now,
+    JSON.stringify(data),
+    call?.tool ?? null,
+    call?.id ?? null,
+    JSON.stringify(appointment),
+    databaseKind() === "postgres",
+  ]);
+  if (row.booked) {
+    if (row.deliveries > 0) signalOutboxWrite();
+    return { booked: appointment };
+  }
+  if (call && (row.earlier !== null || row.visible)) return { earlier: row.earlier };
+  throw notFound();
 }
 
 export async function updateAppointment(db: TenantDb, input: UpdateAppointmentInput): Promise<Appointment> {

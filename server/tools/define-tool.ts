@@ -6,7 +6,13 @@ import type { Scope } from "../auth/principal";
 import type { TenantDb, TenantSql } from "../db/tenant-scope";
 import { MAX_TOOL_CALL_ID } from "./tool-calls";
 
-export type ToolContext = { db: TenantDb; sql: TenantSql; tenantId: string };
+export type ToolContext = {
+  db: TenantDb;
+  sql: TenantSql;
+  tenantId: string;
+  /** The runtime's `tool_call_id`: given only to a tool that `recordsItsCall`. */
+  toolCallId?: string;
+};
 
 export type ToolDeclaration<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> = {
   /** snake_case, as the model calls it */
@@ -26,6 +32,12 @@ export type ToolDeclaration<I extends z.ZodObject = z.ZodObject, O extends z.Zod
   /** A valid call (without `tool_call_id`): documentation, and checked against the schema by tests. */
   example: z.input<I>;
   run(ctx: ToolContext, input: z.output<I>): Promise<z.output<O>>;
+  /**
+   * The tool keeps the tool-call record itself, in the statement that makes its change (same rules
+   * as withToolCall in tool-calls.ts: one change per id, a repeat answers the first result). Without
+   * it, withToolCall wraps `run` in a transaction of its own.
+   */
+  recordsItsCall?: true;
 };
 
 export const defineTool = <I extends z.ZodObject, O extends z.ZodType>(tool: ToolDeclaration<I, O>) => tool;

@@ -10,7 +10,7 @@
 // hourly: a runtime retries a call within seconds or minutes, so a week is ample, and after it a
 // repeated id simply runs again.
 import { getDb } from "../db/client";
-import type { TenantDb, TenantTx } from "../db/tenant-scope";
+import type { TenantDb, TenantSql, TenantTx } from "../db/tenant-scope";
 import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../shared/periodic-job";
 
 export const MAX_TOOL_CALL_ID = 255;
@@ -64,6 +64,18 @@ export async function withToolCall<R>(
     // null: the record went away between the insert and the read (pruned); the call runs again.
     if (outcome.text !== null) return JSON.parse(outcome.text) as R;
   }
+}
+
+// The same read as a tenant prepared statement ($1 is the tenant).
+const STORED_RESULT_STATEMENT = { text: STORED_RESULT_SQL };
+
+/**
+ * A tool that writes its call's record in the very statement that makes its change (book_appointment,
+ * see `recordsItsCall`) answers a repeat with this: the first call's answer text, null if there is none.
+ */
+export async function storedToolCallResult(sql: TenantSql, tool: string, toolCallId: string): Promise<string | null> {
+  const [stored] = await sql<{ text: string | null }>(STORED_RESULT_STATEMENT, [tool, toolCallId]);
+  return stored?.text ?? null;
 }
 
 // Batches (the created_at index) keep each statement short; processes pruning at once only race

@@ -28,9 +28,12 @@ function toolProcedure({ tool, input, scope }: RegisteredTool) {
     })
     .input(input)
     .output(tool.output)
-    .mutation(({ ctx, input: { tool_call_id: toolCallId, ...args } }) =>
-      withToolCall(ctx.db, ctx.tenantId, tool.name, toolCallId as string | undefined, (db) => tool.run({ db, sql: ctx.sql, tenantId: ctx.tenantId }, args)),
-    );
+    .mutation(({ ctx, input: { tool_call_id, ...args } }) => {
+      const toolCallId = tool_call_id as string | undefined;
+      const context = { db: ctx.db, sql: ctx.sql, tenantId: ctx.tenantId };
+      if (tool.recordsItsCall) return tool.run({ ...context, toolCallId }, args);
+      return withToolCall(ctx.db, ctx.tenantId, tool.name, toolCallId, (db) => tool.run({ ...context, db }, args));
+    });
 }
 
 const listToolsInput = z.strictObject({

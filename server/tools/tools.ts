@@ -5,14 +5,15 @@ import { uuid } from "../shared/wire";
 import { unknownFieldMessage } from "../shared/strict-body";
 import { offeringSchema } from "../offerings/offerings.types";
 import { searchOfferings, searchOfferingsInput } from "../offerings/offerings.search";
-import { appointmentSchema, createAppointmentInput } from "../appointments/appointments.types";
-import { createAppointment, updateAppointment } from "../appointments/appointments.service";
+import { appointmentSchema, createAppointmentInput, type Appointment, type CreateAppointmentInput } from "../appointments/appointments.types";
+import { bookAppointment, updateAppointment } from "../appointments/appointments.service";
 import { handoffLeadInput, leadSchema } from "../leads/leads.types";
 import { requestLeadHandoff } from "../leads/leads.service";
 import { csatSchema, recordCsatInput } from "../csat/csat.types";
 import { recordCsat } from "../csat/csat.service";
 import { conversationContextSchema, getConversationContext, upsertConversationLead, upsertLeadInput } from "./conversation-tools";
-import { defineTool, requiredScope, toolInputSchema, type ToolDeclaration } from "./define-tool";
+import { defineTool, requiredScope, toolInputSchema, type ToolContext, type ToolDeclaration } from "./define-tool";
+import { storedToolCallResult } from "./tool-calls";
 
 const EXAMPLE_CONVERSATION = "3f2b9c1e-5a4d-4e8f-9b7a-1c2d3e4f5a6b";
 const EXAMPLE_LEAD = "7d1e2f3a-4b5c-4d6e-8f7a-9b0c1d2e3f4a";
@@ -87,8 +88,25 @@ export const bookAppointmentTool = defineTool({
     offering_id: EXAMPLE_OFFERING,
     location_text: "Marina Gate 2, lobby",
   },
-  run: ({ db }, input) => createAppointment(db, input),
+  recordsItsCall: true,
+  run: bookOnce,
 });
+
+/**
+ * book_appointment in one statement (bookAppointment, the same rules as POST /appointments) with
+ * its tool-call record; a repeat of the id answers the first call's stored answer.
+ */
+async function bookOnce({ sql, toolCallId }: ToolContext, input: CreateAppointmentInput): Promise<Appointment> {
+  const call = toolCallId === undefined ? undefined : { tool: "book_appointment", id: toolCallId };
+  for (;;) {
+    const booking = await bookAppointment(sql, input, call);
+    if ("booked" in booking) return booking.booked;
+    // The first call committed while this one waited for it: its answer is there now.
+    const text = booking.earlier ?? (call ? await storedToolCallResult(sql, call.tool, call.id) : null);
+    // null: the record was pruned in between; the call runs again (as withToolCall does).
+    if (text !== null) return JSON.parse(text) as Appointment;
+  }
+}
 
 export const rescheduleAppointmentTool = defineTool({
   name: "reschedule_appointment",
