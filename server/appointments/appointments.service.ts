@@ -1,14 +1,14 @@
 // Appointment actions: create (booking.created), and a PATCH whose status and schedule changes
 // emit booking.cancelled / booking.completed / booking.rescheduled.
 import type { Prisma } from "../db/generated/client";
-import type { TenantDb, TenantSql, TenantTx } from "../db/tenant-scope";
+import { scopeSqlToTenant, type TenantDb, type TenantSql, type TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
 import { sqlKeysetPage, sqlList, toListEnvelope } from "../shared/pagination";
 import { badRequest, conflict, notFound } from "../shared/errors";
 import { eventEmitter } from "../outbox/emit-event";
 import { APPOINTMENT_EVENTS } from "./appointments.events";
 import { OUTBOX_CHANNEL, signalOutboxWrite } from "../outbox/outbox-signal";
-import { databaseKind } from "../db/client";
+import { databaseKind, getSql } from "../db/client";
 import { randomUUID } from "node:crypto";
 import { changedFields } from "../shared/wire";
 import { appointmentResource, TERMINAL_STATUSES, type Appointment, type CreateAppointmentInput, type UpdateAppointmentInput } from "./appointments.types";
@@ -44,27 +44,23 @@ export async function listAppointments(sql: TenantSql, input: { limit?: number; 
   return toListEnvelope(await sqlKeysetPage<Appointment>(sql, APPOINTMENTS_LIST, input), (row) => row);
 }
 
+/** POST /appointments (and the demo's seeds): the same one statement as the assistant's book_appointment. */
 export async function createAppointment(db: TenantDb, input: CreateAppointmentInput): Promise<Appointment> {
-  assertEndAfterStart(new Date(input.scheduled_start), new Date(input.scheduled_end));
-  return db.$transaction(async (tx) => {
-    await assertReferencesVisible(tx, input);
-    const row = await tx.appointment.create({ data: { ...appointmentResource.patchToColumns(input), tenantId: tx.tenantId, status: "confirmed" } });
-    const appointment = appointmentToWire(row);
-    await emitEvent(tx, "booking.created", { object: appointment });
-    return appointment;
-  });
+  const booking = await bookAppointment(scopeSqlToTenant(await getSql(), db.tenantId), input);
+  if (!("booked" in booking)) throw notFound();
+  return booking.booked;
 }
 
-// The assistant's booking (book_appointment) as ONE statement: the reference checks, the tool-call
-// record, the appointment, its booking.created event and the event's webhook deliveries commit
-// together, with no interactive transaction and no Prisma per-query work (the tool is called in
-// bursts by the assistant runtime; see docs/assistant-tools.md, "Performance"). It follows
-// createAppointment's rules (references visible to the tenant, else 404; created `confirmed`;
-// scheduled_end after scheduled_start) and writeEvent's outbox rule (one delivery per enabled
-// subscription to the event's type; NOTIFY at commit on PostgreSQL, and the in-process signal).
-// The tool-call record is the one server/tools/tool-calls.ts describes: claimed with ON CONFLICT
-// DO NOTHING on (tenant_id, tool, tool_call_id), so a concurrent repeat waits for this statement
-// and then books nothing; here it is written with its result at once.
+// A booking (POST /appointments and the assistant's book_appointment) as ONE statement: the
+// reference checks, the tool-call record, the appointment, its booking.created event and the
+// event's webhook deliveries commit together, with no interactive transaction and no Prisma
+// per-query work (see docs/assistant-tools.md, "Performance"). Its rules: references visible to
+// the tenant, else 404; created `confirmed`; scheduled_end after scheduled_start; and writeEvent's
+// outbox rule (one delivery per enabled subscription to the event's type; NOTIFY at commit on
+// PostgreSQL, and the in-process signal). The tool-call record is the one
+// server/tools/tool-calls.ts describes: claimed with ON CONFLICT DO NOTHING on (tenant_id, tool,
+// tool_call_id), so a concurrent repeat waits for this statement and then books nothing; here it
+// is written with its result at once.
 const BOOK_SQL = {
   text: `WITH visible AS (
   SELECT ($8::uuid IS NULL OR EXISTS (SELECT 1 FROM conversations c WHERE c.tenant_id = $1::uuid AND c.id = $8::uuid))
