@@ -8,7 +8,7 @@ import { scopeToTenant } from "../../server/db/tenant-scope";
 import { emitEvent } from "../../server/events/emit-any-event";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
 import { tenantWithKey } from "../helpers/api";
-import { startConsumer, eventually, type Consumer } from "../helpers/webhook-consumer";
+import { startConsumer, type Consumer } from "../helpers/webhook-consumer";
 import { dashboardCaller, deliveriesOf, startWorkerProcess, stopWorkerProcess } from "../helpers/webhooks";
 
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
@@ -41,14 +41,11 @@ describe.skipIf(!process.env.DATABASE_URL)("several workers on one PostgreSQL", 
     }
     await Promise.all([startWorker(), startWorker(), startEmbeddedWorker()]);
     await consumer.waitFor(EVENTS * 2, 30_000);
-    const deliveries = await eventually(async () => {
-      const list = await deliveriesOf(tenantId);
-      return list.every((d) => d.status === "delivered") ? list : null;
-    });
     // All three workers stopped: each finished and recorded its attempts in flight, and sends nothing more.
     await Promise.all([...children.map(stopWorkerProcess), stopEmbeddedWorker()]);
     expect(consumer.received).toHaveLength(EVENTS * 2);
     expect(new Set(consumer.received.map((r) => `${r.path} ${r.body.id}`)).size).toBe(EVENTS * 2);
-    expect(deliveries.every((d) => d.attempts.length === 1)).toBe(true);
+    const deliveries = await deliveriesOf(tenantId); // the first 100 of the 120
+    expect(deliveries.filter((d) => d.status !== "delivered" || d.attempts.length !== 1)).toEqual([]);
   }, 120_000);
 });
