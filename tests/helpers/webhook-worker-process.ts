@@ -6,11 +6,12 @@ import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/e
 import { closeDb } from "../../server/db/client";
 
 await startEmbeddedWorker({ pollIntervalMs: 50 });
-process.stdout.write("ready\n");
 const keepAlive = setInterval(() => {}, 1 << 30);
-process.once("SIGTERM", async () => {
+// Before "ready": the test may signal the moment it reads that line.
+process.on("SIGTERM", async () => {
   await stopEmbeddedWorker();
   await closeDb();
   clearInterval(keepAlive);
   process.exit(0);
 });
+process.stdout.write("ready\n");
