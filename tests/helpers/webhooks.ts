@@ -1,9 +1,44 @@
-// Webhook test helpers: a dashboard tRPC caller for a tenant, and the delivery rows of a tenant.
+// Webhook test helpers: a dashboard tRPC caller for a tenant, the delivery rows of a tenant, and
+// worker processes (webhook-worker-process.ts) to start, stop gracefully or kill.
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
 export { dashboardCaller } from "./api";
+import { exitOf } from "./http-client";
 import { getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { listDeliveries } from "../../server/webhooks/webhooks.service";
 
 export async function deliveriesOf(tenantId: string, subscriptionId?: string) {
   return (await listDeliveries(scopeToTenant(await getDb(), tenantId), { limit: 100, subscription_id: subscriptionId })).data;
+}
+
+/** Starts webhook-worker-process.ts with this process's environment plus `env`; resolves once it is ready. */
+export async function startWorkerProcess(env: Record<string, string> = {}): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", path.resolve(__dirname, "webhook-worker-process.ts")], {
+    env: { ...process.env, LOG_LEVEL: "silent", ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on("data", (d: Buffer) => d.toString().includes("ready") && resolve());
+    child.once("exit", (code) => reject(new Error(`worker process exited with ${code}`)));
+  });
+  return child;
+}
+
+/**
+ * Stops a worker process gracefully and resolves on its exit: its attempts in flight have been
+ * sent and recorded by then, and it sends nothing more.
+ */
+export async function stopWorkerProcess(child: ChildProcess): Promise<void> {
+  const exited = exitOf(child, 30_000);
+  child.kill("SIGTERM");
+  const { code, signal } = await exited;
+  if (code !== 0) throw new Error(`worker process exited with ${code ?? signal} on SIGTERM`);
+}
+
+/** Kills a worker process outright (mid-attempt) and resolves on its exit. */
+export async function killWorkerProcess(child: ChildProcess): Promise<void> {
+  const exited = exitOf(child, 30_000);
+  child.kill("SIGKILL");
+  await exited;
 }

@@ -14,6 +14,7 @@ import type { Running } from "../../scripts/bench/services";
 import { tenantWithKey } from "../helpers/api";
 import { PASSWORD, userInTenant } from "../helpers/dashboard";
 import { hasNextBuild, startMount } from "../helpers/http-mounts";
+import { startOfNextWindowIn, windowClockEnv } from "../helpers/rate-limit-clock";
 
 type Answer = { status: number; headers: IncomingHttpHeaders; body: string };
 
@@ -43,12 +44,6 @@ function send(method: string, path: string, opts: { from?: string; headers?: Rec
   });
 }
 
-/** Waits, if need be, until a minute-aligned window has at least `needMs` left, so counts stay in one window. */
-async function windowWithRoomFor(needMs: number) {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < needMs) await new Promise((r) => setTimeout(r, left + 50));
-}
-
 async function signIn(from: string, password: string, forwardedFor?: string) {
   const headers: Record<string, string> = { "content-type": "application/json", origin: server.url };
   if (forwardedFor) headers["x-forwarded-for"] = forwardedFor;
@@ -61,14 +56,15 @@ describe.skipIf(!hasNextBuild())("limits through the lean front (needs `next bui
     api = { key, wrongSecret: key.slice(0, -6) + (key.endsWith("000000") ? "111111" : "000000") };
     dashboardEmail = await userInTenant(tenantId, "member");
     // Production defaults: the test setup's RATE_LIMIT_TIMEOUT_MS (read by the old fail-open timeout) does not apply.
-    server = await startMount("lean", { RATE_LIMIT_TIMEOUT_MS: undefined });
+    // Its clock is moved to the start of a window before each exact count (no wait for a fresh minute).
+    server = await startMount("lean", { RATE_LIMIT_TIMEOUT_MS: undefined, ...windowClockEnv() });
   }, 180_000);
   afterAll(async () => {
     await server?.stop();
   });
 
   it("429_burst_of_400_concurrent_connections_on_one_key_admits_exactly_200_each_with_rate_limit_headers", async () => {
-    await windowWithRoomFor(20_000);
+    const windowStart = await startOfNextWindowIn(server.proc);
     const answers = await Promise.all(
       Array.from({ length: 400 }, () => send("GET", "/api/v1/offerings?limit=1", { headers: { authorization: `Bearer ${api.key}` } })),
     );
@@ -78,6 +74,7 @@ describe.skipIf(!hasNextBuild())("limits through the lean front (needs `next bui
     for (const a of admitted) expect(a.headers["x-ratelimit-limit"]).toBe("200");
     expect(admitted.map((a) => Number(a.headers["x-ratelimit-remaining"])).sort((x, y) => x - y)).toEqual(Array.from({ length: 200 }, (_, i) => i));
     const reset = admitted[0]!.headers["x-ratelimit-reset"];
+    expect(reset).toBe(String((windowStart + 60_000) / 1000)); // the window the server's clock was moved into
     for (const a of refused) {
       expect(JSON.parse(a.body)).toEqual({ error: { code: "rate_limited", message: "per-key rate limit exceeded" } });
       expect(a.headers["x-ratelimit-limit"]).toBe("200");
@@ -95,7 +92,7 @@ describe.skipIf(!hasNextBuild())("limits through the lean front (needs `next bui
       .concat(signedIn.headers["set-cookie"] ?? [])
       .map((c) => c.split(";")[0])
       .join("; ");
-    await windowWithRoomFor(20_000);
+    await startOfNextWindowIn(server.proc);
     const calls = Array.from({ length: 20 }, () => "offerings.list").join(",");
     const input = encodeURIComponent(JSON.stringify(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [i, { limit: 1 }]))));
     const batches = await Promise.all(
@@ -120,7 +117,7 @@ describe.skipIf(!hasNextBuild())("limits through the lean front (needs `next bui
   });
 
   it("429_501st_bad_secret_request_from_one_address_whatever_x_forwarded_for_says_another_address_gets_401", async () => {
-    await windowWithRoomFor(30_000);
+    await startOfNextWindowIn(server.proc);
     const attacker = freshLoopback();
     const bad = (from: string, i: number) =>
       send("GET", "/api/v1/offerings?limit=1", { from, headers: { authorization: `Bearer ${api.wrongSecret}`, "x-forwarded-for": `198.51.100.${i % 250}` } });

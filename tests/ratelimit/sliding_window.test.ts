@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createLayeredLimiter, createSurfaceLimiters } from "../../server/ratelimit";
+import { startOfNextWindow } from "../helpers/rate-limit-clock";
 import { DEFAULTS, STORE_KINDS, freezeDateAt, restoreDateAfterEach, useStore } from "./store-fixtures";
 
 const CONFIG = DEFAULTS;
@@ -109,9 +110,8 @@ describe.each(STORE_KINDS)("sliding window, %s store", (kind) => {
       store: store(),
       layers: [{ name: "key", limit: 5, windowMs: 1000, message: "per-key rate limit exceeded" }],
     });
-    // Start early in a window so the burst cannot straddle a boundary.
-    const phase = Date.now() % 1000;
-    if (phase > 300) await new Promise((r) => setTimeout(r, 1000 - phase + 10));
+    // Start at the beginning of a window (the clock moved there, running on in real time) so the burst cannot straddle a boundary.
+    startOfNextWindow(1000);
     for (let i = 0; i < 5; i++) expect((await limiter.check({ key: "k" })).allowed).toBe(true);
     const refused = await limiter.check({ key: "k" });
     expect(refused.allowed).toBe(false);

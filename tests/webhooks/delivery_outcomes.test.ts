@@ -8,7 +8,7 @@ import { call, tenantWithKey } from "../helpers/api";
 import { startConsumer, eventually, type Consumer } from "../helpers/webhook-consumer";
 import { dashboardCaller, deliveriesOf } from "../helpers/webhooks";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
-import { getDb } from "../../server/db/client";
+import { databaseKind, getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { emitEvent } from "../../server/events/emit-any-event";
 
@@ -29,10 +29,21 @@ async function subscribe(tenantId: string, url: string, events: string[] = ["off
 }
 
 const offering = { title: "Villa", price: 1500.5, price_currency: "USD" };
+const WORKER = { pollIntervalMs: 100 };
 
 beforeAll(async () => {
-  await startEmbeddedWorker({ pollIntervalMs: 100 });
+  await startEmbeddedWorker(WORKER);
 });
+
+/**
+ * Stops the worker, which waits for its attempts in flight to be sent and recorded, and starts it
+ * again: every request the worker had begun has reached its consumer by then, and whatever it
+ * would send later is a pending row with a due time (asserted on by the caller).
+ */
+async function drainWorker() {
+  await stopEmbeddedWorker();
+  await startEmbeddedWorker(WORKER);
+}
 afterAll(async () => {
   await stopEmbeddedWorker();
   for (const c of consumers) await c.close();
@@ -103,9 +114,10 @@ describe("embedded delivery engine", () => {
     await call("POST", "/offerings", { key, body: offering });
     await c.waitFor(1);
     const delivery = await eventually(async () => (await deliveriesOf(tenantId)).find((d) => d.status === "permanent_fail"));
-    await new Promise((r) => setTimeout(r, DELAYS[1] + 300));
-    expect(c.received).toHaveLength(1);
+    // No retry is scheduled (not pending, no due time) and nothing is in flight: no second request can come.
     expect(delivery).toMatchObject({ status: "permanent_fail", attempt_count: 1, last_status_code: 410, response_body: "answer 410", next_attempt_at: null });
+    await drainWorker();
+    expect(c.received).toHaveLength(1);
     expect((await deliveriesOf(tenantId))[0].attempts).toHaveLength(1);
   });
 
@@ -161,21 +173,32 @@ describe("embedded delivery engine", () => {
     const c = await consumer(200);
     await subscribe(tenantId, c.url(), ["csat.received"]);
     const db = scopeToTenant(await getDb(), tenantId);
+    // A sentinel event of another tenant, committed while the transaction below is open: once it
+    // arrives, the worker has claimed at least once with the uncommitted delivery in the table.
+    const other = await tenantWithKey();
+    await subscribe(other.tenantId, c.url("/sentinel"), ["csat.received"]);
     const csat = () => ({
       object: { id: crypto.randomUUID(), conversation_id: crypto.randomUUID(), score: 4, comment: null, created_at: new Date().toISOString() },
     });
     await expect(
       db.$transaction(async (tx) => {
         await emitEvent(tx, "csat.received", csat());
-        await new Promise((r) => setTimeout(r, 200)); // the worker was signalled and polls meanwhile
+        // On PGlite every other query (the worker's claim too) queues behind this transaction.
+        if (databaseKind() === "postgres") {
+          await scopeToTenant(await getDb(), other.tenantId).$transaction((otx) => emitEvent(otx, "csat.received", csat()));
+          await c.waitFor(1);
+        }
         throw new Error("rolled back");
       }),
     ).rejects.toThrow("rolled back");
     await db.$transaction((tx) => emitEvent(tx, "csat.received", csat()));
-    await c.waitFor(1);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(c.received).toHaveLength(1);
+    const sentinels = databaseKind() === "postgres" ? 1 : 0;
+    await c.waitFor(sentinels + 1);
     expect(await db.event.count({})).toBe(1);
+    expect(await deliveriesOf(tenantId)).toHaveLength(1); // the rolled-back event left no delivery to send later
+    await drainWorker();
+    expect(c.received.filter((r) => r.path === "/hook")).toHaveLength(1);
+    expect(c.received).toHaveLength(sentinels + 1);
   });
 
   it("sends each subscription only its own events, never another tenant's", async () => {
@@ -189,7 +212,12 @@ describe("embedded delivery engine", () => {
     const created = await call("POST", "/offerings", { key: a.key, body: offering });
     await call("PATCH", `/offerings/${created.body.id}`, { key: a.key, body: { title: "Villa 2" } });
     await c.waitFor(3);
-    await new Promise((r) => setTimeout(r, 300));
+    // Every delivery row is recorded (none pending) and nothing is in flight: no further request can come.
+    await eventually(async () => {
+      const rows = await deliveriesOf(a.tenantId);
+      return rows.length === 3 && rows.every((d) => d.status === "delivered");
+    });
+    await drainWorker();
     const got = c.received.map((r) => `${r.path} ${r.body.event} ${r.body.tenant_id === a.tenantId ? "A" : "B"}`).sort();
     expect(got).toEqual(["/a-both offering.created A", "/a-both offering.updated A", "/a-created offering.created A"]);
     expect((await deliveriesOf(a.tenantId, createdOnly.id)).map((d) => d.event_type)).toEqual(["offering.created"]);

@@ -1,11 +1,10 @@
 // The embedded worker survives its process dying mid-attempt: the delivery's lease expires, a
 // restarted worker takes it again, and every recorded attempt is still there (nothing lost).
-import { spawn, type ChildProcess } from "node:child_process";
-import path from "node:path";
+import type { ChildProcess } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
 import { call, tenantWithKey } from "../helpers/api";
 import { startConsumer, type Consumer } from "../helpers/webhook-consumer";
-import { dashboardCaller, deliveriesOf } from "../helpers/webhooks";
+import { dashboardCaller, deliveriesOf, killWorkerProcess, startWorkerProcess, stopWorkerProcess } from "../helpers/webhooks";
 import { closeDb } from "../../server/db/client";
 
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
@@ -24,24 +23,11 @@ afterAll(async () => {
   await consumer?.close();
 });
 
-async function startWorkerProcess(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", path.resolve(__dirname, "../helpers/webhook-worker-process.ts")], {
-    env: { ...process.env, ...WORKER_ENV },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+async function startWorker(): Promise<ChildProcess> {
+  const child = await startWorkerProcess(WORKER_ENV);
   children.push(child);
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on("data", (d: Buffer) => d.toString().includes("ready") && resolve());
-    child.once("exit", (code) => reject(new Error(`worker process exited with ${code}`)));
-  });
   return child;
 }
-
-const kill = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    child.once("exit", () => resolve());
-    child.kill("SIGKILL");
-  });
 
 describe("embedded worker across process restarts", () => {
   it("a delivery in flight when its worker is killed is retried after a restart; no attempt is lost", async () => {
@@ -51,14 +37,13 @@ describe("embedded worker across process restarts", () => {
     expect((await call("POST", "/offerings", { key, body: { title: "A", price: 1, price_currency: "USD" } })).status).toBe(201);
     await closeDb(); // PGlite admits one process: hand the database to the worker process
 
-    const first = await startWorkerProcess();
+    const first = await startWorker();
     await consumer.waitFor(3, 20_000); // attempts 1 and 2 answered 503; attempt 3 is hanging
-    await kill(first);
+    await killWorkerProcess(first);
 
-    const second = await startWorkerProcess();
+    const second = await startWorker();
     await consumer.waitFor(4, 20_000); // the lease expired: attempt 3 again, answered 200
-    await new Promise((r) => setTimeout(r, 500));
-    await kill(second);
+    await stopWorkerProcess(second); // exits once that answer is recorded
 
     const [delivery] = await deliveriesOf(tenantId);
     expect(delivery).toMatchObject({ status: "delivered", cycle: 1, attempt_count: 3, last_status_code: 200 });
