@@ -8,9 +8,10 @@ import type { Running } from "../../scripts/bench/services";
 import { mountFor } from "../../server/http/lean-server";
 import { toolCatalogAs } from "../../server/tools/catalog";
 import { newKey, tenantWithKey } from "../helpers/api";
-import { callTool, insideOneWindow } from "../helpers/agent";
+import { callTool } from "../helpers/agent";
 import { makeConversation } from "../helpers/conversations";
 import { hasNextBuild, startMount } from "../helpers/http-mounts";
+import { startOfNextWindowIn, windowClockEnv } from "../helpers/rate-limit-clock";
 
 const MISSING = "00000000-0000-4000-8000-000000000000";
 const HOUR = 3_600_000;
@@ -54,7 +55,7 @@ describe.skipIf(!hasNextBuild())("agent tools over HTTP through the lean front (
     theirAppointmentId = (await callTool(other.key, "book_appointment", booking())).body.id;
     limitedKey = (await tenantWithKey()).key;
     mcpKey = (await tenantWithKey()).key;
-    server = await startMount("lean");
+    server = await startMount("lean", windowClockEnv());
   }, 180_000);
 
   afterAll(async () => {
@@ -124,7 +125,7 @@ describe.skipIf(!hasNextBuild())("agent tools over HTTP through the lean front (
   });
 
   it("the_51st_call_of_one_tool_in_a_minute_is_a_429_while_another_tool_still_answers", { timeout: 120_000 }, async () => {
-    await insideOneWindow();
+    await startOfNextWindowIn(server.proc);
     for (let i = 0; i < 50; i++) expect((await post("search_offerings", { query: "flat" }, limitedKey)).status).toBe(200);
     const refused = await post("search_offerings", { query: "flat" }, limitedKey);
     expect(refused.status).toBe(429);
@@ -188,7 +189,7 @@ describe.skipIf(!hasNextBuild())("agent tools over HTTP through the lean front (
   });
 
   it("mcp_shares_the_per_tool_limit_with_the_rest_endpoint", { timeout: 120_000 }, async () => {
-    await insideOneWindow();
+    await startOfNextWindowIn(server.proc);
     for (let i = 0; i < 50; i++) expect((await post("search_offerings", {}, mcpKey)).status).toBe(200);
     const client = await mcpClient(mcpKey);
     try {

@@ -5,7 +5,8 @@
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { resetRateLimitStoreForTests } from "../../server/ratelimit";
 import { newKey, tenantWithKey } from "../helpers/api";
-import { callTool, insideOneWindow } from "../helpers/agent";
+import { callTool } from "../helpers/agent";
+import { startOfNextWindow } from "../helpers/rate-limit-clock";
 import { makeConversation } from "../helpers/conversations";
 
 const saved = { tenant: process.env.RATE_LIMIT_PER_TENANT, key: process.env.RATE_LIMIT_PER_KEY };
@@ -18,7 +19,7 @@ async function limitsAre(perTenant: number, perKey: number) {
 }
 
 describe("one limit check per tool call", { timeout: 60_000 }, () => {
-  beforeEach(() => insideOneWindow());
+  beforeEach(() => startOfNextWindow());
   afterAll(async () => {
     restore("RATE_LIMIT_PER_TENANT", saved.tenant);
     restore("RATE_LIMIT_PER_KEY", saved.key);
