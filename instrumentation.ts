@@ -4,6 +4,6 @@
 // path, so Next's bundle never loads the server's code (one live copy of each module).
 export async function register() {
   if (process.env.NEXT_RUNTIME !== "nodejs" || process.env.TDP_LEAN_FRONT === "1") return;
-  const { startServerProcess } = await import("./server/startup");
+  const { startServerProcess } = await import("./server/http/startup");
   await startServerProcess();
 }

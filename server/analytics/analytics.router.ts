@@ -1,4 +1,4 @@
-import { router, tenantProcedure } from "../trpc";
+import { router, tenantProcedure } from "../trpc/trpc";
 import { weeklyRollupInput, weeklyRollupSchema } from "./analytics.types";
 import { previousPeriodTotals, weeklyRollup } from "./analytics.service";
 

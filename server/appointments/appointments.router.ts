@@ -1,4 +1,4 @@
-import { router, tenantProcedure } from "../trpc";
+import { router, tenantProcedure } from "../trpc/trpc";
 import { appointmentListSchema, appointmentSchema, createAppointmentInput, listAppointmentsInput, updateAppointmentInput } from "./appointments.types";
 import { createAppointment, listAppointments, updateAppointment } from "./appointments.service";
 

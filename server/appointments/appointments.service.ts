@@ -3,11 +3,14 @@
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantSql, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { isoText, sqlKeysetPage, sqlList, toListEnvelope } from "../api/pagination";
-import { badRequest, conflict, notFound } from "../errors";
-import { emitEvent } from "../events/emit-event";
-import { changedFields, pickColumns } from "../api/wire";
+import { isoText, sqlKeysetPage, sqlList, toListEnvelope } from "../shared/pagination";
+import { badRequest, conflict, notFound } from "../shared/errors";
+import { eventEmitter } from "../outbox/emit-event";
+import { APPOINTMENT_EVENTS } from "./appointments.events";
+import { changedFields, pickColumns } from "../shared/wire";
 import { TERMINAL_STATUSES, type Appointment, type CreateAppointmentInput, type UpdateAppointmentInput } from "./appointments.types";
+
+const emitEvent = eventEmitter(APPOINTMENT_EVENTS);
 
 type AppointmentRow = Prisma.AppointmentGetPayload<object>;
 

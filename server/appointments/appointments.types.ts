@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { invalid, isoDateTime, uuid } from "../api/wire";
-import { listEnvelope, pageQuery } from "../api/pagination";
-import { unknownFieldMessage } from "../api/strict-body";
+import { invalid, isoDateTime, uuid } from "../shared/wire";
+import { listEnvelope, pageQuery } from "../shared/pagination";
+import { unknownFieldMessage } from "../shared/strict-body";
 
 export const APPOINTMENT_STATUSES = ["confirmed", "cancelled", "completed"] as const;
 export const TERMINAL_STATUSES = new Set(["cancelled", "completed"]);

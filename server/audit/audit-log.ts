@@ -2,7 +2,7 @@
 // whose cells cannot run as spreadsheet formulas.
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb } from "../db/tenant-scope";
-import { keysetPage, toListEnvelope } from "../api/pagination";
+import { keysetPage, toListEnvelope } from "../shared/pagination";
 import { AUDIT_CSV_MAX_ROWS, type AuditEntry, type AuditFilter } from "./audit-log.types";
 
 const DAY_MS = 86_400_000;

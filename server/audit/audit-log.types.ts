@@ -1,7 +1,7 @@
 // Inputs of the dashboard's audit log (list and CSV export). Free of Node imports: the page
 // validates its filter form with these same schemas.
 import { z } from "zod";
-import { pageQuery } from "../api/pagination";
+import { pageQuery } from "../shared/pagination";
 
 /** Most rows one CSV export holds (newest first); the answer says when more matched. */
 export const AUDIT_CSV_MAX_ROWS = 10_000;

@@ -1,6 +1,6 @@
 // Issuing, listing and revoking API keys (used by the dashboard router and the operator CLI).
 import type { TenantDb } from "../db/tenant-scope";
-import { notFound } from "../errors";
+import { notFound } from "../shared/errors";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
 import { generateApiKey } from "./api-key-format";
 import type { Scope } from "./principal";

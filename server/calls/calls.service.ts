@@ -12,15 +12,18 @@
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { changedFields, toIsoOrNull } from "../api/wire";
-import { keysetPage, toListEnvelope } from "../api/pagination";
-import { notFound } from "../errors";
-import { emitEvent } from "../events/emit-event";
+import { changedFields, toIsoOrNull } from "../shared/wire";
+import { keysetPage, toListEnvelope } from "../shared/pagination";
+import { notFound } from "../shared/errors";
+import { eventEmitter } from "../outbox/emit-event";
+import { CALL_EVENTS } from "./calls.events";
 import { countNewMessages, findOrCreateConversation, type ConversationRow } from "../conversations/conversations.service";
-import { normalizeCustomerIdentifier } from "../conversations/customer-identifier";
-import { insertMessagesOnce, INGEST_TRANSACTION, reopenIfClosed } from "../channels/ingest";
+import { normalizeCustomerIdentifier } from "../shared/customer-identifier";
+import { insertMessagesOnce, INGEST_TRANSACTION, reopenIfClosed } from "../conversations/ingest";
 import type { ChannelProvider } from "../channels/providers";
 import type { Call, CallStatus } from "./calls.types";
+
+const emitEvent = eventEmitter(CALL_EVENTS);
 
 export type CallRow = Prisma.CallGetPayload<object>;
 

@@ -1,8 +1,8 @@
 // Calls on the wire: the resource of `GET /conversations/{id}/calls` and the `object` of the call.*
 // events (the event catalog uses this schema: one definition).
 import { z } from "zod";
-import { uuid } from "../api/wire";
-import { listEnvelope, pageQuery } from "../api/pagination";
+import { uuid } from "../shared/wire";
+import { listEnvelope, pageQuery } from "../shared/pagination";
 import { CHANNEL_PROVIDERS } from "../channels/providers";
 
 export const CALL_DIRECTIONS = ["inbound", "outbound"] as const;

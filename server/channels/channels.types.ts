@@ -1,9 +1,9 @@
 // Channel connections as the dashboard and the CLI see them: inputs and the wire shape. Credentials
 // are write-only: an input may carry them, no output ever does (only `has_credentials`).
 import { z } from "zod";
-import { invalid, uuid } from "../api/wire";
-import { pageQuery, listEnvelope } from "../api/pagination";
-import { unknownFieldMessage } from "../api/strict-body";
+import { invalid, uuid } from "../shared/wire";
+import { pageQuery, listEnvelope } from "../shared/pagination";
+import { unknownFieldMessage } from "../shared/strict-body";
 import { CHANNEL_PROVIDERS, CONNECTION_CHANNELS, CONNECTION_STATUSES, type ChannelProvider } from "./providers";
 
 const secret = (max = 256) => z.string().trim().min(1, { message: "must not be blank" }).max(max);

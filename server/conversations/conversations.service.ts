@@ -2,14 +2,17 @@
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { changedFields, mergeAttributes, toIsoOrNull } from "../api/wire";
-import { keysetPage, toListEnvelope } from "../api/pagination";
-import { badRequest, conflict, notFound } from "../errors";
-import { emitEvent } from "../events/emit-event";
-import { log } from "../log";
+import { changedFields, mergeAttributes, toIsoOrNull } from "../shared/wire";
+import { keysetPage, toListEnvelope } from "../shared/pagination";
+import { badRequest, conflict, notFound } from "../shared/errors";
+import { eventEmitter } from "../outbox/emit-event";
+import { CONVERSATION_EVENTS } from "./conversations.events";
+import { log } from "../shared/log";
 import { driverForConversation, getChannelDriver, type ChannelDriver, type ChannelSendResult } from "../channels/channel-driver";
-import { normalizeCustomerIdentifier, type Channel } from "./customer-identifier";
+import { normalizeCustomerIdentifier, type Channel } from "../shared/customer-identifier";
 import type { Conversation, CreateConversationInput, Message, SendMessageInput, UpdateConversationInput } from "./conversations.types";
+
+const emitEvent = eventEmitter(CONVERSATION_EVENTS);
 
 export type ConversationRow = Prisma.ConversationGetPayload<object>;
 export type MessageRow = Prisma.MessageGetPayload<object>;

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { attributesInput, invalid, jsonObject, uuid } from "../api/wire";
-import { listEnvelope, pageQuery } from "../api/pagination";
-import { unknownFieldMessage } from "../api/strict-body";
-import { CHANNELS } from "./customer-identifier";
+import { attributesInput, invalid, jsonObject, uuid } from "../shared/wire";
+import { listEnvelope, pageQuery } from "../shared/pagination";
+import { unknownFieldMessage } from "../shared/strict-body";
+import { CHANNELS } from "../shared/customer-identifier";
 
 export const CONVERSATION_STATUSES = ["open", "handoff", "closed"] as const;
 export const MESSAGE_DIRECTIONS = ["inbound", "outbound"] as const;

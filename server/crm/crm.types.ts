@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { unknownFieldMessage } from "../api/strict-body";
+import { unknownFieldMessage } from "../shared/strict-body";
 import { CRM_PROVIDERS } from "./drivers/providers";
 
 /** The canonical key whose mapping names HubSpot's unique property for idempotent upserts. */

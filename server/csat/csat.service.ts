@@ -1,9 +1,12 @@
 // Customer satisfaction answers: stored with their `csat.received` event in one transaction.
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb } from "../db/tenant-scope";
-import { notFound } from "../errors";
-import { emitEvent } from "../events/emit-event";
+import { notFound } from "../shared/errors";
+import { eventEmitter } from "../outbox/emit-event";
+import { CSAT_EVENTS } from "./csat.events";
 import type { CsatResponse, RecordCsatInput } from "./csat.types";
+
+const emitEvent = eventEmitter(CSAT_EVENTS);
 
 type CsatRow = Prisma.CsatResponseGetPayload<object>;
 

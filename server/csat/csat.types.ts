@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { invalid, uuid } from "../api/wire";
-import { unknownFieldMessage } from "../api/strict-body";
+import { invalid, uuid } from "../shared/wire";
+import { unknownFieldMessage } from "../shared/strict-body";
 
 export const MAX_CSAT_COMMENT = 1000;
 

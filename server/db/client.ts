@@ -9,26 +9,17 @@ import postgres from "postgres";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { PrismaClient } from "./generated/client";
 import { acquireEmbeddedLock, releaseEmbeddedLock } from "./embedded-lock";
-import { assertDatabaseReachable, DatabaseTimeoutError, noteDatabaseError, watchDatabase } from "./availability";
-import { log } from "../log";
-import { setting } from "../settings";
+import { DatabaseTimeoutError } from "../shared/database-errors";
+import { assertDatabaseReachable, noteDatabaseError, watchDatabase } from "./availability";
+import { log } from "../shared/log";
+import { setting } from "../shared/settings";
 
 export type Db = PrismaClient;
 /** The client handed to `$transaction(async (tx) => …)` callbacks. */
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
 
-/**
- * A prepared SQL statement: PostgreSQL parses and plans it once per connection (the driver keys it
- * by its text). Hot read paths use these instead of the Prisma client, whose per-query work costs
- * more CPU than the query itself (see docs/architecture.md, "Hot paths").
- */
-export type Statement = { text: string };
-/**
- * Runs a statement; rows come back with the column names of the SQL. Only json/jsonb, arrays,
- * booleans, integers and text are converted (the SQL formats timestamps, dates and numerics as
- * text), so both drivers return the same values.
- */
-export type SqlRunner = <Row>(statement: Statement, values: unknown[]) => Promise<Row[]>;
+import type { SqlRunner, Statement } from "../shared/sql";
+export type { SqlRunner, Statement };
 
 type DbState = { prisma: PrismaClient; sql: SqlRunner; close: () => Promise<void>; kind: "postgres" | "pglite" };
 // Kept on globalThis: under the lean front, Next's bundled copy of this module and the front's own

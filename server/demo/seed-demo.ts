@@ -9,7 +9,7 @@ import { OPERATOR } from "../audit/record-audit";
 import { createTenant } from "../tenants/tenants";
 import { createOffering } from "../offerings/offerings.service";
 import { createAppointment } from "../appointments/appointments.service";
-import { seedConversations } from "../conversations/seed-conversations";
+import { seedConversations } from "./seed-conversations";
 import { createDemoOwner } from "../dashboard/users";
 import { connectDemoChannels, dateConversationsByTheirTraffic } from "./demo-traffic";
 import { driveReceptionistWeek } from "./demo-week";

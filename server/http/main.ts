@@ -4,10 +4,10 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { closeServerProcess, seedDemoTenantIfEnabled, startServerProcess, stopBackgroundWork } from "../startup";
+import { closeServerProcess, seedDemoTenantIfEnabled, startServerProcess, stopBackgroundWork } from "./startup";
 import { closeDb, dataDir, databaseKind, embeddedDatabaseExists, getDb } from "../db/client";
-import { log } from "../log";
-import { checkSettingsOrExit, setting } from "../settings";
+import { log } from "../shared/log";
+import { checkSettingsOrExit, setting } from "../shared/settings";
 import { drainable } from "./drain";
 import { createLeanServer, onFirstUse, type NodeHandler } from "./lean-server";
 

@@ -1,4 +1,4 @@
-import { router, tenantProcedure } from "../trpc";
+import { router, tenantProcedure } from "../trpc/trpc";
 import { createLeadInput, handoffLeadInput, leadListSchema, leadSchema, listLeadsInput, updateLeadInput } from "./leads.types";
 import { createLead, listLeads, requestLeadHandoff, updateLead } from "./leads.service";
 

@@ -2,13 +2,16 @@
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { changedFields, mergeAttributes, pickColumns, toIsoOrNull } from "../api/wire";
-import { keysetPage, toListEnvelope } from "../api/pagination";
-import { conflict, notFound } from "../errors";
-import { emitEvent } from "../events/emit-event";
+import { changedFields, mergeAttributes, pickColumns, toIsoOrNull } from "../shared/wire";
+import { keysetPage, toListEnvelope } from "../shared/pagination";
+import { conflict, notFound } from "../shared/errors";
+import { eventEmitter } from "../outbox/emit-event";
+import { LEAD_EVENTS } from "./leads.events";
 import { conversationToWire, latestMessages } from "../conversations/conversations.service";
 import type { Conversation } from "../conversations/conversations.types";
 import type { CreateLeadInput, HandoffLeadInput, Lead, UpdateLeadInput } from "./leads.types";
+
+const emitEvent = eventEmitter(LEAD_EVENTS);
 
 type LeadRow = Prisma.LeadGetPayload<object>;
 const DAY_MS = 24 * 3600 * 1000;

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { attributesInput, jsonObject, uuid } from "../api/wire";
-import { listEnvelope, pageQuery } from "../api/pagination";
-import { unknownFieldMessage } from "../api/strict-body";
+import { attributesInput, jsonObject, uuid } from "../shared/wire";
+import { listEnvelope, pageQuery } from "../shared/pagination";
+import { unknownFieldMessage } from "../shared/strict-body";
 import { oneOf } from "../conversations/conversations.types";
 
 export const LEAD_STATUSES = ["new", "qualified", "booked", "converted", "lost"] as const;

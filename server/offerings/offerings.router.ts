@@ -1,4 +1,4 @@
-import { router, tenantProcedure } from "../trpc";
+import { router, tenantProcedure } from "../trpc/trpc";
 import { createOfferingInput, listOfferingsInput, offeringListSchema, offeringSchema, updateOfferingInput } from "./offerings.types";
 import { createOffering, listOfferings, updateOffering } from "./offerings.service";
 

@@ -2,11 +2,14 @@
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantSql } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { changedFields, dateFromWire, dateToWire, decimalToWire, mergeAttributes, pickColumns } from "../api/wire";
-import { isoText, sqlKeysetPage, sqlList, toListEnvelope } from "../api/pagination";
-import { notFound } from "../errors";
-import { emitEvent } from "../events/emit-event";
+import { changedFields, dateFromWire, dateToWire, decimalToWire, mergeAttributes, pickColumns } from "../shared/wire";
+import { isoText, sqlKeysetPage, sqlList, toListEnvelope } from "../shared/pagination";
+import { notFound } from "../shared/errors";
+import { eventEmitter } from "../outbox/emit-event";
+import { OFFERING_EVENTS } from "./offerings.events";
 import type { CreateOfferingInput, Offering, UpdateOfferingInput } from "./offerings.types";
+
+const emitEvent = eventEmitter(OFFERING_EVENTS);
 
 type OfferingRow = Prisma.OfferingGetPayload<object>;
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { attributesInput, calendarDate, decimalInput, invalid, jsonObject, uuid } from "../api/wire";
-import { listEnvelope, pageQuery } from "../api/pagination";
-import { unknownFieldMessage } from "../api/strict-body";
+import { attributesInput, calendarDate, decimalInput, invalid, jsonObject, uuid } from "../shared/wire";
+import { listEnvelope, pageQuery } from "../shared/pagination";
+import { unknownFieldMessage } from "../shared/strict-body";
 
 export const offeringSchema = z
   .object({

@@ -6,13 +6,13 @@
 // by its own retry timers, and otherwise by a poll.
 import pg from "pg";
 import type { PrismaClient } from "../db/generated/client";
-import { isDatabaseUnavailable } from "../db/availability";
+import { isDatabaseUnavailable } from "../shared/database-errors";
 import { databaseKind, getDb } from "../db/client";
-import { OUTBOX_CHANNEL, onOutboxWrite } from "../events/outbox-signal";
-import { log } from "../log";
+import { OUTBOX_CHANNEL, onOutboxWrite } from "../outbox/outbox-signal";
+import { log } from "../shared/log";
 import { attemptDelivery, TARGET_COLUMNS, type DeliveryTarget } from "./delivery-attempt";
 import { attemptTimeoutMs } from "./retry-ladder";
-import { setting } from "../settings";
+import { setting } from "../shared/settings";
 
 export type WorkerOptions = {
   /** Attempts in flight at once. */

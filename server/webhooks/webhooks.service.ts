@@ -3,17 +3,17 @@
 // write their audit entry in the same transaction.
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
-import { keysetPage, toListEnvelope } from "../api/pagination";
-import { conflict, notFound } from "../errors";
+import { keysetPage, toListEnvelope } from "../shared/pagination";
+import { conflict, notFound } from "../shared/errors";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
 import { encryptSecret } from "../crypto/secret-box";
 import { eventWireId } from "../events/catalog";
-import { emitTestEvent, wakeDeliveryWorkers } from "../events/emit-event";
+import { emitTestEvent, wakeDeliveryWorkers } from "../outbox/emit-event";
 import { generateWebhookSecret, secretPrefix } from "./signing";
-import { assertAllowedTargetUrl } from "./target-url";
+import { assertAllowedTargetUrl } from "../shared/target-url";
 import { MAX_DELIVERIES_PER_SECOND, UPDATABLE_SUBSCRIPTION_FIELDS } from "./webhooks.types";
 import type { CreateSubscriptionInput, Delivery, DeliveryState, Subscription, UpdateSubscriptionInput } from "./webhooks.types";
-import { setting } from "../settings";
+import { setting } from "../shared/settings";
 
 type SubscriptionRow = Prisma.WebhookSubscriptionGetPayload<object>;
 type DeliveryRow = Prisma.WebhookDeliveryGetPayload<{ include: { event: { select: { type: true } }; attempts: true } }>;

@@ -1,11 +1,8 @@
 import { z } from "zod";
-import { uuid } from "../api/wire";
-import { listEnvelope, pageQuery } from "../api/pagination";
-import { unknownFieldMessage } from "../api/strict-body";
+import { MAX_URL_LENGTH, uuid } from "../shared/wire";
+import { listEnvelope, pageQuery } from "../shared/pagination";
+import { unknownFieldMessage } from "../shared/strict-body";
 import { EVENT_TYPES, TEST_EVENT_TYPE, type EventType } from "../events/catalog";
-
-/** Longest target URL accepted (kept here, free of Node imports, so the dashboard can validate with it). */
-export const MAX_URL_LENGTH = 2048;
 
 /** Outbound rate limit of a subscription, in deliveries (attempts) per second. */
 export const MAX_DELIVERIES_PER_SECOND = { min: 1, max: 1000, default: 50 } as const;

@@ -4,7 +4,7 @@
 // inbound message of a new pair emits `conversation.created` exactly once.
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../server/db/client";
-import { ingestInboundMessage, type InboundMessage } from "../../server/channels/ingest";
+import { ingestInboundMessage, type InboundMessage } from "../../server/conversations/ingest";
 import { createConversation, updateConversation } from "../../server/conversations/conversations.service";
 import { newTenant } from "../helpers/api";
 import { eventsOf, tenantDb, uniquePhone } from "../helpers/conversations";

@@ -1,5 +1,5 @@
 // `/api/v1` itself has no endpoint; the bridge answers with the 404 envelope.
-import { handleRestRequest } from "@/server/api/rest-bridge";
+import { handleRestRequest } from "@/server/http/rest-bridge";
 
 export const dynamic = "force-dynamic";
 const handler = (req: Request) => handleRestRequest(req);

@@ -6,9 +6,9 @@
 // `node --import tsx tests/channels/receivers/both-mounts-main.ts`, HOST / PORT / ROUTE_FILE_PORT.
 import { createServer } from "node:http";
 import { createLeanServer } from "../../../server/http/lean-server";
-import { forwardResolvedClientIp } from "../../../server/http/client-ip";
+import { forwardResolvedClientIp } from "../../../server/shared/client-ip";
 import { sendFetchResponse, toFetchRequest } from "../../../server/http/fetch-bridge";
-import { closeServerProcess, startServerProcess, stopBackgroundWork } from "../../../server/startup";
+import { closeServerProcess, startServerProcess, stopBackgroundWork } from "../../../server/http/startup";
 import * as webhooksRoute from "../../../app/api/webhooks/[...path]/route";
 
 const hostname = process.env.HOST || "127.0.0.1";

@@ -1,6 +1,6 @@
-// Thin mount of the tools' MCP endpoint (server/tools/mcp.ts); the lean front answers this path
+// Thin mount of the tools' MCP endpoint (server/http/mcp.ts); the lean front answers this path
 // itself with the same handler.
-import { handleMcpRequest } from "@/server/tools/mcp";
+import { handleMcpRequest } from "@/server/http/mcp";
 
 export const dynamic = "force-dynamic";
 const handler = (req: Request) => handleMcpRequest(req);

@@ -1,5 +1,5 @@
-import "@/server/dashboard/register";
-import { handleTrpcRequest } from "@/server/api/trpc-handler";
+import "@/server/http/register-dashboard";
+import { handleTrpcRequest } from "@/server/http/trpc-handler";
 
 export const dynamic = "force-dynamic";
 const handler = (req: Request) => handleTrpcRequest(req);

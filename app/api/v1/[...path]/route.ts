@@ -1,5 +1,5 @@
 // Thin mount of the REST bridge; everything that makes a request correct lives in the handler.
-import { handleRestRequest } from "@/server/api/rest-bridge";
+import { handleRestRequest } from "@/server/http/rest-bridge";
 
 export const dynamic = "force-dynamic";
 const handler = (req: Request) => handleRestRequest(req);

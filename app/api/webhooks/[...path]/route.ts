@@ -1,6 +1,6 @@
 // Thin mount of the inbound receivers (Twilio, Retell, WhatsApp Cloud); each verifies its provider's
-// signature over the request as received, in server/channels/receivers.
-import { answerWebhookRequest } from "@/server/channels/receivers";
+// signature over the request as received, in server/receivers.
+import { answerWebhookRequest } from "@/server/receivers";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";

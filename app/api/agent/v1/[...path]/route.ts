@@ -1,6 +1,6 @@
-// Thin mount of the agent tools' REST bridge (server/tools/agent-rest.ts); the lean front answers
+// Thin mount of the agent tools' REST bridge (server/http/agent-rest.ts); the lean front answers
 // these paths itself with the same handler.
-import { handleAgentRequest } from "@/server/tools/agent-rest";
+import { handleAgentRequest } from "@/server/http/agent-rest";
 
 export const dynamic = "force-dynamic";
 const handler = (req: Request) => handleAgentRequest(req);

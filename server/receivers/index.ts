@@ -1,0 +1,93 @@
+// The inbound receivers under /api/webhooks, one per provider, behind one entry (`answerWebhook`)
+// with two mounts: the lean front answers straight from node:http (`answerWebhookFromNode`, no Fetch
+// Request or Response per request: inbound traffic is the busiest write path), and the Next route
+// file (app/api/webhooks/[...path]/route.ts) mounts the Fetch handler (`answerWebhookRequest`).
+// Every request under the prefix first counts against its client address (RATE_LIMIT_PER_IP a
+// minute, default 500): past it the answer is a 429 with Retry-After before any receiver reads the
+// request.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { jsonAnswer, malformed, type ReceiverAnswer, type ReceiverRequest } from "./receiver-http";
+import { handleTwilioMessaging, handleTwilioVoiceStatus } from "./twilio";
+import { handleRetellWebhook } from "./retell";
+import { handleVapiWebhook } from "./vapi";
+import { handleWhatsAppNotification, handleWhatsAppVerification } from "./whatsapp-cloud";
+import { errorBody, AppError } from "../shared/errors";
+import { resolveClientIp } from "../shared/client-ip";
+import { sendRestAnswer, toRestRequest } from "../http/node-rest";
+import { limitInboundRequest, type LimitDecision } from "../ratelimit";
+import { failedAuthBucketOf } from "../ratelimit/failed-auth";
+
+type Handler = (req: ReceiverRequest) => Promise<ReceiverAnswer>;
+/** Path -> method -> receiver. */
+const RECEIVERS: Record<string, Partial<Record<string, Handler>>> = {
+  "/api/webhooks/twilio/messaging": { POST: handleTwilioMessaging },
+  "/api/webhooks/twilio/voice": { POST: handleTwilioVoiceStatus },
+  "/api/webhooks/retell": { POST: handleRetellWebhook },
+  "/api/webhooks/vapi": { POST: handleVapiWebhook },
+};
+
+/** Receivers whose last path segment names the connection (WhatsApp Cloud: the phone_number_id). */
+const BY_CONNECTION: Record<string, Partial<Record<string, Handler>>> = {
+  "/api/webhooks/whatsapp/": { GET: handleWhatsAppVerification, POST: handleWhatsAppNotification },
+};
+
+function receiverFor(pathname: string, method: string): Handler | undefined {
+  const exact = RECEIVERS[pathname];
+  if (exact) return exact[method];
+  const slash = pathname.lastIndexOf("/");
+  return slash > 0 && slash < pathname.length - 1 ? BY_CONNECTION[pathname.slice(0, slash + 1)]?.[method] : undefined;
+}
+
+/**
+ * The per-IP decision for a request. The address is resolved from the socket's (X-Forwarded-For
+ * believed only from TRUSTED_PROXIES; behind Next, with no socket, from the header the front
+ * passed on); an IPv6 client counts by its /64. A request with no address (an in-process caller)
+ * is not limited.
+ */
+function limitClientIp(req: ReceiverRequest): Promise<LimitDecision> | null {
+  const ip = resolveClientIp({ remoteAddress: req.remoteAddress, forwardedFor: req.headers.get("x-forwarded-for") });
+  return ip ? limitInboundRequest({ ip: failedAuthBucketOf(ip) }) : null;
+}
+
+function withHeaders(answer: ReceiverAnswer, headers: Record<string, string>): ReceiverAnswer {
+  for (const [name, value] of Object.entries(headers)) answer.headers[name.toLowerCase()] = value;
+  return answer;
+}
+
+/** Answers one request under /api/webhooks. Never throws for anything a caller sent. */
+export async function answerWebhook(req: ReceiverRequest): Promise<ReceiverAnswer> {
+  const decision = await limitClientIp(req);
+  if (decision && !decision.allowed) {
+    return withHeaders(jsonAnswer(429, errorBody(new AppError("rate_limited", decision.message))), decision.headers);
+  }
+  const { pathname } = req.url;
+  const handler = receiverFor(pathname, req.method);
+  const answer = handler ? await handler(req) : jsonAnswer(404, errorBody(new AppError("not_found", `no receiver for ${req.method} ${pathname}`)));
+  return decision ? withHeaders(answer, decision.headers) : answer;
+}
+
+/** The receivers as a Fetch handler (the Next route file, in-process callers such as the demo seed). */
+export async function answerWebhookRequest(req: Request): Promise<Response> {
+  const answer = await answerWebhook({ method: req.method, url: new URL(req.url), headers: req.headers, body: req.body });
+  return new Response(answer.body, { status: answer.status, headers: answer.headers });
+}
+
+/**
+ * The receivers straight from node:http, for the lean front: the URL is the one a Fetch Request
+ * would carry (the Host the client called, or `origin` when it sent none), the headers node's
+ * parsed ones, the body read from the socket only when a receiver reads it.
+ */
+export function answerWebhookFromNode(origin: string): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  return async (req, res) => {
+    const { target, ...request } = toRestRequest(req);
+    const host = req.headers.host;
+    let url: URL;
+    try {
+      url = new URL(host ? `http://${host}${target}` : `${origin}${target}`);
+    } catch {
+      sendRestAnswer(res, jsonAnswer(400, errorBody(malformed("malformed Host header", "host"))));
+      return;
+    }
+    sendRestAnswer(res, await answerWebhook({ ...request, url }));
+  };
+}
