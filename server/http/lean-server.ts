@@ -102,7 +102,7 @@ export function createLeanServer(options: LeanServerOptions): Server {
     mcp: onFirstUse(async () => fetchHandler((await import("./mcp")).handleMcpRequest)),
     inngest: onFirstUse(async () => fetchHandler((await import("../webhooks/inngest-engine")).handleInngestRequest)),
     // The receivers answer node:http directly too (the busiest write path: no Fetch objects per request).
-    webhooks: onFirstUse(async () => (await import("../receivers")).answerWebhookFromNode(options.origin)),
+    webhooks: onFirstUse(async () => (await import("./node-receivers")).answerWebhookFromNode(options.origin)),
     auth: onFirstUse(async () => fetchHandler((await import("../dashboard/auth")).answerAuthRequest)),
   };
   const timeouts = options.timeouts && {

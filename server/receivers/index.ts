@@ -1,23 +1,23 @@
 // The inbound receivers under /api/webhooks, one per provider, behind one entry (`answerWebhook`)
-// with two mounts: the lean front answers straight from node:http (`answerWebhookFromNode`, no Fetch
-// Request or Response per request: inbound traffic is the busiest write path), and the Next route
-// file (app/api/webhooks/[...path]/route.ts) mounts the Fetch handler (`answerWebhookRequest`).
+// with two mounts: the lean front answers straight from node:http (server/http/node-receivers.ts,
+// no Fetch Request or Response per request: inbound traffic is the busiest write path), and the
+// Next route file (app/api/webhooks/[...path]/route.ts) mounts the Fetch handler
+// (`answerWebhookRequest`).
 // Every request under the prefix first counts against its client address (RATE_LIMIT_PER_IP a
 // minute, default 500): past it the answer is a 429 with Retry-After before any receiver reads the
 // request.
-import type { IncomingMessage, ServerResponse } from "node:http";
-import { jsonAnswer, malformed, type ReceiverAnswer, type ReceiverRequest } from "./receiver-http";
+import { jsonAnswer, type ReceiverAnswer, type ReceiverRequest } from "./receiver-http";
 import { handleTwilioMessaging, handleTwilioVoiceStatus } from "./twilio";
 import { handleRetellWebhook } from "./retell";
 import { handleVapiWebhook } from "./vapi";
 import { handleWhatsAppNotification, handleWhatsAppVerification } from "./whatsapp-cloud";
 import { errorBody, AppError } from "../shared/errors";
 import { resolveClientIp } from "../shared/client-ip";
-import { sendRestAnswer, toRestRequest } from "../http/node-rest";
 import { limitInboundRequest, type LimitDecision } from "../ratelimit";
 import { failedAuthBucketOf } from "../ratelimit/failed-auth";
 
 type Handler = (req: ReceiverRequest) => Promise<ReceiverAnswer>;
+
 /** Path -> method -> receiver. */
 const RECEIVERS: Record<string, Partial<Record<string, Handler>>> = {
   "/api/webhooks/twilio/messaging": { POST: handleTwilioMessaging },
@@ -70,24 +70,4 @@ export async function answerWebhook(req: ReceiverRequest): Promise<ReceiverAnswe
 export async function answerWebhookRequest(req: Request): Promise<Response> {
   const answer = await answerWebhook({ method: req.method, url: new URL(req.url), headers: req.headers, body: req.body });
   return new Response(answer.body, { status: answer.status, headers: answer.headers });
-}
-
-/**
- * The receivers straight from node:http, for the lean front: the URL is the one a Fetch Request
- * would carry (the Host the client called, or `origin` when it sent none), the headers node's
- * parsed ones, the body read from the socket only when a receiver reads it.
- */
-export function answerWebhookFromNode(origin: string): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  return async (req, res) => {
-    const { target, ...request } = toRestRequest(req);
-    const host = req.headers.host;
-    let url: URL;
-    try {
-      url = new URL(host ? `http://${host}${target}` : `${origin}${target}`);
-    } catch {
-      sendRestAnswer(res, jsonAnswer(400, errorBody(malformed("malformed Host header", "host"))));
-      return;
-    }
-    sendRestAnswer(res, await answerWebhook({ ...request, url }));
-  };
 }

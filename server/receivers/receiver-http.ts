@@ -6,7 +6,6 @@
 // answers 500 for anything a caller sent.
 import { AppError, errorBody, toAppError } from "../shared/errors";
 import { log } from "../shared/log";
-import type { HeaderReader } from "../trpc/trpc";
 import { publicBaseUrl } from "../channels/receiver-settings";
 
 /** What a receiver reads of a request, whichever front received it. */
@@ -15,7 +14,7 @@ export type ReceiverRequest = {
   /** The URL the client called (scheme and host as this server saw them, path and query as sent). */
   url: URL;
   /** Case-insensitive lookup over node's parsed headers (both fronts parse them alike). */
-  headers: HeaderReader;
+  headers: { get(name: string): string | null };
   /** The body's bytes, chunk by chunk; leaving the iteration early discards the rest unread. */
   body: AsyncIterable<Uint8Array> | null;
   /** The socket's remote address, when the front has one (the lean front); see server/shared/client-ip.ts. */
