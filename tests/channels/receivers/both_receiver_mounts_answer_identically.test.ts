@@ -5,7 +5,7 @@
 // signature, an unknown number, malformed and oversized bodies, the WhatsApp handshake, an unknown
 // receiver, and the per-IP limit's 429.
 import { createHmac, randomInt } from "node:crypto";
-import { Agent, request } from "node:http";
+import { Agent } from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
@@ -19,40 +19,20 @@ import { uniquePhone } from "../../helpers/conversations";
 import { mountEnv, ROOT } from "../../helpers/http-mounts";
 import { TWILIO_SID, TWILIO_TOKEN, uniqueBusinessNumber } from "../fixtures";
 import { tenantState } from "./api-reader";
+import { sendFrom, type PeerAnswer } from "./peer-request";
 
 const PUBLIC_BASE_URL = "https://hooks.receptionist.example";
 const MESSAGING = "/api/webhooks/twilio/messaging";
 const LIMIT = 30;
 
-type Answer = { status: number; headers: Record<string, string | string[] | undefined>; text: string };
+type Answer = PeerAnswer;
 type Mount = { name: "lean front" | "route file"; url: string; peer: Agent };
 
 /** A loopback address of this run's own, so the per-IP limit counts each mount's requests apart. */
 const loopbackPeer = () => new Agent({ keepAlive: true, localAddress: `127.${randomInt(1, 255)}.${randomInt(256)}.${randomInt(1, 255)}` });
 
-function send(mount: Mount, target: string, opts: { method?: string; headers?: Record<string, string>; body?: string; peer?: Agent } = {}): Promise<Answer> {
-  const url = new URL(target, mount.url);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname + url.search,
-        method: opts.method ?? "POST",
-        agent: opts.peer ?? mount.peer,
-        headers: opts.headers,
-      },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => (text += chunk));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-      },
-    );
-    req.on("error", reject);
-    req.end(opts.body);
-  });
-}
+const send = (mount: Mount, target: string, opts: Parameters<typeof sendFrom>[3] & { peer?: Agent } = {}) =>
+  sendFrom(mount, opts.peer ?? mount.peer, target, opts);
 
 /**
  * What must be equal: status, body, and every header but the ones node's server adds per connection
