@@ -52,5 +52,5 @@ export const appointmentsRouter = router({
     })
     .input(updateAppointmentInput)
     .output(appointmentSchema)
-    .mutation(({ ctx, input }) => updateAppointment(ctx.db, ctx.tenantId, input)),
+    .mutation(({ ctx, input }) => updateAppointment(ctx.db, input)),
 });

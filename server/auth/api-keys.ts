@@ -42,7 +42,8 @@ export async function issueApiKey(db: TenantDb, input: { name: string; scopes: S
         salt: generated.salt,
         hash: generated.hash,
         createdByUserId: actor.actorType === "user" ? actor.actorId : null,
-      } as never,
+        tenantId: tx.tenantId,
+      },
     });
     await recordAudit(tx, { ...actor, action: "api_key.issued", targetType: "api_key", targetId: key.id, details: { name: input.name, scopes } });
     return key;

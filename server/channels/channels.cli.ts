@@ -49,7 +49,7 @@ export const channelCommands = {
     if (id !== undefined) {
       const parsed = updateChannelConnectionInput.safeParse({ id, ...common, credentials: credentialsFrom(flags, provider) });
       if (!parsed.success) throw new UsageError(fromZodError(parsed.error).message);
-      return asUsage(() => updateChannelConnection(db, tenantId, parsed.data, OPERATOR));
+      return asUsage(() => updateChannelConnection(db, parsed.data, OPERATOR));
     }
     const parsed = connectChannelInput.safeParse({ ...common, credentials: credentialsFrom(flags, provider) ?? {} });
     if (!parsed.success) throw new UsageError(fromZodError(parsed.error).message);

@@ -29,7 +29,7 @@ export const channelsRouter = router({
   update: managerProcedure
     .input(updateChannelConnectionInput)
     .output(channelConnectionSchema)
-    .mutation(({ ctx, input }) => updateChannelConnection(ctx.db, ctx.tenantId, input, actorOf(ctx.principal))),
+    .mutation(({ ctx, input }) => updateChannelConnection(ctx.db, input, actorOf(ctx.principal))),
   disconnect: managerProcedure
     .input(connectionIdInput)
     .output(z.object({ deleted: z.boolean() }))

@@ -69,7 +69,7 @@ function ingestInTransaction(db: TenantDb, tenantId: string, input: InboundMessa
     const { row, created } = await findOrCreateConversation(tx, { channel: input.channel, customerIdentifier, customerName: input.customerName });
     // The conversation's lock before the message (whose insert locks the day's counter row): the
     // order the one-statement path takes too, so the two can never deadlock.
-    if (!created) await lockTenantRow(tx, "conversations", tenantId, row.id);
+    if (!created) await lockTenantRow(tx, "conversations", row.id);
     const at = new Date();
     const message = await insertOnce(tx, {
       tenantId,

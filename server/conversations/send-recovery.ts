@@ -47,7 +47,7 @@ export async function resendInterruptedMessages(): Promise<number> {
       await recordSendOutcome(tenantDb, driver, conversation, id, { ok: false, error: "send interrupted; not sent again after 1 hour" });
     } else {
       log.warn("sending an interrupted outbound message again", { messageId: id, driver: driver.name });
-      await deliverQueuedMessage(tenantDb, tenantId, driver, conversation, message);
+      await deliverQueuedMessage(tenantDb, driver, conversation, message);
     }
   }
   return claimed.length;

@@ -9,44 +9,43 @@ import { DatabaseUnavailableError, isDatabaseUnavailable } from "../shared/datab
 const PROBE_INTERVAL_MS = 500;
 
 type Probe = () => Promise<void>;
-// On globalThis: Next's bundled copy of this module and the lean front's copy share one process.
-const state = globalThis as { __tenantDataDbProbe?: Probe | null; __tenantDataDbDown?: boolean; __tenantDataDbProbing?: Promise<void> | null };
+const state: { probe?: Probe | null; down?: boolean; probing?: Promise<void> | null } = {};
 
 /** Registers how to check the server (client.ts, on opening PostgreSQL); `null` on close. */
 export function watchDatabase(probe: Probe | null): void {
-  state.__tenantDataDbProbe = probe;
-  state.__tenantDataDbDown = false;
+  state.probe = probe;
+  state.down = false;
 }
 
 /** Fails at once while the database is known to be unreachable. */
 export function assertDatabaseReachable(): void {
-  if (state.__tenantDataDbDown) throw new DatabaseUnavailableError();
+  if (state.down) throw new DatabaseUnavailableError();
 }
 
-export const databaseKnownDown = () => state.__tenantDataDbDown === true;
+export const databaseKnownDown = () => state.down === true;
 
 /** Called with a failed call's error: a connection failure starts the probe (if none is running). */
 export function noteDatabaseError(err: unknown): void {
-  const probe = state.__tenantDataDbProbe;
-  if (!probe || state.__tenantDataDbProbing || !isDatabaseUnavailable(err)) return;
-  state.__tenantDataDbProbing = probeUntilReachable(probe).finally(() => {
-    state.__tenantDataDbProbing = null;
+  const probe = state.probe;
+  if (!probe || state.probing || !isDatabaseUnavailable(err)) return;
+  state.probing = probeUntilReachable(probe).finally(() => {
+    state.probing = null;
   });
 }
 
 async function probeUntilReachable(probe: Probe): Promise<void> {
-  while (state.__tenantDataDbProbe === probe) {
+  while (state.probe === probe) {
     try {
       await probe();
-      if (state.__tenantDataDbDown) log.info("database reachable again");
-      state.__tenantDataDbDown = false;
+      if (state.down) log.info("database reachable again");
+      state.down = false;
       return;
     } catch (err) {
-      if (state.__tenantDataDbProbe !== probe) return;
-      if (!state.__tenantDataDbDown) {
+      if (state.probe !== probe) return;
+      if (!state.down) {
         log.warn("database unreachable: answering 503 until it is back", { error: err instanceof Error ? err.message : String(err) });
       }
-      state.__tenantDataDbDown = true;
+      state.down = true;
     }
     await new Promise((resolve) => setTimeout(resolve, PROBE_INTERVAL_MS).unref());
   }

@@ -22,9 +22,9 @@ import type { SqlRunner, Statement } from "../shared/sql";
 export type { SqlRunner, Statement };
 
 type DbState = { prisma: PrismaClient; sql: SqlRunner; close: () => Promise<void>; kind: "postgres" | "pglite" };
-// Kept on globalThis: under the lean front, Next's bundled copy of this module and the front's own
-// copy run in one process, and must share one client (PGlite allows a single opener per directory).
-const shared = globalThis as { __tenantDataDb?: Promise<DbState>; __tenantDataDbOpen?: DbState };
+// One client per process (PGlite allows a single opener per directory): production runs each server
+// module once (the compiled lean front); under `next start` only the route bundle loads this module.
+const db: { opening?: Promise<DbState>; open?: DbState } = {};
 /** Counts database operations (Prisma and prepared statements), so tests can prove a path touched no database (e.g. malformed tokens). */
 let operationCount = 0;
 
@@ -180,36 +180,36 @@ async function open(): Promise<DbState> {
 
 /** Opens (once) and returns the database client, applying pending migrations first. */
 export function getDb(): Promise<PrismaClient> {
-  if (!shared.__tenantDataDb) {
+  if (!db.opening) {
     const opening: Promise<DbState> = open().then(
       (state) => {
-        if (shared.__tenantDataDb === opening) shared.__tenantDataDbOpen = state;
+        if (db.opening === opening) db.open = state;
         return state;
       },
       (err) => {
-        shared.__tenantDataDb = undefined;
+        db.opening = undefined;
         throw err;
       },
     );
-    shared.__tenantDataDb = opening;
+    db.opening = opening;
   }
-  return shared.__tenantDataDb.then((s) => s.prisma);
+  return db.opening.then((s) => s.prisma);
 }
 
 /** The prepared-statement runner over the same connections as `getDb()`. */
 export function getSql(): Promise<SqlRunner> {
   void getDb();
-  return shared.__tenantDataDb!.then((s) => s.sql);
+  return db.opening!.then((s) => s.sql);
 }
 
 /** The runner without waiting, once the database is open: a hot path's query then leaves at once. */
-export const sqlIfOpen = (): SqlRunner | null => shared.__tenantDataDbOpen?.sql ?? null;
+export const sqlIfOpen = (): SqlRunner | null => db.open?.sql ?? null;
 
 export async function closeDb(): Promise<void> {
-  const current = shared.__tenantDataDb;
-  shared.__tenantDataDb = undefined;
-  shared.__tenantDataDbOpen = undefined;
-  if (current) await (await current).close();
+  const closing = db.opening;
+  db.opening = undefined;
+  db.open = undefined;
+  if (closing) await (await closing).close();
 }
 
 export const dbOperationCount = () => operationCount;

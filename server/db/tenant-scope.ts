@@ -48,6 +48,9 @@ function scopeArgs(operation: string, args: AnyArgs, tenantId: string): AnyArgs 
 function extend(db: PrismaClient, tenantId: string) {
   return db.$extends({
     name: "tenant-scope",
+    // The scoped client (and each of its transactions) carries its tenant, so a service takes one
+    // argument for both: `db.tenantId` where a raw statement or a log needs the id.
+    client: { tenantId },
     query: {
       $allModels: {
         async $allOperations({ model, operation, args, query }) {

@@ -243,7 +243,7 @@ export async function recordProviderReply(
 ) {
   const providerMessageId = provider === "twilio" ? `SM${demoHex()}` : `wamid.${demoHex()}`;
   await db.$transaction(async (tx) => {
-    await lockTenantRow(tx, "conversations", tenantId, conversationId);
+    await lockTenantRow(tx, "conversations", conversationId);
     await insertMessagesOnce(tx, [
       {
         tenantId,

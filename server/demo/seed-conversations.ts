@@ -160,7 +160,7 @@ export async function seedConversations(db: TenantDb, offerings: { id: string }[
     const step = script.lines.length > 1 ? (end - start) / (script.lines.length - 1) : 0;
     const times = script.lines.map((_, i) => new Date(Math.round(start + i * step)));
     const conversationId = await recordScript(db, channels, script, times, n);
-    await updateConversation(db, tenantId, { id: conversationId, customer_name: script.name, summary: script.summary });
+    await updateConversation(db, { id: conversationId, customer_name: script.name, summary: script.summary });
     const conversation = { id: conversationId };
 
     if (script.lead) {
@@ -176,7 +176,7 @@ export async function seedConversations(db: TenantDb, offerings: { id: string }[
       });
       // Walk the status path a real lead takes (qualified first), so qualified_at and events are real.
       const path: LeadStatus[] = script.lead.status === "new" ? [] : script.lead.status === "qualified" ? ["qualified"] : ["qualified", script.lead.status];
-      for (const status of path) lead = await updateLead(db, tenantId, { id: lead.id, status });
+      for (const status of path) lead = await updateLead(db, { id: lead.id, status });
       await db.lead.updateMany({
         where: { id: lead.id },
         data: {
@@ -199,11 +199,11 @@ export async function seedConversations(db: TenantDb, offerings: { id: string }[
           offering_id: offering?.id,
           location_text: "Showroom, Marina Walk",
         });
-        if (script.appointment !== "upcoming") await updateAppointment(db, tenantId, { id: appointment.id, status: script.appointment });
+        if (script.appointment !== "upcoming") await updateAppointment(db, { id: appointment.id, status: script.appointment });
       }
-      if (script.end === "handoff") await requestLeadHandoff(db, tenantId, { id: lead.id, reason: "Billing complaint" });
+      if (script.end === "handoff") await requestLeadHandoff(db, { id: lead.id, reason: "Billing complaint" });
     }
-    if (script.end === "closed") await updateConversation(db, tenantId, { id: conversation.id, status: "closed" });
+    if (script.end === "closed") await updateConversation(db, { id: conversation.id, status: "closed" });
   }
   await dateConversationsByTheirTraffic(db, tenantId);
 }
@@ -230,13 +230,14 @@ async function recordScript(db: TenantDb, channels: DemoChannels, script: Script
   const { conversation } = await createConversation(db, { channel: script.channel, customer_identifier: script.identifier });
   await db.message.createMany({
     data: script.lines.map(([author, body], i) => ({
+      tenantId: db.tenantId,
       conversationId: conversation.id,
       direction: author === "customer" ? "inbound" : "outbound",
       author,
       body,
       status: author === "customer" ? "received" : "sent",
       createdAt: times[i],
-    })) as never,
+    })),
   });
   const last = times[times.length - 1];
   await db.conversation.updateMany({

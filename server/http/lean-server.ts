@@ -5,7 +5,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { handleTrpcRequest } from "./trpc-handler";
 // As in app/api/trpc/[trpc]/route.ts: lets dashboard procedures resolve the signed-in user.
-import "./register-dashboard";
 import { AppError, errorBody, MESSAGES } from "../shared/errors";
 import { log } from "../shared/log";
 import { sendFetchResponse, toFetchRequest } from "./fetch-bridge";

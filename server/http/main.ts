@@ -13,8 +13,6 @@ import { createLeanServer, onFirstUse, type NodeHandler } from "./lean-server";
 
 (process.env as Record<string, string | undefined>).NODE_ENV ??= "production";
 process.env.NEXT_TELEMETRY_DISABLED ??= "1";
-// Tells Next's instrumentation hook that this front owns the server process (see instrumentation.ts).
-process.env.TDP_LEAN_FRONT = "1";
 
 checkSettingsOrExit(); // a malformed setting stops the process here, named
 const hostname = setting("HOST");

@@ -3,13 +3,11 @@ import { log } from "../shared/log";
 import { closeRateLimitStore, warmUpRateLimiter } from "../ratelimit";
 import { checkSettings, setting } from "../shared/settings";
 
-// On globalThis: under the lean front, Next's bundled copy of this module (instrumentation.ts) and
-// the front's own copy share one process, and must start it once.
-const shared = globalThis as { __tenantDataStarted?: Promise<void> };
+let started: Promise<void> | undefined;
 
-/** Once per server process, whichever front (Next or the lean server) starts it. */
+/** Once per server process: at boot under `npm start`, at the first API request under `next start` (app/_lib/server-route.ts). */
 export function startServerProcess(): Promise<void> {
-  shared.__tenantDataStarted ??= (async () => {
+  started ??= (async () => {
     checkSettings(); // a malformed setting stops the process here, named, before anything is opened
     await Promise.all([getDb(), warmUpRateLimiter()]);
     await seedDemoTenantIfEnabled();
@@ -19,7 +17,7 @@ export function startServerProcess(): Promise<void> {
     (await import("../tools/tool-calls")).startToolCallPruning();
     log.info("server process ready", { database: databaseKind() });
   })();
-  return shared.__tenantDataStarted;
+  return started;
 }
 
 /** On a fresh embedded database (or with DEMO_SEED=1): the demo tenant, its key printed that one time. */
@@ -46,8 +44,8 @@ export async function seedDemoTenantIfEnabled(): Promise<void> {
  * completed). The database stays open.
  */
 export async function stopBackgroundWork(deadline: number): Promise<void> {
-  if (!shared.__tenantDataStarted) return;
-  await shared.__tenantDataStarted.catch(() => {});
+  if (!started) return;
+  await started.catch(() => {});
   const [{ stopWebhookEngine }, { stopSendRecovery }, { stopSlaMonitor }, { stopToolCallPruning }] = await Promise.all([
     import("../webhooks/engine"),
     import("../conversations/send-recovery"),

@@ -6,17 +6,22 @@ import type { DashboardIdentity } from "../trpc/trpc";
 import { AppError, badRequest, errorBody, toAppError } from "../shared/errors";
 import { log } from "../shared/log";
 import { isTrustedOrigin } from "../dashboard/request-origin";
+import { resolveDashboardIdentity } from "../dashboard/identity";
 import { assertJsonContentType, readLimitedBody } from "../shared/request-body";
 
 export const TRPC_ENDPOINT = "/api/trpc";
 /** Calls in one batch request: each is a procedure call with its own queries and limiter decision. */
 export const MAX_TRPC_BATCH = 20;
 
-/** Set by the dashboard's auth module: resolves the signed-in user of a request. */
-let identityResolver: ((headers: Headers) => Promise<DashboardIdentity | null>) | undefined;
-export const setDashboardIdentityResolver = (fn: typeof identityResolver) => {
-  identityResolver = fn;
-};
+// A batched tRPC request runs several procedures over one Headers object: resolve the session once.
+const identityOfRequest = new WeakMap<Headers, Promise<DashboardIdentity | null>>();
+
+/** The signed-in dashboard user of a request (better-auth loads at the first call). */
+function dashboardIdentityOf(headers: Headers): Promise<DashboardIdentity | null> {
+  let identity = identityOfRequest.get(headers);
+  if (!identity) identityOfRequest.set(headers, (identity = resolveDashboardIdentity(headers)));
+  return identity;
+}
 
 /** What an HTTP method may call: queries are GETs, mutations POSTs (tRPC's own rule, said as a 4xx). */
 const METHOD_OF_TYPE: Record<string, string> = { query: "GET", mutation: "POST" };
@@ -47,7 +52,7 @@ export async function handleTrpcRequest(req: Request): Promise<Response> {
       requestId,
       resHeaders,
       response: {},
-      dashboardIdentity: () => (identityResolver ? identityResolver(req.headers) : Promise.resolve(null)),
+      dashboardIdentity: () => dashboardIdentityOf(req.headers),
     }),
     responseMeta: ({ errors }) => {
       // An error's own headers (a 503's Retry-After) reach the client as they do on the REST surface.

@@ -40,5 +40,5 @@ export const offeringsRouter = router({
     })
     .input(updateOfferingInput)
     .output(offeringSchema)
-    .mutation(({ ctx, input }) => updateOffering(ctx.db, ctx.tenantId, input)),
+    .mutation(({ ctx, input }) => updateOffering(ctx.db, input)),
 });

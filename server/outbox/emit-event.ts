@@ -36,14 +36,14 @@ export async function emitTestEvent(tx: TenantTx, subscriptionId: string): Promi
 }
 
 async function writeEvent(tx: TenantTx, type: string, data: EventData, onlySubscriptionId?: string) {
-  const event = await tx.event.create({ data: { type, data: data as Prisma.InputJsonValue } as never, select: { id: true } });
+  const event = await tx.event.create({ data: { tenantId: tx.tenantId, type, data: data as Prisma.InputJsonValue }, select: { id: true } });
   const subscriptions = await tx.webhookSubscription.findMany({
     where: onlySubscriptionId ? { id: onlySubscriptionId } : { enabled: true, events: { has: type } },
     select: { id: true },
   });
   if (subscriptions.length) {
     await tx.webhookDelivery.createMany({
-      data: subscriptions.map((s) => ({ subscriptionId: s.id, eventId: event.id })) as never,
+      data: subscriptions.map((s) => ({ tenantId: tx.tenantId, subscriptionId: s.id, eventId: event.id })),
     });
     await wakeDeliveryWorkers(tx);
   }

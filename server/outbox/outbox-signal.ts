@@ -2,9 +2,7 @@
 // claim query queues behind the still-open transaction, so it runs right after the commit; on
 // PostgreSQL the transaction also sends NOTIFY (delivered only at commit, to every process).
 type Listener = () => void;
-// On globalThis: Next's bundled copy and the lean front's copy of this module share one process.
-const shared = globalThis as { __outboxListeners?: Set<Listener> };
-const listeners = (shared.__outboxListeners ??= new Set<Listener>());
+const listeners = new Set<Listener>();
 
 export const OUTBOX_CHANNEL = "webhook_deliveries";
 

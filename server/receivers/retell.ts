@@ -177,7 +177,7 @@ export function handleRetellWebhook(req: ReceiverRequest): Promise<ReceiverAnswe
         throw malformed(`invalid field 'call.${field}': not a phone number in E.164`, `call.${field}`);
       }
       const db = scopeToTenant(await getDb(), connection.tenantId);
-      await applyCallReport(db, connection.tenantId, reportOf(event, call, customerNumber));
+      await applyCallReport(db, reportOf(event, call, customerNumber));
     }
     return jsonAnswer(200, { received: true });
   });

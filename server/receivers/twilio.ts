@@ -183,7 +183,7 @@ export function handleTwilioVoiceStatus(req: ReceiverRequest): Promise<ReceiverA
       const customer = addressOf(params, isOutbound(params) ? "To" : "From");
       const reported = call.Timestamp ? new Date(call.Timestamp) : new Date();
       const at = Number.isNaN(reported.getTime()) ? new Date() : reported;
-      await applyCallReport(db, connection.tenantId, {
+      await applyCallReport(db, {
         provider: "twilio",
         providerCallId: call.CallSid,
         direction: isOutbound(params) ? "outbound" : "inbound",

@@ -195,7 +195,7 @@ export function handleVapiWebhook(req: ReceiverRequest): Promise<ReceiverAnswer>
     const parsed = z.object({ message: messagePayload }).safeParse(payload);
     if (!parsed.success) throw fromZodError(parsed.error);
     const report = reportOf(parsed.data.message);
-    if (report) await applyCallReport(scopeToTenant(await getDb(), connection.tenantId), connection.tenantId, report);
+    if (report) await applyCallReport(scopeToTenant(await getDb(), connection.tenantId), report);
     return jsonAnswer(200, { received: true });
   });
 }

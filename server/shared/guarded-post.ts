@@ -14,7 +14,7 @@ import { guardedLookup, refusedLiteralHostReason } from "./target-url";
 export const IDLE_SOCKET_TIMEOUT_MS = 4_000;
 
 // Keep-alive pools: most tenants have few targets, and a reused TLS connection saves a handshake.
-const agentOptions = { keepAlive: true, maxSockets: 64, timeout: IDLE_SOCKET_TIMEOUT_MS, lookup: guardedLookup as never };
+const agentOptions = { keepAlive: true, maxSockets: 64, timeout: IDLE_SOCKET_TIMEOUT_MS, lookup: guardedLookup };
 const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
 
 export type GuardedPostResult =

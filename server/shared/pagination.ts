@@ -86,9 +86,9 @@ export type SqlList = {
 };
 
 /**
- * Builds the statements of a list. `select` lists the wire fields over the table aliased `t`;
- * `where` narrows the list (never the cursor row: a row soft-deleted after it was handed out as
- * a cursor still continues the list).
+ * Builds the statements of a list. `select` lists the wire fields over the table aliased `t` (a
+ * resource's `sqlSelect`: server/db/resource.ts); `where` narrows the list (never the cursor row:
+ * a row soft-deleted after it was handed out as a cursor still continues the list).
  */
 export function sqlList(spec: { table: string; select: string; sortColumn: string; direction: "asc" | "desc"; where?: string }): SqlList {
   const dir = spec.direction === "desc" ? "DESC" : "ASC";
@@ -113,9 +113,6 @@ export async function sqlKeysetPage<Row extends { id: string }>(sql: TenantSql, 
   if (rows.length === 0 && (await sql(list.cursorExists, [cursorId])).length === 0) throw invalidCursor();
   return pageOf(rows, limit);
 }
-
-/** A timestamptz column as the API's ISO 8601 UTC text with milliseconds (what `toISOString` gives). */
-export const isoText = (column: string) => `to_char(t.${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 function pageOf<Row extends { id: string }>(rows: Row[], limit: number) {
   const hasMore = rows.length > limit;

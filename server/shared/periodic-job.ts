@@ -9,9 +9,8 @@ export type PeriodicJob = {
   stop(): Promise<void>;
 };
 
-// One of each job per process (starting one again replaces the first). On globalThis: under the lean
-// front, Next's bundled copy of this module and the front's own share the process (startup.ts).
-const jobs: Map<string, PeriodicJob> = ((globalThis as { __tenantDataPeriodicJobs?: Map<string, PeriodicJob> }).__tenantDataPeriodicJobs ??= new Map());
+// One of each job per process (starting one again replaces the first).
+const jobs = new Map<string, PeriodicJob>();
 
 /** Runs `run` every `intervalMs` (0 or less: never). `name` names it in logs. */
 export function startPeriodicJob(name: string, intervalMs: number, run: () => Promise<unknown>): PeriodicJob {

@@ -6,7 +6,7 @@
 // `WEBHOOK_ALLOW_LOOPBACK=1` (development and tests) also allows http://localhost and loopback.
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { promises as dns } from "node:dns";
-import { isIP } from "node:net";
+import { isIP, type LookupFunction } from "node:net";
 import ipaddr from "ipaddr.js";
 import { badRequest } from "./errors";
 import { setting } from "./settings";
@@ -150,15 +150,13 @@ export function refusedLiteralHostReason(hostname: string, allowLoopback = loopb
   return refused ? `host ${host} ${refused}` : null;
 }
 
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
 /**
  * A `lookup` for http(s).request: resolves like the system does, then refuses the connection when
  * any resolved address is not allowed. The socket connects only to the addresses checked here.
  */
-export function guardedLookup(hostname: string, options: { all?: boolean; family?: number } | number, callback: LookupCallback): void {
-  const opts = typeof options === "number" ? { family: options } : (options ?? {});
-  dnsLookup(hostname, { family: opts.family ?? 0, all: true, verbatim: true }, (err, addresses) => {
+export const guardedLookup: LookupFunction = (hostname, opts, callback) => {
+  const family = opts.family === "IPv4" ? 4 : opts.family === "IPv6" ? 6 : (opts.family ?? 0);
+  dnsLookup(hostname, { family, all: true, verbatim: true }, (err, addresses) => {
     if (err) return callback(err, opts.all ? [] : "", 0);
     for (const { address } of addresses) {
       const refused = refusedAddressReason(address);
@@ -167,4 +165,4 @@ export function guardedLookup(hostname: string, options: { all?: boolean; family
     if (opts.all) return callback(null, addresses);
     callback(null, addresses[0].address, addresses[0].family);
   });
-}
+};

@@ -46,6 +46,10 @@ export const calendarDate = () =>
 export const dateFromWire = (s: string) => new Date(`${s}T00:00:00.000Z`);
 export const dateToWire = (d: Date | null) => (d ? d.toISOString().slice(0, 10) : null);
 
+/** JSON as a jsonb column takes it (what Prisma's JSON input types accept). */
+export type JsonValue = string | number | boolean | null | JsonObject | JsonValue[];
+export type JsonObject = { [key: string]: JsonValue };
+
 /** A free-keyed JSON object (as responses describe `attributes`). */
 export const jsonObject = () => z.record(z.string(), z.unknown());
 
@@ -70,7 +74,7 @@ export const attributesInput = () =>
  * other stored keys stay. The limit applies to the merged object (what is stored): a 400 naming
  * `attributes` when it would exceed 16 KiB, even if each patch alone is small.
  */
-export function mergeAttributes(stored: unknown, patch: Record<string, unknown>): Record<string, unknown> {
+export function mergeAttributes(stored: unknown, patch: Record<string, unknown>): JsonObject {
   const next: Record<string, unknown> = { ...(stored && typeof stored === "object" ? (stored as object) : {}) };
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete next[k];
@@ -78,7 +82,8 @@ export function mergeAttributes(stored: unknown, patch: Record<string, unknown>)
   }
   const bytes = attributesBytes(next);
   if (bytes > MAX_ATTRIBUTES_BYTES) throw badRequest(`invalid field 'attributes': ${attributesTooLarge(bytes)}`, "attributes");
-  return next;
+  // JSON in (a parsed body, a stored jsonb object), JSON out: what a jsonb column takes.
+  return next as JsonObject;
 }
 
 /** `numeric(65,30)`: at most 35 integer digits and 30 fractional digits are kept exactly. */
@@ -126,16 +131,6 @@ export function changedFields<T extends Record<string, unknown>>(before: T, afte
     if (JSON.stringify(before[key]) !== JSON.stringify(after[key])) changed[key] = before[key];
   }
   return changed;
-}
-
-/** The Prisma columns of the wire fields an input sets (`undefined` = not given; `null` clears). */
-export function pickColumns<I extends object>(input: I, columns: Partial<Record<keyof I, string>>): Record<string, unknown> {
-  const data: Record<string, unknown> = {};
-  for (const [wire, column] of Object.entries(columns) as [keyof I, string][]) {
-    const value = input[wire];
-    if (value !== undefined) data[column] = value;
-  }
-  return data;
 }
 
 /** Longest target URL accepted (webhooks, CRM); here, free of Node imports, so the dashboard can validate with it. */

@@ -66,8 +66,8 @@ export async function upsertConversationLead(db: TenantDb, tenantId: string, inp
     if (!conversation) throw notFound();
     const joined = joinTransaction(tx);
     const existing = await tx.lead.findFirst({ where: { conversationId }, orderBy: newestFirst, select: { id: true } });
-    if (existing) return updateLead(joined, tenantId, { id: existing.id, ...fields, status });
+    if (existing) return updateLead(joined, { id: existing.id, ...fields, status });
     const lead = await createLead(joined, { conversation_id: conversationId, ...fields });
-    return status && status !== "new" ? updateLead(joined, tenantId, { id: lead.id, status }) : lead;
+    return status && status !== "new" ? updateLead(joined, { id: lead.id, status }) : lead;
   });
 }

@@ -123,6 +123,6 @@ export const WEBHOOK_COMMANDS = {
     const id = uuidArg(args[0], "DELIVERY_ID");
     const tenantId = await ownerTenant("webhookDelivery", id, "delivery");
     const db = scopeToTenant(await getDb(), tenantId);
-    return asUsage(() => replayDelivery(db, tenantId, id, OPERATOR));
+    return asUsage(() => replayDelivery(db, id, OPERATOR));
   },
 };

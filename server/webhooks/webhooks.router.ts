@@ -87,7 +87,7 @@ export const webhooksRouter = router({
   replayDelivery: managerProcedure
     .input(idInput)
     .output(deliverySchema)
-    .mutation(({ ctx, input }) => replayDelivery(ctx.db, ctx.tenantId, input.id, actorOf(ctx.principal))),
+    .mutation(({ ctx, input }) => replayDelivery(ctx.db, input.id, actorOf(ctx.principal))),
 
   sendTestEvent: managerProcedure
     .input(sendTestEventInput)

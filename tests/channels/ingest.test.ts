@@ -76,7 +76,7 @@ describe("ingest of inbound messages", () => {
     const db = await tenantDb(tenantId);
     const phone = uniquePhone();
     const first = await ingestInboundMessage(db, tenantId, inbound(phone));
-    await updateConversation(db, tenantId, { id: first.conversation.id, status: "closed" });
+    await updateConversation(db, { id: first.conversation.id, status: "closed" });
     const reopened = await ingestInboundMessage(db, tenantId, inbound(phone));
     expect(reopened.conversation).toMatchObject({ id: first.conversation.id, status: "open", closedAt: null, messageCount: 2 });
 
