@@ -57,9 +57,26 @@ function sealCredentials(provider: ChannelProvider, raw: Record<string, unknown>
   return encryptSecret(JSON.stringify(parsed.data));
 }
 
-/** A connection's credentials, for the receivers and senders only. */
+/**
+ * Decrypted credentials by their sealed text, so a busy connection is not decrypted on every
+ * inbound request. Keyed by the sealed text itself, nothing can go stale, in any process: changing
+ * a connection's credentials seals them anew (a fresh random IV, so a new key) and every process
+ * misses at once, and a disabled or removed connection is never looked up here (its row is read
+ * per request). Bounded: past the limit the oldest entry goes.
+ */
+const decryptedCredentials = new Map<string, Readonly<Record<string, string>>>();
+const MAX_DECRYPTED_CREDENTIALS = 1_000;
+
+/** A connection's credentials (read-only), for the receivers and senders only. */
 export function connectionCredentials<P extends ChannelProvider>(row: { provider: P | string; credentialsEncrypted: string }): ProviderCredentials[P] {
-  return JSON.parse(decryptSecret(row.credentialsEncrypted)) as ProviderCredentials[P];
+  const sealed = row.credentialsEncrypted;
+  let credentials = decryptedCredentials.get(sealed);
+  if (!credentials) {
+    credentials = Object.freeze(JSON.parse(decryptSecret(sealed)) as Record<string, string>);
+    if (decryptedCredentials.size >= MAX_DECRYPTED_CREDENTIALS) decryptedCredentials.delete(decryptedCredentials.keys().next().value!);
+    decryptedCredentials.set(sealed, credentials);
+  }
+  return credentials as ProviderCredentials[P];
 }
 
 // The same answer whichever tenant holds the address: a refusal must not reveal who does.

@@ -88,7 +88,7 @@ export function onFirstUse(load: () => Promise<NodeHandler>): NodeHandler {
 }
 
 export function createLeanServer(options: LeanServerOptions): Server {
-  // The REST bridges answer node:http directly; the others are Fetch handlers.
+  // The REST bridges and the receivers answer node:http directly; the others are Fetch handlers.
   const fetchHandler =
     (handler: FetchHandler): NodeHandler =>
     async (req, res) =>
@@ -100,7 +100,8 @@ export function createLeanServer(options: LeanServerOptions): Server {
     // Loaded at their first request (their packages cost memory a process may never need).
     mcp: onFirstUse(async () => fetchHandler((await import("./mcp")).handleMcpRequest)),
     inngest: onFirstUse(async () => fetchHandler((await import("../webhooks/inngest-engine")).handleInngestRequest)),
-    webhooks: onFirstUse(async () => fetchHandler((await import("../receivers")).answerWebhookRequest)),
+    // The receivers answer node:http directly too (the busiest write path: no Fetch objects per request).
+    webhooks: onFirstUse(async () => (await import("./node-receivers")).answerWebhookFromNode(options.origin)),
     auth: onFirstUse(async () => fetchHandler((await import("../dashboard/auth")).answerAuthRequest)),
   };
   const timeouts = options.timeouts && {
@@ -112,7 +113,7 @@ export function createLeanServer(options: LeanServerOptions): Server {
   return createServer(timeouts ?? {}, (req, res) => {
     const mount = mountFor(pathnameOf(req.url));
     // Handlers without the socket (Next, the Fetch mounts) read the address this front resolved.
-    if (mount !== "rest" && mount !== "agent") forwardResolvedClientIp(req);
+    if (mount !== "rest" && mount !== "agent" && mount !== "webhooks") forwardResolvedClientIp(req);
     if (mount !== "next") void answerWith(handlers[mount], req, res);
     else
       void Promise.resolve(options.next(req, res)).catch((err) => {

@@ -1,18 +1,22 @@
-// The inbound receivers under /api/webhooks, one per provider, as one Fetch handler: the Next route
-// file (app/api/webhooks/[...path]/route.ts) mounts it, and so can any other front. Every request
-// under the prefix first counts against its client address (RATE_LIMIT_PER_IP a minute, default
-// 500): past it the answer is a 429 with Retry-After before any receiver reads the request.
-import { jsonAnswer } from "./receiver-http";
+// The inbound receivers under /api/webhooks, one per provider, behind one entry (`answerWebhook`)
+// with two mounts: the lean front answers straight from node:http (server/http/node-receivers.ts,
+// no Fetch Request or Response per request: inbound traffic is the busiest write path), and the
+// Next route file (app/api/webhooks/[...path]/route.ts) mounts the Fetch handler
+// (`answerWebhookRequest`).
+// Every request under the prefix first counts against its client address (RATE_LIMIT_PER_IP a
+// minute, default 500): past it the answer is a 429 with Retry-After before any receiver reads the
+// request.
+import { jsonAnswer, type ReceiverAnswer, type ReceiverRequest } from "./receiver-http";
 import { handleTwilioMessaging, handleTwilioVoiceStatus } from "./twilio";
 import { handleRetellWebhook } from "./retell";
 import { handleVapiWebhook } from "./vapi";
 import { handleWhatsAppNotification, handleWhatsAppVerification } from "./whatsapp-cloud";
 import { errorBody, AppError } from "../shared/errors";
-import { clientIpFromHeaders } from "../shared/client-ip";
+import { resolveClientIp } from "../shared/client-ip";
 import { limitInboundRequest, type LimitDecision } from "../ratelimit";
 import { failedAuthBucketOf } from "../ratelimit/failed-auth";
 
-type Handler = (req: Request) => Promise<Response>;
+type Handler = (req: ReceiverRequest) => Promise<ReceiverAnswer>;
 
 /** Path -> method -> receiver. */
 const RECEIVERS: Record<string, Partial<Record<string, Handler>>> = {
@@ -35,27 +39,35 @@ function receiverFor(pathname: string, method: string): Handler | undefined {
 }
 
 /**
- * The per-IP decision for a request. The address is the one the front resolved (X-Forwarded-For
- * believed only from TRUSTED_PROXIES; the lean front rewrites the header to that address); an
- * IPv6 client counts by its /64. A request with no address (an in-process caller) is not limited.
+ * The per-IP decision for a request. The address is resolved from the socket's (X-Forwarded-For
+ * believed only from TRUSTED_PROXIES; behind Next, with no socket, from the header the front
+ * passed on); an IPv6 client counts by its /64. A request with no address (an in-process caller)
+ * is not limited.
  */
-function limitClientIp(req: Request): Promise<LimitDecision> | null {
-  const ip = clientIpFromHeaders(req.headers);
+function limitClientIp(req: ReceiverRequest): Promise<LimitDecision> | null {
+  const ip = resolveClientIp({ remoteAddress: req.remoteAddress, forwardedFor: req.headers.get("x-forwarded-for") });
   return ip ? limitInboundRequest({ ip: failedAuthBucketOf(ip) }) : null;
 }
 
-function withHeaders(response: Response, headers: Record<string, string>): Response {
-  for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
-  return response;
+function withHeaders(answer: ReceiverAnswer, headers: Record<string, string>): ReceiverAnswer {
+  for (const [name, value] of Object.entries(headers)) answer.headers[name.toLowerCase()] = value;
+  return answer;
 }
 
-export async function answerWebhookRequest(req: Request): Promise<Response> {
+/** Answers one request under /api/webhooks. Never throws for anything a caller sent. */
+export async function answerWebhook(req: ReceiverRequest): Promise<ReceiverAnswer> {
   const decision = await limitClientIp(req);
   if (decision && !decision.allowed) {
     return withHeaders(jsonAnswer(429, errorBody(new AppError("rate_limited", decision.message))), decision.headers);
   }
-  const { pathname } = new URL(req.url);
+  const { pathname } = req.url;
   const handler = receiverFor(pathname, req.method);
-  const response = handler ? await handler(req) : jsonAnswer(404, errorBody(new AppError("not_found", `no receiver for ${req.method} ${pathname}`)));
-  return decision ? withHeaders(response, decision.headers) : response;
+  const answer = handler ? await handler(req) : jsonAnswer(404, errorBody(new AppError("not_found", `no receiver for ${req.method} ${pathname}`)));
+  return decision ? withHeaders(answer, decision.headers) : answer;
+}
+
+/** The receivers as a Fetch handler (the Next route file, in-process callers such as the demo seed). */
+export async function answerWebhookRequest(req: Request): Promise<Response> {
+  const answer = await answerWebhook({ method: req.method, url: new URL(req.url), headers: req.headers, body: req.body });
+  return new Response(answer.body, { status: answer.status, headers: answer.headers });
 }

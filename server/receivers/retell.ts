@@ -15,7 +15,17 @@ import { fromZodError } from "../shared/errors";
 import { toE164 } from "../shared/customer-identifier";
 import { applyCallReport, type CallReport, type TranscriptTurn } from "../calls/calls.service";
 import { connectionCredentials, findActiveConnection } from "../channels/channel-connections";
-import { answerReceiver, badSignature, jsonAnswer, malformed, missingSignature, readRawBody, unknownAddress } from "./receiver-http";
+import {
+  answerReceiver,
+  badSignature,
+  jsonAnswer,
+  malformed,
+  missingSignature,
+  readRawBody,
+  unknownAddress,
+  type ReceiverAnswer,
+  type ReceiverRequest,
+} from "./receiver-http";
 import { MAX_INBOUND_BODY } from "./twilio";
 
 const SIGNATURE_HEADER = "x-retell-signature";
@@ -145,7 +155,7 @@ function reportOf(event: string, call: RetellCall, customerNumber: string): Call
   };
 }
 
-export function handleRetellWebhook(req: Request): Promise<Response> {
+export function handleRetellWebhook(req: ReceiverRequest): Promise<ReceiverAnswer> {
   return answerReceiver("retell", req, async () => {
     const raw = await readRawBody(req);
     const signature = req.headers.get(SIGNATURE_HEADER);

@@ -18,7 +18,18 @@ import { connectionCredentials, findActiveConnection } from "../channels/channel
 import { ingestInboundMessage } from "../conversations/ingest";
 import { applyDeliveryReport, type DeliveryReport } from "../conversations/delivery-reports";
 import { applyCallReport } from "../calls/calls.service";
-import { answerReceiver, badSignature, malformed, missingSignature, readRawBody, signedUrl, unknownAddress } from "./receiver-http";
+import {
+  answerReceiver,
+  badSignature,
+  malformed,
+  missingSignature,
+  readRawBody,
+  signedUrl,
+  textAnswer,
+  unknownAddress,
+  type ReceiverAnswer,
+  type ReceiverRequest,
+} from "./receiver-http";
 
 const SIGNATURE_HEADER = "X-Twilio-Signature";
 const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response/>';
@@ -27,7 +38,7 @@ export const MAX_INBOUND_BODY = 16_384;
 type Params = Record<string, string | string[]>;
 
 /** The form parameters exactly as sent (a repeated key keeps every value, as the signature does). */
-function parseForm(req: Request, raw: string): Params {
+function parseForm(req: ReceiverRequest, raw: string): Params {
   const type = req.headers.get("content-type") ?? "";
   if (!/^application\/x-www-form-urlencoded\b/i.test(type)) throw malformed("content-type must be application/x-www-form-urlencoded");
   const params: Params = {};
@@ -102,7 +113,7 @@ const isStatusCallback = (params: Params) => {
  * `validateRequest` with its auth token over the public URL (401 / 403). `businessField` names the
  * parameter holding the business number (it depends on the request's kind, read from the form).
  */
-async function verifiedTwilioRequest(req: Request, businessField: (params: Params) => "To" | "From") {
+async function verifiedTwilioRequest(req: ReceiverRequest, businessField: (params: Params) => "To" | "From") {
   const params = parseForm(req, await readRawBody(req));
   const signature = req.headers.get(SIGNATURE_HEADER);
   if (!signature) throw missingSignature(SIGNATURE_HEADER);
@@ -116,9 +127,9 @@ async function verifiedTwilioRequest(req: Request, businessField: (params: Param
   return { params, business, connection, db: scopeToTenant(await getDb(), connection.tenantId) };
 }
 
-const emptyTwiml = () => new Response(EMPTY_TWIML, { status: 200, headers: { "content-type": "text/xml" } });
+const emptyTwiml = () => textAnswer(200, "text/xml", EMPTY_TWIML);
 
-export function handleTwilioMessaging(req: Request): Promise<Response> {
+export function handleTwilioMessaging(req: ReceiverRequest): Promise<ReceiverAnswer> {
   return answerReceiver("twilio", req, async () => {
     // Inbound: the business number is `To`; a status callback reports a message we sent, from `From`.
     const { params, business, connection, db } = await verifiedTwilioRequest(req, (p) => (isStatusCallback(p) ? "From" : "To"));
@@ -164,7 +175,7 @@ const isOutbound = (params: Params) => String(params.Direction ?? "").startsWith
  * assistant's own provider (Retell), so Twilio's other statuses are acknowledged and change nothing
  * (recording it twice would count one phone call as two).
  */
-export function handleTwilioVoiceStatus(req: Request): Promise<Response> {
+export function handleTwilioVoiceStatus(req: ReceiverRequest): Promise<ReceiverAnswer> {
   return answerReceiver("twilio", req, async () => {
     const { params, connection, db } = await verifiedTwilioRequest(req, (p) => (isOutbound(p) ? "From" : "To"));
     const call = parsePayload(voicePayload, params);

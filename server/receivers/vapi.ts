@@ -18,7 +18,17 @@ import { fromZodError } from "../shared/errors";
 import { toE164 } from "../shared/customer-identifier";
 import { applyCallReport, type CallReport, type TranscriptTurn } from "../calls/calls.service";
 import { connectionCredentials, findActiveConnection } from "../channels/channel-connections";
-import { answerReceiver, badSignature, jsonAnswer, malformed, missingSignature, readRawBody, unknownAddress } from "./receiver-http";
+import {
+  answerReceiver,
+  badSignature,
+  jsonAnswer,
+  malformed,
+  missingSignature,
+  readRawBody,
+  unknownAddress,
+  type ReceiverAnswer,
+  type ReceiverRequest,
+} from "./receiver-http";
 import { MAX_INBOUND_BODY } from "./twilio";
 
 const SIGNATURE_HEADER = "x-vapi-signature";
@@ -170,7 +180,7 @@ function reportOf(message: VapiMessage): CallReport | null {
   };
 }
 
-export function handleVapiWebhook(req: Request): Promise<Response> {
+export function handleVapiWebhook(req: ReceiverRequest): Promise<ReceiverAnswer> {
   return answerReceiver("vapi", req, async () => {
     const raw = await readRawBody(req);
     const signature = req.headers.get(SIGNATURE_HEADER);

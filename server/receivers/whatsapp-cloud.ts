@@ -17,14 +17,25 @@ import { toE164 } from "../shared/customer-identifier";
 import { connectionCredentials, findActiveConnection, type ResolvedConnection } from "../channels/channel-connections";
 import { ingestInboundMessage } from "../conversations/ingest";
 import { applyDeliveryReport, type DeliveryReport } from "../conversations/delivery-reports";
-import { answerReceiver, badSignature, jsonAnswer, malformed, missingSignature, readRawBody, unknownAddress } from "./receiver-http";
+import {
+  answerReceiver,
+  badSignature,
+  jsonAnswer,
+  malformed,
+  missingSignature,
+  readRawBody,
+  textAnswer,
+  unknownAddress,
+  type ReceiverAnswer,
+  type ReceiverRequest,
+} from "./receiver-http";
 import { MAX_INBOUND_BODY } from "./twilio";
 
 const SIGNATURE_HEADER = "X-Hub-Signature-256";
 const PREFIX = "/api/webhooks/whatsapp/";
 
-async function connectionOf(req: Request): Promise<{ phoneNumberId: string; connection: ResolvedConnection }> {
-  const phoneNumberId = new URL(req.url).pathname.slice(PREFIX.length);
+async function connectionOf(req: ReceiverRequest): Promise<{ phoneNumberId: string; connection: ResolvedConnection }> {
+  const phoneNumberId = req.url.pathname.slice(PREFIX.length);
   if (!/^\d{1,32}$/.test(phoneNumberId)) throw unknownAddress(`whatsapp_cloud phone_number_id '${phoneNumberId.slice(0, 40)}'`);
   const connection = await findActiveConnection("whatsapp_cloud", phoneNumberId);
   if (!connection) throw unknownAddress(`whatsapp_cloud phone_number_id ${phoneNumberId}`);
@@ -38,9 +49,9 @@ const sameSecret = (a: string, b: string) => {
 };
 
 /** GET: Meta's subscription handshake. */
-export function handleWhatsAppVerification(req: Request): Promise<Response> {
+export function handleWhatsAppVerification(req: ReceiverRequest): Promise<ReceiverAnswer> {
   return answerReceiver("whatsapp_cloud", req, async () => {
-    const query = new URL(req.url).searchParams;
+    const query = req.url.searchParams;
     const { connection } = await connectionOf(req);
     if (query.get("hub.mode") !== "subscribe") throw malformed("invalid field 'hub.mode': must be subscribe", "hub.mode");
     const challenge = query.get("hub.challenge") ?? "";
@@ -48,7 +59,7 @@ export function handleWhatsAppVerification(req: Request): Promise<Response> {
     if (!sameSecret(query.get("hub.verify_token") ?? "", connectionCredentials<"whatsapp_cloud">(connection).verify_token)) {
       throw new AppError("forbidden", "hub.verify_token does not match");
     }
-    return new Response(challenge, { status: 200, headers: { "content-type": "text/plain" } });
+    return textAnswer(200, "text/plain", challenge);
   });
 }
 
@@ -129,7 +140,7 @@ function messageChanges(payload: unknown, phoneNumberId: string): ChangeValue[] 
 }
 
 /** POST: messages and statuses. */
-export function handleWhatsAppNotification(req: Request): Promise<Response> {
+export function handleWhatsAppNotification(req: ReceiverRequest): Promise<ReceiverAnswer> {
   return answerReceiver("whatsapp_cloud", req, async () => {
     const raw = await readRawBody(req);
     const signature = req.headers.get(SIGNATURE_HEADER);

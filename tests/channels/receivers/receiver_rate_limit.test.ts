@@ -4,7 +4,7 @@
 // sharing one Redis never meet. The front trusts one of those peers as a proxy (TRUSTED_PROXIES):
 // only that peer's X-Forwarded-For names the client; anyone else's is ignored.
 import { randomInt } from "node:crypto";
-import { Agent, request } from "node:http";
+import { Agent } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
 import type { Running } from "../../../scripts/bench/services";
@@ -18,6 +18,7 @@ import { uniquePhone } from "../../helpers/conversations";
 import { startReceiverFront } from "../../helpers/receiver-front";
 import { TWILIO_SID, TWILIO_TOKEN, uniqueBusinessNumber } from "../fixtures";
 import { tenantState } from "./api-reader";
+import { sendFrom, type PeerAnswer } from "./peer-request";
 
 const PUBLIC_BASE_URL = "https://hooks.receptionist.example";
 const MESSAGING = "/api/webhooks/twilio/messaging";
@@ -29,25 +30,10 @@ const loopbackPeer = () => `127.${randomInt(1, 255)}.${randomInt(256)}.${randomI
 /** A public-looking client address (198.18.0.0/15, the benchmarking range). */
 const clientAddress = () => `198.${18 + randomInt(2)}.${randomInt(256)}.${randomInt(1, 255)}`;
 
-type Answer = { status: number; headers: Record<string, string | string[] | undefined>; text: string };
+type Answer = PeerAnswer;
 
 /** One HTTP request to the front from `peer` (the socket's local address). */
-function send(front: Running, peer: Agent, path: string, opts: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
-  const url = new URL(path, front.url);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: url.hostname, port: url.port, path: url.pathname + url.search, method: opts.method ?? "POST", agent: peer, headers: opts.headers },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => (text += chunk));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-      },
-    );
-    req.on("error", reject);
-    req.end(opts.body);
-  });
-}
+const send = (front: Running, peer: Agent, path: string, opts?: Parameters<typeof sendFrom>[3]) => sendFrom(front, peer, path, opts);
 
 const peerAgent = (address: string) => new Agent({ keepAlive: true, maxSockets: 32, localAddress: address });
 
