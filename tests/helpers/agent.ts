@@ -23,13 +23,3 @@ export async function callTool(key: string | null, tool: string, input: unknown)
     return { status: error.status, body, text: JSON.stringify(body), headers: resHeaders };
   }
 }
-
-/**
- * Waits, if need be, until the current minute has at least `needMs` left. Windows are aligned to
- * the minute: a run of calls that straddles a boundary sees the previous window's weight shrink as
- * it goes and rightly admits more, so exact counts are asserted inside one window.
- */
-export async function insideOneWindow(needMs = 20_000): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < needMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
-}

@@ -13,7 +13,7 @@ import { scopeToTenant } from "../../../server/db/tenant-scope";
 import { connectChannel } from "../../../server/channels/channel-connections";
 import { OPERATOR } from "../../../server/audit/record-audit";
 import { tenantWithKey } from "../../helpers/api";
-import { insideOneWindow } from "../../helpers/agent";
+import { startOfNextWindowIn, windowClockEnv } from "../../helpers/rate-limit-clock";
 import { uniquePhone } from "../../helpers/conversations";
 import { startReceiverFront } from "../../helpers/receiver-front";
 import { TWILIO_SID, TWILIO_TOKEN, uniqueBusinessNumber } from "../fixtures";
@@ -87,7 +87,7 @@ describe("per-IP limit on the webhook receivers (real HTTP)", { timeout: 180_000
       OPERATOR,
     );
     tenant = { tenantId, key, number };
-    front = await startReceiverFront({ PUBLIC_BASE_URL, TRUSTED_PROXIES: proxy, RATE_LIMIT_PER_IP: String(LIMIT) });
+    front = await startReceiverFront({ PUBLIC_BASE_URL, TRUSTED_PROXIES: proxy, RATE_LIMIT_PER_IP: String(LIMIT), ...windowClockEnv() });
   });
   afterAll(async () => {
     agents.untrusted.destroy();
@@ -117,7 +117,7 @@ describe("per-IP limit on the webhook receivers (real HTTP)", { timeout: 180_000
   };
 
   it("429_burst_of_600_from_one_address_admits_exactly_the_limit_whatever_x_forwarded_for_it_sends", async () => {
-    await insideOneWindow(30_000);
+    await startOfNextWindowIn(front.proc);
     // Unsigned (401) requests, each claiming another client in X-Forwarded-For: from an untrusted peer the claim is ignored.
     const answers = await burst(LIMIT + 100, () =>
       send(front, agents.untrusted, MESSAGING, {
@@ -151,7 +151,7 @@ describe("per-IP limit on the webhook receivers (real HTTP)", { timeout: 180_000
   });
 
   it("a_trusted_proxys_x_forwarded_for_names_the_client_it_counts_against", async () => {
-    await insideOneWindow(20_000);
+    await startOfNextWindowIn(front.proc);
     const exhausted = clientAddress();
     const unsigned = (xff?: string) =>
       send(front, agents.proxy, MESSAGING, {
