@@ -125,7 +125,8 @@ export function tenantProcedure(scope: Scope, opts: { tool?: string } = {}) {
     assertBoundedInput(await getRawInput());
     const db = scopeToTenant(await getDb(), principal.tenantId);
     const sql = scopeSqlToTenant(await getSql(), principal.tenantId);
-    return next({ ctx: { ...ctx, principal, tenantId: principal.tenantId, db, sql } });
+    // tRPC (and the REST bridge's caller) merge these into the context: no copy of it here.
+    return next({ ctx: { principal, tenantId: principal.tenantId, db, sql } });
   });
 }
 
