@@ -9,7 +9,7 @@ import { closeDb, getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { issueApiKey } from "../../server/auth/api-keys";
 import { OPERATOR } from "../../server/audit/record-audit";
-import { handleRestRequest } from "../../server/api/rest-bridge";
+import { handleRestRequest } from "../../server/http/rest-bridge";
 
 const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 100_000);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 1_000_000);

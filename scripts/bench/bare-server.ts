@@ -3,7 +3,7 @@
 // the answer written in one go). Env: PORT, BENCH_BODY_FILE (the page, captured from the full stack).
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
-import type { RestAnswer, RestRequest } from "../../server/api/rest-bridge";
+import type { RestAnswer, RestRequest } from "../../server/http/rest-bridge";
 import { sendRestAnswer, toRestRequest } from "../../server/http/node-rest";
 
 const body = readFileSync(process.env.BENCH_BODY_FILE!, "utf8");

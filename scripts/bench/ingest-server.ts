@@ -2,7 +2,7 @@
 // answers /api/webhooks itself) without Next (no build needed; any other path is a 404).
 // `node --import tsx scripts/bench/ingest-server.ts`, HOST / PORT as the lean front.
 import { createLeanServer } from "../../server/http/lean-server";
-import { closeServerProcess, startServerProcess, stopBackgroundWork } from "../../server/startup";
+import { closeServerProcess, startServerProcess, stopBackgroundWork } from "../../server/http/startup";
 
 const hostname = process.env.HOST || "127.0.0.1";
 const port = Number(process.env.PORT || 3000);

@@ -114,7 +114,7 @@ async function toolCaller(ctx: Ctx, key: string): Promise<{ call: Call; through:
     return { call, through: "lean front over HTTP" };
   }
   process.env.RATE_LIMIT_DISABLED = "1";
-  const { answerAgentRequest } = await import("../../server/tools/agent-rest");
+  const { answerAgentRequest } = await import("../../server/http/agent-rest");
   const call: Call = async (tool, body) => {
     const text = JSON.stringify(body);
     const headers = new Headers({ authorization: `Bearer ${key}`, "content-type": "application/json" });

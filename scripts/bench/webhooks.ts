@@ -25,7 +25,7 @@ export async function benchWebhooks(opts: { latencyEvents?: number; throughputEv
   const { scopeToTenant } = await import("../../server/db/tenant-scope");
   const { createTenant } = await import("../../server/tenants/tenants");
   const { OPERATOR } = await import("../../server/audit/record-audit");
-  const { emitEvent } = await import("../../server/events/emit-event");
+  const { emitEvent } = await import("../../server/events/emit-any-event");
   const { createSubscription } = await import("../../server/webhooks/webhooks.service");
   const { DeliveryWorker } = await import("../../server/webhooks/embedded-worker");
 

@@ -1,4 +1,4 @@
-import { router, tenantProcedure } from "../trpc";
+import { router, tenantProcedure } from "../trpc/trpc";
 import { weeklyRollupInput, weeklyRollupSchema } from "./analytics.types";
 import { previousPeriodTotals, weeklyRollup } from "./analytics.service";
 
@@ -29,9 +29,9 @@ export const analyticsRouter = router({
     })
     .input(weeklyRollupInput)
     .output(weeklyRollupSchema)
-    .query(({ ctx, input }) => weeklyRollup(ctx.db, ctx.tenantId, input)),
+    .query(({ ctx, input }) => weeklyRollup(ctx.db, input)),
   /** Dashboard only (no REST route): the totals of the same number of days just before, for comparison. */
   previousPeriod: tenantProcedure("read")
     .input(weeklyRollupInput)
-    .query(({ ctx, input }) => previousPeriodTotals(ctx.db, ctx.tenantId, input)),
+    .query(({ ctx, input }) => previousPeriodTotals(ctx.db, input)),
 });

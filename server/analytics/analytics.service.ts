@@ -8,7 +8,7 @@
 // table reference below carries `tenant_id = ${tenant}` as a bound parameter, visibly.
 import { Prisma } from "../db/generated/client";
 import type { TenantDb } from "../db/tenant-scope";
-import { CHANNELS } from "../conversations/customer-identifier";
+import { CHANNELS } from "../shared/customer-identifier";
 import { DEFAULT_ROLLUP_DAYS, type AnalyticsCounts, type AnalyticsDay, type WeeklyRollup } from "./analytics.types";
 
 const DAY_MS = 86_400_000;
@@ -159,10 +159,10 @@ function sumRows(rows: DayRow[]): DayRow {
   return total as DayRow;
 }
 
-export async function weeklyRollup(db: TenantDb, tenantId: string, input: { days?: number }, now: Date = new Date()): Promise<WeeklyRollup> {
+export async function weeklyRollup(db: TenantDb, input: { days?: number }, now: Date = new Date()): Promise<WeeklyRollup> {
   const days = input.days ?? DEFAULT_ROLLUP_DAYS;
   const { start, end } = rollupPeriod(days, now);
-  const rows = await db.$queryRaw<DayRow[]>(rollupQuery(tenantId, start, end));
+  const rows = await db.$queryRaw<DayRow[]>(rollupQuery(db.tenantId, start, end));
   const daily: AnalyticsDay[] = rows.map((row) => ({ date: row.date, ...toCounts(row) }));
   return {
     days,
@@ -178,10 +178,10 @@ export async function weeklyRollup(db: TenantDb, tenantId: string, input: { days
  * period" on the dashboard). Whole days, so the comparison is with complete days while the current
  * period's last day (today) is still partial.
  */
-export async function previousPeriodTotals(db: TenantDb, tenantId: string, input: { days?: number }, now: Date = new Date()) {
+export async function previousPeriodTotals(db: TenantDb, input: { days?: number }, now: Date = new Date()) {
   const days = input.days ?? DEFAULT_ROLLUP_DAYS;
   const current = rollupPeriod(days, now);
   const start = new Date(current.start.getTime() - days * DAY_MS);
-  const rows = await db.$queryRaw<DayRow[]>(rollupQuery(tenantId, start, current.start));
+  const rows = await db.$queryRaw<DayRow[]>(rollupQuery(db.tenantId, start, current.start));
   return { days, start_date: rows[0].date, end_date: rows[rows.length - 1].date, totals: toCounts(sumRows(rows)) };
 }

@@ -1,4 +1,4 @@
-import { router, tenantProcedure } from "../trpc";
+import { router, tenantProcedure } from "../trpc/trpc";
 import { appointmentListSchema, appointmentSchema, createAppointmentInput, listAppointmentsInput, updateAppointmentInput } from "./appointments.types";
 import { createAppointment, listAppointments, updateAppointment } from "./appointments.service";
 
@@ -52,5 +52,5 @@ export const appointmentsRouter = router({
     })
     .input(updateAppointmentInput)
     .output(appointmentSchema)
-    .mutation(({ ctx, input }) => updateAppointment(ctx.db, ctx.tenantId, input)),
+    .mutation(({ ctx, input }) => updateAppointment(ctx.db, input)),
 });

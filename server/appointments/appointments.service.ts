@@ -3,51 +3,18 @@
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantSql, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { isoText, sqlKeysetPage, sqlList, toListEnvelope } from "../api/pagination";
-import { badRequest, conflict, notFound } from "../errors";
-import { emitEvent } from "../events/emit-event";
-import { changedFields, pickColumns } from "../api/wire";
-import { TERMINAL_STATUSES, type Appointment, type CreateAppointmentInput, type UpdateAppointmentInput } from "./appointments.types";
+import { sqlKeysetPage, sqlList, toListEnvelope } from "../shared/pagination";
+import { badRequest, conflict, notFound } from "../shared/errors";
+import { eventEmitter } from "../outbox/emit-event";
+import { APPOINTMENT_EVENTS } from "./appointments.events";
+import { changedFields } from "../shared/wire";
+import { appointmentResource, TERMINAL_STATUSES, type Appointment, type CreateAppointmentInput, type UpdateAppointmentInput } from "./appointments.types";
+
+const emitEvent = eventEmitter(APPOINTMENT_EVENTS);
 
 type AppointmentRow = Prisma.AppointmentGetPayload<object>;
 
-export function appointmentToWire(a: AppointmentRow): Appointment {
-  return {
-    id: a.id,
-    customer_name: a.customerName,
-    customer_phone: a.customerPhone,
-    customer_email: a.customerEmail,
-    scheduled_start: a.scheduledStart.toISOString(),
-    scheduled_end: a.scheduledEnd.toISOString(),
-    status: a.status as Appointment["status"],
-    conversation_id: a.conversationId,
-    lead_id: a.leadId,
-    offering_id: a.offeringId,
-    location_text: a.locationText,
-    google_calendar_event_id: a.googleCalendarEventId,
-    created_at: a.createdAt.toISOString(),
-    updated_at: a.updatedAt.toISOString(),
-  };
-}
-
-const COLUMNS = {
-  customer_name: "customerName",
-  customer_phone: "customerPhone",
-  customer_email: "customerEmail",
-  conversation_id: "conversationId",
-  lead_id: "leadId",
-  offering_id: "offeringId",
-  location_text: "locationText",
-  google_calendar_event_id: "googleCalendarEventId",
-  status: "status",
-} as const;
-
-function toColumns(input: Partial<UpdateAppointmentInput>): Record<string, unknown> {
-  const data = pickColumns(input, COLUMNS);
-  if (input.scheduled_start !== undefined) data.scheduledStart = new Date(input.scheduled_start);
-  if (input.scheduled_end !== undefined) data.scheduledEnd = new Date(input.scheduled_end);
-  return data;
-}
+export const appointmentToWire = appointmentResource.toWire;
 
 /** A referenced row must be visible to the tenant; otherwise 404, exactly like a missing one. */
 async function assertReferencesVisible(tx: TenantTx, refs: { conversation_id?: string | null; lead_id?: string | null; offering_id?: string | null }) {
@@ -65,9 +32,7 @@ function assertEndAfterStart(start: Date, end: Date) {
 /** The list, in prepared SQL answering wire-shaped rows: any page, however deep, is one indexed query. */
 const APPOINTMENTS_LIST = sqlList({
   table: "appointments",
-  select: `t.id, t.customer_name, t.customer_phone, t.customer_email, ${isoText("scheduled_start")} AS scheduled_start,
-    ${isoText("scheduled_end")} AS scheduled_end, t.status, t.conversation_id, t.lead_id, t.offering_id, t.location_text,
-    t.google_calendar_event_id, ${isoText("created_at")} AS created_at, ${isoText("updated_at")} AS updated_at`,
+  select: appointmentResource.sqlSelect,
   sortColumn: "scheduled_start",
   direction: "desc",
 });
@@ -80,21 +45,21 @@ export async function createAppointment(db: TenantDb, input: CreateAppointmentIn
   assertEndAfterStart(new Date(input.scheduled_start), new Date(input.scheduled_end));
   return db.$transaction(async (tx) => {
     await assertReferencesVisible(tx, input);
-    const row = await tx.appointment.create({ data: { ...toColumns(input), status: "confirmed" } as never });
+    const row = await tx.appointment.create({ data: { ...appointmentResource.patchToColumns(input), tenantId: tx.tenantId, status: "confirmed" } });
     const appointment = appointmentToWire(row);
     await emitEvent(tx, "booking.created", { object: appointment });
     return appointment;
   });
 }
 
-export async function updateAppointment(db: TenantDb, tenantId: string, input: UpdateAppointmentInput): Promise<Appointment> {
+export async function updateAppointment(db: TenantDb, input: UpdateAppointmentInput): Promise<Appointment> {
   const { id, ...patch } = input;
   return db.$transaction(async (tx) => {
-    if (!(await lockTenantRow(tx, "appointments", tenantId, id))) throw notFound();
+    if (!(await lockTenantRow(tx, "appointments", id))) throw notFound();
     const beforeRow = await tx.appointment.findFirst({ where: { id } });
     if (!beforeRow) throw notFound();
     const before = appointmentToWire(beforeRow);
-    const data = toColumns(patch);
+    const data = appointmentResource.patchToColumns(patch);
     // What the row would become, to decide whether anything changes at all.
     const candidate = appointmentToWire({ ...beforeRow, ...data } as AppointmentRow);
     const changes = changedFields(before, candidate);
@@ -104,7 +69,7 @@ export async function updateAppointment(db: TenantDb, tenantId: string, input: U
     }
     assertEndAfterStart(new Date(candidate.scheduled_start), new Date(candidate.scheduled_end));
     await assertReferencesVisible(tx, patch);
-    const appointment = appointmentToWire(await tx.appointment.update({ where: { id }, data: data as never }));
+    const appointment = appointmentToWire(await tx.appointment.update({ where: { id }, data }));
 
     if ("scheduled_start" in changes || "scheduled_end" in changes) {
       await emitEvent(tx, "booking.rescheduled", {

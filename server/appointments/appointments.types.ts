@@ -1,29 +1,35 @@
 import { z } from "zod";
-import { invalid, isoDateTime, uuid } from "../api/wire";
-import { listEnvelope, pageQuery } from "../api/pagination";
-import { unknownFieldMessage } from "../api/strict-body";
+import type { Prisma } from "../db/generated/client";
+import { resourceFields } from "../db/resource";
+import { invalid, isoDateTime, uuid } from "../shared/wire";
+import { listEnvelope, pageQuery } from "../shared/pagination";
+import { unknownFieldMessage } from "../shared/strict-body";
 
 export const APPOINTMENT_STATUSES = ["confirmed", "cancelled", "completed"] as const;
 export const TERMINAL_STATUSES = new Set(["cancelled", "completed"]);
 
-export const appointmentSchema = z
-  .object({
-    id: z.uuid(),
-    customer_name: z.string(),
-    customer_phone: z.string(),
-    customer_email: z.string().nullable(),
-    scheduled_start: z.string().describe("ISO 8601 date-time"),
-    scheduled_end: z.string().describe("ISO 8601 date-time"),
-    status: z.enum(APPOINTMENT_STATUSES).describe("Created as `confirmed`; `cancelled` and `completed` are terminal"),
-    conversation_id: z.uuid().nullable(),
-    lead_id: z.uuid().nullable(),
-    offering_id: z.uuid().nullable(),
-    location_text: z.string().nullable(),
-    google_calendar_event_id: z.string().nullable(),
-    created_at: z.string().describe("ISO 8601 date-time"),
-    updated_at: z.string().describe("ISO 8601 date-time"),
-  })
-  .meta({ id: "Appointment" });
+const column = resourceFields<Prisma.AppointmentGetPayload<object>>();
+const patch = { patch: true } as const;
+const isoDateTimeText = () => z.string().describe("ISO 8601 date-time");
+
+/** The appointment, declared once: wire schema, row mapping, SQL select list and patchable columns. */
+export const appointmentResource = column.define("Appointment", {
+  id: column.value("id", z.uuid()),
+  customer_name: column.value("customerName", z.string(), patch),
+  customer_phone: column.value("customerPhone", z.string(), patch),
+  customer_email: column.value("customerEmail", z.string().nullable(), patch),
+  scheduled_start: column.timestamp("scheduledStart", isoDateTimeText(), patch),
+  scheduled_end: column.timestamp("scheduledEnd", isoDateTimeText(), patch),
+  status: column.value("status", z.enum(APPOINTMENT_STATUSES).describe("Created as `confirmed`; `cancelled` and `completed` are terminal"), patch),
+  conversation_id: column.value("conversationId", z.uuid().nullable(), patch),
+  lead_id: column.value("leadId", z.uuid().nullable(), patch),
+  offering_id: column.value("offeringId", z.uuid().nullable(), patch),
+  location_text: column.value("locationText", z.string().nullable(), patch),
+  google_calendar_event_id: column.value("googleCalendarEventId", z.string().nullable(), patch),
+  created_at: column.timestamp("createdAt", isoDateTimeText()),
+  updated_at: column.timestamp("updatedAt", isoDateTimeText()),
+});
+export const appointmentSchema = appointmentResource.schema;
 
 const fields = {
   customer_name: z.string().trim().min(1).max(200),

@@ -2,34 +2,12 @@
 // whose cells cannot run as spreadsheet formulas.
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb } from "../db/tenant-scope";
-import { keysetPage, toListEnvelope } from "../api/pagination";
-import { AUDIT_CSV_MAX_ROWS, type AuditEntry, type AuditFilter } from "./audit-log.types";
+import { keysetPage, toListEnvelope } from "../shared/pagination";
+import { AUDIT_CSV_MAX_ROWS, type AuditFilter, auditEntryResource } from "./audit-log.types";
 
 const DAY_MS = 86_400_000;
 
-type AuditRow = {
-  id: string;
-  actorType: string;
-  actorId: string | null;
-  actorLabel: string | null;
-  action: string;
-  targetType: string;
-  targetId: string | null;
-  details: unknown;
-  createdAt: Date;
-};
-
-export const auditToWire = (a: AuditRow): AuditEntry => ({
-  id: a.id,
-  actor_type: a.actorType,
-  actor_id: a.actorId,
-  actor_label: a.actorLabel,
-  action: a.action,
-  target_type: a.targetType,
-  target_id: a.targetId,
-  details: (a.details ?? {}) as Record<string, unknown>,
-  created_at: a.createdAt.toISOString(),
-});
+export const auditToWire = auditEntryResource.toWire;
 
 /** The filter as conditions (inside AND, so they never collide with the page cursor's own bounds). */
 export function auditWhere(filter: AuditFilter): Prisma.AuditLogWhereInput[] {

@@ -1,7 +1,9 @@
 // Inputs of the dashboard's audit log (list and CSV export). Free of Node imports: the page
 // validates its filter form with these same schemas.
 import { z } from "zod";
-import { pageQuery } from "../api/pagination";
+import type { Prisma } from "../db/generated/client";
+import { resourceFields } from "../db/resource";
+import { pageQuery } from "../shared/pagination";
 
 /** Most rows one CSV export holds (newest first); the answer says when more matched. */
 export const AUDIT_CSV_MAX_ROWS = 10_000;
@@ -44,15 +46,17 @@ export const auditCsvSchema = z.object({
 });
 
 /** One audit entry as the dashboard reads it. */
-export const auditEntrySchema = z.object({
-  id: z.string(),
-  actor_type: z.string(),
-  actor_id: z.string().nullable(),
-  actor_label: z.string().nullable(),
-  action: z.string(),
-  target_type: z.string(),
-  target_id: z.string().nullable(),
-  details: z.record(z.string(), z.unknown()),
-  created_at: z.string(),
+const column = resourceFields<Prisma.AuditLogGetPayload<object>>();
+export const auditEntryResource = column.define(null, {
+  id: column.value("id", z.string()),
+  actor_type: column.value("actorType", z.string()),
+  actor_id: column.value("actorId", z.string().nullable()),
+  actor_label: column.value("actorLabel", z.string().nullable()),
+  action: column.value("action", z.string()),
+  target_type: column.value("targetType", z.string()),
+  target_id: column.value("targetId", z.string().nullable()),
+  details: column.json("details", z.record(z.string(), z.unknown())),
+  created_at: column.timestamp("createdAt", z.string()),
 });
+export const auditEntrySchema = auditEntryResource.schema;
 export type AuditEntry = z.infer<typeof auditEntrySchema>;

@@ -1,6 +1,6 @@
 // Issuing, listing and revoking API keys (used by the dashboard router and the operator CLI).
 import type { TenantDb } from "../db/tenant-scope";
-import { notFound } from "../errors";
+import { notFound } from "../shared/errors";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
 import { generateApiKey } from "./api-key-format";
 import type { Scope } from "./principal";
@@ -42,7 +42,8 @@ export async function issueApiKey(db: TenantDb, input: { name: string; scopes: S
         salt: generated.salt,
         hash: generated.hash,
         createdByUserId: actor.actorType === "user" ? actor.actorId : null,
-      } as never,
+        tenantId: tx.tenantId,
+      },
     });
     await recordAudit(tx, { ...actor, action: "api_key.issued", targetType: "api_key", targetId: key.id, details: { name: input.name, scopes } });
     return key;

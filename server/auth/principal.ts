@@ -1,5 +1,5 @@
 // Who is calling, and what they may do.
-import { AppError, MESSAGES } from "../errors";
+import { AppError, MESSAGES } from "../shared/errors";
 
 export const SCOPES = ["read", "leads:write", "appointments:write", "offerings:write", "conversations:write", "crm:write", "assistant:read"] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -21,10 +21,12 @@ export function forbiddenFor(principal: Principal, scope: Scope): AppError | nul
     if (principal.scopes.includes(scope) || (alternative && principal.scopes.includes(alternative))) return null;
     return new AppError("forbidden", MESSAGES.missingScope(scope) + (alternative ? ` (or '${alternative}')` : ""));
   }
-  if (scope !== "read" && scope !== "assistant:read" && !MANAGER_ROLES.includes(principal.role)) {
-    return new AppError("forbidden", `role '${principal.role}' cannot make changes; an owner or admin can`);
-  }
-  return null;
+  return scope === "read" || scope === "assistant:read" ? null : forbiddenUnlessManager(principal.role, "make changes");
+}
+
+/** The one role check: what only owners and admins may do is a 403 for any other role. */
+export function forbiddenUnlessManager(role: Role, what: "make changes" | "see this"): AppError | null {
+  return MANAGER_ROLES.includes(role) ? null : new AppError("forbidden", `role '${role}' cannot ${what}; an owner or admin can`);
 }
 
 /** The audit-log actor of a principal. */

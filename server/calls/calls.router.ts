@@ -1,4 +1,4 @@
-import { router, tenantProcedure } from "../trpc";
+import { router, tenantProcedure } from "../trpc/trpc";
 import { callListSchema, listCallsInput } from "./calls.types";
 import { listCalls } from "./calls.service";
 

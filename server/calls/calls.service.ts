@@ -12,37 +12,22 @@
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { changedFields, toIsoOrNull } from "../api/wire";
-import { keysetPage, toListEnvelope } from "../api/pagination";
-import { notFound } from "../errors";
-import { emitEvent } from "../events/emit-event";
+import { changedFields } from "../shared/wire";
+import { keysetPage, toListEnvelope } from "../shared/pagination";
+import { notFound } from "../shared/errors";
+import { eventEmitter } from "../outbox/emit-event";
+import { CALL_EVENTS } from "./calls.events";
 import { countNewMessages, findOrCreateConversation, type ConversationRow } from "../conversations/conversations.service";
-import { normalizeCustomerIdentifier } from "../conversations/customer-identifier";
-import { insertMessagesOnce, INGEST_TRANSACTION, reopenIfClosed } from "../channels/ingest";
+import { normalizeCustomerIdentifier } from "../shared/customer-identifier";
+import { insertMessagesOnce, INGEST_TRANSACTION, reopenIfClosed } from "../conversations/ingest";
 import type { ChannelProvider } from "../channels/providers";
-import type { Call, CallStatus } from "./calls.types";
+import { callResource } from "./calls.types";
+
+const emitEvent = eventEmitter(CALL_EVENTS);
 
 export type CallRow = Prisma.CallGetPayload<object>;
 
-export function callToWire(c: CallRow): Call {
-  return {
-    id: c.id,
-    conversation_id: c.conversationId,
-    provider: c.provider as Call["provider"],
-    provider_call_id: c.providerCallId,
-    direction: c.direction as Call["direction"],
-    status: c.status as CallStatus,
-    started_at: c.startedAt.toISOString(),
-    answered_at: toIsoOrNull(c.answeredAt),
-    ended_at: toIsoOrNull(c.endedAt),
-    duration_seconds: c.durationSeconds,
-    end_reason: c.endReason,
-    recording_url: c.recordingUrl,
-    summary: c.summary,
-    created_at: c.createdAt.toISOString(),
-    updated_at: c.updatedAt.toISOString(),
-  };
-}
+export const callToWire = callResource.toWire;
 
 export type TranscriptTurn = { role: "customer" | "assistant"; text: string; at: Date };
 
@@ -65,24 +50,24 @@ export type CallReport = {
 
 export type CallReportResult = { call: CallRow; conversation: ConversationRow; events: string[] };
 
-export async function applyCallReport(db: TenantDb, tenantId: string, report: CallReport): Promise<CallReportResult> {
+export async function applyCallReport(db: TenantDb, report: CallReport): Promise<CallReportResult> {
   const customerIdentifier = normalizeCustomerIdentifier("voice", report.customerNumber);
   return db.$transaction(async (tx) => {
     const { row: conversation } = await findOrCreateConversation(tx, { channel: "voice", customerIdentifier });
     const events: string[] = [];
-    const inserted = await insertCallOnce(tx, tenantId, conversation.id, report);
+    const inserted = await insertCallOnce(tx, conversation.id, report);
     if (inserted) {
       await emitEvent(tx, "call.started", { object: callToWire(inserted) });
       events.push("call.started");
       await reopenIfClosed(tx, conversation);
     }
-    if (!(await lockTenantRow(tx, "calls", tenantId, inserted?.id ?? (await callIdOf(tx, report))))) throw new Error("call row vanished");
+    if (!(await lockTenantRow(tx, "calls", inserted?.id ?? (await callIdOf(tx, report))))) throw new Error("call row vanished");
     let call = await tx.call.findFirstOrThrow({ where: { provider: report.provider, providerCallId: report.providerCallId } });
     call = await applyAnswer(tx, call, report);
     const ended = await applyEnd(tx, call, report);
     if (ended.event) events.push(ended.event);
     call = await applyLateDetails(tx, ended.call, report);
-    const counted = await storeTranscript(tx, tenantId, call, report.transcript ?? []);
+    const counted = await storeTranscript(tx, call, report.transcript ?? []);
     return { call, conversation: counted ?? conversation, events };
   }, INGEST_TRANSACTION);
 }
@@ -94,12 +79,12 @@ async function callIdOf(tx: TenantTx, report: CallReport): Promise<string> {
 }
 
 /** Inserts the call unless the provider's id is already stored (ON CONFLICT DO NOTHING): the inserted row, or null. */
-async function insertCallOnce(tx: TenantTx, tenantId: string, conversationId: string, report: CallReport): Promise<CallRow | null> {
+async function insertCallOnce(tx: TenantTx, conversationId: string, report: CallReport): Promise<CallRow | null> {
   const answeredAt = report.answeredAt ?? null;
   const [row] = await tx.call.createManyAndReturn({
     data: [
       {
-        tenantId,
+        tenantId: tx.tenantId,
         conversationId,
         provider: report.provider,
         providerCallId: report.providerCallId,
@@ -164,12 +149,12 @@ async function applyLateDetails(tx: TenantTx, call: CallRow, report: CallReport)
  * assistant's outbound (`sent`). Each turn's provider id is `<call id>#<turn index>`, so a report
  * sent again (or a later report carrying the whole transcript) stores each turn once.
  */
-async function storeTranscript(tx: TenantTx, tenantId: string, call: CallRow, turns: TranscriptTurn[]): Promise<ConversationRow | null> {
+async function storeTranscript(tx: TenantTx, call: CallRow, turns: TranscriptTurn[]): Promise<ConversationRow | null> {
   if (turns.length === 0) return null;
   const inserted = await insertMessagesOnce(
     tx,
     turns.map((turn, i) => ({
-      tenantId,
+      tenantId: tx.tenantId,
       conversationId: call.conversationId,
       direction: turn.role === "customer" ? "inbound" : "outbound",
       author: turn.role,

@@ -1,8 +1,10 @@
 // Calls on the wire: the resource of `GET /conversations/{id}/calls` and the `object` of the call.*
 // events (the event catalog uses this schema: one definition).
 import { z } from "zod";
-import { uuid } from "../api/wire";
-import { listEnvelope, pageQuery } from "../api/pagination";
+import type { Prisma } from "../db/generated/client";
+import { resourceFields } from "../db/resource";
+import { uuid } from "../shared/wire";
+import { listEnvelope, pageQuery } from "../shared/pagination";
 import { CHANNEL_PROVIDERS } from "../channels/providers";
 
 export const CALL_DIRECTIONS = ["inbound", "outbound"] as const;
@@ -11,29 +13,40 @@ export type CallStatus = (typeof CALL_STATUSES)[number];
 
 const iso = () => z.string().describe("ISO 8601 date-time");
 
-export const callSchema = z
-  .object({
-    id: z.uuid(),
-    conversation_id: z.uuid().describe("The conversation of (voice, the customer's number)"),
-    provider: z.enum(CHANNEL_PROVIDERS).describe("The voice provider that reported the call"),
-    provider_call_id: z.string().describe("The provider's id of the call"),
-    direction: z.enum(CALL_DIRECTIONS),
-    status: z
+const column = resourceFields<Prisma.CallGetPayload<object>>();
+
+/** The call, declared once: wire schema and row mapping (calls change only by provider reports). */
+export const callResource = column.define("Call", {
+  id: column.value("id", z.uuid()),
+  conversation_id: column.value("conversationId", z.uuid().describe("The conversation of (voice, the customer's number)")),
+  provider: column.value("provider", z.enum(CHANNEL_PROVIDERS).describe("The voice provider that reported the call")),
+  provider_call_id: column.value("providerCallId", z.string().describe("The provider's id of the call")),
+  direction: column.value("direction", z.enum(CALL_DIRECTIONS)),
+  status: column.value(
+    "status",
+    z
       .enum(CALL_STATUSES)
       .describe(
         "`ringing`, `in_progress` (answered), then `completed` (ended after being answered) or `missed` (no answer, busy, failed, or the caller hung up before the assistant answered)",
       ),
-    started_at: iso(),
-    answered_at: iso().nullable(),
-    ended_at: iso().nullable(),
-    duration_seconds: z.number().int().nonnegative().nullable().describe("Talk time of a completed call; 0 for a missed one; null while it lasts"),
-    end_reason: z.string().nullable().describe("Why the call ended, as the provider reported it (e.g. `user_hangup`, `dial_no_answer`)"),
-    recording_url: z.string().nullable(),
-    summary: z.string().nullable(),
-    created_at: iso(),
-    updated_at: iso(),
-  })
-  .meta({ id: "Call" });
+  ),
+  started_at: column.timestamp("startedAt", iso()),
+  answered_at: column.timestamp("answeredAt", iso().nullable()),
+  ended_at: column.timestamp("endedAt", iso().nullable()),
+  duration_seconds: column.value(
+    "durationSeconds",
+    z.number().int().nonnegative().nullable().describe("Talk time of a completed call; 0 for a missed one; null while it lasts"),
+  ),
+  end_reason: column.value(
+    "endReason",
+    z.string().nullable().describe("Why the call ended, as the provider reported it (e.g. `user_hangup`, `dial_no_answer`)"),
+  ),
+  recording_url: column.value("recordingUrl", z.string().nullable()),
+  summary: column.value("summary", z.string().nullable()),
+  created_at: column.timestamp("createdAt", iso()),
+  updated_at: column.timestamp("updatedAt", iso()),
+});
+export const callSchema = callResource.schema;
 
 export const listCallsInput = z.object({ id: uuid().describe("Conversation id"), ...pageQuery });
 export const callListSchema = listEnvelope(callSchema, "CallList");

@@ -9,14 +9,15 @@ import type { Prisma } from "../db/generated/client";
 import type { TenantDb } from "../db/tenant-scope";
 import { getDb, getSql, sqlIfOpen, type Statement } from "../db/client";
 import { lockTenantRow } from "../db/lock-row";
-import { keysetPage, toListEnvelope } from "../api/pagination";
-import { badRequest, conflict, fromZodError, notFound } from "../errors";
+import { keysetPage, toListEnvelope } from "../shared/pagination";
+import { badRequest, conflict, fromZodError, notFound } from "../shared/errors";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
 import { decryptSecret, encryptSecret } from "../crypto/secret-box";
-import { toE164 } from "../conversations/customer-identifier";
+import { toE164 } from "../shared/customer-identifier";
 import { ADDRESS_KIND, PROVIDER_CHANNELS, type ChannelProvider, type ConnectionChannel } from "./providers";
 import {
   CREDENTIAL_SCHEMAS,
+  channelConnectionResource,
   type ChannelConnectionWire,
   type ConnectChannelInput,
   type ProviderCredentials,
@@ -25,18 +26,7 @@ import {
 
 type ConnectionRow = Prisma.ChannelConnectionGetPayload<object>;
 
-export function channelConnectionToWire(row: ConnectionRow): ChannelConnectionWire {
-  return {
-    id: row.id,
-    provider: row.provider as ChannelConnectionWire["provider"],
-    channel: row.channel as ChannelConnectionWire["channel"],
-    address: row.address,
-    status: row.status as ChannelConnectionWire["status"],
-    has_credentials: row.credentialsEncrypted.length > 0,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
-  };
-}
+export const channelConnectionToWire = channelConnectionResource.toWire;
 
 /** The stored form of an address: E.164 for numbers, the bare digits of a WhatsApp phone_number_id. */
 export function normalizeAddress(provider: ChannelProvider, raw: string): string {
@@ -126,14 +116,9 @@ export async function connectChannel(db: TenantDb, tenantId: string, input: Conn
  * Changes a connection. Credentials may be replaced at any time, and are required when the provider
  * or the address changes. A change that changes nothing writes nothing (and no audit entry).
  */
-export async function updateChannelConnection(
-  db: TenantDb,
-  tenantId: string,
-  input: UpdateChannelConnectionInput,
-  actor: AuditActor,
-): Promise<ChannelConnectionWire> {
+export async function updateChannelConnection(db: TenantDb, input: UpdateChannelConnectionInput, actor: AuditActor): Promise<ChannelConnectionWire> {
   return db.$transaction(async (tx) => {
-    if (!(await lockTenantRow(tx, "channel_connections", tenantId, input.id))) throw notFound();
+    if (!(await lockTenantRow(tx, "channel_connections", input.id))) throw notFound();
     const existing = await tx.channelConnection.findFirst({ where: { id: input.id } });
     if (!existing) throw notFound();
     const provider = input.provider ?? (existing.provider as ChannelProvider);

@@ -7,31 +7,19 @@
 //   npm run cli -- channel disconnect --tenant ID CONNECTION_ID
 // Output never includes credentials (only `has_credentials`).
 import { z } from "zod";
-import { getDb } from "../db/client";
-import { scopeToTenant } from "../db/tenant-scope";
-import { fromZodError } from "../errors";
+import { type Flags, flagText, UsageError, uuidArg } from "../shared/cli";
+import { tenantDbOfFlag } from "../tenants/tenants";
+import { fromZodError } from "../shared/errors";
 import { OPERATOR } from "../audit/record-audit";
 import { CHANNEL_PROVIDERS, CREDENTIAL_FIELDS, type ChannelProvider } from "./providers";
 import { connectChannelInput, updateChannelConnectionInput } from "./channels.types";
 import { connectChannel, disconnectChannel, listChannelConnections, updateChannelConnection } from "./channel-connections";
 
-type Flags = Record<string, string | boolean | undefined>;
-
-// Imported when a command runs, not at load: run-cli imports this module to build COMMANDS.
-async function usageError(message: string): Promise<Error> {
-  const { UsageError } = await import("../cli/run-cli");
-  return new UsageError(message);
-}
-
-const str = (v: string | boolean | undefined) => (typeof v === "string" ? v : undefined);
+const str = flagText;
 const kebab = (field: string) => field.replace(/_/g, "-");
 
 async function tenantOf(flags: Flags) {
-  const tenantId = str(flags.tenant)?.trim().toLowerCase() ?? "";
-  if (!z.uuid().safeParse(tenantId).success) throw await usageError("--tenant must be a uuid");
-  const db = await getDb();
-  if (!(await db.tenant.findUnique({ where: { id: tenantId }, select: { id: true } }))) throw await usageError(`tenant ${tenantId} not found`);
-  return { tenantId, db: scopeToTenant(db, tenantId) };
+  return { tenantId: uuidArg(flags.tenant, "--tenant"), db: await tenantDbOfFlag(flags) };
 }
 
 /** The credential flags given for a provider (`--auth-token` → auth_token), or undefined when none is. */
@@ -47,7 +35,7 @@ async function asUsage<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (err) {
     const code = (err as { errorCode?: string }).errorCode;
-    if (code === "bad_request" || code === "conflict" || code === "not_found") throw await usageError((err as Error).message);
+    if (code === "bad_request" || code === "conflict" || code === "not_found") throw new UsageError((err as Error).message);
     throw err;
   }
 }
@@ -60,11 +48,11 @@ export const channelCommands = {
     const id = str(flags.id);
     if (id !== undefined) {
       const parsed = updateChannelConnectionInput.safeParse({ id, ...common, credentials: credentialsFrom(flags, provider) });
-      if (!parsed.success) throw await usageError(fromZodError(parsed.error).message);
-      return asUsage(() => updateChannelConnection(db, tenantId, parsed.data, OPERATOR));
+      if (!parsed.success) throw new UsageError(fromZodError(parsed.error).message);
+      return asUsage(() => updateChannelConnection(db, parsed.data, OPERATOR));
     }
     const parsed = connectChannelInput.safeParse({ ...common, credentials: credentialsFrom(flags, provider) ?? {} });
-    if (!parsed.success) throw await usageError(fromZodError(parsed.error).message);
+    if (!parsed.success) throw new UsageError(fromZodError(parsed.error).message);
     return asUsage(() => connectChannel(db, tenantId, parsed.data, OPERATOR));
   },
   "channel list": async (_args: string[], flags: Flags) => {
@@ -74,7 +62,7 @@ export const channelCommands = {
   "channel disconnect": async (args: string[], flags: Flags) => {
     const { db } = await tenantOf(flags);
     const id = args[0] ?? str(flags.id);
-    if (!id || !z.uuid().safeParse(id).success) throw await usageError("CONNECTION_ID must be a uuid");
+    if (!id || !z.uuid().safeParse(id).success) throw new UsageError("CONNECTION_ID must be a uuid");
     return disconnectChannel(db, id.toLowerCase(), OPERATOR);
   },
 };

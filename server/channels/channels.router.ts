@@ -1,9 +1,9 @@
 // The dashboard's procedures for channel connections (no openapi meta: never on /api/v1).
 // Members read; owners and admins connect, change and disconnect. Credentials never leave.
 import { z } from "zod";
-import { router } from "../trpc";
+import { router } from "../trpc/trpc";
 import { actorOf } from "../auth/principal";
-import { managerProcedure, memberProcedure } from "../dashboard/procedures";
+import { managerProcedure, memberProcedure } from "../trpc/procedures";
 import {
   channelConnectionListSchema,
   channelConnectionSchema,
@@ -13,7 +13,7 @@ import {
   updateChannelConnectionInput,
 } from "./channels.types";
 import { connectChannel, disconnectChannel, listChannelConnections, updateChannelConnection } from "./channel-connections";
-import { publicBaseUrl } from "./receivers/receiver-settings";
+import { publicBaseUrl } from "./receiver-settings";
 
 export const channelsRouter = router({
   /** Where providers reach this deployment (PUBLIC_BASE_URL), to show each connection's receiver URL; null when unset. */
@@ -29,7 +29,7 @@ export const channelsRouter = router({
   update: managerProcedure
     .input(updateChannelConnectionInput)
     .output(channelConnectionSchema)
-    .mutation(({ ctx, input }) => updateChannelConnection(ctx.db, ctx.tenantId, input, actorOf(ctx.principal))),
+    .mutation(({ ctx, input }) => updateChannelConnection(ctx.db, input, actorOf(ctx.principal))),
   disconnect: managerProcedure
     .input(connectionIdInput)
     .output(z.object({ deleted: z.boolean() }))

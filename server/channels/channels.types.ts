@@ -1,9 +1,11 @@
 // Channel connections as the dashboard and the CLI see them: inputs and the wire shape. Credentials
 // are write-only: an input may carry them, no output ever does (only `has_credentials`).
 import { z } from "zod";
-import { invalid, uuid } from "../api/wire";
-import { pageQuery, listEnvelope } from "../api/pagination";
-import { unknownFieldMessage } from "../api/strict-body";
+import type { Prisma } from "../db/generated/client";
+import { resourceFields } from "../db/resource";
+import { invalid, uuid } from "../shared/wire";
+import { pageQuery, listEnvelope } from "../shared/pagination";
+import { unknownFieldMessage } from "../shared/strict-body";
 import { CHANNEL_PROVIDERS, CONNECTION_CHANNELS, CONNECTION_STATUSES, type ChannelProvider } from "./providers";
 
 const secret = (max = 256) => z.string().trim().min(1, { message: "must not be blank" }).max(max);
@@ -60,18 +62,19 @@ export const updateChannelConnectionInput = z.strictObject(
 export const connectionIdInput = z.strictObject({ id: uuid().describe("Connection id") }, unknownFieldMessage());
 export const listChannelConnectionsInput = z.object(pageQuery);
 
-export const channelConnectionSchema = z
-  .object({
-    id: z.uuid(),
-    provider: provider,
-    channel: channel,
-    address: z.string(),
-    status: status,
-    has_credentials: z.boolean(),
-    created_at: z.string(),
-    updated_at: z.string(),
-  })
-  .meta({ id: "ChannelConnection" });
+const column = resourceFields<Prisma.ChannelConnectionGetPayload<object>>();
+/** A channel connection on the wire: its credentials never are, only whether it has them. */
+export const channelConnectionResource = column.define("ChannelConnection", {
+  id: column.value("id", z.uuid()),
+  provider: column.value("provider", provider),
+  channel: column.value("channel", channel),
+  address: column.value("address", z.string()),
+  status: column.value("status", status),
+  has_credentials: column.computed(z.boolean(), (row) => row.credentialsEncrypted.length > 0),
+  created_at: column.timestamp("createdAt", z.string()),
+  updated_at: column.timestamp("updatedAt", z.string()),
+});
+export const channelConnectionSchema = channelConnectionResource.schema;
 
 export const channelConnectionListSchema = listEnvelope(channelConnectionSchema, "ChannelConnectionList");
 

@@ -1,4 +1,4 @@
-import { router, tenantProcedure } from "../trpc";
+import { router, tenantProcedure } from "../trpc/trpc";
 import {
   conversationIdInput,
   conversationListSchema,
@@ -73,7 +73,7 @@ export const conversationsRouter = router({
     })
     .input(updateConversationInput)
     .output(conversationSchema)
-    .mutation(({ ctx, input }) => updateConversation(ctx.db, ctx.tenantId, input)),
+    .mutation(({ ctx, input }) => updateConversation(ctx.db, input)),
 
   send: tenantProcedure("conversations:write")
     .meta({
@@ -91,7 +91,7 @@ export const conversationsRouter = router({
     })
     .input(sendMessageInput)
     .output(messageSchema)
-    .mutation(({ ctx, input }) => sendMessage(ctx.db, ctx.tenantId, input)),
+    .mutation(({ ctx, input }) => sendMessage(ctx.db, input)),
 
   messages: tenantProcedure("read")
     .meta({

@@ -2,46 +2,31 @@
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { changedFields, mergeAttributes, toIsoOrNull } from "../api/wire";
-import { keysetPage, toListEnvelope } from "../api/pagination";
-import { badRequest, conflict, notFound } from "../errors";
-import { emitEvent } from "../events/emit-event";
-import { log } from "../log";
+import { changedFields, mergeAttributes } from "../shared/wire";
+import { keysetPage, toListEnvelope } from "../shared/pagination";
+import { badRequest, conflict, notFound } from "../shared/errors";
+import { eventEmitter } from "../outbox/emit-event";
+import { CONVERSATION_EVENTS } from "./conversations.events";
+import { log } from "../shared/log";
 import { driverForConversation, getChannelDriver, type ChannelDriver, type ChannelSendResult } from "../channels/channel-driver";
-import { normalizeCustomerIdentifier, type Channel } from "./customer-identifier";
-import type { Conversation, CreateConversationInput, Message, SendMessageInput, UpdateConversationInput } from "./conversations.types";
+import { normalizeCustomerIdentifier, type Channel } from "../shared/customer-identifier";
+import {
+  type Conversation,
+  type CreateConversationInput,
+  conversationResource,
+  type Message,
+  messageResource,
+  type SendMessageInput,
+  type UpdateConversationInput,
+} from "./conversations.types";
+
+const emitEvent = eventEmitter(CONVERSATION_EVENTS);
 
 export type ConversationRow = Prisma.ConversationGetPayload<object>;
 export type MessageRow = Prisma.MessageGetPayload<object>;
 
-export function conversationToWire(c: ConversationRow): Conversation {
-  return {
-    id: c.id,
-    channel: c.channel as Conversation["channel"],
-    customer_identifier: c.customerIdentifier,
-    customer_name: c.customerName,
-    status: c.status as Conversation["status"],
-    summary: c.summary,
-    attributes: (c.attributes ?? {}) as Record<string, unknown>,
-    last_message_at: toIsoOrNull(c.lastMessageAt),
-    message_count: c.messageCount,
-    closed_at: toIsoOrNull(c.closedAt),
-    created_at: c.createdAt.toISOString(),
-    updated_at: c.updatedAt.toISOString(),
-  };
-}
-
-export function messageToWire(m: MessageRow): Message {
-  return {
-    id: m.id,
-    conversation_id: m.conversationId,
-    direction: m.direction as Message["direction"],
-    author: m.author as Message["author"],
-    body: m.body,
-    status: m.status as Message["status"],
-    created_at: m.createdAt.toISOString(),
-  };
-}
+export const conversationToWire = conversationResource.toWire;
+export const messageToWire = messageResource.toWire;
 
 export async function listConversations(db: TenantDb, input: { limit?: number; cursor?: string }) {
   const page = await keysetPage({
@@ -93,13 +78,14 @@ export async function findOrCreateConversation(
   const inserted = await tx.conversation.createManyAndReturn({
     data: [
       {
+        tenantId: tx.tenantId,
         channel: pair.channel,
         customerIdentifier: pair.customerIdentifier,
         customerName: pair.customerName ?? null,
         summary: pair.summary ?? null,
         attributes: mergeAttributes({}, pair.attributes ?? {}),
       },
-    ] as never,
+    ],
     skipDuplicates: true,
   });
   if (inserted.length === 1) {
@@ -112,15 +98,13 @@ export async function findOrCreateConversation(
   return { row: existing, created: false };
 }
 
-export async function updateConversation(db: TenantDb, tenantId: string, input: UpdateConversationInput): Promise<Conversation> {
-  const { id, status, attributes, customer_name, summary } = input;
+export async function updateConversation(db: TenantDb, input: UpdateConversationInput): Promise<Conversation> {
+  const { id, status, attributes, ...rest } = input;
   return db.$transaction(async (tx) => {
-    if (!(await lockTenantRow(tx, "conversations", tenantId, id))) throw notFound();
+    if (!(await lockTenantRow(tx, "conversations", id))) throw notFound();
     const beforeRow = await tx.conversation.findFirst({ where: { id } });
     if (!beforeRow) throw notFound();
-    const data: Record<string, unknown> = {};
-    if (customer_name !== undefined) data.customerName = customer_name;
-    if (summary !== undefined) data.summary = summary;
+    const data: Prisma.ConversationUncheckedUpdateInput = conversationResource.patchToColumns(rest);
     if (attributes !== undefined) data.attributes = mergeAttributes(beforeRow.attributes, attributes);
     if (status !== undefined && status !== beforeRow.status) {
       data.status = status;
@@ -132,7 +116,7 @@ export async function updateConversation(db: TenantDb, tenantId: string, input: 
     const candidate = conversationToWire({ ...beforeRow, ...data } as ConversationRow);
     if (Object.keys(changedFields(before, candidate)).length === 0) return before;
 
-    const conversation = conversationToWire(await tx.conversation.update({ where: { id }, data: data as never }));
+    const conversation = conversationToWire(await tx.conversation.update({ where: { id }, data }));
     if (data.status === "closed") {
       await emitEvent(tx, "conversation.closed", { object: conversation, previous_attributes: changedFields(before, conversation) });
     }
@@ -148,11 +132,11 @@ export async function updateConversation(db: TenantDb, tenantId: string, input: 
  * that outlasts the driver's timeout: if this process dies mid-send, the message is still `queued`
  * when the claim runs out, and the recovery sweep (`send-recovery.ts`) sends it again.
  */
-export async function sendMessage(db: TenantDb, tenantId: string, input: SendMessageInput): Promise<Message> {
+export async function sendMessage(db: TenantDb, input: SendMessageInput): Promise<Message> {
   // Resolved first: a misconfigured environment driver must fail before a message is stored.
   getChannelDriver();
   const { conversation, queued, driver } = await db.$transaction(async (tx) => {
-    if (!(await lockTenantRow(tx, "conversations", tenantId, input.id))) throw notFound();
+    if (!(await lockTenantRow(tx, "conversations", input.id))) throw notFound();
     const row = await tx.conversation.findFirst({ where: { id: input.id } });
     if (!row) throw notFound();
     if (row.channel === "voice") {
@@ -164,6 +148,7 @@ export async function sendMessage(db: TenantDb, tenantId: string, input: SendMes
     const now = new Date();
     const message = await tx.message.create({
       data: {
+        tenantId: tx.tenantId,
         conversationId: row.id,
         direction: "outbound",
         author: "operator",
@@ -171,12 +156,12 @@ export async function sendMessage(db: TenantDb, tenantId: string, input: SendMes
         status: "queued",
         createdAt: now,
         sendClaimedUntil: new Date(now.getTime() + sendClaimMs(driver)),
-      } as never,
+      },
     });
     const updated = await countNewMessages(tx, row.id, now);
     return { conversation: updated, queued: message, driver };
   });
-  return deliverQueuedMessage(db, tenantId, driver, conversation, queued);
+  return deliverQueuedMessage(db, driver, conversation, queued);
 }
 
 /**
@@ -197,17 +182,11 @@ export const sendClaimMs = (driver: Pick<ChannelDriver, "timeoutMs">) => Math.ma
  * Hands a `queued` message (claimed by the caller) to the driver and records the outcome: `sent` or
  * `failed`, the claim cleared, and `outbound.sent` / `outbound.failed`, in one transaction.
  */
-export async function deliverQueuedMessage(
-  db: TenantDb,
-  tenantId: string,
-  driver: ChannelDriver,
-  conversation: ConversationRow,
-  queued: MessageRow,
-): Promise<Message> {
+export async function deliverQueuedMessage(db: TenantDb, driver: ChannelDriver, conversation: ConversationRow, queued: MessageRow): Promise<Message> {
   let result: ChannelSendResult;
   try {
     result = await driver.send({
-      tenantId,
+      tenantId: db.tenantId,
       conversation: { id: conversation.id, channel: conversation.channel, customerIdentifier: conversation.customerIdentifier },
       message: { id: queued.id, body: queued.body },
     });

@@ -1,8 +1,10 @@
 import { z } from "zod";
-import { attributesInput, invalid, jsonObject, uuid } from "../api/wire";
-import { listEnvelope, pageQuery } from "../api/pagination";
-import { unknownFieldMessage } from "../api/strict-body";
-import { CHANNELS } from "./customer-identifier";
+import type { Prisma } from "../db/generated/client";
+import { resourceFields } from "../db/resource";
+import { attributesInput, invalid, jsonObject, uuid } from "../shared/wire";
+import { listEnvelope, pageQuery } from "../shared/pagination";
+import { unknownFieldMessage } from "../shared/strict-body";
+import { CHANNELS } from "../shared/customer-identifier";
 
 export const CONVERSATION_STATUSES = ["open", "handoff", "closed"] as const;
 export const MESSAGE_DIRECTIONS = ["inbound", "outbound"] as const;
@@ -13,38 +15,54 @@ export const MAX_MESSAGE_BODY = 4096;
 /** An enum whose error lists the allowed values (also when the field is missing). */
 export const oneOf = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values, invalid(`must be one of ${values.join(", ")}`));
 
-export const conversationSchema = z
-  .object({
-    id: z.uuid(),
-    channel: z.enum(CHANNELS),
-    customer_identifier: z.string().describe("Normalized: E.164 for voice/sms/whatsapp, lower-case for email, trimmed otherwise"),
-    customer_name: z.string().nullable(),
-    status: z.enum(CONVERSATION_STATUSES).describe("`open`, `handoff` (set by a lead handoff) or `closed`"),
-    summary: z.string().nullable(),
-    attributes: jsonObject(),
-    last_message_at: z.string().nullable().describe("ISO 8601 date-time of the latest message; null before the first"),
-    message_count: z.number().int(),
-    closed_at: z.string().nullable().describe("ISO 8601 date-time the conversation was closed; null while it is not closed"),
-    created_at: z.string().describe("ISO 8601 date-time"),
-    updated_at: z.string().describe("ISO 8601 date-time"),
-  })
-  .meta({ id: "Conversation" });
+const conversationColumn = resourceFields<Prisma.ConversationGetPayload<object>>();
+const messageColumn = resourceFields<Prisma.MessageGetPayload<object>>();
+const patch = { patch: true } as const;
 
-export const messageSchema = z
-  .object({
-    id: z.uuid(),
-    conversation_id: z.uuid(),
-    direction: z.enum(MESSAGE_DIRECTIONS),
-    author: z.enum(MESSAGE_AUTHORS),
-    body: z.string(),
-    status: z
+/** The conversation, declared once: wire schema, row mapping and patchable columns. */
+export const conversationResource = conversationColumn.define("Conversation", {
+  id: conversationColumn.value("id", z.uuid()),
+  channel: conversationColumn.value("channel", z.enum(CHANNELS)),
+  customer_identifier: conversationColumn.value(
+    "customerIdentifier",
+    z.string().describe("Normalized: E.164 for voice/sms/whatsapp, lower-case for email, trimmed otherwise"),
+  ),
+  customer_name: conversationColumn.value("customerName", z.string().nullable(), patch),
+  status: conversationColumn.value("status", z.enum(CONVERSATION_STATUSES).describe("`open`, `handoff` (set by a lead handoff) or `closed`")),
+  summary: conversationColumn.value("summary", z.string().nullable(), patch),
+  attributes: conversationColumn.json("attributes", jsonObject()),
+  last_message_at: conversationColumn.timestamp(
+    "lastMessageAt",
+    z.string().nullable().describe("ISO 8601 date-time of the latest message; null before the first"),
+  ),
+  message_count: conversationColumn.value("messageCount", z.number().int()),
+  closed_at: conversationColumn.timestamp(
+    "closedAt",
+    z.string().nullable().describe("ISO 8601 date-time the conversation was closed; null while it is not closed"),
+  ),
+  created_at: conversationColumn.timestamp("createdAt", z.string().describe("ISO 8601 date-time")),
+  updated_at: conversationColumn.timestamp("updatedAt", z.string().describe("ISO 8601 date-time")),
+});
+export const conversationSchema = conversationResource.schema;
+
+/** A message, declared once: wire schema and row mapping. */
+export const messageResource = messageColumn.define("Message", {
+  id: messageColumn.value("id", z.uuid()),
+  conversation_id: messageColumn.value("conversationId", z.uuid()),
+  direction: messageColumn.value("direction", z.enum(MESSAGE_DIRECTIONS)),
+  author: messageColumn.value("author", z.enum(MESSAGE_AUTHORS)),
+  body: messageColumn.value("body", z.string()),
+  status: messageColumn.value(
+    "status",
+    z
       .enum(MESSAGE_STATUSES)
       .describe(
         "Inbound messages are `received`; outbound ones go `queued`, then `sent` or `failed`, and `sent` becomes `delivered` (or `failed`) when the provider reports it",
       ),
-    created_at: z.string().describe("ISO 8601 date-time"),
-  })
-  .meta({ id: "Message" });
+  ),
+  created_at: messageColumn.timestamp("createdAt", z.string().describe("ISO 8601 date-time")),
+});
+export const messageSchema = messageResource.schema;
 
 /** Fields a client may not set: they are derived, or fixed by the natural key. */
 const NOT_UPDATABLE = new Set(["channel", "customer_identifier", "last_message_at", "message_count", "closed_at", "created_at", "updated_at"]);

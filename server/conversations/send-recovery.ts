@@ -9,10 +9,10 @@
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { driverForConversation, longestSendTimeoutMs } from "../channels/channel-driver";
-import { log } from "../log";
-import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../periodic-job";
+import { log } from "../shared/log";
+import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../shared/periodic-job";
 import { deliverQueuedMessage, recordSendOutcome, sendClaimMs } from "./conversations.service";
-import { setting } from "../settings";
+import { setting } from "../shared/settings";
 
 export const MAX_RESEND_AGE_MS = 3_600_000;
 const BATCH = 20;
@@ -47,7 +47,7 @@ export async function resendInterruptedMessages(): Promise<number> {
       await recordSendOutcome(tenantDb, driver, conversation, id, { ok: false, error: "send interrupted; not sent again after 1 hour" });
     } else {
       log.warn("sending an interrupted outbound message again", { messageId: id, driver: driver.name });
-      await deliverQueuedMessage(tenantDb, tenantId, driver, conversation, message);
+      await deliverQueuedMessage(tenantDb, driver, conversation, message);
     }
   }
   return claimed.length;

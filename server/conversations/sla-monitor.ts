@@ -9,13 +9,16 @@
 // nothing. So every server process may run the check (startSlaMonitor), and an Inngest cron may too.
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
-import { notFound } from "../errors";
-import { emitEvent } from "../events/emit-event";
-import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../periodic-job";
+import { notFound } from "../shared/errors";
+import { eventEmitter } from "../outbox/emit-event";
+import { CONVERSATION_EVENTS } from "./conversations.events";
+import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../shared/periodic-job";
 import { OPERATOR, recordAudit, type AuditActor } from "../audit/record-audit";
 import { conversationToWire } from "./conversations.service";
 import type { HandoffSla } from "./sla-monitor.types";
-import { setting } from "../settings";
+import { setting } from "../shared/settings";
+
+const emitEvent = eventEmitter(CONVERSATION_EVENTS);
 
 export { DEFAULT_HANDOFF_SLA_MINUTES, MAX_HANDOFF_SLA_MINUTES, handoffSlaInput, handoffSlaSchema } from "./sla-monitor.types";
 

@@ -1,36 +1,17 @@
 // The tenant's CRM connection (one per tenant): provider, base URL, encrypted credentials and the
 // canonical -> CRM field mapping. Managed from the dashboard and the operator CLI; every change is
 // audited as `crm_connection.changed`, and nothing here ever returns or logs the credentials.
-import { checkUrlShape, refusedLiteralHostReason } from "../webhooks/target-url";
+import { checkUrlShape, refusedLiteralHostReason } from "../shared/target-url";
 import type { TenantDb } from "../db/tenant-scope";
-import { badRequest, notFound } from "../errors";
+import { badRequest, notFound } from "../shared/errors";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
 import { encryptSecret } from "../crypto/secret-box";
-import type { CrmProvider } from "./drivers/driver";
-import type { CrmConnectionWire, SetCrmConnectionInput } from "./crm.types";
-
-type ConnectionRow = {
-  provider: string;
-  baseUrl: string;
-  credentialsEncrypted: string;
-  fieldMapping: unknown;
-  createdAt: Date;
-  updatedAt: Date;
-};
+import { type CrmConnectionWire, crmConnectionResource, type SetCrmConnectionInput } from "./crm.types";
 
 export const mappingOf = (row: { fieldMapping: unknown }): Record<string, string> =>
   row.fieldMapping && typeof row.fieldMapping === "object" ? (row.fieldMapping as Record<string, string>) : {};
 
-export function crmConnectionToWire(row: ConnectionRow): CrmConnectionWire {
-  return {
-    provider: row.provider as CrmProvider,
-    base_url: row.baseUrl,
-    field_mapping: mappingOf(row),
-    has_credentials: row.credentialsEncrypted.length > 0,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
-  };
-}
+export const crmConnectionToWire = crmConnectionResource.toWire;
 
 /** Two canonical keys writing one CRM key would make a record's content depend on key order. */
 function assertMappingInjective(mapping: Record<string, string>) {
@@ -76,9 +57,13 @@ const sameUrl = (a: string, b: string) => new URL(a).href === new URL(b).href;
  * The stored token was given for one provider at one address: a change of either needs the token
  * again, so an admin cannot send the stored credentials to a server of their choosing.
  */
+function noTokenForNew(): never {
+  throw badRequest("missing required field 'token': a new CRM connection needs credentials", "token");
+}
+
 function assertCredentialsFor(existing: { provider: string; baseUrl: string } | null, input: SetCrmConnectionInput) {
   if (input.token) return;
-  if (!existing) throw badRequest("missing required field 'token': a new CRM connection needs credentials", "token");
+  if (!existing) noTokenForNew();
   if (existing.provider !== input.provider || !sameUrl(existing.baseUrl, input.base_url)) {
     throw badRequest("missing required field 'token': changing the provider or base_url needs the credentials again", "token");
   }
@@ -91,15 +76,18 @@ export async function setCrmConnection(db: TenantDb, input: SetCrmConnectionInpu
   return db.$transaction(async (tx) => {
     const existing = await tx.crmConnection.findFirst();
     assertCredentialsFor(existing, input);
+    const credentialsEncrypted = input.token ? encryptSecret(JSON.stringify({ token: input.token })) : undefined;
     const data = {
       provider: input.provider,
       baseUrl: input.base_url,
-      ...(input.token ? { credentialsEncrypted: encryptSecret(JSON.stringify({ token: input.token })) } : {}),
+      ...(credentialsEncrypted ? { credentialsEncrypted } : {}),
       ...(input.field_mapping ? { fieldMapping: input.field_mapping } : {}),
     };
     const row = existing
       ? await tx.crmConnection.update({ where: { id: existing.id }, data })
-      : await tx.crmConnection.create({ data: { fieldMapping: {}, ...data } as never });
+      : await tx.crmConnection.create({
+          data: { tenantId: tx.tenantId, fieldMapping: {}, ...data, credentialsEncrypted: credentialsEncrypted ?? noTokenForNew() },
+        });
     const wire = crmConnectionToWire(row);
     await recordAudit(tx, {
       ...actor,

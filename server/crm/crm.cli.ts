@@ -5,28 +5,12 @@
 //   npm run cli -- crm delete --tenant ID
 // Output never includes the token (only `has_credentials`).
 import { z } from "zod";
-import { getDb } from "../db/client";
-import { scopeToTenant } from "../db/tenant-scope";
-import { fromZodError } from "../errors";
+import { type Flags, UsageError } from "../shared/cli";
+import { tenantDbOfFlag } from "../tenants/tenants";
+import { fromZodError } from "../shared/errors";
 import { OPERATOR } from "../audit/record-audit";
 import { setCrmConnectionInput } from "./crm.types";
 import { deleteCrmConnection, getCrmConnection, setCrmConnection } from "./crm-connection";
-
-type Flags = Record<string, string | boolean | undefined>;
-
-// Imported when a command runs, not at load: run-cli imports this module to build COMMANDS.
-async function usageError(message: string): Promise<Error> {
-  const { UsageError } = await import("../cli/run-cli");
-  return new UsageError(message);
-}
-
-async function tenantDbOf(flags: Flags) {
-  const tenantId = typeof flags.tenant === "string" ? flags.tenant.trim().toLowerCase() : "";
-  if (!z.uuid().safeParse(tenantId).success) throw await usageError("--tenant must be a uuid");
-  const db = await getDb();
-  if (!(await db.tenant.findUnique({ where: { id: tenantId }, select: { id: true } }))) throw await usageError(`tenant ${tenantId} not found`);
-  return scopeToTenant(db, tenantId);
-}
 
 /** `name=firstname,phone=phone` -> { name: "firstname", phone: "phone" } */
 async function parseMapping(text: string): Promise<Record<string, string>> {
@@ -36,7 +20,7 @@ async function parseMapping(text: string): Promise<Record<string, string>> {
     .map((p) => p.trim())
     .filter(Boolean)) {
     const eq = pair.indexOf("=");
-    if (eq <= 0 || eq === pair.length - 1) throw await usageError(`--mapping entries must be canonical=crm_key (got '${pair}')`);
+    if (eq <= 0 || eq === pair.length - 1) throw new UsageError(`--mapping entries must be canonical=crm_key (got '${pair}')`);
     mapping[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
   }
   return mapping;
@@ -46,7 +30,7 @@ const str = (v: string | boolean | undefined) => (typeof v === "string" ? v : un
 
 export const crmCommands = {
   "crm set": async (_args: string[], flags: Flags) => {
-    const db = await tenantDbOf(flags);
+    const db = await tenantDbOfFlag(flags);
     const mapping = str(flags.mapping);
     const parsed = setCrmConnectionInput.safeParse({
       provider: str(flags.provider),
@@ -54,15 +38,15 @@ export const crmCommands = {
       token: str(flags.token),
       field_mapping: mapping === undefined ? undefined : await parseMapping(mapping),
     });
-    if (!parsed.success) throw await usageError(fromZodError(parsed.error).message);
+    if (!parsed.success) throw new UsageError(fromZodError(parsed.error).message);
     try {
       return await setCrmConnection(db, parsed.data, OPERATOR);
     } catch (err) {
       // A refused input (e.g. no token for a new connection) is the operator's to fix.
-      if ((err as { errorCode?: string }).errorCode === "bad_request") throw await usageError((err as Error).message);
+      if ((err as { errorCode?: string }).errorCode === "bad_request") throw new UsageError((err as Error).message);
       throw err;
     }
   },
-  "crm show": async (_args: string[], flags: Flags) => ({ connection: await getCrmConnection(await tenantDbOf(flags)) }),
-  "crm delete": async (_args: string[], flags: Flags) => deleteCrmConnection(await tenantDbOf(flags), OPERATOR),
+  "crm show": async (_args: string[], flags: Flags) => ({ connection: await getCrmConnection(await tenantDbOfFlag(flags)) }),
+  "crm delete": async (_args: string[], flags: Flags) => deleteCrmConnection(await tenantDbOfFlag(flags), OPERATOR),
 };

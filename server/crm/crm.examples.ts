@@ -1,5 +1,5 @@
-// Examples for the OpenAPI document (see server/api/examples.ts).
-import type { OperationExamples } from "../api/examples";
+// Examples for the OpenAPI document (see server/shared/examples.ts).
+import type { OperationExamples } from "../shared/examples";
 
 export const crmExamples: OperationExamples = {
   "POST /crm/create-record": {

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { router, tenantProcedure } from "../trpc";
+import { router, tenantProcedure } from "../trpc/trpc";
 import { actorOf } from "../auth/principal";
-import { managerProcedure, memberProcedure } from "../dashboard/procedures";
+import { managerProcedure, memberProcedure } from "../trpc/procedures";
 import { createRecordInput, crmConnectionSchema, crmConnectionTestSchema, crmRecordSchema, setCrmConnectionInput, updateCrmMappingInput } from "./crm.types";
 import { createCrmRecord } from "./crm.service";
 import { deleteCrmConnection, getCrmConnection, setCrmConnection, updateCrmMapping } from "./crm-connection";

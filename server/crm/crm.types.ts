@@ -1,5 +1,7 @@
 import { z } from "zod";
-import { unknownFieldMessage } from "../api/strict-body";
+import type { Prisma } from "../db/generated/client";
+import { resourceFields } from "../db/resource";
+import { unknownFieldMessage } from "../shared/strict-body";
 import { CRM_PROVIDERS } from "./drivers/providers";
 
 /** The canonical key whose mapping names HubSpot's unique property for idempotent upserts. */
@@ -65,16 +67,17 @@ export const setCrmConnectionInput = z.strictObject(
 export const updateCrmMappingInput = z.strictObject({ field_mapping: fieldMapping }, unknownFieldMessage());
 
 /** The connection as the dashboard sees it: never the credentials, only whether they exist. */
-export const crmConnectionSchema = z
-  .object({
-    provider: z.enum(CRM_PROVIDERS),
-    base_url: z.string(),
-    field_mapping: z.record(z.string(), z.string()),
-    has_credentials: z.boolean(),
-    created_at: z.string(),
-    updated_at: z.string(),
-  })
-  .meta({ id: "CrmConnection" });
+const column = resourceFields<Prisma.CrmConnectionGetPayload<object>>();
+/** The CRM connection on the wire: its credentials never are, only whether it has them. */
+export const crmConnectionResource = column.define("CrmConnection", {
+  provider: column.value("provider", z.enum(CRM_PROVIDERS)),
+  base_url: column.value("baseUrl", z.string()),
+  field_mapping: column.json("fieldMapping", z.record(z.string(), z.string())),
+  has_credentials: column.computed(z.boolean(), (row) => row.credentialsEncrypted.length > 0),
+  created_at: column.timestamp("createdAt", z.string()),
+  updated_at: column.timestamp("updatedAt", z.string()),
+});
+export const crmConnectionSchema = crmConnectionResource.schema;
 
 export type CreateRecordInput = z.infer<typeof createRecordInput>;
 export type CrmRecord = z.infer<typeof crmRecordSchema>;

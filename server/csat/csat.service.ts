@@ -1,29 +1,21 @@
 // Customer satisfaction answers: stored with their `csat.received` event in one transaction.
-import type { Prisma } from "../db/generated/client";
 import type { TenantDb } from "../db/tenant-scope";
-import { notFound } from "../errors";
-import { emitEvent } from "../events/emit-event";
-import type { CsatResponse, RecordCsatInput } from "./csat.types";
+import { notFound } from "../shared/errors";
+import { eventEmitter } from "../outbox/emit-event";
+import { CSAT_EVENTS } from "./csat.events";
+import { type CsatResponse, csatResource, type RecordCsatInput } from "./csat.types";
 
-type CsatRow = Prisma.CsatResponseGetPayload<object>;
+const emitEvent = eventEmitter(CSAT_EVENTS);
 
-export function csatToWire(row: CsatRow): CsatResponse {
-  return {
-    id: row.id,
-    conversation_id: row.conversationId,
-    score: row.score,
-    comment: row.comment,
-    created_at: row.createdAt.toISOString(),
-  };
-}
+export const csatToWire = csatResource.toWire;
 
 /** Records one answer for a conversation of the tenant (404 otherwise) and emits `csat.received`. */
-export async function recordCsat(db: TenantDb, tenantId: string, input: RecordCsatInput): Promise<CsatResponse> {
+export async function recordCsat(db: TenantDb, input: RecordCsatInput): Promise<CsatResponse> {
   return db.$transaction(async (tx) => {
     const conversation = await tx.conversation.findFirst({ where: { id: input.conversation_id }, select: { id: true } });
     if (!conversation) throw notFound();
     const row = await tx.csatResponse.create({
-      data: { tenantId, conversationId: conversation.id, score: input.score, comment: input.comment || null },
+      data: { tenantId: tx.tenantId, conversationId: conversation.id, score: input.score, comment: input.comment || null },
     });
     const csat = csatToWire(row);
     await emitEvent(tx, "csat.received", { object: csat });

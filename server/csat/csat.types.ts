@@ -1,19 +1,21 @@
 import { z } from "zod";
-import { invalid, uuid } from "../api/wire";
-import { unknownFieldMessage } from "../api/strict-body";
+import type { Prisma } from "../db/generated/client";
+import { resourceFields } from "../db/resource";
+import { invalid, uuid } from "../shared/wire";
+import { unknownFieldMessage } from "../shared/strict-body";
 
 export const MAX_CSAT_COMMENT = 1000;
 
 /** A customer's satisfaction answer, as `csat.received` carries it. */
-export const csatSchema = z
-  .object({
-    id: z.uuid(),
-    conversation_id: z.uuid(),
-    score: z.number().int().min(1).max(5).describe("1 (very unsatisfied) to 5 (very satisfied)"),
-    comment: z.string().nullable().describe("The customer's own words, if any"),
-    created_at: z.string().describe("ISO 8601 date-time"),
-  })
-  .meta({ id: "CsatResponse" });
+const column = resourceFields<Prisma.CsatResponseGetPayload<object>>();
+export const csatResource = column.define("CsatResponse", {
+  id: column.value("id", z.uuid()),
+  conversation_id: column.value("conversationId", z.uuid()),
+  score: column.value("score", z.number().int().min(1).max(5).describe("1 (very unsatisfied) to 5 (very satisfied)")),
+  comment: column.value("comment", z.string().nullable().describe("The customer's own words, if any")),
+  created_at: column.timestamp("createdAt", z.string().describe("ISO 8601 date-time")),
+});
+export const csatSchema = csatResource.schema;
 
 const scoreMessage = "must be an integer from 1 to 5";
 export const recordCsatInput = z.strictObject(

@@ -1,18 +1,9 @@
 // Operator CLI: `user create` and `member add` (spread into COMMANDS in server/cli/run-cli.ts).
 import { z } from "zod";
-import { AppError } from "../errors";
-// Circular with run-cli (which spreads these commands): UsageError is only used at call time.
-import { UsageError } from "../cli/run-cli";
+import { AppError } from "../shared/errors";
+import { type Flags, requiredFlag, UsageError } from "../shared/cli";
 import { addMember, createDashboardUser } from "./users";
 import { ROLES } from "./dashboard.types";
-
-type Flags = Record<string, string | boolean | undefined>;
-
-const required = (flags: Flags, name: string): string => {
-  const value = flags[name];
-  if (typeof value !== "string" || !value.trim()) throw new UsageError(`--${name} is required`);
-  return value;
-};
 
 // Domain errors (duplicate email, unknown tenant) are usage errors of the command line.
 const asUsage = async <T>(run: () => Promise<T>, notFoundMessage: string): Promise<T> => {
@@ -27,18 +18,18 @@ const asUsage = async <T>(run: () => Promise<T>, notFoundMessage: string): Promi
 
 export const DASHBOARD_COMMANDS = {
   "user create": async (_args: string[], flags: Flags) => {
-    const email = required(flags, "email").trim();
+    const email = requiredFlag(flags, "email").trim();
     if (!z.email().safeParse(email).success) throw new UsageError("--email must be an email address");
     const name = typeof flags.name === "string" && flags.name.trim() ? flags.name.trim() : email.split("@")[0];
-    return asUsage(() => createDashboardUser({ email, password: required(flags, "password"), name }), "");
+    return asUsage(() => createDashboardUser({ email, password: requiredFlag(flags, "password"), name }), "");
   },
 
   "member add": async (_args: string[], flags: Flags) => {
-    const tenantId = required(flags, "tenant").trim().toLowerCase();
+    const tenantId = requiredFlag(flags, "tenant").trim().toLowerCase();
     if (!z.uuid().safeParse(tenantId).success) throw new UsageError("--tenant must be a uuid");
-    const role = required(flags, "role").trim();
+    const role = requiredFlag(flags, "role").trim();
     if (!(ROLES as readonly string[]).includes(role)) throw new UsageError(`--role must be one of: ${ROLES.join(", ")}`);
-    const email = required(flags, "user-email").trim();
+    const email = requiredFlag(flags, "user-email").trim();
     return asUsage(() => addMember({ tenantId, email, role: role as (typeof ROLES)[number] }), `tenant ${tenantId} or user ${email} not found`);
   },
 };

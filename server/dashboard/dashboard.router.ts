@@ -1,10 +1,10 @@
 // Dashboard-only procedures (tRPC at /api/trpc; none is part of the REST contract).
 import { z } from "zod";
 import { getDb } from "../db/client";
-import { publicProcedure, router } from "../trpc";
+import { publicProcedure, router } from "../trpc/trpc";
 import { actorOf, MANAGER_ROLES } from "../auth/principal";
 import { apiKeyToWire, issueApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys";
-import { managerProcedure, memberProcedure } from "./procedures";
+import { managerProcedure, memberProcedure } from "../trpc/procedures";
 import {
   acceptWithNewAccountInput,
   apiKeySchema,
@@ -17,7 +17,7 @@ import {
   revokeApiKeyInput,
 } from "./dashboard.types";
 import { currentAccount, listMembers } from "./dashboard.service";
-import { auditLogRouter } from "../audit/audit-log.router";
+import { auditLogRouter } from "./audit-log.router";
 import { acceptWithNewAccount, describeInvitation, invitationLink, inviteMember, resendInvitation, revokeInvitation } from "./invitations";
 import { changeMemberRole, removeMember } from "./members";
 import { trustedOriginsFor } from "./request-origin";

@@ -1,7 +1,7 @@
 // The signed-in dashboard user of a request: better-auth session -> active tenant -> role.
 import { getDb } from "../db/client";
 import type { Role } from "../auth/principal";
-import type { DashboardIdentity } from "../trpc";
+import type { DashboardIdentity } from "../trpc/trpc";
 import { getAuth } from "./auth-on-first-use";
 
 const ROLES: readonly Role[] = ["owner", "admin", "member"];

@@ -9,31 +9,22 @@ import postgres from "postgres";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { PrismaClient } from "./generated/client";
 import { acquireEmbeddedLock, releaseEmbeddedLock } from "./embedded-lock";
-import { assertDatabaseReachable, DatabaseTimeoutError, noteDatabaseError, watchDatabase } from "./availability";
-import { log } from "../log";
-import { setting } from "../settings";
+import { DatabaseTimeoutError } from "../shared/database-errors";
+import { assertDatabaseReachable, noteDatabaseError, watchDatabase } from "./availability";
+import { log } from "../shared/log";
+import { setting } from "../shared/settings";
 
 export type Db = PrismaClient;
 /** The client handed to `$transaction(async (tx) => …)` callbacks. */
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
 
-/**
- * A prepared SQL statement: PostgreSQL parses and plans it once per connection (the driver keys it
- * by its text). Hot read paths use these instead of the Prisma client, whose per-query work costs
- * more CPU than the query itself (see docs/architecture.md, "Hot paths").
- */
-export type Statement = { text: string };
-/**
- * Runs a statement; rows come back with the column names of the SQL. Only json/jsonb, arrays,
- * booleans, integers and text are converted (the SQL formats timestamps, dates and numerics as
- * text), so both drivers return the same values.
- */
-export type SqlRunner = <Row>(statement: Statement, values: unknown[]) => Promise<Row[]>;
+import type { SqlRunner, Statement } from "../shared/sql";
+export type { SqlRunner, Statement };
 
 type DbState = { prisma: PrismaClient; sql: SqlRunner; readSql: SqlRunner; close: () => Promise<void>; kind: "postgres" | "pglite" };
-// Kept on globalThis: under the lean front, Next's bundled copy of this module and the front's own
-// copy run in one process, and must share one client (PGlite allows a single opener per directory).
-const shared = globalThis as { __tenantDataDb?: Promise<DbState>; __tenantDataDbOpen?: DbState };
+// One client per process (PGlite allows a single opener per directory): production runs each server
+// module once (the compiled lean front); under `next start` only the route bundle loads this module.
+const db: { opening?: Promise<DbState>; open?: DbState } = {};
 /** Counts database operations (Prisma and prepared statements), so tests can prove a path touched no database (e.g. malformed tokens). */
 let operationCount = 0;
 
@@ -209,30 +200,30 @@ async function open(): Promise<DbState> {
 
 /** Opens (once) and returns the database client, applying pending migrations first. */
 export function getDb(): Promise<PrismaClient> {
-  if (!shared.__tenantDataDb) {
+  if (!db.opening) {
     const opening: Promise<DbState> = open().then(
       (state) => {
-        if (shared.__tenantDataDb === opening) shared.__tenantDataDbOpen = state;
+        if (db.opening === opening) db.open = state;
         return state;
       },
       (err) => {
-        shared.__tenantDataDb = undefined;
+        db.opening = undefined;
         throw err;
       },
     );
-    shared.__tenantDataDb = opening;
+    db.opening = opening;
   }
-  return shared.__tenantDataDb.then((s) => s.prisma);
+  return db.opening.then((s) => s.prisma);
 }
 
 /** The prepared-statement runner over the same connections as `getDb()`. */
 export function getSql(): Promise<SqlRunner> {
   void getDb();
-  return shared.__tenantDataDb!.then((s) => s.sql);
+  return db.opening!.then((s) => s.sql);
 }
 
 /** The runner without waiting, once the database is open: a hot path's query then leaves at once. */
-export const sqlIfOpen = (): SqlRunner | null => shared.__tenantDataDbOpen?.sql ?? null;
+export const sqlIfOpen = (): SqlRunner | null => db.open?.sql ?? null;
 
 /**
  * The runner for short indexed reads on every request's path (the key lookup, the hot lists): one
@@ -241,17 +232,17 @@ export const sqlIfOpen = (): SqlRunner | null => shared.__tenantDataDbOpen?.sql 
  */
 export function getReadSql(): Promise<SqlRunner> {
   void getDb();
-  return shared.__tenantDataDb!.then((s) => s.readSql);
+  return db.opening!.then((s) => s.readSql);
 }
 
 /** `getReadSql` without waiting, once the database is open. */
-export const readSqlIfOpen = (): SqlRunner | null => shared.__tenantDataDbOpen?.readSql ?? null;
+export const readSqlIfOpen = (): SqlRunner | null => db.open?.readSql ?? null;
 
 export async function closeDb(): Promise<void> {
-  const current = shared.__tenantDataDb;
-  shared.__tenantDataDb = undefined;
-  shared.__tenantDataDbOpen = undefined;
-  if (current) await (await current).close();
+  const closing = db.opening;
+  db.opening = undefined;
+  db.open = undefined;
+  if (closing) await (await closing).close();
 }
 
 export const dbOperationCount = () => operationCount;

@@ -2,7 +2,8 @@
 // by (and every row it creates is stamped with) that tenant, so a call site cannot forget the
 // `where`. Another tenant's row is then indistinguishable from a missing one.
 import type { PrismaClient } from "./generated/client";
-import type { SqlRunner, Statement } from "./client";
+import type { SqlRunner, TenantSql } from "../shared/sql";
+export type { TenantSql };
 
 /** Models that carry a tenant_id column. */
 const TENANT_MODELS = new Set([
@@ -47,6 +48,9 @@ function scopeArgs(operation: string, args: AnyArgs, tenantId: string): AnyArgs 
 function extend(db: PrismaClient, tenantId: string) {
   return db.$extends({
     name: "tenant-scope",
+    // The scoped client (and each of its transactions) carries its tenant, so a service takes one
+    // argument for both: `db.tenantId` where a raw statement or a log needs the id.
+    client: { tenantId },
     query: {
       $allModels: {
         async $allOperations({ model, operation, args, query }) {
@@ -77,13 +81,6 @@ export function scopeToTenant(db: PrismaClient, tenantId: string): TenantDb {
   }
   return scoped;
 }
-
-/**
- * A tenant's prepared statements. The tenant id is always `$1` of every statement (the caller's
- * values follow from `$2`), so, as with `scopeToTenant`, a call site cannot run a query for
- * another tenant: a statement only has to say `tenant_id = $1`.
- */
-export type TenantSql = <Row>(statement: Statement, values: unknown[]) => Promise<Row[]>;
 
 export function scopeSqlToTenant(sql: SqlRunner, tenantId: string): TenantSql {
   return (statement, values) => sql(statement, [tenantId, ...values]);

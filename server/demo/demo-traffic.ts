@@ -11,9 +11,9 @@ import type { TenantDb } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
 import { OPERATOR } from "../audit/record-audit";
 import { connectChannel } from "../channels/channel-connections";
-import { insertMessagesOnce } from "../channels/ingest";
-import { answerWebhookRequest } from "../channels/receivers";
-import { publicBaseUrl } from "../channels/receivers/receiver-settings";
+import { insertMessagesOnce } from "../conversations/ingest";
+import { answerWebhookRequest } from "../receivers";
+import { publicBaseUrl } from "../channels/receiver-settings";
 import { countNewMessages } from "../conversations/conversations.service";
 
 /** Fictional numbers of the demo business (Dubai landlines) and its WhatsApp Cloud phone_number_id. */
@@ -243,7 +243,7 @@ export async function recordProviderReply(
 ) {
   const providerMessageId = provider === "twilio" ? `SM${demoHex()}` : `wamid.${demoHex()}`;
   await db.$transaction(async (tx) => {
-    await lockTenantRow(tx, "conversations", tenantId, conversationId);
+    await lockTenantRow(tx, "conversations", conversationId);
     await insertMessagesOnce(tx, [
       {
         tenantId,

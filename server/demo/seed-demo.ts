@@ -8,8 +8,9 @@ import { issueApiKey } from "../auth/api-keys";
 import { OPERATOR } from "../audit/record-audit";
 import { createTenant } from "../tenants/tenants";
 import { createOffering } from "../offerings/offerings.service";
+import { createOfferingInput } from "../offerings/offerings.types";
 import { createAppointment } from "../appointments/appointments.service";
-import { seedConversations } from "../conversations/seed-conversations";
+import { seedConversations } from "./seed-conversations";
 import { createDemoOwner } from "../dashboard/users";
 import { connectDemoChannels, dateConversationsByTheirTraffic } from "./demo-traffic";
 import { driveReceptionistWeek } from "./demo-week";
@@ -31,7 +32,7 @@ export async function seedDemoTenant(): Promise<{ tenantId: string; apiKey: stri
   const tenant = await createTenant({ name: "Demo Realty & Spa", slug: DEMO_TENANT_SLUG });
   const scoped = scopeToTenant(db, tenant.id);
   const offerings = [];
-  for (const o of OFFERINGS) offerings.push(await createOffering(scoped, o as never));
+  for (const o of OFFERINGS) offerings.push(await createOffering(scoped, createOfferingInput.parse(o)));
   const day = 24 * 3600 * 1000;
   const now = Date.now();
   for (let i = 0; i < 6; i++) {

@@ -1,81 +1,40 @@
 // The event catalog: the 19 event names, the zod schema of each event's `data`, and the envelope
-// every webhook carries. `emitEvent` validates against these schemas, so what is documented here is
-// what consumers receive. Resource shapes are the domains' own wire schemas (one definition each).
+// every webhook carries. Each domain declares the events it emits (`<domain>.events.ts`), and
+// checks the payload against that schema when it emits, so what is documented here is what
+// consumers receive. This module only gathers them, in the documented order.
 import { z } from "zod";
-import { offeringSchema } from "../offerings/offerings.types";
-import { appointmentSchema } from "../appointments/appointments.types";
-import { conversationSchema, messageSchema } from "../conversations/conversations.types";
-import { leadSchema } from "../leads/leads.types";
-import { callSchema } from "../calls/calls.types";
-import { csatSchema } from "../csat/csat.types";
+import { LEAD_EVENTS } from "../leads/leads.events";
+import { CONVERSATION_EVENTS } from "../conversations/conversations.events";
+import { APPOINTMENT_EVENTS } from "../appointments/appointments.events";
+import { OFFERING_EVENTS } from "../offerings/offerings.events";
+import { CALL_EVENTS } from "../calls/calls.events";
+import { CSAT_EVENTS } from "../csat/csat.events";
+import { TEST_EVENT_TYPE, testEventPayload } from "../outbox/event-payloads";
 
-const changes = z.record(z.string(), z.unknown()).describe("Old values of the fields that changed (Stripe-like)");
+export { TEST_EVENT_TYPE, testEventPayload };
+
 const iso = () => z.string().describe("ISO 8601 date-time");
-
-/** A phone call handled by the receptionist (call.* events): the calls domain's own wire schema. */
-export { callSchema };
-
-const objectOnly = <T extends z.ZodType>(object: T) => z.strictObject({ object });
-const objectChanged = <T extends z.ZodType>(object: T) => z.strictObject({ object, previous_attributes: changes });
 
 /** The `data` schema of each event, by name. Top-level keys are strict: every key is documented. */
 export const EVENT_PAYLOADS = {
-  "lead.created": objectOnly(leadSchema),
-  "lead.updated": objectChanged(leadSchema),
-  "lead.qualified": z.strictObject({
-    object: leadSchema,
-    previous_attributes: changes,
-    messages: z.array(messageSchema).max(10).describe("The conversation's last 10 messages, oldest first"),
-  }),
-  "conversation.created": objectOnly(conversationSchema),
-  "conversation.handoff_requested": z.strictObject({
-    object: conversationSchema,
-    previous_attributes: changes,
-    lead: leadSchema.describe("The lead whose handoff was requested"),
-    reason: z.string().nullable(),
-  }),
-  "conversation.closed": objectChanged(conversationSchema),
-  "booking.created": objectOnly(appointmentSchema),
-  "booking.rescheduled": objectChanged(appointmentSchema),
-  "booking.cancelled": objectChanged(appointmentSchema),
-  "booking.completed": objectChanged(appointmentSchema),
-  "offering.created": objectOnly(offeringSchema),
-  "offering.updated": objectChanged(offeringSchema),
-  "call.started": objectOnly(callSchema),
-  "call.completed": objectChanged(callSchema),
-  "call.missed": objectOnly(callSchema),
-  "outbound.sent": z.strictObject({
-    object: messageSchema,
-    conversation: conversationSchema,
-    driver: z.string().describe("Channel driver that sent the message"),
-    provider_message_id: z.string().nullable(),
-  }),
-  "outbound.failed": z.strictObject({
-    object: messageSchema,
-    conversation: conversationSchema,
-    driver: z.string(),
-    error: z.string().describe("Why the channel refused or failed the message"),
-  }),
-  "sla.breached": z.strictObject({
-    object: conversationSchema.describe("The conversation in `handoff`"),
-    waited_seconds: z.number().int().nonnegative().describe("How long the customer has waited since the handoff began, without an operator message"),
-    sla_minutes: z.number().int().positive().describe("The tenant's `handoff_sla_minutes` the wait exceeded"),
-  }),
-  "csat.received": objectOnly(csatSchema),
+  "lead.created": LEAD_EVENTS["lead.created"],
+  "lead.updated": LEAD_EVENTS["lead.updated"],
+  "lead.qualified": LEAD_EVENTS["lead.qualified"],
+  "conversation.created": CONVERSATION_EVENTS["conversation.created"],
+  "conversation.handoff_requested": LEAD_EVENTS["conversation.handoff_requested"],
+  "conversation.closed": CONVERSATION_EVENTS["conversation.closed"],
+  ...APPOINTMENT_EVENTS,
+  ...OFFERING_EVENTS,
+  ...CALL_EVENTS,
+  "outbound.sent": CONVERSATION_EVENTS["outbound.sent"],
+  "outbound.failed": CONVERSATION_EVENTS["outbound.failed"],
+  "sla.breached": CONVERSATION_EVENTS["sla.breached"],
+  ...CSAT_EVENTS,
 } as const;
 
 export type EventType = keyof typeof EVENT_PAYLOADS;
 export const EVENT_TYPES = Object.keys(EVENT_PAYLOADS) as EventType[];
 export type EventPayload<T extends EventType> = z.input<(typeof EVENT_PAYLOADS)[T]>;
-
-/**
- * Sent only by "send test event" to the one subscription it names; never fanned out, never
- * subscribable, so a consumer can recognise and ignore it.
- */
-export const TEST_EVENT_TYPE = "webhook.test" as const;
-export const testEventPayload = z.strictObject({
-  object: z.strictObject({ subscription_id: z.uuid(), message: z.string() }),
-});
 
 export const isEventType = (name: string): name is EventType => Object.hasOwn(EVENT_PAYLOADS, name);
 

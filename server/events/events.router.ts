@@ -1,4 +1,4 @@
-import { router, tenantProcedure } from "../trpc";
+import { router, tenantProcedure } from "../trpc/trpc";
 import { EVENTS_RETENTION_DAYS, eventListSchema, listEventsInput } from "./events.types";
 import { listEvents } from "./events.service";
 

@@ -1,6 +1,6 @@
-import { badRequest } from "../errors";
+import { badRequest } from "../shared/errors";
 import type { TenantDb } from "../db/tenant-scope";
-import { keysetPage } from "../api/pagination";
+import { keysetPage } from "../shared/pagination";
 import { EVENT_TYPES, toEnvelope } from "./catalog";
 import { EVENTS_RETENTION_DAYS, type EventListItem, type ListEventsInput } from "./events.types";
 

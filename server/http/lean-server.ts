@@ -3,15 +3,14 @@
 // app-router route files mount, so both fronts behave identically; this one skips Next's
 // per-request route machinery (about 1 ms of CPU per request) on the hot API paths.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { handleTrpcRequest } from "../api/trpc-handler";
+import { handleTrpcRequest } from "./trpc-handler";
 // As in app/api/trpc/[trpc]/route.ts: lets dashboard procedures resolve the signed-in user.
-import "../dashboard/register";
-import { AppError, errorBody, MESSAGES } from "../errors";
-import { log } from "../log";
+import { AppError, errorBody, MESSAGES } from "../shared/errors";
+import { log } from "../shared/log";
 import { sendFetchResponse, toFetchRequest } from "./fetch-bridge";
-import { forwardResolvedClientIp } from "./client-ip";
+import { forwardResolvedClientIp } from "../shared/client-ip";
 import { answerRestFromNode } from "./node-rest";
-import { answerAgentFromNode } from "../tools/agent-rest";
+import { answerAgentFromNode } from "./agent-rest";
 
 export type FetchHandler = (req: Request) => Promise<Response>;
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -99,9 +98,9 @@ export function createLeanServer(options: LeanServerOptions): Server {
     agent: answerAgentFromNode,
     trpc: fetchHandler(handleTrpcRequest),
     // Loaded at their first request (their packages cost memory a process may never need).
-    mcp: onFirstUse(async () => fetchHandler((await import("../tools/mcp")).handleMcpRequest)),
+    mcp: onFirstUse(async () => fetchHandler((await import("./mcp")).handleMcpRequest)),
     inngest: onFirstUse(async () => fetchHandler((await import("../webhooks/inngest-engine")).handleInngestRequest)),
-    webhooks: onFirstUse(async () => fetchHandler((await import("../channels/receivers")).answerWebhookRequest)),
+    webhooks: onFirstUse(async () => fetchHandler((await import("../receivers")).answerWebhookRequest)),
     auth: onFirstUse(async () => fetchHandler((await import("../dashboard/auth")).answerAuthRequest)),
   };
   const timeouts = options.timeouts && {

@@ -4,17 +4,15 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { closeServerProcess, seedDemoTenantIfEnabled, startServerProcess, stopBackgroundWork } from "../startup";
+import { closeServerProcess, seedDemoTenantIfEnabled, startServerProcess, stopBackgroundWork } from "./startup";
 import { closeDb, dataDir, databaseKind, embeddedDatabaseExists, getDb } from "../db/client";
-import { log } from "../log";
-import { checkSettingsOrExit, setting } from "../settings";
+import { log } from "../shared/log";
+import { checkSettingsOrExit, setting } from "../shared/settings";
 import { drainable } from "./drain";
 import { createLeanServer, onFirstUse, type NodeHandler } from "./lean-server";
 
 (process.env as Record<string, string | undefined>).NODE_ENV ??= "production";
 process.env.NEXT_TELEMETRY_DISABLED ??= "1";
-// Tells Next's instrumentation hook that this front owns the server process (see instrumentation.ts).
-process.env.TDP_LEAN_FRONT = "1";
 
 checkSettingsOrExit(); // a malformed setting stops the process here, named
 const hostname = setting("HOST");

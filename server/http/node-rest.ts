@@ -2,8 +2,8 @@
 // `answerRestRequest` without a Fetch Request/Response per request (that conversion cost about a
 // tenth of the front's CPU per request). Everything that makes an answer correct stays in the bridge.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
-import { answerRestRequest, type RestAnswer, type RestRequest } from "../api/rest-bridge";
-import type { HeaderReader } from "../trpc";
+import { answerRestRequest, type RestAnswer, type RestRequest } from "./rest-bridge";
+import type { HeaderReader } from "../trpc/trpc";
 
 /**
  * Headers as Next hands them to its route handlers: node's parsed headers (a repeated header's

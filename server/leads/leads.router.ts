@@ -1,4 +1,4 @@
-import { router, tenantProcedure } from "../trpc";
+import { router, tenantProcedure } from "../trpc/trpc";
 import { createLeadInput, handoffLeadInput, leadListSchema, leadSchema, listLeadsInput, updateLeadInput } from "./leads.types";
 import { createLead, listLeads, requestLeadHandoff, updateLead } from "./leads.service";
 
@@ -19,7 +19,7 @@ export const leadsRouter = router({
     })
     .input(listLeadsInput)
     .output(leadListSchema)
-    .query(({ ctx, input }) => listLeads(ctx.db, ctx.tenantId, input)),
+    .query(({ ctx, input }) => listLeads(ctx.db, input)),
 
   create: tenantProcedure("leads:write")
     .meta({
@@ -52,7 +52,7 @@ export const leadsRouter = router({
     })
     .input(updateLeadInput)
     .output(leadSchema)
-    .mutation(({ ctx, input }) => updateLead(ctx.db, ctx.tenantId, input)),
+    .mutation(({ ctx, input }) => updateLead(ctx.db, input)),
 
   handoff: tenantProcedure("leads:write")
     .meta({
@@ -69,5 +69,5 @@ export const leadsRouter = router({
     })
     .input(handoffLeadInput)
     .output(leadSchema)
-    .mutation(({ ctx, input }) => requestLeadHandoff(ctx.db, ctx.tenantId, input)),
+    .mutation(({ ctx, input }) => requestLeadHandoff(ctx.db, input)),
 });

@@ -2,45 +2,21 @@
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { changedFields, mergeAttributes, pickColumns, toIsoOrNull } from "../api/wire";
-import { keysetPage, toListEnvelope } from "../api/pagination";
-import { conflict, notFound } from "../errors";
-import { emitEvent } from "../events/emit-event";
+import { changedFields, mergeAttributes } from "../shared/wire";
+import { keysetPage, toListEnvelope } from "../shared/pagination";
+import { conflict, notFound } from "../shared/errors";
+import { eventEmitter } from "../outbox/emit-event";
+import { LEAD_EVENTS } from "./leads.events";
 import { conversationToWire, latestMessages } from "../conversations/conversations.service";
 import type { Conversation } from "../conversations/conversations.types";
-import type { CreateLeadInput, HandoffLeadInput, Lead, UpdateLeadInput } from "./leads.types";
+import { type CreateLeadInput, type HandoffLeadInput, type Lead, leadResource, type UpdateLeadInput } from "./leads.types";
+
+const emitEvent = eventEmitter(LEAD_EVENTS);
 
 type LeadRow = Prisma.LeadGetPayload<object>;
 const DAY_MS = 24 * 3600 * 1000;
 
-export function leadToWire(l: LeadRow): Lead {
-  return {
-    id: l.id,
-    conversation_id: l.conversationId,
-    status: l.status as Lead["status"],
-    customer_name: l.customerName,
-    customer_phone: l.customerPhone,
-    customer_email: l.customerEmail,
-    offering_id: l.offeringId,
-    attributes: (l.attributes ?? {}) as Record<string, unknown>,
-    notes: l.notes,
-    qualified_at: toIsoOrNull(l.qualifiedAt),
-    handoff_requested_at: toIsoOrNull(l.handoffRequestedAt),
-    created_at: l.createdAt.toISOString(),
-    updated_at: l.updatedAt.toISOString(),
-  };
-}
-
-const COLUMNS = {
-  customer_name: "customerName",
-  customer_phone: "customerPhone",
-  customer_email: "customerEmail",
-  offering_id: "offeringId",
-  notes: "notes",
-  status: "status",
-} as const;
-
-const toColumns = (input: Partial<UpdateLeadInput>) => pickColumns(input, COLUMNS);
+export const leadToWire = leadResource.toWire;
 
 /** A referenced row must be visible to the tenant; otherwise 404, exactly like a missing one. */
 async function assertReferencesVisible(tx: TenantTx, refs: { conversation_id?: string; offering_id?: string | null }) {
@@ -56,12 +32,12 @@ async function assertReferencesVisible(tx: TenantTx, refs: { conversation_id?: s
  * the planner answers from the (tenant_id, last_activity_at) and (tenant_id, status,
  * conversation_id) indexes, never a scan of the tenant's leads in JavaScript.
  */
-export async function listLeads(db: TenantDb, tenantId: string, input: { limit?: number; cursor?: string; stale_for_days?: number }) {
+export async function listLeads(db: TenantDb, input: { limit?: number; cursor?: string; stale_for_days?: number }) {
   const filter: Prisma.LeadWhereInput = {};
   if (input.stale_for_days !== undefined) {
     const cutoff = new Date(Date.now() - input.stale_for_days * DAY_MS);
     filter.status = "qualified";
-    filter.conversation = { is: { tenantId, lastActivityAt: { lt: cutoff } } };
+    filter.conversation = { is: { tenantId: db.tenantId, lastActivityAt: { lt: cutoff } } };
   }
   const page = await keysetPage({
     limit: input.limit,
@@ -78,12 +54,7 @@ export async function createLead(db: TenantDb, input: CreateLeadInput): Promise<
   return db.$transaction(async (tx) => {
     await assertReferencesVisible(tx, input);
     const row = await tx.lead.create({
-      data: {
-        ...toColumns(input),
-        conversationId: input.conversation_id,
-        status: "new",
-        attributes: mergeAttributes({}, input.attributes ?? {}),
-      } as never,
+      data: { ...leadResource.patchToColumns(input), tenantId: tx.tenantId, status: "new", attributes: mergeAttributes({}, input.attributes ?? {}) },
     });
     const lead = leadToWire(row);
     await emitEvent(tx, "lead.created", { object: lead });
@@ -91,13 +62,13 @@ export async function createLead(db: TenantDb, input: CreateLeadInput): Promise<
   });
 }
 
-export async function updateLead(db: TenantDb, tenantId: string, input: UpdateLeadInput): Promise<Lead> {
+export async function updateLead(db: TenantDb, input: UpdateLeadInput): Promise<Lead> {
   const { id, attributes, ...rest } = input;
   return db.$transaction(async (tx) => {
-    if (!(await lockTenantRow(tx, "leads", tenantId, id))) throw notFound();
+    if (!(await lockTenantRow(tx, "leads", id))) throw notFound();
     const beforeRow = await tx.lead.findFirst({ where: { id } });
     if (!beforeRow) throw notFound();
-    const data = toColumns(rest);
+    const data: Prisma.LeadUncheckedUpdateInput = leadResource.patchToColumns(rest);
     if (attributes !== undefined) data.attributes = mergeAttributes(beforeRow.attributes, attributes);
     const before = leadToWire(beforeRow);
     const candidate = leadToWire({ ...beforeRow, ...data } as LeadRow);
@@ -113,7 +84,7 @@ export async function updateLead(db: TenantDb, tenantId: string, input: UpdateLe
     // Analytics count a conversion on the day it happened, whatever changes the lead later.
     if (candidate.status === "converted" && before.status !== "converted") data.convertedAt = new Date();
 
-    const lead = leadToWire(await tx.lead.update({ where: { id }, data: data as never }));
+    const lead = leadToWire(await tx.lead.update({ where: { id }, data }));
     const previous = changedFields(before, lead);
     await emitEvent(tx, "lead.updated", { object: lead, previous_attributes: previous });
     if (qualifies) {
@@ -133,12 +104,12 @@ export async function updateLead(db: TenantDb, tenantId: string, input: UpdateLe
  * Repeating it while the conversation is still in handoff for this lead changes nothing and emits
  * nothing (a retried POST is safe). A closed conversation is a 409: reopen it first.
  */
-export async function requestLeadHandoff(db: TenantDb, tenantId: string, input: HandoffLeadInput): Promise<Lead> {
+export async function requestLeadHandoff(db: TenantDb, input: HandoffLeadInput): Promise<Lead> {
   return db.$transaction(async (tx) => {
-    if (!(await lockTenantRow(tx, "leads", tenantId, input.id))) throw notFound();
+    if (!(await lockTenantRow(tx, "leads", input.id))) throw notFound();
     const leadRow = await tx.lead.findFirst({ where: { id: input.id } });
     if (!leadRow) throw notFound();
-    await lockTenantRow(tx, "conversations", tenantId, leadRow.conversationId);
+    await lockTenantRow(tx, "conversations", leadRow.conversationId);
     const conversationRow = await tx.conversation.findFirst({ where: { id: leadRow.conversationId } });
     if (!conversationRow) throw notFound();
     if (conversationRow.status === "closed") {

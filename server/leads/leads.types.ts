@@ -1,7 +1,9 @@
 import { z } from "zod";
-import { attributesInput, jsonObject, uuid } from "../api/wire";
-import { listEnvelope, pageQuery } from "../api/pagination";
-import { unknownFieldMessage } from "../api/strict-body";
+import type { Prisma } from "../db/generated/client";
+import { resourceFields } from "../db/resource";
+import { attributesInput, jsonObject, uuid } from "../shared/wire";
+import { listEnvelope, pageQuery } from "../shared/pagination";
+import { unknownFieldMessage } from "../shared/strict-body";
 import { oneOf } from "../conversations/conversations.types";
 
 export const LEAD_STATUSES = ["new", "qualified", "booked", "converted", "lost"] as const;
@@ -9,23 +11,26 @@ export type LeadStatus = (typeof LEAD_STATUSES)[number];
 /** 100 years: large enough for any real question, small enough to stay a valid date. */
 export const MAX_STALE_DAYS = 36_500;
 
-export const leadSchema = z
-  .object({
-    id: z.uuid(),
-    conversation_id: z.uuid(),
-    status: z.enum(LEAD_STATUSES).describe("Created as `new`; any move is allowed except back to `new`"),
-    customer_name: z.string().nullable(),
-    customer_phone: z.string().nullable(),
-    customer_email: z.string().nullable(),
-    offering_id: z.uuid().nullable(),
-    attributes: jsonObject(),
-    notes: z.string().nullable(),
-    qualified_at: z.string().nullable().describe("ISO 8601 date-time the lead left `new`"),
-    handoff_requested_at: z.string().nullable().describe("ISO 8601 date-time of the latest handoff request"),
-    created_at: z.string().describe("ISO 8601 date-time"),
-    updated_at: z.string().describe("ISO 8601 date-time"),
-  })
-  .meta({ id: "Lead" });
+const column = resourceFields<Prisma.LeadGetPayload<object>>();
+const patch = { patch: true } as const;
+
+/** The lead, declared once: wire schema, row mapping and patchable columns. */
+export const leadResource = column.define("Lead", {
+  id: column.value("id", z.uuid()),
+  conversation_id: column.value("conversationId", z.uuid(), patch),
+  status: column.value("status", z.enum(LEAD_STATUSES).describe("Created as `new`; any move is allowed except back to `new`"), patch),
+  customer_name: column.value("customerName", z.string().nullable(), patch),
+  customer_phone: column.value("customerPhone", z.string().nullable(), patch),
+  customer_email: column.value("customerEmail", z.string().nullable(), patch),
+  offering_id: column.value("offeringId", z.uuid().nullable(), patch),
+  attributes: column.json("attributes", jsonObject()),
+  notes: column.value("notes", z.string().nullable(), patch),
+  qualified_at: column.timestamp("qualifiedAt", z.string().nullable().describe("ISO 8601 date-time the lead left `new`")),
+  handoff_requested_at: column.timestamp("handoffRequestedAt", z.string().nullable().describe("ISO 8601 date-time of the latest handoff request")),
+  created_at: column.timestamp("createdAt", z.string().describe("ISO 8601 date-time")),
+  updated_at: column.timestamp("updatedAt", z.string().describe("ISO 8601 date-time")),
+});
+export const leadSchema = leadResource.schema;
 
 const fields = {
   customer_name: z.string().trim().max(200).nullable(),

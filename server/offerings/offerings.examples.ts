@@ -1,5 +1,5 @@
-// Examples for the OpenAPI document (see server/api/examples.ts).
-import { EXAMPLE_LATER, EXAMPLE_TIME, type OperationExamples } from "../api/examples";
+// Examples for the OpenAPI document (see server/shared/examples.ts).
+import { EXAMPLE_LATER, EXAMPLE_TIME, type OperationExamples } from "../shared/examples";
 import type { Offering } from "./offerings.types";
 
 export const offeringExample: Offering = {

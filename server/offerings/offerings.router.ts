@@ -1,4 +1,4 @@
-import { router, tenantProcedure } from "../trpc";
+import { router, tenantProcedure } from "../trpc/trpc";
 import { createOfferingInput, listOfferingsInput, offeringListSchema, offeringSchema, updateOfferingInput } from "./offerings.types";
 import { createOffering, listOfferings, updateOffering } from "./offerings.service";
 
@@ -40,5 +40,5 @@ export const offeringsRouter = router({
     })
     .input(updateOfferingInput)
     .output(offeringSchema)
-    .mutation(({ ctx, input }) => updateOffering(ctx.db, ctx.tenantId, input)),
+    .mutation(({ ctx, input }) => updateOffering(ctx.db, input)),
 });

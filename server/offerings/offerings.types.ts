@@ -1,28 +1,33 @@
 import { z } from "zod";
-import { attributesInput, calendarDate, decimalInput, invalid, jsonObject, uuid } from "../api/wire";
-import { listEnvelope, pageQuery } from "../api/pagination";
-import { unknownFieldMessage } from "../api/strict-body";
+import type { Prisma } from "../db/generated/client";
+import { resourceFields } from "../db/resource";
+import { attributesInput, calendarDate, decimalInput, invalid, jsonObject, uuid } from "../shared/wire";
+import { listEnvelope, pageQuery } from "../shared/pagination";
+import { unknownFieldMessage } from "../shared/strict-body";
 
-export const offeringSchema = z
-  .object({
-    id: z.uuid(),
-    external_id: z.string().nullable(),
-    reference_number: z.string().nullable(),
-    title: z.string(),
-    title_ar: z.string().nullable().describe("Arabic title"),
-    description: z.string().nullable(),
-    description_ar: z.string().nullable(),
-    attributes: jsonObject().describe("Vertical-specific keys (bedrooms, area, service type, duration in minutes, …)"),
-    price: z.string().describe("Decimal in plain notation, as a string to keep precision"),
-    price_currency: z.string().length(3).describe("ISO 4217 code"),
-    address: z.string().nullable(),
-    photos: z.array(z.string()),
-    status: z.string(),
-    available_from: z.string().nullable().describe("YYYY-MM-DD"),
-    created_at: z.string().describe("ISO 8601 date-time"),
-    updated_at: z.string().describe("ISO 8601 date-time"),
-  })
-  .meta({ id: "Offering" });
+const column = resourceFields<Prisma.OfferingGetPayload<object>>();
+const patch = { patch: true } as const;
+
+/** The offering, declared once: wire schema, row mapping, SQL select list and patchable columns. */
+export const offeringResource = column.define("Offering", {
+  id: column.value("id", z.uuid()),
+  external_id: column.value("externalId", z.string().nullable(), patch),
+  reference_number: column.value("referenceNumber", z.string().nullable(), patch),
+  title: column.value("title", z.string(), patch),
+  title_ar: column.value("titleAr", z.string().nullable().describe("Arabic title"), patch),
+  description: column.value("description", z.string().nullable(), patch),
+  description_ar: column.value("descriptionAr", z.string().nullable(), patch),
+  attributes: column.json("attributes", jsonObject().describe("Vertical-specific keys (bedrooms, area, service type, duration in minutes, …)")),
+  price: column.decimal("price", z.string().describe("Decimal in plain notation, as a string to keep precision"), patch),
+  price_currency: column.value("priceCurrency", z.string().length(3).describe("ISO 4217 code"), patch),
+  address: column.value("address", z.string().nullable(), patch),
+  photos: column.value("photos", z.array(z.string()), patch),
+  status: column.value("status", z.string(), patch),
+  available_from: column.date("availableFrom", z.string().nullable().describe("YYYY-MM-DD"), patch),
+  created_at: column.timestamp("createdAt", z.string().describe("ISO 8601 date-time")),
+  updated_at: column.timestamp("updatedAt", z.string().describe("ISO 8601 date-time")),
+});
+export const offeringSchema = offeringResource.schema;
 
 const strictBody = unknownFieldMessage(new Set(["assigned_user_id", "deleted_at", "metadata"]));
 

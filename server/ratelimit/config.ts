@@ -1,5 +1,5 @@
-// Rate-limit configuration from the settings (server/settings.ts holds the specification's defaults).
-import { setting } from "../settings";
+// Rate-limit configuration from the settings (server/shared/settings.ts holds the specification's defaults).
+import { setting } from "../shared/settings";
 import type { StoreKind } from "./store";
 
 export type RateLimitConfig = {

@@ -1,9 +1,9 @@
 // The dashboard's "Assistant" page (no openapi meta: never on /api/v1). Members read the handoff
 // SLA and the list of tools; owners and admins change the SLA (audited, see setHandoffSla).
 import { z } from "zod";
-import { router } from "../trpc";
+import { router } from "../trpc/trpc";
 import { actorOf } from "../auth/principal";
-import { managerProcedure, memberProcedure } from "../dashboard/procedures";
+import { managerProcedure, memberProcedure } from "../trpc/procedures";
 import { getHandoffSla, handoffSlaInput, handoffSlaSchema, setHandoffSla } from "../conversations/sla-monitor";
 import { REGISTERED_TOOLS } from "./tools";
 

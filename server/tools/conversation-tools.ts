@@ -8,7 +8,7 @@ import { createLeadInput, leadSchema, updateLeadInput, type Lead } from "../lead
 import { createLead, leadToWire, updateLead } from "../leads/leads.service";
 import { appointmentSchema } from "../appointments/appointments.types";
 import { appointmentToWire } from "../appointments/appointments.service";
-import { notFound } from "../errors";
+import { notFound } from "../shared/errors";
 import { joinTransaction } from "./tool-calls";
 
 export const CONTEXT_MESSAGES = 20;
@@ -66,8 +66,8 @@ export async function upsertConversationLead(db: TenantDb, tenantId: string, inp
     if (!conversation) throw notFound();
     const joined = joinTransaction(tx);
     const existing = await tx.lead.findFirst({ where: { conversationId }, orderBy: newestFirst, select: { id: true } });
-    if (existing) return updateLead(joined, tenantId, { id: existing.id, ...fields, status });
+    if (existing) return updateLead(joined, { id: existing.id, ...fields, status });
     const lead = await createLead(joined, { conversation_id: conversationId, ...fields });
-    return status && status !== "new" ? updateLead(joined, tenantId, { id: lead.id, status }) : lead;
+    return status && status !== "new" ? updateLead(joined, { id: lead.id, status }) : lead;
   });
 }

@@ -5,7 +5,7 @@
 // dashboard at /api/trpc, and the tools belong to neither. It is served on its own, at
 // /api/agent/v1 (its `openapi` meta gives the routes of that second table) and over MCP.
 import { z } from "zod";
-import { router, tenantProcedure } from "../trpc";
+import { router, tenantProcedure } from "../trpc/trpc";
 import { REGISTERED_TOOLS, type RegisteredTool } from "./tools";
 import { withToolCall } from "./tool-calls";
 import { CATALOG_FORMATS, toolCatalogAs } from "./catalog";

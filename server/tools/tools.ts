@@ -1,8 +1,8 @@
 // The assistant's eight tools. Each is a thin adapter over the domain service that the matching
 // /api/v1 operation calls, so it follows the same rules and emits exactly the same events.
 import { z } from "zod";
-import { uuid } from "../api/wire";
-import { unknownFieldMessage } from "../api/strict-body";
+import { uuid } from "../shared/wire";
+import { unknownFieldMessage } from "../shared/strict-body";
 import { offeringSchema } from "../offerings/offerings.types";
 import { searchOfferings, searchOfferingsInput } from "../offerings/offerings.search";
 import { appointmentSchema, createAppointmentInput } from "../appointments/appointments.types";
@@ -106,7 +106,7 @@ export const rescheduleAppointmentTool = defineTool({
   ),
   output: appointmentSchema,
   example: { appointment_id: EXAMPLE_APPOINTMENT, scheduled_start: "2026-11-25T15:00:00.000Z", scheduled_end: "2026-11-25T15:30:00.000Z" },
-  run: ({ db, tenantId }, { appointment_id, ...times }) => updateAppointment(db, tenantId, { id: appointment_id, ...times }),
+  run: ({ db }, { appointment_id, ...times }) => updateAppointment(db, { id: appointment_id, ...times }),
 });
 
 export const cancelAppointmentTool = defineTool({
@@ -118,7 +118,7 @@ export const cancelAppointmentTool = defineTool({
   input: z.strictObject({ appointment_id: appointmentId }, unknownFieldMessage()),
   output: appointmentSchema,
   example: { appointment_id: EXAMPLE_APPOINTMENT },
-  run: ({ db, tenantId }, input) => updateAppointment(db, tenantId, { id: input.appointment_id, status: "cancelled" }),
+  run: ({ db }, input) => updateAppointment(db, { id: input.appointment_id, status: "cancelled" }),
 });
 
 export const requestHandoffTool = defineTool({
@@ -134,7 +134,7 @@ export const requestHandoffTool = defineTool({
   ),
   output: leadSchema,
   example: { lead_id: EXAMPLE_LEAD, reason: "Wants to negotiate the price with an agent" },
-  run: ({ db, tenantId }, input) => requestLeadHandoff(db, tenantId, { id: input.lead_id, reason: input.reason }),
+  run: ({ db }, input) => requestLeadHandoff(db, { id: input.lead_id, reason: input.reason }),
 });
 
 export const recordCsatTool = defineTool({
@@ -147,7 +147,7 @@ export const recordCsatTool = defineTool({
   input: recordCsatInput,
   output: csatSchema,
   example: { conversation_id: EXAMPLE_CONVERSATION, score: 5, comment: "Quick and helpful" },
-  run: ({ db, tenantId }, input) => recordCsat(db, tenantId, input),
+  run: ({ db }, input) => recordCsat(db, input),
 });
 
 /** Every tool, in the order the catalog lists them. */

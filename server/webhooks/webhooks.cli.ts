@@ -4,11 +4,13 @@
 //   webhook list --tenant ID | webhook delete ID
 //   webhook roll-secret ID [--overlap-seconds N]   (prints the new secret once; the old one signs too for N s, default 24 h)
 //   delivery list --tenant ID [--subscription ID] | delivery replay ID
-import { z } from "zod";
+import type { z } from "zod";
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
+import { type Flags, requiredFlag, UsageError, uuidArg } from "../shared/cli";
+import { tenantDbOfFlag } from "../tenants/tenants";
 import { OPERATOR } from "../audit/record-audit";
-import { AppError } from "../errors";
+import { AppError } from "../shared/errors";
 import {
   createSubscription,
   deleteSubscription,
@@ -20,30 +22,11 @@ import {
 } from "./webhooks.service";
 import { createSubscriptionInput, updateSubscriptionInput } from "./webhooks.types";
 
-type Flags = Record<string, string | boolean | undefined>;
-
-// Imported lazily: run-cli imports this module to build its command table.
-const usage = async (message: string) => new (await import("../cli/run-cli")).UsageError(message);
-
-async function flag(flags: Flags, name: string): Promise<string> {
-  const value = flags[name];
-  if (typeof value !== "string" || !value.trim()) throw await usage(`--${name} is required`);
-  return value.trim();
-}
-async function uuidOf(value: unknown, what: string): Promise<string> {
-  if (typeof value !== "string" || !z.uuid().safeParse(value).success) throw await usage(`${what} must be a uuid`);
-  return value.toLowerCase();
-}
-async function tenantDb(tenantId: string) {
-  const db = await getDb();
-  if (!(await db.tenant.findUnique({ where: { id: tenantId }, select: { id: true } }))) throw await usage(`tenant ${tenantId} not found`);
-  return scopeToTenant(db, tenantId);
-}
 /** A row addressed by id alone: find its tenant first, then work through that tenant's scope. */
 async function ownerTenant(model: "webhookSubscription" | "webhookDelivery", id: string, what: string) {
   const db = await getDb();
   const row = await (db[model] as { findUnique(a: object): Promise<{ tenantId: string } | null> }).findUnique({ where: { id }, select: { tenantId: true } });
-  if (!row) throw await usage(`${what} ${id} not found`);
+  if (!row) throw new UsageError(`${what} ${id} not found`);
   return row.tenantId;
 }
 /** The CLI's name of a body field (`max_deliveries_per_second` is `--max-per-second`). */
@@ -54,7 +37,7 @@ async function parseFlags<T>(schema: z.ZodType<T>, input: Record<string, unknown
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  throw await usage(issue.path.length ? `--${flagOf(String(issue.path[0]))}: ${issue.message}` : issue.message);
+  throw new UsageError(issue.path.length ? `--${flagOf(String(issue.path[0]))}: ${issue.message}` : issue.message);
 }
 
 /** The optional subscription flags given (numbers and booleans as the body has them). */
@@ -68,7 +51,7 @@ async function subscriptionFlags(flags: Flags): Promise<Record<string, unknown>>
       .filter(Boolean);
   if (typeof flags.description === "string") out.description = flags.description;
   if (flags.enabled !== undefined) {
-    if (flags.enabled !== "true" && flags.enabled !== "false") throw await usage("--enabled must be true or false");
+    if (flags.enabled !== "true" && flags.enabled !== "false") throw new UsageError("--enabled must be true or false");
     out.enabled = flags.enabled === "true";
   }
   if (flags["max-per-second"] !== undefined) {
@@ -83,23 +66,23 @@ async function asUsage<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
-    if (err instanceof AppError && err.status < 500) throw await usage(err.message);
+    if (err instanceof AppError && err.status < 500) throw new UsageError(err.message);
     throw err;
   }
 }
 
 export const WEBHOOK_COMMANDS = {
   "webhook create": async (_args: string[], flags: Flags) => {
-    const tenantId = await uuidOf(await flag(flags, "tenant"), "--tenant");
-    await flag(flags, "url");
-    await flag(flags, "events");
+    const tenantId = uuidArg(requiredFlag(flags, "tenant"), "--tenant");
+    requiredFlag(flags, "url");
+    requiredFlag(flags, "events");
     const input = await parseFlags(createSubscriptionInput, await subscriptionFlags(flags));
-    const db = await tenantDb(tenantId);
+    const db = await tenantDbOfFlag(flags);
     return { ...(await asUsage(() => createSubscription(db, input, OPERATOR))), tenant_id: tenantId };
   },
 
   "webhook update": async (args: string[], flags: Flags) => {
-    const id = await uuidOf(args[0], "SUBSCRIPTION_ID");
+    const id = uuidArg(args[0], "SUBSCRIPTION_ID");
     const input = await parseFlags(updateSubscriptionInput, { id, ...(await subscriptionFlags(flags)) });
     const tenantId = await ownerTenant("webhookSubscription", id, "subscription");
     const db = scopeToTenant(await getDb(), tenantId);
@@ -107,22 +90,22 @@ export const WEBHOOK_COMMANDS = {
   },
 
   "webhook list": async (_args: string[], flags: Flags) => {
-    const db = await tenantDb(await uuidOf(await flag(flags, "tenant"), "--tenant"));
+    const db = await tenantDbOfFlag(flags);
     return listSubscriptions(db, { limit: 100 });
   },
 
   "webhook delete": async (args: string[]) => {
-    const id = await uuidOf(args[0], "SUBSCRIPTION_ID");
+    const id = uuidArg(args[0], "SUBSCRIPTION_ID");
     const tenantId = await ownerTenant("webhookSubscription", id, "subscription");
     return { ...(await deleteSubscription(scopeToTenant(await getDb(), tenantId), id, OPERATOR)), tenant_id: tenantId };
   },
 
   "webhook roll-secret": async (args: string[], flags: Flags) => {
-    const id = await uuidOf(args[0], "SUBSCRIPTION_ID");
+    const id = uuidArg(args[0], "SUBSCRIPTION_ID");
     let overlap: number | undefined;
     if (flags["overlap-seconds"] !== undefined) {
       const raw = String(flags["overlap-seconds"]);
-      if (!/^\d+$/.test(raw) || Number(raw) > 7 * 86_400) throw await usage("--overlap-seconds must be a whole number of seconds from 0 to 604800");
+      if (!/^\d+$/.test(raw) || Number(raw) > 7 * 86_400) throw new UsageError("--overlap-seconds must be a whole number of seconds from 0 to 604800");
       overlap = Number(raw);
     }
     const tenantId = await ownerTenant("webhookSubscription", id, "subscription");
@@ -131,15 +114,15 @@ export const WEBHOOK_COMMANDS = {
   },
 
   "delivery list": async (_args: string[], flags: Flags) => {
-    const db = await tenantDb(await uuidOf(await flag(flags, "tenant"), "--tenant"));
-    const subscription = flags.subscription === undefined ? undefined : await uuidOf(flags.subscription, "--subscription");
+    const db = await tenantDbOfFlag(flags);
+    const subscription = flags.subscription === undefined ? undefined : uuidArg(flags.subscription, "--subscription");
     return listDeliveries(db, { limit: 100, subscription_id: subscription });
   },
 
   "delivery replay": async (args: string[]) => {
-    const id = await uuidOf(args[0], "DELIVERY_ID");
+    const id = uuidArg(args[0], "DELIVERY_ID");
     const tenantId = await ownerTenant("webhookDelivery", id, "delivery");
     const db = scopeToTenant(await getDb(), tenantId);
-    return asUsage(() => replayDelivery(db, tenantId, id, OPERATOR));
+    return asUsage(() => replayDelivery(db, id, OPERATOR));
   },
 };

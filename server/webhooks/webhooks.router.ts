@@ -2,8 +2,8 @@
 // the REST API). Reads are open to every member; changes need an owner or admin. Dead-letter
 // notifications are for owners and admins only (seeing them and marking them read).
 import { z } from "zod";
-import { router } from "../trpc";
-import { managerProcedure, managerReadProcedure, memberProcedure } from "../dashboard/procedures";
+import { router } from "../trpc/trpc";
+import { managerProcedure, managerReadProcedure, memberProcedure } from "../trpc/procedures";
 import { actorOf } from "../auth/principal";
 import { EVENT_TYPES } from "../events/catalog";
 import {
@@ -87,7 +87,7 @@ export const webhooksRouter = router({
   replayDelivery: managerProcedure
     .input(idInput)
     .output(deliverySchema)
-    .mutation(({ ctx, input }) => replayDelivery(ctx.db, ctx.tenantId, input.id, actorOf(ctx.principal))),
+    .mutation(({ ctx, input }) => replayDelivery(ctx.db, input.id, actorOf(ctx.principal))),
 
   sendTestEvent: managerProcedure
     .input(sendTestEventInput)

@@ -3,38 +3,32 @@
 // write their audit entry in the same transaction.
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
-import { keysetPage, toListEnvelope } from "../api/pagination";
-import { conflict, notFound } from "../errors";
+import { lockTenantRow } from "../db/lock-row";
+import { keysetPage, toListEnvelope } from "../shared/pagination";
+import { conflict, notFound } from "../shared/errors";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
 import { encryptSecret } from "../crypto/secret-box";
 import { eventWireId } from "../events/catalog";
-import { emitTestEvent, wakeDeliveryWorkers } from "../events/emit-event";
+import { emitTestEvent, wakeDeliveryWorkers } from "../outbox/emit-event";
 import { generateWebhookSecret, secretPrefix } from "./signing";
-import { assertAllowedTargetUrl } from "./target-url";
+import { assertAllowedTargetUrl } from "../shared/target-url";
 import { MAX_DELIVERIES_PER_SECOND, UPDATABLE_SUBSCRIPTION_FIELDS } from "./webhooks.types";
-import type { CreateSubscriptionInput, Delivery, DeliveryState, Subscription, UpdateSubscriptionInput } from "./webhooks.types";
-import { setting } from "../settings";
+import {
+  type CreateSubscriptionInput,
+  type Delivery,
+  type DeliveryState,
+  type Subscription,
+  subscriptionResource,
+  type UpdateSubscriptionInput,
+} from "./webhooks.types";
+import { setting } from "../shared/settings";
 
-type SubscriptionRow = Prisma.WebhookSubscriptionGetPayload<object>;
 type DeliveryRow = Prisma.WebhookDeliveryGetPayload<{ include: { event: { select: { type: true } }; attempts: true } }>;
 type NotificationRow = Prisma.NotificationGetPayload<object>;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function subscriptionToWire(s: SubscriptionRow): Subscription {
-  return {
-    id: s.id,
-    url: s.targetUrl,
-    description: s.description,
-    events: s.events as Subscription["events"],
-    enabled: s.enabled,
-    max_deliveries_per_second: s.maxDeliveriesPerSecond,
-    secret_prefix: s.secretPrefix,
-    previous_secret_expires_at: s.previousSecretExpiresAt && s.previousSecretExpiresAt > new Date() ? s.previousSecretExpiresAt.toISOString() : null,
-    created_at: s.createdAt.toISOString(),
-    updated_at: s.updatedAt.toISOString(),
-  };
-}
+export const subscriptionToWire = subscriptionResource.toWire;
 
 /** The dashboard's name for a delivery's status (a pending one that failed before is `retrying`). */
 export function deliveryState(d: { status: string; attemptCount: number }): DeliveryState {
@@ -134,14 +128,14 @@ export async function createSubscription(db: TenantDb, input: CreateSubscription
   const row = await db.$transaction(async (tx) => {
     const created = await tx.webhookSubscription.create({
       data: {
-        targetUrl: url,
-        events: input.events,
+        ...subscriptionResource.patchToColumns({ ...input, url }),
+        tenantId: tx.tenantId,
         description: input.description ?? null,
         enabled: input.enabled ?? true,
         maxDeliveriesPerSecond: input.max_deliveries_per_second ?? MAX_DELIVERIES_PER_SECOND.default,
         secretEncrypted: encryptSecret(secret),
         secretPrefix: secretPrefix(secret),
-      } as never,
+      },
     });
     await recordAudit(tx, {
       ...actor,
@@ -160,13 +154,8 @@ export async function updateSubscription(db: TenantDb, input: UpdateSubscription
   return db.$transaction(async (tx) => {
     const before = await tx.webhookSubscription.findFirst({ where: { id: input.id } });
     if (!before) throw notFound();
-    const data: Record<string, unknown> = {};
-    if (url !== undefined) data.targetUrl = url;
-    if (input.events !== undefined) data.events = input.events;
-    if (input.description !== undefined) data.description = input.description;
-    if (input.enabled !== undefined) data.enabled = input.enabled;
-    if (input.max_deliveries_per_second !== undefined) data.maxDeliveriesPerSecond = input.max_deliveries_per_second;
-    const after = await tx.webhookSubscription.update({ where: { id: input.id }, data: data as never });
+    const data = subscriptionResource.patchToColumns({ ...input, url });
+    const after = await tx.webhookSubscription.update({ where: { id: input.id }, data });
     const previous = subscriptionToWire(before);
     const next = subscriptionToWire(after);
     const changed = UPDATABLE_SUBSCRIPTION_FIELDS.filter((k) => JSON.stringify(previous[k]) !== JSON.stringify(next[k]));
@@ -270,23 +259,14 @@ export async function getDelivery(db: TenantDb, id: string): Promise<Delivery> {
   return deliveryToWire(row as DeliveryRow);
 }
 
-async function lockDelivery(tx: TenantTx, tenantId: string, id: string): Promise<boolean> {
-  const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
-    `SELECT id FROM webhook_deliveries WHERE id = $1::uuid AND tenant_id = $2::uuid FOR UPDATE`,
-    id,
-    tenantId,
-  );
-  return rows.length === 1;
-}
-
 /**
  * Resends a delivery in any state: a new cycle of the whole ladder (cycle + 1, attempts from 1),
  * due now. Earlier cycles' attempts stay. An attempt in flight (its lease not yet over) is a 409:
  * its outcome would otherwise be dropped unrecorded.
  */
-export async function replayDelivery(db: TenantDb, tenantId: string, id: string, actor: AuditActor): Promise<Delivery> {
+export async function replayDelivery(db: TenantDb, id: string, actor: AuditActor): Promise<Delivery> {
   return db.$transaction(async (tx) => {
-    if (!(await lockDelivery(tx, tenantId, id))) throw notFound();
+    if (!(await lockTenantRow(tx, "webhook_deliveries", id))) throw notFound();
     const before = await tx.webhookDelivery.findFirst({ where: { id } });
     if (!before) throw notFound();
     if (before.status === "pending" && before.lockedUntil && before.lockedUntil > new Date()) {

@@ -1,11 +1,10 @@
 import { z } from "zod";
-import { uuid } from "../api/wire";
-import { listEnvelope, pageQuery } from "../api/pagination";
-import { unknownFieldMessage } from "../api/strict-body";
+import type { Prisma } from "../db/generated/client";
+import { resourceFields } from "../db/resource";
+import { MAX_URL_LENGTH, uuid } from "../shared/wire";
+import { listEnvelope, pageQuery } from "../shared/pagination";
+import { unknownFieldMessage } from "../shared/strict-body";
 import { EVENT_TYPES, TEST_EVENT_TYPE, type EventType } from "../events/catalog";
-
-/** Longest target URL accepted (kept here, free of Node imports, so the dashboard can validate with it). */
-export const MAX_URL_LENGTH = 2048;
 
 /** Outbound rate limit of a subscription, in deliveries (attempts) per second. */
 export const MAX_DELIVERIES_PER_SECOND = { min: 1, max: 1000, default: 50 } as const;
@@ -26,23 +25,31 @@ export type DeliveryState = (typeof DELIVERY_STATES)[number];
 /** The first characters of a sent body that an attempt keeps (its column's size). */
 export const REQUEST_BODY_LIMIT = 4096;
 
-export const subscriptionSchema = z
-  .object({
-    id: z.uuid(),
-    url: z.string().describe("HTTPS endpoint that receives the POSTs"),
-    description: z.string().nullable(),
-    events: z.array(z.enum(EVENT_TYPES as [EventType, ...EventType[]])),
-    enabled: z.boolean().describe("A disabled subscription gets no new deliveries; its pending ones wait until it is enabled again"),
-    max_deliveries_per_second: z.number().int().describe(rateDescription),
-    secret_prefix: z.string().describe("The first 12 characters of the signing secret"),
-    previous_secret_expires_at: z
-      .string()
-      .nullable()
-      .describe("After a secret roll: until when the replaced secret still signs deliveries beside the new one; null otherwise"),
-    created_at: z.string(),
-    updated_at: z.string(),
-  })
-  .meta({ id: "WebhookSubscription" });
+const column = resourceFields<Prisma.WebhookSubscriptionGetPayload<object>>();
+const patch = { patch: true } as const;
+
+/** The webhook subscription, declared once: wire schema, row mapping and patchable columns. */
+export const subscriptionResource = column.define("WebhookSubscription", {
+  id: column.value("id", z.uuid()),
+  url: column.value("targetUrl", z.string().describe("HTTPS endpoint that receives the POSTs"), patch),
+  description: column.value("description", z.string().nullable(), patch),
+  events: column.value("events", z.array(z.enum(EVENT_TYPES as [EventType, ...EventType[]])), patch),
+  enabled: column.value(
+    "enabled",
+    z.boolean().describe("A disabled subscription gets no new deliveries; its pending ones wait until it is enabled again"),
+    patch,
+  ),
+  max_deliveries_per_second: column.value("maxDeliveriesPerSecond", z.number().int().describe(rateDescription), patch),
+  secret_prefix: column.value("secretPrefix", z.string().describe("The first 12 characters of the signing secret")),
+  previous_secret_expires_at: column.computed(
+    z.string().nullable().describe("After a secret roll: until when the replaced secret still signs deliveries beside the new one; null otherwise"),
+    // A replaced secret that no longer signs is not worth mentioning.
+    (s) => (s.previousSecretExpiresAt && s.previousSecretExpiresAt > new Date() ? s.previousSecretExpiresAt.toISOString() : null),
+  ),
+  created_at: column.timestamp("createdAt", z.string()),
+  updated_at: column.timestamp("updatedAt", z.string()),
+});
+export const subscriptionSchema = subscriptionResource.schema;
 
 export const createdSubscriptionSchema = subscriptionSchema.extend({
   secret: z.string().describe("`whsec_` + 48 hex characters; shown only in this response"),

@@ -6,7 +6,7 @@
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { databaseKind } from "../../server/db/client";
-import { ingestInboundMessage, type InboundMessage } from "../../server/channels/ingest";
+import { ingestInboundMessage, type InboundMessage } from "../../server/conversations/ingest";
 import { call, tenantWithKey } from "../helpers/api";
 import { tenantDb, uniquePhone } from "../helpers/conversations";
 

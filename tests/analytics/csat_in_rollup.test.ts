@@ -12,13 +12,13 @@ describe("GET /analytics/weekly-rollup csat", () => {
     const { tenantId, key } = await tenantWithKey();
     const conversation = await makeConversation(tenantId);
     const db = await tenantDb(tenantId);
-    for (const score of [5, 4, 4]) await recordCsat(db, tenantId, { conversation_id: conversation.id, score });
+    for (const score of [5, 4, 4]) await recordCsat(db, { conversation_id: conversation.id, score });
     // Two answers dated two days ago.
     const earlier = new Date(Date.now() - 2 * DAY);
     await db.csatResponse.createMany({ data: [1, 2].map((score) => ({ tenantId, conversationId: conversation.id, score, createdAt: earlier })) });
     // Another tenant's answers never count.
     const other = await tenantWithKey();
-    await recordCsat(await tenantDb(other.tenantId), other.tenantId, { conversation_id: (await makeConversation(other.tenantId)).id, score: 1 });
+    await recordCsat(await tenantDb(other.tenantId), { conversation_id: (await makeConversation(other.tenantId)).id, score: 1 });
 
     const res = await call("GET", "/analytics/weekly-rollup?days=7", { key });
     expect(res.status).toBe(200);

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
-import { getOpenApiDocument } from "../../server/api/openapi";
+import { getOpenApiDocument } from "../../server/http/openapi";
 import { call, errorOf, newKey, tenantWithKey } from "../helpers/api";
 
 const DAY = 86_400_000;

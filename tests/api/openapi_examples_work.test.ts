@@ -3,7 +3,7 @@
 // webhook schema and the event catalog, and each request example, sent to the server (in-process, or
 // the running mount under API_BASE_URL), gets the documented success status.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OPERATION_EXAMPLES } from "../../server/api/openapi";
+import { OPERATION_EXAMPLES } from "../../server/http/openapi";
 import { EVENT_PAYLOADS, EVENT_TYPES, eventEnvelopeSchema } from "../../server/events/catalog";
 import { exampleEnvelope } from "../../server/events/examples";
 import { call, tenantWithKey } from "../helpers/api";

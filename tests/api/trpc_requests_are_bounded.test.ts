@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
-import { MAX_TRPC_BATCH } from "../../server/api/trpc-handler";
+import { MAX_TRPC_BATCH } from "../../server/http/trpc-handler";
 import { newTenant } from "../helpers/api";
 import { userInTenant } from "../helpers/dashboard";
 import { startMount } from "../helpers/http-mounts";

@@ -5,7 +5,7 @@ import { scopeToTenant } from "../../server/db/tenant-scope";
 import { revokeApiKey } from "../../server/auth/api-keys";
 import { OPERATOR } from "../../server/audit/record-audit";
 import { lastUsedWritesSettled, resetLastUsedCoalescing } from "../../server/auth/authenticate";
-import { handleRestRequest } from "../../server/api/rest-bridge";
+import { handleRestRequest } from "../../server/http/rest-bridge";
 
 const MALFORMED = errorOf("unauthorized", "missing or malformed Authorization header");
 const UNKNOWN = errorOf("unauthorized", "unknown or revoked api key");

@@ -33,9 +33,9 @@ describe("call lifecycle", () => {
     const db = await tenantDb(tenantId);
     const phone = uniquePhone();
     const start = report(phone);
-    await applyCallReport(db, tenantId, start);
-    await applyCallReport(db, tenantId, { ...start, answeredAt: at(1) });
-    const end = await applyCallReport(db, tenantId, {
+    await applyCallReport(db, start);
+    await applyCallReport(db, { ...start, answeredAt: at(1) });
+    const end = await applyCallReport(db, {
       ...start,
       ended: { at: at(301), answered: true, reason: "user_hangup" },
       recordingUrl: "https://rec.example.com/1.wav",
@@ -82,8 +82,8 @@ describe("call lifecycle", () => {
     const { id: tenantId } = await newTenant();
     const db = await tenantDb(tenantId);
     const start = report(uniquePhone());
-    await applyCallReport(db, tenantId, start);
-    const end = await applyCallReport(db, tenantId, { ...start, ended: { at: at(25), answered: false, reason } });
+    await applyCallReport(db, start);
+    const end = await applyCallReport(db, { ...start, ended: { at: at(25), answered: false, reason } });
     expect(end.events).toEqual(["call.missed"]);
     expect(end.call).toMatchObject({ status: "missed", answeredAt: null, endedAt: at(25), durationSeconds: 0, endReason: reason });
     const events = await eventsOf(tenantId);
@@ -96,7 +96,7 @@ describe("call lifecycle", () => {
     const db = await tenantDb(tenantId);
     const start = report(uniquePhone());
     const end = { ...start, answeredAt: at(1), ended: { at: at(61), answered: true, reason: "agent_hangup" }, transcript };
-    await Promise.all(Array.from({ length: 10 }, (_, i) => applyCallReport(db, tenantId, i % 2 ? end : start)));
+    await Promise.all(Array.from({ length: 10 }, (_, i) => applyCallReport(db, i % 2 ? end : start)));
 
     expect((await eventsOf(tenantId)).map((e) => e.type)).toEqual(["conversation.created", "call.started", "call.completed"]);
     const calls = await (await getDb()).call.findMany({ where: { tenantId } });
@@ -109,13 +109,13 @@ describe("call lifecycle", () => {
     const { id: tenantId } = await newTenant();
     const db = await tenantDb(tenantId);
     const start = report(uniquePhone());
-    const end = await applyCallReport(db, tenantId, { ...start, ended: { at: at(90), answered: true, reason: "user_hangup", durationSeconds: 88 } });
+    const end = await applyCallReport(db, { ...start, ended: { at: at(90), answered: true, reason: "user_hangup", durationSeconds: 88 } });
     expect(end.events).toEqual(["call.started", "call.completed"]);
     expect(end.call).toMatchObject({ status: "completed", answeredAt: T0, durationSeconds: 88 });
 
     // A late start report and the analysis (summary) after the end: no event, no state change.
-    const late = await applyCallReport(db, tenantId, start);
-    const analysed = await applyCallReport(db, tenantId, { ...start, ended: { at: at(90), answered: false, reason: "x" }, summary: "Wants a viewing." });
+    const late = await applyCallReport(db, start);
+    const analysed = await applyCallReport(db, { ...start, ended: { at: at(90), answered: false, reason: "x" }, summary: "Wants a viewing." });
     expect([late.events, analysed.events]).toEqual([[], []]);
     expect(analysed.call).toMatchObject({ status: "completed", endReason: "user_hangup", summary: "Wants a viewing.", durationSeconds: 88 });
     expect((await eventsOf(tenantId)).map((e) => e.type)).toEqual(["conversation.created", "call.started", "call.completed"]);
@@ -125,12 +125,12 @@ describe("call lifecycle", () => {
     const { id: tenantId } = await newTenant();
     const db = await tenantDb(tenantId);
     const phone = uniquePhone();
-    const first = await applyCallReport(db, tenantId, report(phone, { ended: { at: at(5), answered: false, reason: "dial_no_answer" } }));
+    const first = await applyCallReport(db, report(phone, { ended: { at: at(5), answered: false, reason: "dial_no_answer" } }));
     await (await getDb()).conversation.update({ where: { id: first.conversation.id }, data: { status: "closed", closedAt: new Date() } });
-    const second = await applyCallReport(db, tenantId, report(phone));
+    const second = await applyCallReport(db, report(phone));
     expect(second.conversation.id).toBe(first.conversation.id);
     expect(await (await getDb()).conversation.findUniqueOrThrow({ where: { id: first.conversation.id } })).toMatchObject({ status: "open", closedAt: null });
-    const other = await applyCallReport(db, tenantId, report(uniquePhone()));
+    const other = await applyCallReport(db, report(uniquePhone()));
     expect(other.conversation.id).not.toBe(first.conversation.id);
   });
 });

@@ -16,7 +16,7 @@ describe("GET /conversations/{id}/calls", () => {
     const db = await tenantDb(tenantId);
     const phone = uniquePhone();
     for (const [i, startedAt] of starts.entries()) {
-      const result = await applyCallReport(db, tenantId, {
+      const result = await applyCallReport(db, {
         provider: "retell",
         providerCallId: `call_list_${process.pid}_${i}`,
         direction: "inbound",

@@ -4,7 +4,7 @@
 // inbound message of a new pair emits `conversation.created` exactly once.
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../server/db/client";
-import { ingestInboundMessage, type InboundMessage } from "../../server/channels/ingest";
+import { ingestInboundMessage, type InboundMessage } from "../../server/conversations/ingest";
 import { createConversation, updateConversation } from "../../server/conversations/conversations.service";
 import { newTenant } from "../helpers/api";
 import { eventsOf, tenantDb, uniquePhone } from "../helpers/conversations";
@@ -76,7 +76,7 @@ describe("ingest of inbound messages", () => {
     const db = await tenantDb(tenantId);
     const phone = uniquePhone();
     const first = await ingestInboundMessage(db, tenantId, inbound(phone));
-    await updateConversation(db, tenantId, { id: first.conversation.id, status: "closed" });
+    await updateConversation(db, { id: first.conversation.id, status: "closed" });
     const reopened = await ingestInboundMessage(db, tenantId, inbound(phone));
     expect(reopened.conversation).toMatchObject({ id: first.conversation.id, status: "open", closedAt: null, messageCount: 2 });
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { call, tenantWithKey } from "../helpers/api";
 import { tenantDb } from "../helpers/conversations";
 import { createOffering } from "../../server/offerings/offerings.service";
-import { seedConversations } from "../../server/conversations/seed-conversations";
+import { seedConversations } from "../../server/demo/seed-conversations";
 import { connectDemoChannels } from "../../server/demo/demo-traffic";
 import { uniqueBusinessNumber } from "../channels/fixtures";
 

@@ -10,7 +10,7 @@ import { checkHandoffSlas, getHandoffSla, handoffSlaInput, setHandoffSla } from 
 import { createLead, requestLeadHandoff } from "../../server/leads/leads.service";
 import { sendMessage, updateConversation } from "../../server/conversations/conversations.service";
 import { checkHandoffSla } from "../../server/webhooks/inngest-engine";
-import { fromZodError } from "../../server/errors";
+import { fromZodError } from "../../server/shared/errors";
 import { tenantWithKey } from "../helpers/api";
 import { eventsOf, makeConversation, tenantDb } from "../helpers/conversations";
 
@@ -26,7 +26,7 @@ async function handoffStarted(minutesAgo: number, tenantId?: string) {
   const db = await tenantDb(tenantId);
   const conversation = await makeConversation(tenantId);
   const lead = await createLead(db, { conversation_id: conversation.id });
-  await requestLeadHandoff(db, tenantId, { id: lead.id });
+  await requestLeadHandoff(db, { id: lead.id });
   await backdateHandoff(conversation.id, minutesAgo);
   return { tenantId, db, conversation, lead };
 }
@@ -40,7 +40,7 @@ async function backdateHandoff(conversationId: string, minutesAgo: number) {
 }
 
 async function operatorReply(tenantId: string, conversationId: string, secondsAfterHandoff: number) {
-  const message = await sendMessage(await tenantDb(tenantId), tenantId, { id: conversationId, body: "An agent here, how can I help?" });
+  const message = await sendMessage(await tenantDb(tenantId), { id: conversationId, body: "An agent here, how can I help?" });
   await (await getDb()).$executeRawUnsafe(
     `UPDATE messages SET created_at = (SELECT handoff_started_at FROM conversations WHERE id = $2::uuid) + make_interval(secs => $3::int) WHERE id = $1::uuid`,
     message.id,
@@ -102,8 +102,8 @@ describe("handoff SLA monitor", () => {
     await checkHandoffSlas();
     expect(await breaches(tenantId)).toHaveLength(1);
     // Back to the assistant, then handed off again: a new handoff, a new clock.
-    await updateConversation(db, tenantId, { id: conversation.id, status: "open" });
-    await requestLeadHandoff(db, tenantId, { id: lead.id });
+    await updateConversation(db, { id: conversation.id, status: "open" });
+    await requestLeadHandoff(db, { id: lead.id });
     await checkHandoffSlas();
     expect(await breaches(tenantId)).toHaveLength(1);
     await backdateHandoff(conversation.id, 3);
@@ -116,7 +116,7 @@ describe("handoff SLA monitor", () => {
 
   it("a_closed_conversation_does_not_breach", async () => {
     const { tenantId, db, conversation } = await handoffStarted(5);
-    await updateConversation(db, tenantId, { id: conversation.id, status: "closed" });
+    await updateConversation(db, { id: conversation.id, status: "closed" });
     await checkHandoffSlas();
     expect(await breaches(tenantId)).toEqual([]);
   });

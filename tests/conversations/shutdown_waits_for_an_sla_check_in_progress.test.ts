@@ -17,7 +17,7 @@ async function handoffFiveMinutesAgo() {
   await setHandoffSla(tenantId, { handoff_sla_minutes: 60 });
   const db = await tenantDb(tenantId);
   const conversation = await makeConversation(tenantId);
-  await requestLeadHandoff(db, tenantId, { id: (await createLead(db, { conversation_id: conversation.id })).id });
+  await requestLeadHandoff(db, { id: (await createLead(db, { conversation_id: conversation.id })).id });
   await (await getDb()).$executeRawUnsafe(`UPDATE conversations SET handoff_started_at = now() - interval '5 minutes' WHERE id = $1::uuid`, conversation.id);
   return { tenantId, conversationId: conversation.id };
 }

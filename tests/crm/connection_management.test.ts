@@ -1,12 +1,12 @@
 // The dashboard's tRPC procedures for the CRM connection: members read, owners and admins change,
 // every change is audited, and the credentials never come back (only `has_credentials`).
 import { describe, expect, it } from "vitest";
-import { appRouter } from "../../server/router";
-import { createCallerFactory } from "../../server/trpc";
+import { appRouter } from "../../server/http/router";
+import { createCallerFactory } from "../../server/trpc/trpc";
 import { getDb } from "../../server/db/client";
 import { decryptSecret } from "../../server/crypto/secret-box";
 import { dashboardCaller, newTenant } from "../helpers/api";
-import { toAppError } from "../../server/errors";
+import { toAppError } from "../../server/shared/errors";
 
 const TOKEN = "pat-eu1-dashboard-token-abcdef";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { getOpenApiDocument } from "../../server/api/openapi";
+import { getOpenApiDocument } from "../../server/http/openapi";
 
 describe("OpenAPI: POST /crm/create-record", () => {
   const doc = getOpenApiDocument() as any;

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { recordCsat } from "../../server/csat/csat.service";
 import { recordCsatInput } from "../../server/csat/csat.types";
-import { AppError, fromZodError } from "../../server/errors";
+import { AppError, fromZodError } from "../../server/shared/errors";
 import { tenantWithKey } from "../helpers/api";
 import { eventsOf, makeConversation, tenantDb } from "../helpers/conversations";
 
@@ -12,7 +12,7 @@ describe("recordCsat", () => {
     const { tenantId } = await tenantWithKey();
     const conversation = await makeConversation(tenantId);
     const db = await tenantDb(tenantId);
-    const csat = await recordCsat(db, tenantId, recordCsatInput.parse({ conversation_id: conversation.id, score: 4, comment: "  Quick and kind  " }));
+    const csat = await recordCsat(db, recordCsatInput.parse({ conversation_id: conversation.id, score: 4, comment: "  Quick and kind  " }));
     expect(csat).toEqual({
       id: expect.any(String),
       conversation_id: conversation.id,
@@ -28,7 +28,7 @@ describe("recordCsat", () => {
   it("stores_an_empty_comment_as_null", async () => {
     const { tenantId } = await tenantWithKey();
     const conversation = await makeConversation(tenantId);
-    const csat = await recordCsat(await tenantDb(tenantId), tenantId, recordCsatInput.parse({ conversation_id: conversation.id, score: 1, comment: "   " }));
+    const csat = await recordCsat(await tenantDb(tenantId), recordCsatInput.parse({ conversation_id: conversation.id, score: 1, comment: "   " }));
     expect(csat.comment).toBeNull();
   });
 
@@ -37,7 +37,7 @@ describe("recordCsat", () => {
     const theirs = await tenantWithKey();
     const conversation = await makeConversation(theirs.tenantId);
     const db = await tenantDb(mine.tenantId);
-    const refused = await recordCsat(db, mine.tenantId, { conversation_id: conversation.id, score: 5 }).catch((e) => e);
+    const refused = await recordCsat(db, { conversation_id: conversation.id, score: 5 }).catch((e) => e);
     expect(refused).toBeInstanceOf(AppError);
     expect([refused.status, refused.message]).toEqual([404, "resource not found"]);
     expect(await db.csatResponse.count()).toBe(0);

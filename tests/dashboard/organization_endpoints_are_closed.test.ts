@@ -10,7 +10,7 @@
 // `next build` made after this change.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
-import { handleTrpcRequest } from "../../server/api/trpc-handler";
+import { handleTrpcRequest } from "../../server/http/trpc-handler";
 import { getAuth } from "../../server/dashboard/auth";
 import { createDashboardUser } from "../../server/dashboard/users";
 import { REFUSED_MESSAGE } from "../../server/dashboard/organization-endpoints";

@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
-import { emitEvent } from "../../server/events/emit-event";
+import { emitEvent } from "../../server/events/emit-any-event";
 import { EVENT_TYPES, EVENTS_MARKDOWN } from "../../server/events/catalog";
 import { call, tenantWithKey } from "../helpers/api";
 import { dashboardCaller } from "../helpers/webhooks";

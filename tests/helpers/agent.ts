@@ -1,8 +1,8 @@
 // Calls the assistant's tools as the agent transports do: a request with an API key, answered with
 // a status, the error envelope or the tool's result, and the response headers.
-import { createCallerFactory, type RequestContext } from "../../server/trpc";
+import { createCallerFactory, type RequestContext } from "../../server/trpc/trpc";
 import { agentRouter } from "../../server/tools/tools.router";
-import { errorBody, toAppError } from "../../server/errors";
+import { errorBody, toAppError } from "../../server/shared/errors";
 
 export type ToolAnswer = { status: number; body: any; text: string; headers: Headers };
 

@@ -6,9 +6,9 @@ import { issueApiKey } from "../../server/auth/api-keys";
 import { OPERATOR } from "../../server/audit/record-audit";
 import { SCOPES, type Scope } from "../../server/auth/principal";
 import { createTenant } from "../../server/tenants/tenants";
-import { handleRestRequest } from "../../server/api/rest-bridge";
-import { appRouter } from "../../server/router";
-import { createCallerFactory } from "../../server/trpc";
+import { handleRestRequest } from "../../server/http/rest-bridge";
+import { appRouter } from "../../server/http/router";
+import { createCallerFactory } from "../../server/trpc/trpc";
 import { contractMismatch } from "./openapi-contract";
 
 export const ALL_SCOPES = [...SCOPES] as Scope[];

@@ -1,8 +1,7 @@
 // Dashboard test helpers: users with a role in a tenant, sign-in through better-auth's handler,
 // and tRPC calls through the real /api/trpc handler with the session cookie.
 import { randomUUID } from "node:crypto";
-import "../../server/dashboard/register";
-import { handleTrpcRequest } from "../../server/api/trpc-handler";
+import { handleTrpcRequest } from "../../server/http/trpc-handler";
 import { getAuth } from "../../server/dashboard/auth";
 import { addMember, createDashboardUser } from "../../server/dashboard/users";
 import type { Role } from "../../server/auth/principal";

@@ -2,7 +2,7 @@
 // so that only PostgreSQL's NOTIFY can tell a worker in another process about its delivery.
 import { closeDb, getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
-import { emitEvent } from "../../server/events/emit-event";
+import { emitEvent } from "../../server/events/emit-any-event";
 
 const db = scopeToTenant(await getDb(), process.env.TENANT_ID!);
 await db.$transaction((tx) =>

@@ -3,7 +3,7 @@
 // on every answer the API tests receive, so the document cannot claim less, or other, than the API does.
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
-import { getOpenApiDocument } from "../../server/api/openapi";
+import { getOpenApiDocument } from "../../server/http/openapi";
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 

@@ -5,7 +5,7 @@
 // `node --import tsx tests/helpers/receiver-front-main.ts`, HOST / PORT as the lean front.
 import { createLeanServer, type NodeHandler } from "../../server/http/lean-server";
 import { sendFetchResponse, toFetchRequest } from "../../server/http/fetch-bridge";
-import { closeServerProcess, startServerProcess, stopBackgroundWork } from "../../server/startup";
+import { closeServerProcess, startServerProcess, stopBackgroundWork } from "../../server/http/startup";
 import * as webhooksRoute from "../../app/api/webhooks/[...path]/route";
 
 const hostname = process.env.HOST || "127.0.0.1";

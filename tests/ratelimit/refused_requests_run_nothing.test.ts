@@ -6,7 +6,7 @@ import { eventually } from "../helpers/webhook-consumer";
 import { limitApiRequest, warmUpRateLimiter } from "../../server/ratelimit";
 import { dbOperationCount, getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
-import { handleRestRequest } from "../../server/api/rest-bridge";
+import { handleRestRequest } from "../../server/http/rest-bridge";
 import { startOfNextWindow } from "../helpers/rate-limit-clock";
 
 beforeAll(async () => {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
-import { emitEvent } from "../../server/events/emit-event";
+import { emitEvent } from "../../server/events/emit-any-event";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
 import { tenantWithKey } from "../helpers/api";
 import { startAsyncConsumer } from "../helpers/async-consumer";

@@ -10,7 +10,7 @@ import { dashboardCaller, deliveriesOf } from "../helpers/webhooks";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
 import { getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
-import { emitEvent } from "../../server/events/emit-event";
+import { emitEvent } from "../../server/events/emit-any-event";
 
 const DELAYS = [0, 150, 300, 450, 600, 750];
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";

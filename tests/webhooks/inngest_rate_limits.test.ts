@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { InngestTestEngine } from "@inngest/test";
 import { getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
-import { emitEvent } from "../../server/events/emit-event";
+import { emitEvent } from "../../server/events/emit-any-event";
 import { createInngestDispatcher, deliverWebhook, IN_STEP_SLOT_WAIT_MS, type DeliveryRequested } from "../../server/webhooks/inngest-engine";
 import { tenantWithKey } from "../helpers/api";
 import { startConsumer, startCountingConsumerProcess, eventually } from "../helpers/webhook-consumer";

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
-import { emitEvent } from "../../server/events/emit-event";
+import { emitEvent } from "../../server/events/emit-any-event";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
 import { MAX_ATTEMPTS, MAX_THROTTLED_ATTEMPTS, parseRetryAfter, planNext } from "../../server/webhooks/retry-ladder";
 import { runCli } from "../../server/cli/run-cli";

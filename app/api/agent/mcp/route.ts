@@ -1,7 +1,8 @@
-// Thin mount of the tools' MCP endpoint (server/tools/mcp.ts); the lean front answers this path
+// Thin mount of the tools' MCP endpoint (server/http/mcp.ts); the lean front answers this path
 // itself with the same handler.
-import { handleMcpRequest } from "@/server/tools/mcp";
+import { handleMcpRequest } from "@/server/http/mcp";
+import { serverRoute } from "@/app/_lib/server-route";
 
 export const dynamic = "force-dynamic";
-const handler = (req: Request) => handleMcpRequest(req);
+const handler = serverRoute(handleMcpRequest);
 export { handler as GET, handler as POST, handler as DELETE };

@@ -1,6 +1,6 @@
-import "@/server/dashboard/register";
-import { handleTrpcRequest } from "@/server/api/trpc-handler";
+import { handleTrpcRequest } from "@/server/http/trpc-handler";
+import { serverRoute } from "@/app/_lib/server-route";
 
 export const dynamic = "force-dynamic";
-const handler = (req: Request) => handleTrpcRequest(req);
+const handler = serverRoute(handleTrpcRequest);
 export { handler as GET, handler as POST };

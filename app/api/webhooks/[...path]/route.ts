@@ -1,8 +1,9 @@
 // Thin mount of the inbound receivers (Twilio, Retell, WhatsApp Cloud); each verifies its provider's
-// signature over the request as received, in server/channels/receivers.
-import { answerWebhookRequest } from "@/server/channels/receivers";
+// signature over the request as received, in server/receivers.
+import { answerWebhookRequest } from "@/server/receivers";
+import { serverRoute } from "@/app/_lib/server-route";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
-const handler = (req: Request) => answerWebhookRequest(req);
+const handler = serverRoute(answerWebhookRequest);
 export { handler as GET, handler as POST };

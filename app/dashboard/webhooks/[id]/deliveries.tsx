@@ -59,7 +59,7 @@ export function DeliveryLog({ subscriptionId }: { subscriptionId: string }) {
   const [eventType, setEventType] = useState("");
   const [open, setOpen] = useState<string | null>(null);
   const eventTypes = useQuery(trpc.webhooks.eventTypes.queryOptions());
-  const filter = { subscription_id: subscriptionId, limit: 50, ...(state ? { state } : {}), ...(eventType ? { event_type: eventType as never } : {}) };
+  const filter = { subscription_id: subscriptionId, limit: 50, ...(state ? { state } : {}), ...(eventType ? { event_type: eventType } : {}) };
   const deliveries = useQuery({
     ...trpc.webhooks.listDeliveries.queryOptions(filter),
     // Deliveries still to be tried change on their own (the worker runs in the background): keep polling.

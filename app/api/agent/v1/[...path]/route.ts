@@ -1,7 +1,8 @@
-// Thin mount of the agent tools' REST bridge (server/tools/agent-rest.ts); the lean front answers
+// Thin mount of the agent tools' REST bridge (server/http/agent-rest.ts); the lean front answers
 // these paths itself with the same handler.
-import { handleAgentRequest } from "@/server/tools/agent-rest";
+import { handleAgentRequest } from "@/server/http/agent-rest";
+import { serverRoute } from "@/app/_lib/server-route";
 
 export const dynamic = "force-dynamic";
-const handler = (req: Request) => handleAgentRequest(req);
+const handler = serverRoute(handleAgentRequest);
 export { handler as GET, handler as POST, handler as PATCH, handler as PUT, handler as DELETE, handler as HEAD, handler as OPTIONS };

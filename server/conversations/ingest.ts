@@ -1,0 +1,200 @@
+// Ingest: an inbound message from a provider becomes the customer's message in their conversation.
+// One transaction: the conversation of (tenant, channel, normalized customer identifier) is found
+// or created by the same rule as `POST /conversations` (a new pair emits `conversation.created`),
+// the message is stored (inbound, customer, received) and counted, and a closed conversation is
+// reopened. Idempotent on (tenant, provider, provider message id): a retried delivery inserts
+// nothing (ON CONFLICT DO NOTHING), so it counts nothing and emits nothing a second time.
+import { getSql, sqlIfOpen } from "../db/client";
+import { lockTenantRow } from "../db/lock-row";
+import { scopeSqlToTenant, type TenantDb, type TenantTx } from "../db/tenant-scope";
+import { countNewMessages, findOrCreateConversation, type ConversationRow, type MessageRow } from "./conversations.service";
+import { normalizeCustomerIdentifier, type Channel } from "../shared/customer-identifier";
+import type { ChannelProvider } from "../channels/providers";
+
+export type InboundMessage = {
+  provider: ChannelProvider;
+  /** The provider's id of this message: what makes a retried delivery a duplicate. */
+  providerMessageId: string;
+  channel: Extract<Channel, "sms" | "whatsapp">;
+  /** The customer's identifier as the provider sent it (normalized here, e.g. to E.164). */
+  from: string;
+  /** A display name the provider knows (WhatsApp profile name), used when the conversation is new. */
+  customerName?: string | null;
+  body: string;
+};
+
+export type IngestResult = {
+  conversation: ConversationRow;
+  conversationCreated: boolean;
+  /** The stored message; null when this delivery was a duplicate of one already stored. */
+  message: MessageRow | null;
+};
+
+/**
+ * A burst for one customer queues on their conversation's row, and a burst larger than the pool
+ * queues for a connection: waiting longer than Prisma's default 2 s is better than failing a
+ * delivery the provider would only send again.
+ */
+export const INGEST_TRANSACTION = { maxWait: 10_000, timeout: 20_000 } as const;
+
+export async function ingestInboundMessage(db: TenantDb, tenantId: string, input: InboundMessage): Promise<IngestResult> {
+  const customerIdentifier = normalizeCustomerIdentifier(input.channel, input.from);
+  // Most inbound messages continue a conversation: one statement stores and counts them. A new pair
+  // (or one created by a transaction not yet committed) takes the find-or-create transaction.
+  const continued = await ingestIntoExistingConversation(tenantId, input, customerIdentifier);
+  if (continued) return continued;
+  // A burst from a new customer: the first message creates the conversation, the others of this
+  // process wait for it and continue it in one statement instead of each queueing a transaction
+  // (and a pooled connection) behind the first's insert of the pair.
+  const pair = `${tenantId} ${input.channel} ${customerIdentifier}`;
+  const creating = creatingPairs.get(pair);
+  if (creating) {
+    await creating.catch(() => {});
+    const after = await ingestIntoExistingConversation(tenantId, input, customerIdentifier);
+    if (after) return after;
+  }
+  const work = ingestInTransaction(db, tenantId, input, customerIdentifier);
+  if (!creatingPairs.has(pair)) {
+    creatingPairs.set(pair, work);
+    void work.catch(() => {}).finally(() => creatingPairs.get(pair) === work && creatingPairs.delete(pair));
+  }
+  return work;
+}
+
+/** The pairs whose conversation this process is finding or creating in a transaction right now. */
+const creatingPairs = new Map<string, Promise<IngestResult>>();
+
+function ingestInTransaction(db: TenantDb, tenantId: string, input: InboundMessage, customerIdentifier: string): Promise<IngestResult> {
+  return db.$transaction(async (tx) => {
+    const { row, created } = await findOrCreateConversation(tx, { channel: input.channel, customerIdentifier, customerName: input.customerName });
+    // The conversation's lock before the message (whose insert locks the day's counter row): the
+    // order the one-statement path takes too, so the two can never deadlock.
+    if (!created) await lockTenantRow(tx, "conversations", row.id);
+    const at = new Date();
+    const message = await insertOnce(tx, {
+      tenantId,
+      conversationId: row.id,
+      direction: "inbound",
+      author: "customer",
+      body: input.body,
+      status: "received",
+      provider: input.provider,
+      providerMessageId: input.providerMessageId,
+      createdAt: at,
+    });
+    if (!message) return { conversation: row, conversationCreated: created, message: null };
+    await reopenIfClosed(tx, row);
+    const conversation = await countNewMessages(tx, row.id, at);
+    return { conversation, conversationCreated: created, message };
+  }, INGEST_TRANSACTION);
+}
+
+const ts = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/** The conversation's columns as ConversationRow's fields (timestamps as ISO text: both drivers alike). */
+const conversationColumns = (t: string) => `${t}.id, ${t}.tenant_id AS "tenantId", ${t}.channel, ${t}.customer_identifier AS "customerIdentifier",
+  ${t}.customer_name AS "customerName", ${t}.status, ${t}.summary, ${t}.attributes, ${ts(`${t}.last_message_at`)} AS "lastMessageAt",
+  ${ts(`${t}.last_activity_at`)} AS "lastActivityAt", ${t}.message_count AS "messageCount", ${ts(`${t}.closed_at`)} AS "closedAt",
+  ${ts(`${t}.handoff_started_at`)} AS "handoffStartedAt", ${ts(`${t}.sla_breached_at`)} AS "slaBreachedAt",
+  ${ts(`${t}.created_at`)} AS "createdAt", ${ts(`${t}.updated_at`)} AS "updatedAt"`;
+
+/**
+ * The message inserted once (ON CONFLICT DO NOTHING on the provider id) into the pair's existing
+ * conversation, which is counted (`countNewMessages`' columns) and reopened if closed, all in one
+ * statement (one round trip, on the pipelined statement connections). The conversation is locked
+ * first (FOR UPDATE, as the transaction path and `sendMessage` lock it), then the message inserted
+ * (its trigger then takes the day's counter row): one lock order on every path, so concurrent
+ * deliveries of one conversation wait in turn and never deadlock. Returns the conversation as it is
+ * after the statement (counted or, for a duplicate delivery, as found), or no row when the pair
+ * has no committed conversation.
+ */
+const INGEST_INTO_EXISTING = {
+  text: `WITH found AS (
+    SELECT * FROM conversations WHERE tenant_id = $1 AND channel = $2 AND customer_identifier = $3 FOR UPDATE
+  ), stored AS (
+    INSERT INTO messages (id, tenant_id, conversation_id, direction, author, body, status, provider, provider_message_id, created_at)
+    SELECT gen_random_uuid(), $1, found.id, 'inbound', 'customer', $4, 'received', $5, $6, $7::timestamptz FROM found
+    ON CONFLICT (tenant_id, provider, provider_message_id) DO NOTHING
+    RETURNING id, conversation_id
+  ), counted AS (
+    UPDATE conversations c SET last_message_at = $7::timestamptz, last_activity_at = $7::timestamptz, message_count = c.message_count + 1,
+      status = CASE WHEN c.status = 'closed' THEN 'open' ELSE c.status END,
+      closed_at = CASE WHEN c.status = 'closed' THEN NULL ELSE c.closed_at END, updated_at = now()
+    FROM stored WHERE c.tenant_id = $1 AND c.id = stored.conversation_id
+    RETURNING c.*
+  )
+  SELECT (SELECT id FROM stored) AS "messageId", ${conversationColumns("counted")} FROM counted
+  UNION ALL
+  SELECT NULL, ${conversationColumns("found")} FROM found WHERE NOT EXISTS (SELECT 1 FROM stored)`,
+};
+
+type ConversationText = Omit<
+  ConversationRow,
+  "lastMessageAt" | "lastActivityAt" | "closedAt" | "handoffStartedAt" | "slaBreachedAt" | "createdAt" | "updatedAt"
+> &
+  Record<"lastMessageAt" | "lastActivityAt" | "closedAt" | "handoffStartedAt" | "slaBreachedAt" | "createdAt" | "updatedAt", string | null>;
+
+const dateOrNull = (text: string | null) => (text === null ? null : new Date(text));
+
+async function ingestIntoExistingConversation(tenantId: string, input: InboundMessage, customerIdentifier: string): Promise<IngestResult | null> {
+  const sql = scopeSqlToTenant(sqlIfOpen() ?? (await getSql()), tenantId);
+  const at = new Date();
+  const [row] = await sql<ConversationText & { messageId: string | null }>(INGEST_INTO_EXISTING, [
+    input.channel,
+    customerIdentifier,
+    input.body,
+    input.provider,
+    input.providerMessageId,
+    at.toISOString(),
+  ]);
+  if (!row) return null;
+  const { messageId, ...c } = row;
+  const conversation: ConversationRow = {
+    ...c,
+    lastMessageAt: dateOrNull(c.lastMessageAt),
+    lastActivityAt: new Date(c.lastActivityAt!),
+    closedAt: dateOrNull(c.closedAt),
+    handoffStartedAt: dateOrNull(c.handoffStartedAt),
+    slaBreachedAt: dateOrNull(c.slaBreachedAt),
+    createdAt: new Date(c.createdAt!),
+    updatedAt: new Date(c.updatedAt!),
+  };
+  const message: MessageRow | null =
+    messageId === null
+      ? null
+      : {
+          id: messageId,
+          tenantId,
+          conversationId: conversation.id,
+          direction: "inbound",
+          author: "customer",
+          body: input.body,
+          status: "received",
+          provider: input.provider,
+          providerMessageId: input.providerMessageId,
+          sendClaimedUntil: null,
+          createdAt: at,
+        };
+  return { conversation, conversationCreated: false, message };
+}
+
+type NewMessage = Omit<MessageRow, "id" | "sendClaimedUntil">;
+
+/**
+ * Inserts messages that carry a provider id, skipping any already stored (ON CONFLICT DO NOTHING on
+ * the (tenant, provider, provider message id) key, so concurrent deliveries of one message store it
+ * once: the others wait for the first to commit, then insert nothing). Returns the rows inserted.
+ */
+export function insertMessagesOnce(tx: TenantTx, rows: NewMessage[]): Promise<MessageRow[]> {
+  return tx.message.createManyAndReturn({ data: rows, skipDuplicates: true });
+}
+
+async function insertOnce(tx: TenantTx, row: NewMessage): Promise<MessageRow | null> {
+  const [inserted] = await insertMessagesOnce(tx, [row]);
+  return inserted ?? null;
+}
+
+/** A customer writing again reopens a closed conversation (a handoff stays a handoff). */
+export async function reopenIfClosed(tx: TenantTx, conversation: { id: string; status: string }) {
+  if (conversation.status !== "closed") return;
+  await tx.conversation.updateMany({ where: { id: conversation.id, status: "closed" }, data: { status: "open", closedAt: null } });
+}

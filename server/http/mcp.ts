@@ -1,0 +1,111 @@
+// The tools over the Model Context Protocol (streamable HTTP, stateless, JSON responses) at
+// /api/agent/mcp. Same keys and limits as /api/agent/v1: the HTTP request is authenticated with the
+// bearer API key first (401, and the per-IP limit of failed authentication), its body read under
+// the same 1 MiB limit and bounds; then `tools/list` and `tools/call` run the agent router's own
+// procedures, so scopes, the per-key, per-tenant and per-tool limits, validation, tool_call_id and
+// tenant isolation are exactly the REST endpoint's. A refused or failed call is a tool result with
+// `isError` (what the model should read), carrying the same error envelope.
+import { randomUUID } from "node:crypto";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { type AppError, badRequest, errorBody, toAppError } from "../shared/errors";
+import { log } from "../shared/log";
+import { resolveClientIp } from "../shared/client-ip";
+import { assertBoundedInput } from "../shared/bounded-input";
+import { assertJsonContentType, readLimitedBody } from "../shared/request-body";
+import { authenticate, createCallerFactory, type RequestContext } from "../trpc/trpc";
+import { agentRouter } from "../tools/tools.router";
+import { REGISTERED_TOOLS } from "../tools/tools";
+
+export const AGENT_MCP_PATH = "/api/agent/mcp";
+const SERVER_INFO = { name: "tenant-data-platform-tools", version: "0.1.0" };
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+type Procedures = Record<string, (input: unknown) => Promise<unknown>>;
+const createCaller = createCallerFactory(agentRouter);
+
+const toolError = (error: AppError): CallToolResult => ({ isError: true, content: [{ type: "text", text: JSON.stringify(errorBody(error)) }] });
+
+/** An MCP server for one HTTP request, whose handlers call the agent procedures with that request's context. */
+function mcpServerFor(ctx: RequestContext): Server {
+  const procedures = createCaller(ctx) as unknown as Procedures;
+  const server = new Server(SERVER_INFO, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const listed = (await procedures.listTools({ format: "mcp" }).catch((err) => {
+      throw new McpError(ErrorCode.InvalidRequest, toAppError(err).message);
+    })) as { data: Tool[] };
+    return { tools: listed.data };
+  });
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    const { name, arguments: args = {} } = request.params;
+    if (!REGISTERED_TOOLS.has(name)) throw new McpError(ErrorCode.InvalidParams, `no tool '${name}'`);
+    try {
+      const result = (await procedures[name](args)) as Record<string, unknown>;
+      return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
+    } catch (err) {
+      const error = toAppError(err);
+      if (error.errorCode === "internal_error") log.error("tool call failed", { requestId: ctx.requestId, tool: name, error: String(error.cause ?? err) });
+      return toolError(error);
+    }
+  });
+  return server;
+}
+
+function envelope(error: AppError, headers: Record<string, string>): Response {
+  for (const [name, value] of Object.entries(error.headers ?? {})) headers[name.toLowerCase()] = value;
+  return Response.json(errorBody(error), { status: error.status, headers });
+}
+
+/** The JSON-RPC message of the request, read under the API's body limit and input bounds. */
+async function readMessage(req: Request): Promise<unknown> {
+  assertJsonContentType(req.headers.get("content-type"));
+  const text = await readLimitedBody(req.headers.get("content-length"), req.body);
+  let message: unknown;
+  try {
+    message = JSON.parse(text);
+  } catch {
+    throw badRequest("request body is not valid JSON");
+  }
+  assertBoundedInput(message);
+  return message;
+}
+
+/** Answers one MCP request (POST; GET and DELETE are 405: this server keeps no sessions or streams). */
+export async function handleMcpRequest(req: Request): Promise<Response> {
+  const incomingId = req.headers.get("x-request-id");
+  const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : randomUUID();
+  const headers: Record<string, string> = { "x-request-id": requestId };
+  const resHeaders = { set: (name: string, value: string) => void (headers[name.toLowerCase()] = value) };
+  const clientIp = resolveClientIp({ remoteAddress: null, forwardedFor: req.headers.get("x-forwarded-for") });
+  const ctx: RequestContext = { transport: "rest", headers: req.headers, clientIp, requestId, resHeaders, response: {} };
+  try {
+    await authenticate(ctx);
+    if (req.method !== "POST") {
+      return Response.json(
+        {
+          jsonrpc: "2.0",
+          error: { code: ErrorCode.ConnectionClosed, message: "Method not allowed: this MCP server is stateless; POST JSON-RPC messages" },
+          id: null,
+        },
+        { status: 405, headers: { ...headers, allow: "POST" } },
+      );
+    }
+    const message = await readMessage(req);
+    const server = mcpServerFor(ctx);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      const answer = await transport.handleRequest(req, { parsedBody: message });
+      const body = await answer.text();
+      const merged = { ...Object.fromEntries(answer.headers), ...headers };
+      return new Response(body || null, { status: answer.status, headers: merged });
+    } finally {
+      await server.close();
+    }
+  } catch (err) {
+    const error = toAppError(err);
+    if (error.errorCode === "internal_error") log.error("MCP request failed", { requestId, error: String(error.cause ?? err) });
+    return envelope(error, headers);
+  }
+}

@@ -1,0 +1,297 @@
+// The /api/v1 REST contract over the tRPC router: `answerRestRequest` takes a request as any server
+// has it (method, target, headers, body chunks) and gives back the complete answer. The Next route
+// file mounts it as a Fetch handler (`handleRestRequest`); the lean front calls it straight from
+// node:http (server/http/node-rest.ts), without building Fetch objects per request. Routes come from each
+// procedure's trpc-to-openapi `openapi` meta; the table is built once per process.
+// `createRestBridge` serves another router under another base path with the very same contract
+// (the assistant's tools at /api/agent/v1, server/http/agent-rest.ts).
+//
+// It replaces trpc-to-openapi's own fetch adapter, whose behaviour breaks this contract: it rebuilds
+// its route table per request, shapes error bodies its own way, spreads non-object JSON bodies into
+// the input, coerces by rewriting the zod schemas in place (bodies and the dashboard endpoint
+// included) and sends an unexpected exception's message to the client.
+import { randomUUID } from "node:crypto";
+import { forEachOpenApiProcedure, getPathRegExp, normalizePath, type OpenApiProcedure } from "trpc-to-openapi";
+import { AppError, badRequest, errorBody, notFound, toAppError } from "../shared/errors";
+import { log } from "../shared/log";
+import { appRouter } from "./router";
+import { getTRPCErrorFromUnknown, type AnyRouter } from "@trpc/server";
+import { resolveClientIp } from "../shared/client-ip";
+import type { HeaderReader, ProcedureMeta, RequestContext } from "../trpc/trpc";
+import { assertJsonContentType, readLimitedBody } from "../shared/request-body";
+import { assertBoundedInput } from "../shared/bounded-input";
+import { getOpenApiDocument } from "./openapi";
+
+export const API_BASE_PATH = "/api/v1";
+export { MAX_BODY_BYTES } from "../shared/request-body";
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+type Route = {
+  method: string;
+  pattern: RegExp;
+  /** Dotted router path and the procedure itself, called with a lazily read input (see answerRestRequest). */
+  procedurePath: string;
+  procedure: OpenApiProcedure;
+  pathParams: string[];
+  /** Query parameters whose schema is a number: their string values are converted before validation. */
+  numericQuery: Set<string>;
+  successStatus: number;
+};
+
+function unwrap(schema: any): any {
+  let s = schema;
+  while (s?._zod?.def && ["optional", "nullable", "default", "prefault"].includes(s._zod.def.type)) s = s._zod.def.innerType;
+  return s;
+}
+
+function buildRouteTable(router: AnyRouter): Route[] {
+  const routes: Route[] = [];
+  forEachOpenApiProcedure(router._def.procedures as any, ({ path, procedure, meta }: { path: string; procedure: OpenApiProcedure; meta: ProcedureMeta }) => {
+    const openapi = meta.openapi!;
+    const input = (procedure._def as { inputs: any[] }).inputs[0];
+    const numericQuery = new Set<string>();
+    if (openapi.method === "GET" && input?._zod?.def?.shape) {
+      for (const [key, field] of Object.entries(input._zod.def.shape)) {
+        if (unwrap(field)?._zod?.def?.type === "number") numericQuery.add(key);
+      }
+    }
+    const routePath = normalizePath(openapi.path);
+    routes.push({
+      method: openapi.method,
+      pattern: getPathRegExp(routePath),
+      procedurePath: path,
+      procedure,
+      pathParams: [...routePath.matchAll(/\{(.+?)\}/g)].map((m) => m[1]),
+      numericQuery,
+      successStatus: meta.successStatus ?? 200,
+    });
+  });
+  // Literal segments before parameters, so `/conversations/{id}/messages` never loses to a looser pattern.
+  return routes.sort((a, b) => b.pattern.source.length - a.pattern.source.length);
+}
+
+type Match = { route: Route; params: Record<string, string> } | null;
+
+/** What a procedure's middlewares (tenantProcedure's, the input and output parsers, the resolver) are called with. */
+type ChainCall = {
+  ctx: RequestContext;
+  type: string;
+  path: string;
+  input: unknown;
+  getRawInput: () => Promise<unknown>;
+  meta: unknown;
+  signal: undefined;
+  batchIndex: number;
+};
+type NextOptions = { ctx?: object; input?: unknown; getRawInput?: () => Promise<unknown> };
+type ChainResult = { ok: true; data: unknown } | { ok: false; error: unknown };
+type Middleware = (call: ChainCall & { next: (opts?: NextOptions) => Promise<ChainResult> }) => Promise<ChainResult>;
+
+/**
+ * Calls a procedure as tRPC's own caller does — its middlewares in order, each `next` merging the
+ * context, input and raw-input reader it is given, a throw becoming a failed result, the failure
+ * thrown at the end — with plain object spreads: tRPC's caller copies its options through a
+ * transpiled spread helper at every step, about a twentieth of a list request's CPU on the lean front.
+ */
+async function callProcedure(procedure: OpenApiProcedure, call: ChainCall): Promise<unknown> {
+  const middlewares = (procedure._def as unknown as { middlewares: Middleware[] }).middlewares;
+  const result = await runMiddleware(middlewares, 0, call);
+  if (!result.ok) throw result.error;
+  return result.data;
+}
+
+async function runMiddleware(middlewares: Middleware[], index: number, call: ChainCall): Promise<ChainResult> {
+  try {
+    const next = (opts?: NextOptions) =>
+      runMiddleware(
+        middlewares,
+        index + 1,
+        opts
+          ? {
+              ...call,
+              ctx: opts.ctx ? { ...call.ctx, ...opts.ctx } : call.ctx,
+              input: "input" in opts ? opts.input : call.input,
+              getRawInput: opts.getRawInput ?? call.getRawInput,
+            }
+          : call,
+      );
+    return await middlewares[index]({ ...call, next });
+  } catch (cause) {
+    return { ok: false, error: getTRPCErrorFromUnknown(cause) };
+  }
+}
+
+function matchIn(routes: Route[], method: string, path: string): Match {
+  for (const route of routes) {
+    if (route.method !== method) continue;
+    const m = route.pattern.exec(path);
+    if (m) return { route, params: { ...(m.groups ?? {}) } };
+  }
+  return null;
+}
+
+function queryInput(url: URL, route: Route): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  for (const key of new Set(url.searchParams.keys())) {
+    const values = url.searchParams.getAll(key);
+    if (values.length > 1) throw badRequest(`invalid field '${key}': given more than once`, key);
+    const value = values[0];
+    // Only numeric-looking strings become numbers; anything else reaches the schema as a string
+    // and fails there with a message naming the parameter.
+    input[key] = route.numericQuery.has(key) && /^-?\d+(\.\d+)?$/.test(value) ? queryNumber(value) : value;
+  }
+  // NUL (`%00`) would reach SQL as text PostgreSQL refuses: a 400 naming the parameter instead.
+  assertBoundedInput(input);
+  return input;
+}
+
+/**
+ * An integer of any length stays an integer: beyond the safe range it saturates (so `limit=1e23`
+ * written out in digits is capped like any large limit, and a bounded parameter says its bounds)
+ * instead of becoming an unsafe or infinite number the schema would call "not an integer".
+ */
+function queryNumber(text: string): number {
+  const n = Number(text);
+  if (!/^-?\d+$/.test(text) || Number.isSafeInteger(n)) return n;
+  return n < 0 ? Number.MIN_SAFE_INTEGER : Number.MAX_SAFE_INTEGER;
+}
+
+/** What the REST contract reads of a request, whichever server received it. */
+export type RestRequest = {
+  method: string;
+  /** The request target: a path with its query ("/api/v1/offerings?limit=20") or an absolute URL. */
+  target: string;
+  /** Case-insensitive header lookup, as the mounting server parsed the headers (node's rules on both fronts). */
+  headers: HeaderReader;
+  /**
+   * The body's bytes, chunk by chunk. Read only once the caller is authenticated, admitted by the
+   * limiter and authorized; the bridge stops reading (and calls `return`) past 1 MiB.
+   */
+  body: AsyncIterable<Uint8Array> | null;
+  /** The socket's remote address, when the server has one (the lean front); see server/shared/client-ip.ts. */
+  remoteAddress?: string | null;
+};
+/** The answer, always complete JSON text (or none): the server writes it in one go with its length. */
+export type RestAnswer = { status: number; headers: Record<string, string>; body: string };
+
+async function bodyInput(req: RestRequest, route: Route): Promise<Record<string, unknown>> {
+  assertJsonContentType(req.headers.get("content-type"));
+  const text = await readLimitedBody(req.headers.get("content-length"), req.body);
+  if (!text.trim()) throw badRequest("request body is required (a JSON object)");
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw badRequest("request body is not valid JSON");
+  }
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw badRequest("request body must be a JSON object");
+  }
+  for (const param of route.pathParams) {
+    if (param in body) throw badRequest(`unknown field '${param}': it is given by the path, not the body`);
+  }
+  // Depth, NUL and lone surrogates: a 400 naming the field, never a stack overflow or an SQL error.
+  // (JSON.parse itself is not recursive in V8: a 1 MiB body nested 500,000 deep parses fine.)
+  assertBoundedInput(body);
+  return body as Record<string, unknown>;
+}
+
+function json(status: number, body: unknown, headers: Record<string, string>): RestAnswer {
+  headers["content-type"] = "application/json";
+  return { status, headers, body: JSON.stringify(body) };
+}
+
+export type RestBridgeOptions = {
+  /** Where the routes live, e.g. "/api/v1"; a route's `openapi.path` is relative to it. */
+  basePath: string;
+  /** Its procedures with `openapi` meta are the routes. */
+  router: AnyRouter;
+  /** GET documents served as they are, by path below the base (e.g. "/openapi.json"). */
+  documents?: Record<string, () => unknown>;
+};
+
+export type RestBridge = {
+  /** Answers one request. Never throws: every failure is an error envelope. */
+  answer(req: RestRequest): Promise<RestAnswer>;
+  /** The same as a Fetch handler (the app-router route files mount it). */
+  handle(req: Request): Promise<Response>;
+};
+
+/** A REST surface over `router` under `basePath`, with the whole /api/v1 contract. */
+export function createRestBridge(options: RestBridgeOptions): RestBridge {
+  const { basePath, router, documents = {} } = options;
+  let routes: Route[] | undefined;
+  const match = (method: string, path: string) => matchIn((routes ??= buildRouteTable(router)), method, path);
+  const answer = (req: RestRequest) => answerWith(basePath, match, documents, req);
+  return {
+    answer,
+    async handle(req) {
+      // Leaving its iteration early (a body over the limit) cancels the rest of the stream.
+      const answered = await answer({ method: req.method, target: req.url, headers: req.headers, body: req.body });
+      return new Response(answered.body, { status: answered.status, headers: answered.headers });
+    },
+  };
+}
+
+async function answerWith(
+  basePath: string,
+  match: (method: string, path: string) => Match,
+  documents: Record<string, () => unknown>,
+  req: RestRequest,
+): Promise<RestAnswer> {
+  const incomingId = req.headers.get("x-request-id");
+  const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : randomUUID();
+  const headers: Record<string, string> = { "x-request-id": requestId };
+  const url = new URL(req.target, "http://localhost");
+  const method = req.method.toUpperCase();
+  const path = normalizePath(url.pathname.startsWith(basePath) ? url.pathname.slice(basePath.length) : url.pathname);
+
+  try {
+    const document = method === "GET" && Object.hasOwn(documents, path) ? documents[path] : undefined;
+    if (document) return json(200, document(), headers);
+    const found = match(method, path);
+    if (!found) throw new AppError("not_found", `no endpoint ${method} ${basePath}${path === "/" ? "" : path}`);
+    const { route, params } = found;
+    // The input (the body above all) is read when the procedure's input parser asks for it, after
+    // tenantProcedure has authenticated, limited and authorized: a client without a valid key gets
+    // its 401 without the server waiting for its body.
+    let input: Promise<Record<string, unknown>> | undefined;
+    const readInput = async () => {
+      const read = method === "GET" || method === "DELETE" ? queryInput(url, route) : await bodyInput(req, route);
+      return Object.assign(read, params);
+    };
+
+    const resHeaders = { set: (name: string, value: string) => void (headers[name.toLowerCase()] = value) };
+    const clientIp = resolveClientIp({ remoteAddress: req.remoteAddress, forwardedFor: req.headers.get("x-forwarded-for") });
+    const ctx: RequestContext = { transport: "rest", headers: req.headers, clientIp, requestId, resHeaders, response: {} };
+    const data = await callProcedure(route.procedure, {
+      ctx,
+      type: route.procedure._def.type,
+      path: route.procedurePath,
+      input: undefined,
+      getRawInput: () => (input ??= readInput()),
+      meta: route.procedure._def.meta,
+      signal: undefined,
+      batchIndex: 0,
+    });
+    return json(ctx.response.status ?? route.successStatus, data, headers);
+  } catch (err) {
+    let error = toAppError(err);
+    // A malformed id in the path addresses nothing visible: the same 404 as a missing row.
+    if (error.errorCode === "bad_request" && error.field && match(method, path)?.route.pathParams.includes(error.field)) error = notFound();
+    // A 503 (database unreachable) is logged once per outage by the breaker (server/db/availability.ts), not per request.
+    if (error.errorCode === "internal_error" && error.status !== 503) {
+      const cause = error.cause ?? err;
+      log.error("unhandled error", { requestId, method, path, error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) });
+    }
+    for (const [name, value] of Object.entries(error.headers ?? {})) headers[name.toLowerCase()] = value;
+    return json(error.status, errorBody(error), headers);
+  }
+}
+
+const v1 = createRestBridge({ basePath: API_BASE_PATH, router: appRouter, documents: { "/openapi.json": getOpenApiDocument } });
+
+/** Answers one /api/v1 request. Never throws: every failure is an error envelope. */
+export const answerRestRequest = v1.answer;
+/** The /api/v1 contract as a Fetch handler (the app-router route files mount it). */
+export const handleRestRequest = v1.handle;

@@ -1,0 +1,62 @@
+import { closeDb, databaseKind, getDb } from "../db/client";
+import { log } from "../shared/log";
+import { closeRateLimitStore, warmUpRateLimiter } from "../ratelimit";
+import { checkSettings, setting } from "../shared/settings";
+
+let started: Promise<void> | undefined;
+
+/** Once per server process: at boot under `npm start`, at the first API request under `next start` (app/_lib/server-route.ts). */
+export function startServerProcess(): Promise<void> {
+  started ??= (async () => {
+    checkSettings(); // a malformed setting stops the process here, named, before anything is opened
+    await Promise.all([getDb(), warmUpRateLimiter()]);
+    await seedDemoTenantIfEnabled();
+    await (await import("../webhooks/engine")).startWebhookEngine();
+    (await import("../conversations/send-recovery")).startSendRecovery();
+    (await import("../conversations/sla-monitor")).startSlaMonitor();
+    (await import("../tools/tool-calls")).startToolCallPruning();
+    log.info("server process ready", { database: databaseKind() });
+  })();
+  return started;
+}
+
+/** On a fresh embedded database (or with DEMO_SEED=1): the demo tenant, its key printed that one time. */
+export async function seedDemoTenantIfEnabled(): Promise<void> {
+  const seed = setting("DEMO_SEED") ?? (databaseKind() === "pglite" ? "1" : "0");
+  if (seed === "1") {
+    const { seedDemoTenant } = await import("../demo/seed-demo");
+    const demo = await seedDemoTenant();
+    if (demo.apiKey) {
+      // Printed once, at creation: the plaintext is not stored anywhere.
+      console.log(
+        `\nDemo tenant ${demo.tenantId} created.\nDemo API key (shown once): ${demo.apiKey}\n` +
+          `Try: curl -H "Authorization: Bearer ${demo.apiKey}" http://127.0.0.1:${setting("PORT")}/api/v1/offerings\n`,
+      );
+      if (demo.owner) console.log(`Dashboard owner login (shown once): ${demo.owner.email} / ${demo.owner.password}\n`);
+    }
+  }
+}
+
+/**
+ * Graceful stop, first half: the background work this process started takes no new work and
+ * finishes what it holds (webhook attempts sent and recorded, or past `deadline` (epoch ms) their
+ * leases released; a send-recovery sweep, an SLA check or a tool-call pruning in progress
+ * completed). The database stays open.
+ */
+export async function stopBackgroundWork(deadline: number): Promise<void> {
+  if (!started) return;
+  await started.catch(() => {});
+  const [{ stopWebhookEngine }, { stopSendRecovery }, { stopSlaMonitor }, { stopToolCallPruning }] = await Promise.all([
+    import("../webhooks/engine"),
+    import("../conversations/send-recovery"),
+    import("../conversations/sla-monitor"),
+    import("../tools/tool-calls"),
+  ]);
+  await Promise.all([stopWebhookEngine(deadline), stopSendRecovery(), stopSlaMonitor(), stopToolCallPruning()]);
+}
+
+/** Graceful stop, second half (after requests and background work ended): the rate-limit store, then the database (the embedded one's lock with it). */
+export async function closeServerProcess(): Promise<void> {
+  await closeRateLimitStore().catch((err) => log.warn("rate-limit store did not close cleanly", { error: String(err) }));
+  await closeDb();
+}

@@ -1,0 +1,186 @@
+// Twilio receivers, form-encoded: Messaging (SMS, and WhatsApp through Twilio) at
+// POST /api/webhooks/twilio/messaging (inbound messages are ingested; status callbacks of messages
+// sent through Twilio move them to delivered / failed), and Voice status callbacks at
+// POST /api/webhooks/twilio/voice (calls that never reached the assistant). Checked in this order,
+// nothing stored before the signature verifies:
+//   form body (400) -> X-Twilio-Signature present (401) -> the business number has an active twilio
+//   connection (404) -> `validateRequest` of the official library, with that connection's auth token,
+//   over the public URL and the form parameters as received (403) -> the payload (400).
+// Answered with the empty TwiML Twilio expects (`<Response/>`), also for a retried delivery.
+import { validateRequest } from "twilio/lib/webhooks/webhooks";
+import { z } from "zod";
+import { getDb } from "../db/client";
+import { scopeToTenant } from "../db/tenant-scope";
+import { assertBoundedInput } from "../shared/bounded-input";
+import { AppError } from "../shared/errors";
+import { toE164 } from "../shared/customer-identifier";
+import { connectionCredentials, findActiveConnection } from "../channels/channel-connections";
+import { ingestInboundMessage } from "../conversations/ingest";
+import { applyDeliveryReport, type DeliveryReport } from "../conversations/delivery-reports";
+import { applyCallReport } from "../calls/calls.service";
+import { answerReceiver, badSignature, malformed, missingSignature, readRawBody, signedUrl, unknownAddress } from "./receiver-http";
+
+const SIGNATURE_HEADER = "X-Twilio-Signature";
+const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response/>';
+export const MAX_INBOUND_BODY = 16_384;
+
+type Params = Record<string, string | string[]>;
+
+/** The form parameters exactly as sent (a repeated key keeps every value, as the signature does). */
+function parseForm(req: Request, raw: string): Params {
+  const type = req.headers.get("content-type") ?? "";
+  if (!/^application\/x-www-form-urlencoded\b/i.test(type)) throw malformed("content-type must be application/x-www-form-urlencoded");
+  const params: Params = {};
+  for (const [key, value] of new URLSearchParams(raw)) {
+    const seen = params[key];
+    params[key] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+  }
+  return params;
+}
+
+const one = (params: Params, name: string): string | undefined => {
+  const value = params[name];
+  if (Array.isArray(value)) throw malformed(`invalid field '${name}': sent more than once`, name);
+  return value;
+};
+
+/** `whatsapp:+9715…` or `+9715…`: the channel and the number. */
+function addressOf(params: Params, name: "To" | "From"): { channel: "sms" | "whatsapp"; number: string } {
+  const raw = one(params, name);
+  if (!raw) throw malformed(`missing required field '${name}'`, name);
+  const whatsapp = raw.startsWith("whatsapp:");
+  const number = toE164(whatsapp ? raw.slice("whatsapp:".length) : raw);
+  if (!number) throw malformed(`invalid field '${name}': not a phone number in E.164`, name);
+  return { channel: whatsapp ? "whatsapp" : "sms", number };
+}
+
+const sid = z.string().regex(/^[A-Z]{2}[0-9a-fA-F]{32}$/, { message: "must be a Twilio SID (2 letters and 32 hex characters)" });
+
+const inboundPayload = z.object({
+  MessageSid: sid,
+  Body: z
+    .string()
+    .max(MAX_INBOUND_BODY, { message: `must be at most ${MAX_INBOUND_BODY} characters` })
+    .default(""),
+  ProfileName: z.string().max(200).optional(),
+});
+
+const statusPayload = z.object({
+  MessageSid: sid,
+  MessageStatus: z.string().max(40),
+  ErrorCode: z.string().max(20).optional(),
+  ErrorMessage: z.string().max(1000).optional(),
+});
+
+/** Twilio's message statuses as ours; statuses on the way (queued, sending, accepted…) change nothing. */
+const REPORTED: Record<string, DeliveryReport["status"]> = {
+  sent: "sent",
+  delivered: "delivered",
+  read: "delivered",
+  failed: "failed",
+  undelivered: "failed",
+};
+
+/** The payload's fields, each sent once, checked; a 400 names the first wrong or missing one. */
+function parsePayload<S extends z.ZodRawShape>(schema: z.ZodObject<S>, params: Params): z.infer<z.ZodObject<S>> {
+  const picked: Record<string, string | undefined> = {};
+  for (const key of Object.keys(schema.shape)) picked[key] = one(params, key);
+  const parsed = schema.safeParse(picked);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = String(issue.path[0]);
+  throw malformed(picked[field] === undefined ? `missing required field '${field}'` : `invalid field '${field}': ${issue.message}`, field);
+}
+
+const isStatusCallback = (params: Params) => {
+  const status = params.MessageStatus;
+  return status !== undefined && status !== "received" && status !== "receiving";
+};
+
+/**
+ * A Twilio request, verified: the form, the business number's connection (404 when none), and
+ * `validateRequest` with its auth token over the public URL (401 / 403). `businessField` names the
+ * parameter holding the business number (it depends on the request's kind, read from the form).
+ */
+async function verifiedTwilioRequest(req: Request, businessField: (params: Params) => "To" | "From") {
+  const params = parseForm(req, await readRawBody(req));
+  const signature = req.headers.get(SIGNATURE_HEADER);
+  if (!signature) throw missingSignature(SIGNATURE_HEADER);
+  const business = addressOf(params, businessField(params));
+  const connection = await findActiveConnection("twilio", business.number);
+  if (!connection) throw unknownAddress(`twilio number ${business.number}`);
+  const credentials = connectionCredentials<"twilio">(connection);
+  if (!validateRequest(credentials.auth_token, signature, signedUrl(req), params)) throw badSignature(SIGNATURE_HEADER);
+  if (one(params, "AccountSid") !== credentials.account_sid) throw new AppError("forbidden", "AccountSid is not the connection's account");
+  assertBoundedInput(params);
+  return { params, business, connection, db: scopeToTenant(await getDb(), connection.tenantId) };
+}
+
+const emptyTwiml = () => new Response(EMPTY_TWIML, { status: 200, headers: { "content-type": "text/xml" } });
+
+export function handleTwilioMessaging(req: Request): Promise<Response> {
+  return answerReceiver("twilio", req, async () => {
+    // Inbound: the business number is `To`; a status callback reports a message we sent, from `From`.
+    const { params, business, connection, db } = await verifiedTwilioRequest(req, (p) => (isStatusCallback(p) ? "From" : "To"));
+    if (isStatusCallback(params)) {
+      const report = parsePayload(statusPayload, params);
+      const moved = REPORTED[report.MessageStatus];
+      if (moved) {
+        const error = report.ErrorCode ? `twilio error ${report.ErrorCode}${report.ErrorMessage ? `: ${report.ErrorMessage}` : ""}` : null;
+        await applyDeliveryReport(db, { provider: "twilio", providerMessageId: report.MessageSid, status: moved, error });
+      }
+    } else {
+      const message = parsePayload(inboundPayload, params);
+      const from = addressOf(params, "From");
+      await ingestInboundMessage(db, connection.tenantId, {
+        provider: "twilio",
+        providerMessageId: message.MessageSid,
+        channel: business.channel,
+        from: from.number,
+        customerName: message.ProfileName ?? null,
+        body: message.Body,
+      });
+    }
+    return emptyTwiml();
+  });
+}
+
+const voicePayload = z.object({
+  CallSid: sid,
+  CallStatus: z.string().max(40),
+  Direction: z.string().max(40).default("inbound"),
+  Timestamp: z.string().max(100).optional(),
+});
+
+/** Twilio's end states of a call nobody answered: the call is `missed` with this reason. */
+const UNANSWERED = new Set(["busy", "no-answer", "failed", "canceled"]);
+
+const isOutbound = (params: Params) => String(params.Direction ?? "").startsWith("outbound");
+
+/**
+ * Twilio Voice status callbacks (POST /api/webhooks/twilio/voice), for calls that never reached the
+ * assistant: busy, no-answer, failed, or canceled (the caller hung up while it rang) record a missed
+ * call with `call.started` and `call.missed`. A call that was answered is reported by the voice
+ * assistant's own provider (Retell), so Twilio's other statuses are acknowledged and change nothing
+ * (recording it twice would count one phone call as two).
+ */
+export function handleTwilioVoiceStatus(req: Request): Promise<Response> {
+  return answerReceiver("twilio", req, async () => {
+    const { params, connection, db } = await verifiedTwilioRequest(req, (p) => (isOutbound(p) ? "From" : "To"));
+    const call = parsePayload(voicePayload, params);
+    if (UNANSWERED.has(call.CallStatus)) {
+      const customer = addressOf(params, isOutbound(params) ? "To" : "From");
+      const reported = call.Timestamp ? new Date(call.Timestamp) : new Date();
+      const at = Number.isNaN(reported.getTime()) ? new Date() : reported;
+      await applyCallReport(db, {
+        provider: "twilio",
+        providerCallId: call.CallSid,
+        direction: isOutbound(params) ? "outbound" : "inbound",
+        customerNumber: customer.number,
+        startedAt: at,
+        ended: { at, answered: false, reason: call.CallStatus },
+      });
+    }
+    return emptyTwiml();
+  });
+}

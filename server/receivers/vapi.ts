@@ -1,0 +1,191 @@
+// Vapi receiver (voice): POST /api/webhooks/vapi, Vapi's server messages `{ "message": { type, … } }`.
+// `status-update` starts the call (`in-progress`: the assistant is on the line); the
+// `end-of-call-report` ends it with its transcript (`artifact.messages`), recording and summary.
+// Other messages (transcripts as they happen, conversation updates…) are acknowledged and change
+// nothing. Checked in this order, nothing stored before the signature verifies:
+//   x-vapi-signature present (401) -> JSON body (400) -> the business number (the Vapi phone number
+//   of the call) has an active vapi connection (404) -> the signature (403) -> the payload (400).
+// The signature is Vapi's HMAC server credential set up as docs/channels.md says: HMAC-SHA256 of
+// the raw body with the connection's secret, hex, in `x-vapi-signature` (no timestamp; an optional
+// `sha256=` prefix is accepted). Vapi's server SDK is an API client with no verification helper,
+// so the documented algorithm is applied here. Answered 200 `{"received":true}`.
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { z } from "zod";
+import { getDb } from "../db/client";
+import { scopeToTenant } from "../db/tenant-scope";
+import { assertBoundedInput } from "../shared/bounded-input";
+import { fromZodError } from "../shared/errors";
+import { toE164 } from "../shared/customer-identifier";
+import { applyCallReport, type CallReport, type TranscriptTurn } from "../calls/calls.service";
+import { connectionCredentials, findActiveConnection } from "../channels/channel-connections";
+import { answerReceiver, badSignature, jsonAnswer, malformed, missingSignature, readRawBody, unknownAddress } from "./receiver-http";
+import { MAX_INBOUND_BODY } from "./twilio";
+
+const SIGNATURE_HEADER = "x-vapi-signature";
+
+/** Ended reasons of a call that never reached the customer and the assistant together. */
+const NEVER_CONNECTED = new Set([
+  "customer-did-not-answer",
+  "customer-busy",
+  "twilio-failed-to-connect-call",
+  "twilio-reported-customer-misdialed",
+  "vonage-failed-to-connect-call",
+  "vonage-rejected",
+  "manually-canceled",
+  "voicemail",
+  "call.in-progress.error-providerfault-transport-never-connected",
+  "call.in-progress.error-vapifault-transport-never-connected",
+]);
+
+const isoTime = z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time" });
+const phone = z.object({ number: z.string().max(40).optional() }).optional();
+
+const spoken = z.object({
+  role: z.string().max(40),
+  message: z.string().max(MAX_INBOUND_BODY).optional(),
+  time: z.number().nonnegative().optional(),
+  secondsFromStart: z.number().nonnegative().optional(),
+});
+
+const messagePayload = z.object({
+  type: z.string().max(100),
+  status: z.string().max(40).optional(),
+  endedReason: z.string().max(200).optional(),
+  timestamp: z.number().int().nonnegative().max(253_402_300_799_000).optional(),
+  startedAt: isoTime.optional(),
+  endedAt: isoTime.optional(),
+  durationSeconds: z.number().nonnegative().optional(),
+  summary: z.string().max(10_000).optional(),
+  analysis: z.object({ summary: z.string().max(10_000).optional() }).optional(),
+  recordingUrl: z.string().max(2048).optional(),
+  artifact: z.object({ messages: z.array(spoken).max(10_000).optional(), recordingUrl: z.string().max(2048).optional() }).optional(),
+  call: z.object({
+    id: z.string().min(1).max(150),
+    type: z.string().max(40).optional(),
+    startedAt: isoTime.optional(),
+    customer: phone,
+    phoneNumber: phone,
+  }),
+  customer: phone,
+  phoneNumber: phone,
+});
+type VapiMessage = z.infer<typeof messagePayload>;
+
+function parseJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw malformed("malformed JSON body");
+  }
+}
+
+type Loose = { message?: { phoneNumber?: { number?: unknown }; call?: { phoneNumber?: { number?: unknown } } } } | null;
+
+/** Enough of the payload to find the tenant: the Vapi phone number the call came in on or went out from. */
+function businessNumberOf(payload: unknown): string {
+  const message = (payload as Loose)?.message;
+  if (!message || typeof message !== "object") throw malformed("missing required field 'message'", "message");
+  const raw = message.phoneNumber?.number ?? message.call?.phoneNumber?.number;
+  const number = typeof raw === "string" ? toE164(raw) : null;
+  if (!number)
+    throw malformed("invalid field 'message.phoneNumber.number': not a phone number in E.164 (web calls have no number)", "message.phoneNumber.number");
+  return number;
+}
+
+/** HMAC-SHA256 of the raw body, hex, compared in constant time. */
+function signatureVerifies(raw: string, secret: string, header: string): boolean {
+  const given = Buffer.from(
+    header
+      .trim()
+      .replace(/^sha256=/i, "")
+      .toLowerCase(),
+    "utf8",
+  );
+  const expected = Buffer.from(createHmac("sha256", secret).update(raw, "utf8").digest("hex"), "utf8");
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+const directionOf = (message: VapiMessage): "inbound" | "outbound" => (message.call.type === "outboundPhoneCall" ? "outbound" : "inbound");
+
+function customerNumberOf(message: VapiMessage): string {
+  const raw = message.customer?.number ?? message.call.customer?.number;
+  if (!raw || !toE164(raw)) throw malformed("invalid field 'message.customer.number': not a phone number in E.164", "message.customer.number");
+  return raw;
+}
+
+/** The assistant's and the customer's turns, in order, each at its time in the call. */
+function transcriptOf(message: VapiMessage, startedAt: Date): TranscriptTurn[] {
+  const turns: TranscriptTurn[] = [];
+  let last = startedAt.getTime();
+  for (const said of message.artifact?.messages ?? []) {
+    const role = said.role === "bot" || said.role === "assistant" ? "assistant" : said.role === "user" ? "customer" : null;
+    if (!role || !said.message?.trim()) continue;
+    const at = said.time ?? (said.secondsFromStart === undefined ? 0 : startedAt.getTime() + Math.round(said.secondsFromStart * 1000));
+    last = Math.max(last + 1, at); // strictly increasing: the conversation lists turns as spoken
+    turns.push({ role, text: said.message, at: new Date(last) });
+  }
+  return turns;
+}
+
+/** Answered when the assistant spoke on an inbound call (a caller who hung up first abandoned it), the customer on an outbound one. */
+function wasAnswered(message: VapiMessage): boolean {
+  if (message.endedReason && NEVER_CONNECTED.has(message.endedReason)) return false;
+  const said = message.artifact?.messages;
+  if (!said) return true;
+  const speaker = directionOf(message) === "inbound" ? ["bot", "assistant"] : ["user"];
+  return said.some((m) => speaker.includes(m.role) && (m.message ?? "").trim() !== "");
+}
+
+/** The call report of a lifecycle message, or null for a message that changes nothing. */
+function reportOf(message: VapiMessage): CallReport | null {
+  const at = new Date(message.timestamp ?? Date.now());
+  const startedAt = new Date(message.startedAt ?? message.call.startedAt ?? at.toISOString());
+  const base = {
+    provider: "vapi" as const,
+    providerCallId: message.call.id,
+    direction: directionOf(message),
+    customerNumber: customerNumberOf(message),
+    startedAt,
+  };
+  if (message.type === "status-update") {
+    if (message.status === "in-progress") return { ...base, answeredAt: startedAt };
+    return message.status === "ringing" || message.status === "queued" ? base : null;
+  }
+  if (message.type !== "end-of-call-report") return null;
+  const endedAt = new Date(message.endedAt ?? at.toISOString());
+  const answered = wasAnswered(message);
+  return {
+    ...base,
+    answeredAt: answered ? startedAt : null,
+    ended: {
+      at: endedAt,
+      answered,
+      reason: message.endedReason ?? null,
+      durationSeconds:
+        message.durationSeconds === undefined ? Math.max(0, Math.round((endedAt.getTime() - startedAt.getTime()) / 1000)) : Math.round(message.durationSeconds),
+    },
+    recordingUrl: message.artifact?.recordingUrl ?? message.recordingUrl ?? null,
+    summary: message.analysis?.summary ?? message.summary ?? null,
+    transcript: transcriptOf(message, startedAt),
+  };
+}
+
+export function handleVapiWebhook(req: Request): Promise<Response> {
+  return answerReceiver("vapi", req, async () => {
+    const raw = await readRawBody(req);
+    const signature = req.headers.get(SIGNATURE_HEADER);
+    if (!signature) throw missingSignature(SIGNATURE_HEADER);
+    const payload = parseJson(raw);
+    const number = businessNumberOf(payload);
+    const connection = await findActiveConnection("vapi", number);
+    if (!connection) throw unknownAddress(`vapi number ${number}`);
+    if (!signatureVerifies(raw, connectionCredentials<"vapi">(connection).secret, signature)) throw badSignature(SIGNATURE_HEADER);
+
+    assertBoundedInput(payload);
+    const parsed = z.object({ message: messagePayload }).safeParse(payload);
+    if (!parsed.success) throw fromZodError(parsed.error);
+    const report = reportOf(parsed.data.message);
+    if (report) await applyCallReport(scopeToTenant(await getDb(), connection.tenantId), report);
+    return jsonAnswer(200, { received: true });
+  });
+}

@@ -1,0 +1,50 @@
+// The customer half of a conversation's natural key (tenant, channel, customer identifier). It is
+// normalized before it is stored or matched, so "+971 50 123 4567" and "+971501234567" are one
+// customer: E.164 for phone channels (libphonenumber-js with its full metadata, so a number must be
+// a real, valid number of its country), lower-cased for email, trimmed otherwise.
+//
+// A phone number without a country code ("050 123 4567") is read in DEFAULT_PHONE_REGION (an ISO
+// 3166 alpha-2 code such as AE) when that is set; without it such a number is refused with a 400,
+// because guessing a country would silently split or merge customers.
+import { parsePhoneNumberFromString, type CountryCode } from "libphonenumber-js/max";
+import { z } from "zod";
+import { badRequest } from "./errors";
+import { setting } from "./settings";
+
+export const CHANNELS = ["voice", "sms", "whatsapp", "webchat", "email"] as const;
+export type Channel = (typeof CHANNELS)[number];
+export const PHONE_CHANNELS: ReadonlySet<Channel> = new Set(["voice", "sms", "whatsapp"]);
+
+const FIELD = "customer_identifier";
+const emailShape = z.email();
+
+function defaultRegion(): CountryCode | undefined {
+  return setting("DEFAULT_PHONE_REGION") as CountryCode | undefined;
+}
+
+/** E.164 form of a phone number, or null when it is not a valid number. */
+export function toE164(input: string, region: CountryCode | undefined = defaultRegion()): string | null {
+  const parsed = parsePhoneNumberFromString(input.trim(), region);
+  return parsed?.isValid() ? parsed.number : null;
+}
+
+/** The stored, matched form of a customer identifier on a channel; a 400 naming the field when unusable. */
+export function normalizeCustomerIdentifier(channel: Channel, raw: string): string {
+  const trimmed = raw.trim();
+  if (!trimmed) throw badRequest(`invalid field '${FIELD}': must not be blank`, FIELD);
+  if (PHONE_CHANNELS.has(channel)) {
+    const region = defaultRegion();
+    const e164 = toE164(trimmed, region);
+    if (!e164) {
+      const hint = region ? "" : " with its country code, e.g. +971501234567";
+      throw badRequest(`invalid field '${FIELD}': not a valid phone number for channel '${channel}'${hint}`, FIELD);
+    }
+    return e164;
+  }
+  if (channel === "email") {
+    const email = trimmed.toLowerCase();
+    if (!emailShape.safeParse(email).success) throw badRequest(`invalid field '${FIELD}': not a valid email address for channel 'email'`, FIELD);
+    return email;
+  }
+  return trimmed;
+}

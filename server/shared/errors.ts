@@ -1,0 +1,97 @@
+// One error type for the whole service. Its `code` is the wire code of the error envelope
+// `{ "error": { "code", "message" } }`; the HTTP status is derived from it here and nowhere else.
+import { TRPCError } from "@trpc/server";
+import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
+import { ZodError, type core } from "zod";
+import { isMissingFieldMessage } from "./wire";
+import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable, RETRY_AFTER_SECONDS } from "./database-errors";
+
+export type ErrorCode = "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "rate_limited" | "internal_error";
+
+const STATUS: Record<ErrorCode, number> = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  rate_limited: 429,
+  internal_error: 500,
+};
+const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
+  bad_request: "BAD_REQUEST",
+  unauthorized: "UNAUTHORIZED",
+  forbidden: "FORBIDDEN",
+  not_found: "NOT_FOUND",
+  conflict: "CONFLICT",
+  rate_limited: "TOO_MANY_REQUESTS",
+  internal_error: "INTERNAL_SERVER_ERROR",
+};
+
+export const MESSAGES = {
+  malformedAuth: "missing or malformed Authorization header",
+  unknownKey: "unknown or revoked api key",
+  missingScope: (scope: string) => `key missing required scope '${scope}'`,
+  notFound: "resource not found",
+  internal: "internal server error",
+} as const;
+
+/** Extends TRPCError so the dashboard's tRPC endpoint maps it to the right code too. */
+export class AppError extends TRPCError {
+  readonly errorCode: ErrorCode;
+  readonly status: number;
+  /** The offending input field, when there is one (the dashboard shows it beside that field). */
+  readonly field?: string;
+  readonly headers?: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, opts: { field?: string; status?: number; headers?: Record<string, string>; cause?: unknown } = {}) {
+    super({ code: TRPC_CODE[code], message, cause: opts.cause });
+    this.errorCode = code;
+    this.status = opts.status ?? STATUS[code];
+    this.field = opts.field;
+    this.headers = opts.headers;
+  }
+}
+
+export const badRequest = (message: string, field?: string) => new AppError("bad_request", message, { field });
+export const notFound = () => new AppError("not_found", MESSAGES.notFound);
+export const conflict = (message: string, field?: string) => new AppError("conflict", message, { field });
+
+function fieldPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((p) => (typeof p === "number" ? `[${p}]` : String(p)))
+    .join(".")
+    .replace(/\.\[/g, "[");
+}
+
+/** Names the first offending field of a validation failure, e.g. `invalid field 'title': …`. */
+export function fromZodError(err: ZodError): AppError {
+  const issue = err.issues[0] as core.$ZodIssue;
+  if (issue.code === "unrecognized_keys") {
+    const key = [...issue.path, issue.keys[0]].map(String).join(".");
+    return badRequest(issue.message.startsWith("field ") ? issue.message : `unknown field '${key}'`, key);
+  }
+  const field = fieldPath(issue.path);
+  if (!field) return badRequest(issue.message);
+  if (isMissingFieldMessage(issue.message)) return badRequest(`missing required field '${field}'`, field);
+  return badRequest(`invalid field '${field}': ${issue.message}`, field);
+}
+
+/** The database cannot be reached: a 503 the client may retry, not a 500 (the code stays `internal_error`). */
+export const databaseUnavailable = (cause?: unknown) =>
+  new AppError("internal_error", DATABASE_UNAVAILABLE_MESSAGE, { status: 503, headers: { "Retry-After": String(RETRY_AFTER_SECONDS) }, cause });
+
+/** Whatever was thrown, the AppError the client is told about. Unknown errors become a bare 500. */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof TRPCError && err.cause instanceof AppError) return err.cause;
+  if (isDatabaseUnavailable(err)) return databaseUnavailable(err);
+  if (err instanceof ZodError) return fromZodError(err);
+  if (err instanceof TRPCError) {
+    if (err.cause instanceof ZodError) return fromZodError(err.cause);
+    if (err.code === "BAD_REQUEST" || err.code === "PARSE_ERROR") return badRequest(err.message);
+    if (err.code === "NOT_FOUND") return notFound();
+  }
+  return new AppError("internal_error", MESSAGES.internal, { cause: err });
+}
+
+export const errorBody = (e: AppError) => ({ error: { code: e.errorCode, message: e.message } });

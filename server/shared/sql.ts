@@ -1,0 +1,20 @@
+// The shape of raw SQL as the hot paths run it (server/db/client.ts runs it; pagination builds it).
+/**
+ * A prepared SQL statement: PostgreSQL parses and plans it once per connection (the driver keys it
+ * by its text). Hot read paths use these instead of the Prisma client, whose per-query work costs
+ * more CPU than the query itself (see docs/architecture.md, "Hot paths").
+ */
+export type Statement = { text: string };
+/**
+ * Runs a statement; rows come back with the column names of the SQL. Only json/jsonb, arrays,
+ * booleans, integers and text are converted (the SQL formats timestamps, dates and numerics as
+ * text), so both drivers return the same values.
+ */
+export type SqlRunner = <Row>(statement: Statement, values: unknown[]) => Promise<Row[]>;
+
+/**
+ * A tenant's prepared statements. The tenant id is always `$1` of every statement (the caller's
+ * values follow from `$2`), so, as with `scopeToTenant`, a call site cannot run a query for
+ * another tenant: a statement only has to say `tenant_id = $1`.
+ */
+export type TenantSql = <Row>(statement: Statement, values: unknown[]) => Promise<Row[]>;

@@ -1,0 +1,134 @@
+// The tRPC foundation: request context, procedure builders, and the one middleware that
+// authenticates, rate-limits and authorizes every tenant procedure (REST and dashboard alike).
+import { initTRPC } from "@trpc/server";
+import type { OpenApiMeta } from "trpc-to-openapi";
+import { AppError, MESSAGES, toAppError } from "../shared/errors";
+import { getDb, getReadSql } from "../db/client";
+import { scopeSqlToTenant, scopeToTenant } from "../db/tenant-scope";
+import { assertBoundedInput } from "../shared/bounded-input";
+import { authenticateApiKey, type AuthenticatedKey } from "../auth/authenticate";
+import type { Principal, Scope } from "../auth/principal";
+import { forbiddenFor } from "../auth/principal";
+import { limitAgentToolRequest, limitApiRequest, limitDashboardRequest, type LimitDecision } from "../ratelimit";
+import { refusalOfFailedAuth } from "../ratelimit/failed-auth";
+
+export type DashboardIdentity = { userId: string; tenantId: string; role: "owner" | "admin" | "member"; email?: string };
+
+/** What a procedure reads of the request's headers: Fetch's `Headers`, or the REST bridge's reader over them. */
+export type HeaderReader = { get(name: string): string | null };
+/** Where a procedure adds response headers (Fetch's `Headers` on the tRPC endpoint, a plain map on the REST bridge). */
+export type HeaderWriter = { set(name: string, value: string): void };
+
+export type RequestContext = {
+  requestId: string;
+  /**
+   * The client's address (server/shared/client-ip.ts): the REST bridge resolves it; the dashboard's
+   * endpoint may (the lean front has already put it in X-Forwarded-For). Absent for in-process callers.
+   */
+  clientIp?: string | null;
+  /** Headers a procedure adds to its response (rate-limit headers, for instance). */
+  resHeaders: HeaderWriter;
+  /**
+   * The response a procedure may shape beyond its data: a success status overriding
+   * `meta.successStatus` (e.g. 200 for a create that found the existing row). An object, because
+   * tRPC copies the context between middlewares and the bridge must see what the handler set.
+   */
+  response: { status?: number };
+} & (
+  | {
+      /** The /api/v1 bridge, with API keys. */
+      transport: "rest";
+      headers: HeaderReader;
+    }
+  /** The dashboard's tRPC endpoint, with a signed-in user. */
+  | {
+      transport: "trpc";
+      headers: Headers;
+      /** Resolves the signed-in dashboard user and their active tenant. */
+      dashboardIdentity: () => Promise<DashboardIdentity | null>;
+    }
+);
+
+/**
+ * `successStatus` documents and answers a create's 201 (a procedure may still set
+ * `ctx.response.status`); `alsoAnswers` documents such other success statuses with the same body
+ * (e.g. 200 for a create that found the existing row).
+ */
+export type ProcedureMeta = OpenApiMeta<{ successStatus?: 200 | 201; alsoAnswers?: { status: 200; description: string } }>;
+
+const t = initTRPC
+  .meta<ProcedureMeta>()
+  .context<RequestContext>()
+  .create({
+    errorFormatter({ shape, error }) {
+      const app = toAppError(error);
+      return {
+        ...shape,
+        message: app.message,
+        data: { ...shape.data, stack: undefined, appCode: app.errorCode, field: app.field ?? null, httpStatus: app.status },
+      };
+    },
+  });
+
+export const router = t.router;
+export const publicProcedure = t.procedure;
+export const createCallerFactory = t.createCallerFactory;
+
+/**
+ * Who is calling: an API key on REST, the signed-in user on the dashboard. A refused key is
+ * answered 401, or 429 once its client address has failed too often (failed-auth.ts).
+ */
+export async function authenticate(ctx: RequestContext): Promise<Principal> {
+  if (ctx.transport === "rest") {
+    let key: AuthenticatedKey;
+    try {
+      key = await authenticateApiKey(ctx.headers.get("authorization"), ctx.requestId);
+    } catch (err) {
+      throw err instanceof AppError && err.errorCode === "unauthorized" ? await refusalOfFailedAuth(ctx.clientIp, err) : err;
+    }
+    return { kind: "api_key", tenantId: key.tenantId, keyId: key.id, scopes: key.scopes };
+  }
+  const identity = await ctx.dashboardIdentity();
+  if (!identity) throw new AppError("unauthorized", "sign in to continue");
+  return { kind: "user", tenantId: identity.tenantId, userId: identity.userId, role: identity.role, email: identity.email };
+}
+
+/**
+ * The caller's rate-limit decision: per key and tenant on REST, per user and tenant on the
+ * dashboard; an agent tool call adds its per-(tenant, tool) layer to the same one check, so each
+ * bucket is counted once per call.
+ */
+function limit(principal: Principal, tool: string | undefined): Promise<LimitDecision> {
+  if (principal.kind !== "api_key") return limitDashboardRequest({ userId: principal.userId, tenantId: principal.tenantId });
+  return tool
+    ? limitAgentToolRequest({ keyId: principal.keyId, tenantId: principal.tenantId, tool })
+    : limitApiRequest({ keyId: principal.keyId, tenantId: principal.tenantId });
+}
+
+/**
+ * A procedure over one tenant's data. `scope` is the API-key scope it needs; for dashboard users,
+ * `read` is open to every role and any write scope needs owner or admin. One straight path:
+ * authenticate (401), limit (429), authorize (403), then read and bound the input (400; on REST
+ * the body is read only here, so an unauthenticated client cannot hold a socket with a slow
+ * body), then run the handler. Rate-limit headers are on every answer past the limiter.
+ * `opts.tool` names the agent tool a procedure is (its limit layer joins the check).
+ */
+export function tenantProcedure(scope: Scope, opts: { tool?: string } = {}) {
+  return t.procedure.use(async ({ ctx, next, getRawInput }) => {
+    const principal = await authenticate(ctx);
+    const decision = await limit(principal, opts.tool);
+    for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
+    if (!decision.allowed) throw new AppError("rate_limited", decision.message, { headers: decision.headers });
+    const forbidden = forbiddenFor(principal, scope);
+    if (forbidden) throw forbidden;
+    // The same bounds on every surface (depth, NUL, lone surrogates): a 400 naming the field.
+    assertBoundedInput(await getRawInput());
+    const db = scopeToTenant(await getDb(), principal.tenantId);
+    // Procedures read through it (the hot lists, search): short indexed reads, on the read connection.
+    const sql = scopeSqlToTenant(await getReadSql(), principal.tenantId);
+    // tRPC (and the REST bridge's caller) merge these into the context: no copy of it here.
+    return next({ ctx: { principal, tenantId: principal.tenantId, db, sql } });
+  });
+}
+
+export { MESSAGES };
