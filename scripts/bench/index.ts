@@ -32,6 +32,11 @@ const APPOINTMENTS = 100_000;
 const DEEP_ROW = 90_000;
 
 /** BENCH_PARTS=throughput,limiter (say) runs only those parts; default: every part. */
+/**
+ * BENCH_NEXT=0 leaves out (3), `next start`, and so the `next build` it needs: a quick A/B of the
+ * lean front against the physical limit while server/ changes (every change would rebuild Next).
+ */
+const WITH_NEXT = process.env.BENCH_NEXT !== "0";
 const PARTS = new Set((process.env.BENCH_PARTS ?? "throughput,deep,limiter,profile,analytics,webhooks,tools,footprint,ingest").split(",").map((p) => p.trim()));
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -253,7 +258,7 @@ async function main() {
   const databaseUrl = database.url;
   const redis = await setUpRedis();
   const redisUrl = redis?.url ?? null;
-  ensureBuild();
+  if (WITH_NEXT) ensureBuild();
   await buildServer();
   const data = await seed(databaseUrl);
   const auth = { authorization: `Bearer ${data.keys[0]}` };
@@ -288,19 +293,19 @@ async function main() {
     redisUrl
       ? start("lean+redis", lean, { REDIS_URL: redisUrl, RATE_LIMIT_DISABLED: undefined, RATE_LIMIT_PER_KEY: "1000000", RATE_LIMIT_PER_TENANT: "1000000" })
       : Promise.resolve(null),
-    start("next", [path.join(root, "node_modules/next/dist/bin/next"), "start", "-H", "127.0.0.1"], {}, "/api/v1"),
+    WITH_NEXT ? start("next", [path.join(root, "node_modules/next/dist/bin/next"), "start", "-H", "127.0.0.1"], {}, "/api/v1") : Promise.resolve(null),
   ]);
 
   // The same page from every front (the bare handler serves the full stack's bytes).
   const leanPage = await timedGet(leanFront.url + LIST_PATH, auth);
-  const nextPage = await timedGet(nextStart.url + LIST_PATH, auth);
+  const nextPage = nextStart ? await timedGet(nextStart.url + LIST_PATH, auth) : null;
   const physicalPage = await timedGet(physical.url + LIST_PATH, {});
   if (leanPage.status !== 200) throw new Error(`lean front answered ${leanPage.status}: ${leanPage.body}\n${leanFront.output()}`);
   const bodyFile = path.join(mkdtempSync(path.join(tmpdir(), "bench-body-")), "page.json");
   writeFileSync(bodyFile, leanPage.body);
   const bare = await start("bare", ["--import", "tsx", path.join(root, "scripts/bench/bare-server.ts")], { BENCH_BODY_FILE: bodyFile }, LIST_PATH);
   results.sameAnswer = {
-    leanVsNext: nextPage.status === 200 && nextPage.body === leanPage.body,
+    leanVsNext: nextPage ? nextPage.status === 200 && nextPage.body === leanPage.body : null,
     leanVsPhysical: JSON.stringify(JSON.parse(physicalPage.body)) === JSON.stringify(JSON.parse(leanPage.body)),
     bytes: leanPage.body.length,
   };
@@ -312,7 +317,7 @@ async function main() {
       [
         { name: "physical", url: physical.url + LIST_PATH, headers: {}, pid: physical.proc.pid! },
         { name: "lean", url: leanFront.url + LIST_PATH, headers: auth, pid: leanFront.proc.pid! },
-        { name: "next", url: nextStart.url + LIST_PATH, headers: auth, pid: nextStart.proc.pid! },
+        ...(nextStart ? [{ name: "next", url: nextStart.url + LIST_PATH, headers: auth, pid: nextStart.proc.pid! }] : []),
         { name: "bare", url: bare.url + LIST_PATH, headers: {}, pid: bare.proc.pid! },
         // Also gives the limited server the same history as (2) before the limiter's latency A/B.
         ...(leanLimited ? [{ name: "leanLimited", url: leanLimited.url + LIST_PATH, headers: auth, pid: leanLimited.proc.pid! }] : []),
@@ -325,12 +330,12 @@ async function main() {
     results.ratios = {
       reqPerSec: {
         leanOverPhysical: round(runs.lean.reqPerSec / runs.physical.reqPerSec),
-        leanOverNext: round(runs.lean.reqPerSec / runs.next.reqPerSec),
+        leanOverNext: runs.next ? round(runs.lean.reqPerSec / runs.next.reqPerSec) : null,
         leanOverBare: round(runs.lean.reqPerSec / runs.bare.reqPerSec),
       },
       cpuCapacity: {
         leanOverPhysical: cpuRatio(runs.lean, runs.physical),
-        leanOverNext: cpuRatio(runs.lean, runs.next),
+        leanOverNext: runs.next ? cpuRatio(runs.lean, runs.next) : null,
         leanOverBare: cpuRatio(runs.lean, runs.bare),
       },
     };
@@ -454,7 +459,7 @@ async function main() {
           tenantId: data.tenantId,
           apiKey: data.keys[0],
           leanUrl: leanFront.url,
-          nextUrl: nextStart.url,
+          nextUrl: nextStart?.url ?? null,
         });
       }
       results[name] = out;
@@ -487,7 +492,7 @@ function print(r: Record<string, any>) {
     console.log(`|${"-".repeat(68)}|--------|---------|---------|---------|---------|------|`);
     console.log(row("(1) physical limit: node:http + one raw pg query, no auth", t.physical));
     console.log(row("(2) full stack through the lean front (node:http -> REST bridge)", t.lean));
-    console.log(row("(3) full stack through the Next route (next start)", t.next));
+    if (t.next) console.log(row("(3) full stack through the Next route (next start)", t.next));
     console.log(row("(4) bare handler, same JSON from memory, lean front's node:http", t.bare));
     if (t.leanLimited) console.log(row("(2r) = (2) with the rate limiter on Redis", t.leanLimited));
     const q = r.ratios.reqPerSec;

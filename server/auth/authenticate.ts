@@ -1,7 +1,7 @@
 // Authenticates an API request: shape check (no I/O), one indexed lookup by prefix, a constant-time
 // hash comparison, and a coalesced last-used write that never blocks the request.
 import { AppError, MESSAGES } from "../shared/errors";
-import { getDb, getSql, sqlIfOpen } from "../db/client";
+import { getDb, getReadSql, readSqlIfOpen } from "../db/client";
 import { log } from "../shared/log";
 import { LOOKUP_PREFIX_LENGTH, parseBearerToken, verifySecret } from "./api-key-format";
 
@@ -20,7 +20,7 @@ export async function authenticateApiKey(header: string | null, requestId: strin
     throw new AppError("unauthorized", MESSAGES.malformedAuth);
   }
   // Revocation must apply on the next request, so this is read from the database every time.
-  const sql = sqlIfOpen() ?? (await getSql()); // no await when open: the lookup is sent before this returns
+  const sql = readSqlIfOpen() ?? (await getReadSql()); // no await when open: the lookup is sent before this returns
   const [key] = await sql<KeyRow>(KEY_BY_PREFIX, [token.slice(0, LOOKUP_PREFIX_LENGTH)]);
   if (!key || key.revoked || !verifySecret(token, key.salt, key.hash)) {
     log.info("api auth refused", { requestId, reason: key?.revoked ? "revoked" : "unknown" });

@@ -21,7 +21,7 @@ export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$trans
 import type { SqlRunner, Statement } from "../shared/sql";
 export type { SqlRunner, Statement };
 
-type DbState = { prisma: PrismaClient; sql: SqlRunner; close: () => Promise<void>; kind: "postgres" | "pglite" };
+type DbState = { prisma: PrismaClient; sql: SqlRunner; readSql: SqlRunner; close: () => Promise<void>; kind: "postgres" | "pglite" };
 // One client per process (PGlite allows a single opener per directory): production runs each server
 // module once (the compiled lean front); under `next start` only the route bundle loads this module.
 const db: { opening?: Promise<DbState>; open?: DbState } = {};
@@ -84,12 +84,37 @@ function embeddedPostgresConf(): string[] {
   return [`shared_buffers=${setting("EMBEDDED_DB_SHARED_BUFFERS")}`, "wal_buffers=1MB", "temp_buffers=2MB", "work_mem=4MB", "maintenance_work_mem=16MB"];
 }
 
+/** A postgres.js pool of `max` connections: prepared statements, pipelined (see `open`). */
+function pipelinedConnections(url: string, max: number) {
+  return postgres(url, {
+    max,
+    prepare: true,
+    onnotice: () => {},
+    connect_timeout: connectTimeoutMs() / 1000,
+    // Its default backoff grows to 20 s across failed connects, and queries wait for it: after an
+    // outage requests would stall that long once the server is back. A short cap reconnects at once.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
+  });
+}
+
+/** Runs statements on `connections` through the breaker and the query timeout, counting each. */
+function runnerOver(connections: postgres.Sql): SqlRunner {
+  return async <Row>(statement: Statement, values: unknown[]) => {
+    operationCount++;
+    return guarded(
+      async () =>
+        (await withinQueryTimeout(connections.unsafe(statement.text, values as postgres.ParameterOrJSON<never>[], { prepare: true }))) as unknown as Row[],
+    );
+  };
+}
+
 async function open(): Promise<DbState> {
   const url = setting("DATABASE_URL");
   let adapter: SqlMigrationAwareDriverAdapterFactory;
   let closeDriver = async () => {};
   let kind: DbState["kind"];
   let sql: SqlRunner;
+  let readSql: SqlRunner;
   /** One plain query outside the breaker (a missing table is an answer here, not an outage). */
   let plainQuery: <Row>(text: string) => Promise<Row[]>;
   if (url) {
@@ -109,25 +134,18 @@ async function open(): Promise<DbState> {
     // postgres.js, which pipelines: queries from concurrent requests share a connection, leave in one
     // write and come back in one read. Under load that halves PostgreSQL's CPU per request and cuts
     // this process's socket writes (docs/architecture.md, "Hot paths"); few connections suffice.
-    const statements = postgres(url, {
-      max: setting("DATABASE_STATEMENT_POOL_SIZE"),
-      prepare: true,
-      onnotice: () => {},
-      connect_timeout: connectTimeoutMs() / 1000,
-      // Its default backoff grows to 20 s across failed connects, and queries wait for it: after an
-      // outage requests would stall that long once the server is back. A short cap reconnects at once.
-      backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
-    });
-    sql = async <Row>(statement: Statement, values: unknown[]) => {
-      operationCount++;
-      return guarded(
-        async () =>
-          (await withinQueryTimeout(statements.unsafe(statement.text, values as postgres.ParameterOrJSON<never>[], { prepare: true }))) as unknown as Row[],
-      );
-    };
+    const statements = pipelinedConnections(url, setting("DATABASE_STATEMENT_POOL_SIZE"));
+    sql = runnerOver(statements);
+    // Every API request's key lookup and the hot lists (short indexed reads) share ONE connection:
+    // under load each write then carries the statements of many requests, and PostgreSQL answers
+    // them in one read (with several connections, postgres.js spreads them thin and its busy queue
+    // is scanned linearly per query). Writes that may wait on a row lock (ingest) stay on the pool
+    // above, so they never hold up the reads queued behind them.
+    const reads = pipelinedConnections(url, 1);
+    readSql = runnerOver(reads);
     watchDatabase(() => probePostgres(url));
     closeDriver = async () => {
-      await statements.end({ timeout: 5 });
+      await Promise.all([statements.end({ timeout: 5 }), reads.end({ timeout: 5 })]);
       await pool.end();
     };
   } else {
@@ -143,6 +161,7 @@ async function open(): Promise<DbState> {
       operationCount++;
       return (await pglite.query<Row>(statement.text, values)).rows;
     };
+    readSql = sql;
     closeDriver = async () => {
       await pglite.close();
       releaseEmbeddedLock(dataDir());
@@ -169,6 +188,7 @@ async function open(): Promise<DbState> {
   return {
     prisma,
     sql,
+    readSql,
     kind,
     close: async () => {
       watchDatabase(null);
@@ -204,6 +224,19 @@ export function getSql(): Promise<SqlRunner> {
 
 /** The runner without waiting, once the database is open: a hot path's query then leaves at once. */
 export const sqlIfOpen = (): SqlRunner | null => db.open?.sql ?? null;
+
+/**
+ * The runner for short indexed reads on every request's path (the key lookup, the hot lists): one
+ * pipelined connection of their own on PostgreSQL (see `open`), the same runner on PGlite. Never
+ * a statement that may wait on a lock: everything queued behind it would wait too.
+ */
+export function getReadSql(): Promise<SqlRunner> {
+  void getDb();
+  return db.opening!.then((s) => s.readSql);
+}
+
+/** `getReadSql` without waiting, once the database is open. */
+export const readSqlIfOpen = (): SqlRunner | null => db.open?.readSql ?? null;
 
 export async function closeDb(): Promise<void> {
   const closing = db.opening;

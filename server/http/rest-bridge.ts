@@ -15,7 +15,7 @@ import { forEachOpenApiProcedure, getPathRegExp, normalizePath, type OpenApiProc
 import { AppError, badRequest, errorBody, notFound, toAppError } from "../shared/errors";
 import { log } from "../shared/log";
 import { appRouter } from "./router";
-import type { AnyRouter } from "@trpc/server";
+import { getTRPCErrorFromUnknown, type AnyRouter } from "@trpc/server";
 import { resolveClientIp } from "../shared/client-ip";
 import type { HeaderReader, ProcedureMeta, RequestContext } from "../trpc/trpc";
 import { assertJsonContentType, readLimitedBody } from "../shared/request-body";
@@ -71,6 +71,55 @@ function buildRouteTable(router: AnyRouter): Route[] {
 }
 
 type Match = { route: Route; params: Record<string, string> } | null;
+
+/** What a procedure's middlewares (tenantProcedure's, the input and output parsers, the resolver) are called with. */
+type ChainCall = {
+  ctx: RequestContext;
+  type: string;
+  path: string;
+  input: unknown;
+  getRawInput: () => Promise<unknown>;
+  meta: unknown;
+  signal: undefined;
+  batchIndex: number;
+};
+type NextOptions = { ctx?: object; input?: unknown; getRawInput?: () => Promise<unknown> };
+type ChainResult = { ok: true; data: unknown } | { ok: false; error: unknown };
+type Middleware = (call: ChainCall & { next: (opts?: NextOptions) => Promise<ChainResult> }) => Promise<ChainResult>;
+
+/**
+ * Calls a procedure as tRPC's own caller does — its middlewares in order, each `next` merging the
+ * context, input and raw-input reader it is given, a throw becoming a failed result, the failure
+ * thrown at the end — with plain object spreads: tRPC's caller copies its options through a
+ * transpiled spread helper at every step, about a twentieth of a list request's CPU on the lean front.
+ */
+async function callProcedure(procedure: OpenApiProcedure, call: ChainCall): Promise<unknown> {
+  const middlewares = (procedure._def as unknown as { middlewares: Middleware[] }).middlewares;
+  const result = await runMiddleware(middlewares, 0, call);
+  if (!result.ok) throw result.error;
+  return result.data;
+}
+
+async function runMiddleware(middlewares: Middleware[], index: number, call: ChainCall): Promise<ChainResult> {
+  try {
+    const next = (opts?: NextOptions) =>
+      runMiddleware(
+        middlewares,
+        index + 1,
+        opts
+          ? {
+              ...call,
+              ctx: opts.ctx ? { ...call.ctx, ...opts.ctx } : call.ctx,
+              input: "input" in opts ? opts.input : call.input,
+              getRawInput: opts.getRawInput ?? call.getRawInput,
+            }
+          : call,
+      );
+    return await middlewares[index]({ ...call, next });
+  } catch (cause) {
+    return { ok: false, error: getTRPCErrorFromUnknown(cause) };
+  }
+}
 
 function matchIn(routes: Route[], method: string, path: string): Match {
   for (const route of routes) {
@@ -215,11 +264,13 @@ async function answerWith(
     const resHeaders = { set: (name: string, value: string) => void (headers[name.toLowerCase()] = value) };
     const clientIp = resolveClientIp({ remoteAddress: req.remoteAddress, forwardedFor: req.headers.get("x-forwarded-for") });
     const ctx: RequestContext = { transport: "rest", headers: req.headers, clientIp, requestId, resHeaders, response: {} };
-    const data = await route.procedure({
+    const data = await callProcedure(route.procedure, {
       ctx,
-      getRawInput: () => (input ??= readInput()),
-      path: route.procedurePath,
       type: route.procedure._def.type,
+      path: route.procedurePath,
+      input: undefined,
+      getRawInput: () => (input ??= readInput()),
+      meta: route.procedure._def.meta,
       signal: undefined,
       batchIndex: 0,
     });

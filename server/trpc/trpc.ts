@@ -3,7 +3,7 @@
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { AppError, MESSAGES, toAppError } from "../shared/errors";
-import { getDb, getSql } from "../db/client";
+import { getDb, getReadSql } from "../db/client";
 import { scopeSqlToTenant, scopeToTenant } from "../db/tenant-scope";
 import { assertBoundedInput } from "../shared/bounded-input";
 import { authenticateApiKey, type AuthenticatedKey } from "../auth/authenticate";
@@ -124,8 +124,10 @@ export function tenantProcedure(scope: Scope, opts: { tool?: string } = {}) {
     // The same bounds on every surface (depth, NUL, lone surrogates): a 400 naming the field.
     assertBoundedInput(await getRawInput());
     const db = scopeToTenant(await getDb(), principal.tenantId);
-    const sql = scopeSqlToTenant(await getSql(), principal.tenantId);
-    return next({ ctx: { ...ctx, principal, tenantId: principal.tenantId, db, sql } });
+    // Procedures read through it (the hot lists, search): short indexed reads, on the read connection.
+    const sql = scopeSqlToTenant(await getReadSql(), principal.tenantId);
+    // tRPC (and the REST bridge's caller) merge these into the context: no copy of it here.
+    return next({ ctx: { principal, tenantId: principal.tenantId, db, sql } });
   });
 }
 
