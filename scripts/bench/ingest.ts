@@ -64,7 +64,6 @@ async function benchTenant(databaseUrl: string): Promise<string> {
   const tenant = await db.tenant.create({ data: { name: "Ingest bench", slug: SLUG } });
   await connectChannel(
     scopeToTenant(db, tenant.id),
-    tenant.id,
     {
       provider: "twilio",
       channel: "sms",

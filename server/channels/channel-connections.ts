@@ -106,7 +106,8 @@ export async function listChannelConnections(db: TenantDb, input: { limit?: numb
 }
 
 /** Connects a provider account; the address must be free (in every tenant), and credentials are required. */
-export async function connectChannel(db: TenantDb, tenantId: string, input: ConnectChannelInput, actor: AuditActor): Promise<ChannelConnectionWire> {
+export async function connectChannel(db: TenantDb, input: ConnectChannelInput, actor: AuditActor): Promise<ChannelConnectionWire> {
+  const { tenantId } = db;
   const address = normalizeAddress(input.provider, input.address);
   assertProviderServes(input.provider, input.channel);
   const credentialsEncrypted = sealCredentials(input.provider, input.credentials);

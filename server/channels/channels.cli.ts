@@ -7,7 +7,7 @@
 //   npm run cli -- channel disconnect --tenant ID CONNECTION_ID
 // Output never includes credentials (only `has_credentials`).
 import { z } from "zod";
-import { type Flags, flagText, UsageError, uuidArg } from "../shared/cli";
+import { type Flags, flagText, UsageError } from "../shared/cli";
 import { tenantDbOfFlag } from "../tenants/tenants";
 import { fromZodError } from "../shared/errors";
 import { OPERATOR } from "../audit/record-audit";
@@ -17,10 +17,6 @@ import { connectChannel, disconnectChannel, listChannelConnections, updateChanne
 
 const str = flagText;
 const kebab = (field: string) => field.replace(/_/g, "-");
-
-async function tenantOf(flags: Flags) {
-  return { tenantId: uuidArg(flags.tenant, "--tenant"), db: await tenantDbOfFlag(flags) };
-}
 
 /** The credential flags given for a provider (`--auth-token` → auth_token), or undefined when none is. */
 function credentialsFrom(flags: Flags, provider: ChannelProvider | undefined): Record<string, string> | undefined {
@@ -42,7 +38,7 @@ async function asUsage<T>(work: () => Promise<T>): Promise<T> {
 
 export const channelCommands = {
   "channel connect": async (_args: string[], flags: Flags) => {
-    const { tenantId, db } = await tenantOf(flags);
+    const db = await tenantDbOfFlag(flags);
     const provider = str(flags.provider) as ChannelProvider | undefined;
     const common = { provider, channel: str(flags.channel), address: str(flags.address), status: str(flags.status) };
     const id = str(flags.id);
@@ -53,14 +49,14 @@ export const channelCommands = {
     }
     const parsed = connectChannelInput.safeParse({ ...common, credentials: credentialsFrom(flags, provider) ?? {} });
     if (!parsed.success) throw new UsageError(fromZodError(parsed.error).message);
-    return asUsage(() => connectChannel(db, tenantId, parsed.data, OPERATOR));
+    return asUsage(() => connectChannel(db, parsed.data, OPERATOR));
   },
   "channel list": async (_args: string[], flags: Flags) => {
-    const { db } = await tenantOf(flags);
+    const db = await tenantDbOfFlag(flags);
     return listChannelConnections(db, { limit: 100, cursor: str(flags.cursor) });
   },
   "channel disconnect": async (args: string[], flags: Flags) => {
-    const { db } = await tenantOf(flags);
+    const db = await tenantDbOfFlag(flags);
     const id = args[0] ?? str(flags.id);
     if (!id || !z.uuid().safeParse(id).success) throw new UsageError("CONNECTION_ID must be a uuid");
     return disconnectChannel(db, id.toLowerCase(), OPERATOR);

@@ -25,7 +25,7 @@ export const channelsRouter = router({
   connect: managerProcedure
     .input(connectChannelInput)
     .output(channelConnectionSchema)
-    .mutation(({ ctx, input }) => connectChannel(ctx.db, ctx.tenantId, input, actorOf(ctx.principal))),
+    .mutation(({ ctx, input }) => connectChannel(ctx.db, input, actorOf(ctx.principal))),
   update: managerProcedure
     .input(updateChannelConnectionInput)
     .output(channelConnectionSchema)

@@ -37,7 +37,8 @@ export type IngestResult = {
  */
 export const INGEST_TRANSACTION = { maxWait: 10_000, timeout: 20_000 } as const;
 
-export async function ingestInboundMessage(db: TenantDb, tenantId: string, input: InboundMessage): Promise<IngestResult> {
+export async function ingestInboundMessage(db: TenantDb, input: InboundMessage): Promise<IngestResult> {
+  const { tenantId } = db;
   const customerIdentifier = normalizeCustomerIdentifier(input.channel, input.from);
   // Most inbound messages continue a conversation: one statement stores and counts them. A new pair
   // (or one created by a transaction not yet committed) takes the find-or-create transaction.

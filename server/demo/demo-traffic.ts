@@ -42,17 +42,11 @@ export async function connectDemoChannels(db: TenantDb, addresses: DemoAddresses
     whatsappAppSecret: secret(),
   };
   const twilio = { account_sid: channels.twilio.accountSid, auth_token: channels.twilio.authToken };
-  await connectChannel(db, tenantId, { provider: "twilio", channel: "sms", address: addresses.twilio, credentials: twilio }, OPERATOR);
-  await connectChannel(db, tenantId, { provider: "twilio", channel: "voice", address: addresses.voice, credentials: twilio }, OPERATOR);
+  await connectChannel(db, { provider: "twilio", channel: "sms", address: addresses.twilio, credentials: twilio }, OPERATOR);
+  await connectChannel(db, { provider: "twilio", channel: "voice", address: addresses.voice, credentials: twilio }, OPERATOR);
+  await connectChannel(db, { provider: "retell", channel: "voice", address: addresses.voice, credentials: { api_key: channels.retellApiKey } }, OPERATOR);
   await connectChannel(
     db,
-    tenantId,
-    { provider: "retell", channel: "voice", address: addresses.voice, credentials: { api_key: channels.retellApiKey } },
-    OPERATOR,
-  );
-  await connectChannel(
-    db,
-    tenantId,
     {
       provider: "whatsapp_cloud",
       channel: "whatsapp",

@@ -143,7 +143,7 @@ export function handleTwilioMessaging(req: ReceiverRequest): Promise<ReceiverAns
     } else {
       const message = parsePayload(inboundPayload, params);
       const from = addressOf(params, "From");
-      await ingestInboundMessage(db, connection.tenantId, {
+      await ingestInboundMessage(db, {
         provider: "twilio",
         providerMessageId: message.MessageSid,
         channel: business.channel,

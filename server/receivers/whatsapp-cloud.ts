@@ -160,7 +160,7 @@ export function handleWhatsAppNotification(req: ReceiverRequest): Promise<Receiv
     for (const value of changes) {
       const names = new Map((value.contacts ?? []).map((c) => [c.wa_id, c.profile?.name ?? null]));
       for (const message of value.messages ?? []) {
-        await ingestInboundMessage(db, connection.tenantId, {
+        await ingestInboundMessage(db, {
           provider: "whatsapp_cloud",
           providerMessageId: message.id,
           channel: "whatsapp",

@@ -58,7 +58,8 @@ export type UpsertLeadInput = z.infer<typeof upsertLeadInput>;
  * turns (a transaction-scoped advisory lock, which no row lock waits on), so two racing calls
  * cannot both create a lead.
  */
-export async function upsertConversationLead(db: TenantDb, tenantId: string, input: UpsertLeadInput): Promise<Lead> {
+export async function upsertConversationLead(db: TenantDb, input: UpsertLeadInput): Promise<Lead> {
+  const { tenantId } = db;
   const { conversation_id: conversationId, status, ...fields } = input;
   return db.$transaction(async (tx) => {
     await tx.$queryRawUnsafe(`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtextextended($1, 0))`, `upsert_lead:${conversationId}`);

@@ -66,7 +66,7 @@ export const upsertLeadTool = defineTool({
     attributes: { budget_aed: 900000, move_in: "2026-12" },
     status: "qualified",
   },
-  run: ({ db, tenantId }, input) => upsertConversationLead(db, tenantId, input),
+  run: ({ db }, input) => upsertConversationLead(db, input),
 });
 
 export const bookAppointmentTool = defineTool({

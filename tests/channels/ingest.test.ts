@@ -28,7 +28,7 @@ describe("ingest of inbound messages", () => {
     const { id: tenantId } = await newTenant();
     const db = await tenantDb(tenantId);
     const message = inbound(uniquePhone());
-    const results = await Promise.all(Array.from({ length: 5 }, () => ingestInboundMessage(db, tenantId, message)));
+    const results = await Promise.all(Array.from({ length: 5 }, () => ingestInboundMessage(db, message)));
 
     expect(results.filter((r) => r.message !== null)).toHaveLength(1);
     expect(results.filter((r) => r.conversationCreated)).toHaveLength(1);
@@ -48,7 +48,7 @@ describe("ingest of inbound messages", () => {
     // The provider writes the number in several ways; the normalized pair is one customer.
     const forms = [phone, `${phone.slice(0, 4)} ${phone.slice(4, 6)} ${phone.slice(6)}`, `${phone.slice(0, 4)}-${phone.slice(4, 6)}-${phone.slice(6)}`];
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => ingestInboundMessage(db, tenantId, inbound(forms[i % forms.length], { body: `message ${i}` }))),
+      Array.from({ length: 20 }, (_, i) => ingestInboundMessage(db, inbound(forms[i % forms.length], { body: `message ${i}` }))),
     );
 
     const conversations = await (await getDb()).conversation.findMany({ where: { tenantId } });
@@ -66,7 +66,7 @@ describe("ingest of inbound messages", () => {
     const db = await tenantDb(tenantId);
     const phone = uniquePhone();
     const { conversation } = await createConversation(db, { channel: "whatsapp", customer_identifier: phone });
-    const result = await ingestInboundMessage(db, tenantId, inbound(phone, { channel: "whatsapp", provider: "whatsapp_cloud", customerName: "Layla" }));
+    const result = await ingestInboundMessage(db, inbound(phone, { channel: "whatsapp", provider: "whatsapp_cloud", customerName: "Layla" }));
     expect(result).toMatchObject({ conversationCreated: false, conversation: { id: conversation.id, messageCount: 1, customerName: null } });
     expect((await eventsOf(tenantId)).map((e) => e.type)).toEqual(["conversation.created"]); // POST's own, only
   });
@@ -75,13 +75,13 @@ describe("ingest of inbound messages", () => {
     const { id: tenantId } = await newTenant();
     const db = await tenantDb(tenantId);
     const phone = uniquePhone();
-    const first = await ingestInboundMessage(db, tenantId, inbound(phone));
+    const first = await ingestInboundMessage(db, inbound(phone));
     await updateConversation(db, { id: first.conversation.id, status: "closed" });
-    const reopened = await ingestInboundMessage(db, tenantId, inbound(phone));
+    const reopened = await ingestInboundMessage(db, inbound(phone));
     expect(reopened.conversation).toMatchObject({ id: first.conversation.id, status: "open", closedAt: null, messageCount: 2 });
 
     await (await getDb()).conversation.update({ where: { id: first.conversation.id }, data: { status: "handoff" } });
-    const during = await ingestInboundMessage(db, tenantId, inbound(phone));
+    const during = await ingestInboundMessage(db, inbound(phone));
     expect(during.conversation).toMatchObject({ status: "handoff", messageCount: 3 });
     expect((await eventsOf(tenantId)).map((e) => e.type)).toEqual(["conversation.created", "conversation.closed"]);
   });
@@ -90,8 +90,8 @@ describe("ingest of inbound messages", () => {
     const { id: tenantId } = await newTenant();
     const db = await tenantDb(tenantId);
     const message = inbound(uniquePhone());
-    await Promise.all(Array.from({ length: 3 }, () => ingestInboundMessage(db, tenantId, message)));
-    await ingestInboundMessage(db, tenantId, inbound(message.from));
+    await Promise.all(Array.from({ length: 3 }, () => ingestInboundMessage(db, message)));
+    await ingestInboundMessage(db, inbound(message.from));
     // A day's count is the sum of its shards (one per database connection that counted).
     const counts = await (await getDb()).analyticsDailyCount.groupBy({ by: ["metric"], where: { tenantId }, _sum: { count: true } });
     expect(counts.map((c) => [c.metric, c._sum.count]).sort()).toEqual([
@@ -103,7 +103,7 @@ describe("ingest of inbound messages", () => {
   it("400_an_unusable_customer_number_names_customer_identifier_and_nothing_is_stored", async () => {
     const { id: tenantId } = await newTenant();
     const db = await tenantDb(tenantId);
-    const error = await ingestInboundMessage(db, tenantId, inbound("12")).catch((e) => e);
+    const error = await ingestInboundMessage(db, inbound("12")).catch((e) => e);
     expect(error).toMatchObject({ errorCode: "bad_request", field: "customer_identifier" });
     expect(await messageRows(tenantId)).toEqual([]);
     expect(await eventsOf(tenantId)).toEqual([]);

@@ -32,7 +32,7 @@ describe("interrupted sends through a provider", () => {
   async function interruptedSend(number: string, customer: string) {
     const { tenantId } = await tenantWithKey();
     const db = await tenantDb(tenantId);
-    await connectChannel(db, tenantId, { provider: "twilio", channel: "sms", address: number, credentials: { account_sid: SID, auth_token: TOKEN } }, OPERATOR);
+    await connectChannel(db, { provider: "twilio", channel: "sms", address: number, credentials: { account_sid: SID, auth_token: TOKEN } }, OPERATOR);
     const conversation = await makeConversation(tenantId, "sms", customer);
     const message = await db.message.create({
       data: {

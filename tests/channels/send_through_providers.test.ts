@@ -32,8 +32,8 @@ const phoneNumberId = () => `${Date.now()}${process.pid}${++seq}`.slice(-15);
 
 type Tenant = { tenantId: string; key: string };
 
-async function connect(tenantId: string, input: Parameters<typeof connectChannel>[2]) {
-  await connectChannel(scopeToTenant(await getDb(), tenantId), tenantId, input, OPERATOR);
+async function connect(tenantId: string, input: Parameters<typeof connectChannel>[1]) {
+  await connectChannel(scopeToTenant(await getDb(), tenantId), input, OPERATOR);
 }
 
 describe("sending through the connected provider (real HTTP, fake provider APIs)", { timeout: 120_000 }, () => {

@@ -61,9 +61,9 @@ describe("both mounts of the receivers answer identically", () => {
     tenant = await tenantWithKey(["read"]);
     const db = scopeToTenant(await getDb(), tenant.tenantId);
     const twilio = { account_sid: TWILIO_SID, auth_token: TWILIO_TOKEN };
-    await connectChannel(db, tenant.tenantId, { provider: "twilio", channel: "sms", address: number, credentials: twilio }, OPERATOR);
+    await connectChannel(db, { provider: "twilio", channel: "sms", address: number, credentials: twilio }, OPERATOR);
     const whatsapp = { app_secret: "app-secret-both-mounts", verify_token: verifyToken, access_token: "EAAG-access-token" };
-    await connectChannel(db, tenant.tenantId, { provider: "whatsapp_cloud", channel: "whatsapp", address: phoneNumberId, credentials: whatsapp }, OPERATOR);
+    await connectChannel(db, { provider: "whatsapp_cloud", channel: "whatsapp", address: phoneNumberId, credentials: whatsapp }, OPERATOR);
     await closeDb(); // the embedded database takes one process: the server's
     const routeFilePort = await freePort();
     server = await spawnServer("both receiver mounts", ["--import", "tsx", path.join(ROOT, "tests/channels/receivers/both-mounts-main.ts")], {

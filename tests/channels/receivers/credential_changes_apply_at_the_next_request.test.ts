@@ -39,7 +39,6 @@ describe("a channel connection's change applies at the next request, in every fr
     const db = scopeToTenant(await getDb(), tenant.tenantId);
     const connected = await connectChannel(
       db,
-      tenant.tenantId,
       { provider: "twilio", channel: "sms", address: number, credentials: { account_sid: TWILIO_SID, auth_token: OLD_TOKEN } },
       OPERATOR,
     );

@@ -77,7 +77,6 @@ describe("per-IP limit on the webhook receivers (real HTTP)", { timeout: 180_000
     const number = uniqueBusinessNumber();
     await connectChannel(
       scopeToTenant(await getDb(), tenantId),
-      tenantId,
       {
         provider: "twilio",
         channel: "sms",

@@ -24,7 +24,6 @@ async function tenantWithRetellNumber(apiKey: string): Promise<Tenant> {
   const number = uniqueBusinessNumber();
   await connectChannel(
     scopeToTenant(await getDb(), tenantId),
-    tenantId,
     { provider: "retell", channel: "voice", address: number, credentials: { api_key: apiKey } },
     OPERATOR,
   );

@@ -32,12 +32,7 @@ async function tenantWithTwilioNumber(token: string): Promise<Tenant> {
   const { tenantId, key } = await tenantWithKey(["read"]);
   const number = uniqueBusinessNumber();
   const db = scopeToTenant(await getDb(), tenantId);
-  await connectChannel(
-    db,
-    tenantId,
-    { provider: "twilio", channel: "sms", address: number, credentials: { account_sid: TWILIO_SID, auth_token: token } },
-    OPERATOR,
-  );
+  await connectChannel(db, { provider: "twilio", channel: "sms", address: number, credentials: { account_sid: TWILIO_SID, auth_token: token } }, OPERATOR);
   return { tenantId, key, number, token };
 }
 

@@ -34,7 +34,6 @@ describe("Twilio Voice status callbacks (real HTTP, signed by the twilio library
     number = uniqueBusinessNumber();
     await connectChannel(
       scopeToTenant(await getDb(), tenant.tenantId),
-      tenant.tenantId,
       {
         provider: "twilio",
         channel: "voice",

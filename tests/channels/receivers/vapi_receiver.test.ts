@@ -24,12 +24,7 @@ type Tenant = { tenantId: string; key: string; number: string; secret: string };
 async function tenantWithVapiNumber(secret: string): Promise<Tenant> {
   const { tenantId, key } = await tenantWithKey(["read"]);
   const number = uniqueBusinessNumber();
-  await connectChannel(
-    scopeToTenant(await getDb(), tenantId),
-    tenantId,
-    { provider: "vapi", channel: "voice", address: number, credentials: { secret } },
-    OPERATOR,
-  );
+  await connectChannel(scopeToTenant(await getDb(), tenantId), { provider: "vapi", channel: "voice", address: number, credentials: { secret } }, OPERATOR);
   return { tenantId, key, number, secret };
 }
 

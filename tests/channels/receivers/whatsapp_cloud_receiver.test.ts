@@ -28,7 +28,6 @@ async function tenantWithWhatsApp(appSecret: string): Promise<Tenant> {
   const verifyToken = `verify-${phoneNumberId}`;
   await connectChannel(
     scopeToTenant(await getDb(), tenantId),
-    tenantId,
     {
       provider: "whatsapp_cloud",
       channel: "whatsapp",
