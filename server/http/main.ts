@@ -78,11 +78,16 @@ async function prepareEmbeddedDatabaseInChild(): Promise<void> {
   if (code !== 0) throw new Error(`creating the embedded database failed (exit code ${code})`);
 }
 
-/** The child's whole work: open (create and migrate) the embedded database, seed the demo tenant, release it. */
+/**
+ * The child's whole work: open (create and migrate) the embedded database, seed the demo tenant,
+ * release it, and exit at once (idle keep-alive sockets of the demo's traffic would hold the
+ * process, and the server's start, for seconds).
+ */
 async function prepareEmbeddedDatabase(): Promise<void> {
   await getDb();
   await seedDemoTenantIfEnabled();
   await closeDb();
+  process.exit(0);
 }
 
 /**
