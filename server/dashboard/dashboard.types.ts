@@ -46,14 +46,4 @@ export const acceptWithNewAccountInput = z.strictObject({
 });
 export type AcceptWithNewAccountInput = z.infer<typeof acceptWithNewAccountInput>;
 
-export const apiKeySchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  prefix: z.string(),
-  last4: z.string(),
-  scopes: z.array(z.string()),
-  created_at: z.string(),
-  last_used_at: z.string().nullable(),
-  revoked_at: z.string().nullable(),
-});
-export type ApiKeyWire = z.infer<typeof apiKeySchema>;
+export { apiKeySchema, type ApiKeyWire } from "../auth/api-keys.types";

@@ -1,4 +1,7 @@
 import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import type { Prisma } from "../db/generated/client";
+import { resourceFields } from "../db/resource";
 import { getDb } from "../db/client";
 import { scopeToTenant, type TenantDb } from "../db/tenant-scope";
 import { type Flags, requiredFlag, UsageError, uuidArg } from "../shared/cli";
@@ -18,12 +21,15 @@ export async function createTenant(input: { name: string; slug?: string }) {
   return db.tenant.create({ data: { name: input.name, slug: input.slug ?? slugify(input.name) } });
 }
 
-export const tenantToWire = (t: { id: string; name: string; slug: string; createdAt: Date }) => ({
-  id: t.id,
-  name: t.name,
-  slug: t.slug,
-  created_at: t.createdAt.toISOString(),
+const column = resourceFields<Prisma.TenantGetPayload<object>>();
+/** A tenant as the operator CLI prints it. */
+export const tenantResource = column.define(null, {
+  id: column.value("id", z.string()),
+  name: column.value("name", z.string()),
+  slug: column.value("slug", z.string()),
+  created_at: column.timestamp("createdAt", z.string()),
 });
+export const tenantToWire = (row: Prisma.TenantGetPayload<object>) => tenantResource.toWire(row);
 
 /** The CLI's `--tenant ID`: that tenant's scoped database, or a usage error when it does not exist. */
 export async function tenantDbOfFlag(flags: Flags): Promise<TenantDb> {

@@ -16,27 +16,18 @@ import { MAX_DELIVERIES_PER_SECOND, UPDATABLE_SUBSCRIPTION_FIELDS } from "./webh
 import {
   type CreateSubscriptionInput,
   type Delivery,
+  deliveryResource,
+  type DeliveryRow,
   type DeliveryState,
+  deliveryState,
+  notificationResource,
   type Subscription,
   subscriptionResource,
   type UpdateSubscriptionInput,
 } from "./webhooks.types";
 import { setting } from "../shared/settings";
 
-type DeliveryRow = Prisma.WebhookDeliveryGetPayload<{ include: { event: { select: { type: true } }; attempts: true } }>;
-type NotificationRow = Prisma.NotificationGetPayload<object>;
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
 export const subscriptionToWire = subscriptionResource.toWire;
-
-/** The dashboard's name for a delivery's status (a pending one that failed before is `retrying`). */
-export function deliveryState(d: { status: string; attemptCount: number }): DeliveryState {
-  if (d.status === "pending") return d.attemptCount > 0 ? "retrying" : "pending";
-  if (d.status === "permanent_fail") return "failed";
-  if (d.status === "dead_letter") return "dead_lettered";
-  return "delivered";
-}
 
 /** The `where` of deliveries in one dashboard state. */
 function stateFilter(state: DeliveryState): Prisma.WebhookDeliveryWhereInput {
@@ -54,52 +45,9 @@ function stateFilter(state: DeliveryState): Prisma.WebhookDeliveryWhereInput {
   }
 }
 
-const headersOf = (value: unknown): Record<string, string> | null =>
-  value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, string>) : null;
+export const deliveryToWire = (row: DeliveryRow): Delivery => deliveryResource.toWire(row);
 
-export function deliveryToWire(d: DeliveryRow): Delivery {
-  return {
-    id: d.id,
-    subscription_id: d.subscriptionId,
-    event_id: eventWireId(d.eventId),
-    event_type: d.event.type,
-    status: d.status as Delivery["status"],
-    state: deliveryState(d),
-    cycle: d.cycle,
-    attempt_count: d.attemptCount,
-    next_attempt_at: d.status === "pending" ? iso(d.nextAttemptAt) : null,
-    last_status_code: d.lastStatusCode,
-    response_body: d.responseBody,
-    delivered_at: iso(d.deliveredAt),
-    created_at: d.createdAt.toISOString(),
-    updated_at: d.updatedAt.toISOString(),
-    attempts: [...d.attempts]
-      .sort((a, b) => a.cycle - b.cycle || a.attemptNumber - b.attemptNumber)
-      .map((a) => ({
-        id: a.id,
-        cycle: a.cycle,
-        attempt_number: a.attemptNumber,
-        outcome: a.outcome as Delivery["attempts"][number]["outcome"],
-        status_code: a.statusCode,
-        duration_ms: a.durationMs,
-        response_body: a.responseBody,
-        error: a.error,
-        request_headers: headersOf(a.requestHeaders),
-        request_body: a.requestBody,
-        created_at: a.createdAt.toISOString(),
-      })),
-  };
-}
-
-export const notificationToWire = (n: NotificationRow) => ({
-  id: n.id,
-  kind: n.kind,
-  title: n.title,
-  body: n.body,
-  data: (n.data ?? {}) as Record<string, unknown>,
-  read_at: iso(n.readAt),
-  created_at: n.createdAt.toISOString(),
-});
+export const notificationToWire = (row: Prisma.NotificationGetPayload<object>) => notificationResource.toWire(row);
 
 export async function listSubscriptions(db: TenantDb, input: { limit?: number; cursor?: string }) {
   const page = await keysetPage({

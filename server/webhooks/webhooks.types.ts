@@ -4,7 +4,7 @@ import { resourceFields } from "../db/resource";
 import { MAX_URL_LENGTH, uuid } from "../shared/wire";
 import { listEnvelope, pageQuery } from "../shared/pagination";
 import { unknownFieldMessage } from "../shared/strict-body";
-import { EVENT_TYPES, TEST_EVENT_TYPE, type EventType } from "../events/catalog";
+import { EVENT_TYPES, eventWireId, TEST_EVENT_TYPE, type EventType } from "../events/catalog";
 
 /** Outbound rate limit of a subscription, in deliveries (attempts) per second. */
 export const MAX_DELIVERIES_PER_SECOND = { min: 1, max: 1000, default: 50 } as const;
@@ -70,49 +70,76 @@ export const rollSecretInput = z.strictObject(
   unknownFieldMessage(),
 );
 
-export const attemptSchema = z.object({
-  id: z.uuid().describe("Sent as `x-delivery-id`"),
-  cycle: z.number().int(),
-  attempt_number: z.number().int(),
-  outcome: z.enum(["delivered", "permanent_fail", "retry"]),
-  status_code: z.number().int().nullable(),
-  duration_ms: z.number().int(),
-  response_body: z.string().nullable().describe("The response body's first 2048 characters"),
-  error: z.string().nullable(),
-  request_headers: z.record(z.string(), z.string()).nullable().describe("The headers sent; null when nothing was sent or for older attempts"),
-  request_body: z.string().nullable().describe(`The body sent, its first ${REQUEST_BODY_LIMIT} characters`),
-  created_at: z.string(),
-});
+/** The dashboard's name for a delivery's status (a pending one that failed before is `retrying`). */
+export function deliveryState(d: { status: string; attemptCount: number }): DeliveryState {
+  if (d.status === "pending") return d.attemptCount > 0 ? "retrying" : "pending";
+  if (d.status === "permanent_fail") return "failed";
+  if (d.status === "dead_letter") return "dead_lettered";
+  return "delivered";
+}
 
-export const deliverySchema = z
-  .object({
-    id: z.uuid(),
-    subscription_id: z.uuid(),
-    event_id: z.string().describe("`evt_<uuid>`"),
-    event_type: z.string(),
-    status: z.enum(DELIVERY_STATUSES),
-    state: z.enum(DELIVERY_STATES).describe("`status` as the dashboard shows it (`pending` splits into `pending` and `retrying`)"),
-    cycle: z.number().int().describe("1 for the first ladder; each replay starts the next"),
-    attempt_count: z.number().int().describe("Attempts made in the current cycle"),
-    next_attempt_at: z.string().nullable(),
-    last_status_code: z.number().int().nullable(),
-    response_body: z.string().nullable().describe("Last response body or error text (at most 2048 characters)"),
-    delivered_at: z.string().nullable(),
-    created_at: z.string(),
-    updated_at: z.string(),
-    attempts: z.array(attemptSchema).describe("Every attempt of every cycle, oldest first"),
-  })
-  .meta({ id: "WebhookDelivery" });
+const headersOf = (value: unknown): Record<string, string> | null =>
+  value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, string>) : null;
 
-export const notificationSchema = z.object({
-  id: z.uuid(),
-  kind: z.string(),
-  title: z.string(),
-  body: z.string(),
-  data: z.record(z.string(), z.unknown()),
-  read_at: z.string().nullable(),
-  created_at: z.string(),
+const attemptColumn = resourceFields<Prisma.WebhookAttemptGetPayload<object>>();
+export const attemptResource = attemptColumn.define(null, {
+  id: attemptColumn.value("id", z.uuid().describe("Sent as `x-delivery-id`")),
+  cycle: attemptColumn.value("cycle", z.number().int()),
+  attempt_number: attemptColumn.value("attemptNumber", z.number().int()),
+  outcome: attemptColumn.value("outcome", z.enum(["delivered", "permanent_fail", "retry"])),
+  status_code: attemptColumn.value("statusCode", z.number().int().nullable()),
+  duration_ms: attemptColumn.value("durationMs", z.number().int()),
+  response_body: attemptColumn.value("responseBody", z.string().nullable().describe("The response body's first 2048 characters")),
+  error: attemptColumn.value("error", z.string().nullable()),
+  request_headers: attemptColumn.computed(
+    z.record(z.string(), z.string()).nullable().describe("The headers sent; null when nothing was sent or for older attempts"),
+    (row) => headersOf(row.requestHeaders),
+  ),
+  request_body: attemptColumn.value("requestBody", z.string().nullable().describe(`The body sent, its first ${REQUEST_BODY_LIMIT} characters`)),
+  created_at: attemptColumn.timestamp("createdAt", z.string()),
 });
+export const attemptSchema = attemptResource.schema;
+
+/** A delivery row with what its wire shape shows of its event and attempts. */
+export type DeliveryRow = Prisma.WebhookDeliveryGetPayload<{ include: { event: { select: { type: true } }; attempts: true } }>;
+const deliveryColumn = resourceFields<DeliveryRow>();
+export const deliveryResource = deliveryColumn.define("WebhookDelivery", {
+  id: deliveryColumn.value("id", z.uuid()),
+  subscription_id: deliveryColumn.value("subscriptionId", z.uuid()),
+  event_id: deliveryColumn.computed(z.string().describe("`evt_<uuid>`"), (row) => eventWireId(row.eventId)),
+  event_type: deliveryColumn.computed(z.string(), (row) => row.event.type),
+  status: deliveryColumn.value("status", z.enum(DELIVERY_STATUSES)),
+  state: deliveryColumn.computed(
+    z.enum(DELIVERY_STATES).describe("`status` as the dashboard shows it (`pending` splits into `pending` and `retrying`)"),
+    deliveryState,
+  ),
+  cycle: deliveryColumn.value("cycle", z.number().int().describe("1 for the first ladder; each replay starts the next")),
+  attempt_count: deliveryColumn.value("attemptCount", z.number().int().describe("Attempts made in the current cycle")),
+  next_attempt_at: deliveryColumn.computed(z.string().nullable(), (row) =>
+    row.status === "pending" && row.nextAttemptAt ? row.nextAttemptAt.toISOString() : null,
+  ),
+  last_status_code: deliveryColumn.value("lastStatusCode", z.number().int().nullable()),
+  response_body: deliveryColumn.value("responseBody", z.string().nullable().describe("Last response body or error text (at most 2048 characters)")),
+  delivered_at: deliveryColumn.timestamp("deliveredAt", z.string().nullable()),
+  created_at: deliveryColumn.timestamp("createdAt", z.string()),
+  updated_at: deliveryColumn.timestamp("updatedAt", z.string()),
+  attempts: deliveryColumn.computed(z.array(attemptSchema).describe("Every attempt of every cycle, oldest first"), (row) =>
+    [...row.attempts].sort((a, b) => a.cycle - b.cycle || a.attemptNumber - b.attemptNumber).map((a) => attemptResource.toWire(a)),
+  ),
+});
+export const deliverySchema = deliveryResource.schema;
+
+const notificationColumn = resourceFields<Prisma.NotificationGetPayload<object>>();
+export const notificationResource = notificationColumn.define(null, {
+  id: notificationColumn.value("id", z.uuid()),
+  kind: notificationColumn.value("kind", z.string()),
+  title: notificationColumn.value("title", z.string()),
+  body: notificationColumn.value("body", z.string()),
+  data: notificationColumn.json("data", z.record(z.string(), z.unknown())),
+  read_at: notificationColumn.timestamp("readAt", z.string().nullable()),
+  created_at: notificationColumn.timestamp("createdAt", z.string()),
+});
+export const notificationSchema = notificationResource.schema;
 
 const eventName = z.enum(EVENT_TYPES as [EventType, ...EventType[]], { message: `must be one of: ${EVENT_TYPES.join(", ")}` });
 const fields = {
