@@ -1,30 +1,17 @@
 "use client";
-import { useState, type FormEvent } from "react";
+import { useState } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { describeError, useTRPC } from "../../_lib/trpc";
-import { useFormErrors, validate } from "../../_lib/form";
-import { inviteMemberInput, ROLES } from "@/server/dashboard/dashboard.types";
+import { useFormErrors } from "../../_lib/form";
+import { ROLES } from "@/server/dashboard/dashboard.types";
 import { Button } from "../../_ui/button";
 import { ConfirmDialog, Dialog } from "../../_ui/dialog";
-import { Field, FormError, Input, Select } from "../../_ui/field";
-import { CopyButton } from "../../_ui/copy-button";
+import { Field, FormError, Select } from "../../_ui/field";
 import { Badge, Card, EmptyState, ErrorState, LoadingState, PageHeader, Table } from "../../_ui/surface";
 import { formatDateTime } from "../../_ui/format";
 import { READ_ONLY_HINT, useAccount } from "../account";
 
-type Role = (typeof ROLES)[number];
-type Member = { id: string; user_id: string; email: string; name: string; role: string; created_at: string };
-type Invitation = { id: string; email: string; role: string; expires_at: string; expired: boolean; link: string | null };
-type Sent = { email: string; link: string; email_sent: boolean; email_error: string | null; resent?: boolean };
-
-const ROLE_HELP: Record<Role, string> = {
-  owner: "everything, including other owners",
-  admin: "keys, webhooks, integrations, members",
-  member: "read only",
-};
-
-/** The role rules, as the server enforces them: owners manage everyone, admins manage members. */
-const mayManage = (myRole: string, target: string) => myRole === "owner" || (myRole === "admin" && target === "member");
+import { InvitationTable, InviteForm, mayManage, type Member, ROLE_HELP, type Role, type Sent, SentNotice } from "./invitations";
 
 export default function MembersPage() {
   const trpc = useTRPC();
@@ -54,101 +41,6 @@ export default function MembersPage() {
         </>
       )}
     </>
-  );
-}
-
-function InviteForm({ onSent }: { onSent: (sent: Sent) => void }) {
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const { role: myRole } = useAccount();
-  const [email, setEmail] = useState("");
-  const [role, setRole] = useState<Role>("member");
-  const form = useFormErrors();
-  const invite = useMutation(
-    trpc.dashboard.members.invite.mutationOptions({
-      onSuccess: (data) => {
-        setEmail("");
-        onSent(data);
-        return queryClient.invalidateQueries({ queryKey: trpc.dashboard.members.list.queryKey() });
-      },
-      onError: form.failFromServer,
-    }),
-  );
-  function submit(e: FormEvent) {
-    e.preventDefault();
-    const { data, errors } = validate(inviteMemberInput, { email, role });
-    form.fail(errors);
-    if (data) invite.mutate(data);
-  }
-  return (
-    <Card className="mb-6 p-4 sm:p-5">
-      <h2 className="mb-3 text-sm font-semibold text-slate-900">Invite someone</h2>
-      <form ref={form.ref} onSubmit={submit} noValidate className="grid gap-4 sm:grid-cols-[1fr_12rem_auto] sm:items-start">
-        <Field label="Email" error={form.errors.email}>
-          {(id, d) => (
-            <Input
-              id={id}
-              type="email"
-              autoComplete="off"
-              value={email}
-              onChange={(e) => setEmail(e.target.value)}
-              aria-invalid={!!form.errors.email}
-              aria-describedby={d}
-              placeholder="name@company.com"
-            />
-          )}
-        </Field>
-        <Field label="Role" error={form.errors.role}>
-          {(id, d) => (
-            <Select id={id} value={role} onChange={(e) => setRole(e.target.value as Role)} aria-invalid={!!form.errors.role} aria-describedby={d}>
-              {ROLES.filter((r) => r !== "owner" || myRole === "owner").map((r) => (
-                <option key={r} value={r}>
-                  {r} ({ROLE_HELP[r]})
-                </option>
-              ))}
-            </Select>
-          )}
-        </Field>
-        <Button type="submit" className="sm:mt-7" disabled={invite.isPending}>
-          {invite.isPending ? "Inviting…" : "Invite"}
-        </Button>
-        <div className="sm:col-span-3">
-          <FormError message={form.formError} />
-        </div>
-      </form>
-    </Card>
-  );
-}
-
-/** After an invite or a resend: the link to copy, and whether an email went out. */
-function SentNotice({ sent, onDismiss }: { sent: Sent; onDismiss: () => void }) {
-  return (
-    <div role="status" className="mb-6 rounded-lg border border-emerald-200 bg-emerald-50 p-4 text-sm text-emerald-900" data-testid="invitation-sent">
-      <p className="font-medium">
-        {sent.resent ? "Invitation sent again" : "Invitation created"} for {sent.email}.
-      </p>
-      <p className="mt-1">
-        {sent.email_sent
-          ? "An email with this link is on its way. You can also send the link yourself:"
-          : sent.email_error
-            ? `The email could not be sent (${sent.email_error}). Send this link yourself:`
-            : "No mail transport is set up, so no email was sent. Send this link yourself:"}
-      </p>
-      <div className="mt-2 flex flex-col gap-2 sm:flex-row sm:items-center">
-        <code
-          className="block min-w-0 flex-1 select-all break-all rounded-md bg-white px-3 py-2 font-mono text-xs text-slate-800 ring-1 ring-emerald-200"
-          data-testid="invitation-link"
-        >
-          {sent.link}
-        </code>
-        <div className="flex gap-2">
-          <CopyButton value={sent.link} label="Copy link" />
-          <Button variant="ghost" size="sm" onClick={onDismiss}>
-            Dismiss
-          </Button>
-        </div>
-      </div>
-    </div>
   );
 }
 
@@ -317,91 +209,5 @@ function RemoveMemberDialog({ member, onClose }: { member: Member; onClose: () =
       error={remove.error ? describeError(remove.error).message : null}
       onConfirm={() => remove.mutate({ member_id: member.id })}
     />
-  );
-}
-
-function InvitationTable({ invitations, onSent }: { invitations: Invitation[]; onSent: (sent: Sent) => void }) {
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const { role: myRole } = useAccount();
-  const [revoking, setRevoking] = useState<Invitation | null>(null);
-  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.dashboard.members.list.queryKey() });
-  const resend = useMutation(
-    trpc.dashboard.members.resendInvitation.mutationOptions({
-      onSuccess: (data) => {
-        onSent({ ...data, resent: true });
-        return refresh();
-      },
-    }),
-  );
-  const revoke = useMutation(
-    trpc.dashboard.members.revokeInvitation.mutationOptions({
-      onSuccess: async () => {
-        await refresh();
-        setRevoking(null);
-      },
-    }),
-  );
-  return (
-    <Card>
-      <h2 className="border-b border-slate-200 px-4 py-3 text-sm font-semibold text-slate-900">Pending invitations ({invitations.length})</h2>
-      {resend.error ? (
-        <p role="alert" className="px-4 pt-3 text-sm text-red-700">
-          {describeError(resend.error).message}
-        </p>
-      ) : null}
-      {invitations.length === 0 ? (
-        <EmptyState title="No pending invitations">Invitations you send show here until they are accepted or revoked.</EmptyState>
-      ) : (
-        <Table>
-          <thead>
-            <tr>
-              <th>Email</th>
-              <th>Role</th>
-              <th>Expires</th>
-              <th>
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {invitations.map((i) => (
-              <tr key={i.id} data-testid="invitation-row">
-                <td className="font-medium text-slate-900">{i.email}</td>
-                <td>
-                  <Badge>{i.role}</Badge>
-                </td>
-                <td className="whitespace-nowrap text-slate-600">{i.expired ? <Badge tone="warn">expired</Badge> : formatDateTime(i.expires_at)}</td>
-                <td className="sm:text-right">
-                  {i.link && (myRole === "owner" || i.role !== "owner") ? (
-                    <div className="flex flex-wrap gap-2 sm:justify-end">
-                      <CopyButton value={i.link} label="Copy link" />
-                      <Button variant="secondary" size="sm" disabled={resend.isPending} onClick={() => resend.mutate({ invitation_id: i.id })}>
-                        Resend
-                      </Button>
-                      <Button variant="secondary" size="sm" id={`revoke-invitation-${i.id}`} onClick={() => setRevoking(i)}>
-                        Revoke
-                      </Button>
-                    </div>
-                  ) : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </Table>
-      )}
-      {revoking ? (
-        <ConfirmDialog
-          open
-          onOpenChange={(open) => !open && setRevoking(null)}
-          title={`Revoke the invitation for ${revoking.email}?`}
-          description="The link stops working at once. You can invite them again later."
-          confirmLabel="Revoke invitation"
-          pending={revoke.isPending}
-          error={revoke.error ? describeError(revoke.error).message : null}
-          onConfirm={() => revoke.mutate({ invitation_id: revoking.id })}
-        />
-      ) : null}
-    </Card>
   );
 }
