@@ -9,7 +9,8 @@ import { assertBoundedInput } from "../shared/bounded-input";
 import { authenticateApiKey, type AuthenticatedKey } from "../auth/authenticate";
 import type { Principal, Scope } from "../auth/principal";
 import { forbiddenFor } from "../auth/principal";
-import { limitAgentToolRequest, limitApiRequest, limitDashboardRequest, type LimitDecision } from "../ratelimit";
+import { limitAgentToolRequest, limitApiRequest, limitDashboardRequest, limitInboundRequest, type LimitDecision } from "../ratelimit";
+import { clientIpFromHeaders } from "../shared/client-ip";
 import { refusalOfFailedAuth } from "../ratelimit/failed-auth";
 
 export type DashboardIdentity = { userId: string; tenantId: string; role: "owner" | "admin" | "member"; email?: string };
@@ -71,7 +72,19 @@ const t = initTRPC
   });
 
 export const router = t.router;
-export const publicProcedure = t.procedure;
+/**
+ * A procedure anyone may call (the invitation page's lookup and sign-up): no principal, so it is
+ * limited per client address, with the receivers' per-IP layer (`RATE_LIMIT_PER_IP`).
+ */
+export const publicProcedure = t.procedure.use(async ({ ctx, next }) => {
+  const ip = ctx.clientIp ?? clientIpFromHeaders(ctx.headers);
+  if (ip) {
+    const decision = await limitInboundRequest({ ip });
+    for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
+    if (!decision.allowed) throw new AppError("rate_limited", decision.message, { headers: decision.headers });
+  }
+  return next();
+});
 export const createCallerFactory = t.createCallerFactory;
 
 /**
