@@ -1,5 +1,6 @@
 // Conversation and message actions. Every read and write goes through the tenant-scoped client.
-import type { Prisma } from "../db/generated/client";
+import { Prisma } from "../db/generated/client";
+import { rowSelect } from "../db/row-select";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
 import { changedFields, mergeAttributes } from "../shared/wire";
@@ -23,6 +24,18 @@ import {
 const emitEvent = eventEmitter(CONVERSATION_EVENTS);
 
 export type ConversationRow = Prisma.ConversationGetPayload<object>;
+
+/** The conversation's whole row from raw SQL (the columns of Prisma's model; timestamps as ISO text). */
+export const conversationRow = rowSelect<ConversationRow>(Prisma.ConversationScalarFieldEnum, {
+  lastMessageAt: true,
+  lastActivityAt: true,
+  closedAt: true,
+  handoffStartedAt: true,
+  slaBreachedAt: true,
+  createdAt: true,
+  updatedAt: true,
+});
+
 export type MessageRow = Prisma.MessageGetPayload<object>;
 
 export const conversationToWire = conversationResource.toWire;

@@ -7,7 +7,7 @@
 import { getSql, sqlIfOpen } from "../db/client";
 import { lockTenantRow } from "../db/lock-row";
 import { scopeSqlToTenant, type TenantDb, type TenantTx } from "../db/tenant-scope";
-import { countNewMessages, findOrCreateConversation, type ConversationRow, type MessageRow } from "./conversations.service";
+import { conversationRow, countNewMessages, findOrCreateConversation, type ConversationRow, type MessageRow } from "./conversations.service";
 import { normalizeCustomerIdentifier, type Channel } from "../shared/customer-identifier";
 import type { ChannelProvider } from "../channels/providers";
 
@@ -90,14 +90,6 @@ function ingestInTransaction(db: TenantDb, tenantId: string, input: InboundMessa
   }, INGEST_TRANSACTION);
 }
 
-const ts = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-/** The conversation's columns as ConversationRow's fields (timestamps as ISO text: both drivers alike). */
-const conversationColumns = (t: string) => `${t}.id, ${t}.tenant_id AS "tenantId", ${t}.channel, ${t}.customer_identifier AS "customerIdentifier",
-  ${t}.customer_name AS "customerName", ${t}.status, ${t}.summary, ${t}.attributes, ${ts(`${t}.last_message_at`)} AS "lastMessageAt",
-  ${ts(`${t}.last_activity_at`)} AS "lastActivityAt", ${t}.message_count AS "messageCount", ${ts(`${t}.closed_at`)} AS "closedAt",
-  ${ts(`${t}.handoff_started_at`)} AS "handoffStartedAt", ${ts(`${t}.sla_breached_at`)} AS "slaBreachedAt",
-  ${ts(`${t}.created_at`)} AS "createdAt", ${ts(`${t}.updated_at`)} AS "updatedAt"`;
-
 /**
  * The message inserted once (ON CONFLICT DO NOTHING on the provider id) into the pair's existing
  * conversation, which is counted (`countNewMessages`' columns) and reopened if closed, all in one
@@ -123,23 +115,15 @@ const INGEST_INTO_EXISTING = {
     FROM stored WHERE c.tenant_id = $1 AND c.id = stored.conversation_id
     RETURNING c.*
   )
-  SELECT (SELECT id FROM stored) AS "messageId", ${conversationColumns("counted")} FROM counted
+  SELECT (SELECT id FROM stored) AS "messageId", ${conversationRow.select("counted")} FROM counted
   UNION ALL
-  SELECT NULL, ${conversationColumns("found")} FROM found WHERE NOT EXISTS (SELECT 1 FROM stored)`,
+  SELECT NULL, ${conversationRow.select("found")} FROM found WHERE NOT EXISTS (SELECT 1 FROM stored)`,
 };
-
-type ConversationText = Omit<
-  ConversationRow,
-  "lastMessageAt" | "lastActivityAt" | "closedAt" | "handoffStartedAt" | "slaBreachedAt" | "createdAt" | "updatedAt"
-> &
-  Record<"lastMessageAt" | "lastActivityAt" | "closedAt" | "handoffStartedAt" | "slaBreachedAt" | "createdAt" | "updatedAt", string | null>;
-
-const dateOrNull = (text: string | null) => (text === null ? null : new Date(text));
 
 async function ingestIntoExistingConversation(tenantId: string, input: InboundMessage, customerIdentifier: string): Promise<IngestResult | null> {
   const sql = scopeSqlToTenant(sqlIfOpen() ?? (await getSql()), tenantId);
   const at = new Date();
-  const [row] = await sql<ConversationText & { messageId: string | null }>(INGEST_INTO_EXISTING, [
+  const [row] = await sql<Record<string, unknown> & { messageId: string | null }>(INGEST_INTO_EXISTING, [
     input.channel,
     customerIdentifier,
     input.body,
@@ -149,16 +133,7 @@ async function ingestIntoExistingConversation(tenantId: string, input: InboundMe
   ]);
   if (!row) return null;
   const { messageId, ...c } = row;
-  const conversation: ConversationRow = {
-    ...c,
-    lastMessageAt: dateOrNull(c.lastMessageAt),
-    lastActivityAt: new Date(c.lastActivityAt!),
-    closedAt: dateOrNull(c.closedAt),
-    handoffStartedAt: dateOrNull(c.handoffStartedAt),
-    slaBreachedAt: dateOrNull(c.slaBreachedAt),
-    createdAt: new Date(c.createdAt!),
-    updatedAt: new Date(c.updatedAt!),
-  };
+  const conversation = conversationRow.parse(c);
   const message: MessageRow | null =
     messageId === null
       ? null

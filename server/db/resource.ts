@@ -81,7 +81,7 @@ export type Columns<F extends Fields, I> = {
 const snakeCase = (column: string) => column.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /** A timestamptz column as ISO 8601 UTC with milliseconds, in SQL (what `toISOString` gives). */
-export const isoText = (column: string) => `to_char(t.${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+export const isoText = (column: string, alias = "t") => `to_char(${alias}.${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** The SQL of one field over the table aliased `t`, yielding exactly what `toWire` yields. */
 function selectOf(wire: string, field: AnyField): string {

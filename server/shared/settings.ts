@@ -126,7 +126,11 @@ export const SETTINGS = {
   RATE_LIMIT_PER_TENANT: declare(RL, positiveInt().default(5000), "requests per tenant per window"),
   RATE_LIMIT_PER_USER: declare(RL, positiveInt().default(200), "dashboard requests per user per window"),
   RATE_LIMIT_PER_TOOL: declare(RL, positiveInt().default(50), "calls per agent tool per window"),
-  RATE_LIMIT_PER_IP: declare(RL, positiveInt().default(500), "requests per client IP per window on the provider receivers and the invitation page's public procedures"),
+  RATE_LIMIT_PER_IP: declare(
+    RL,
+    positiveInt().default(500),
+    "requests per client IP per window on the provider receivers and the invitation page's public procedures",
+  ),
   RATE_LIMIT_FAILED_AUTH_PER_IP: declare(RL, positiveInt().default(500), "failed authentications (401) per client IP per window on `/api/v1`, then 429"),
 
   // HTTP front
