@@ -113,6 +113,8 @@ test("a user of tenant B never sees tenant A's keys or audit entries", async ({ 
   await expect(page.getByText(logins.memberA)).toHaveCount(0);
   await expect(page.getByText("Website sync")).toHaveCount(0);
   await page.getByRole("link", { name: "Members" }).click();
+  // The audit log's cells name B's owner too: wait for the members page before looking for the cell.
+  await expect(page.getByRole("heading", { level: 1, name: "Members" })).toBeVisible();
   await expect(page.getByRole("cell", { name: logins.ownerB })).toBeVisible();
   await expect(page.getByText(logins.ownerA)).toHaveCount(0);
   await shot(page, "members-tenant-b");

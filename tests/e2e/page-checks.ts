@@ -22,12 +22,13 @@ export async function axeViolations(page: Page) {
   return result.violations.map((v) => ({ rule: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 5) }));
 }
 
+/**
+ * The page fits its viewport's width. Polled: right after a viewport change, charts (recharts'
+ * ResponsiveContainer) keep their old width until their ResizeObserver fires.
+ */
 export async function expectNoHorizontalScroll(page: Page) {
-  const { scrollWidth, clientWidth } = await page.evaluate(() => ({
-    scrollWidth: document.documentElement.scrollWidth,
-    clientWidth: document.documentElement.clientWidth,
-  }));
-  expect(scrollWidth, "the page scrolls sideways").toBeLessThanOrEqual(clientWidth);
+  const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  await expect.poll(overflow, { message: "the page scrolls sideways", timeout: 5_000 }).toBeLessThanOrEqual(0);
 }
 
 /** Visible and entirely within the viewport's width (reachable without scrolling sideways). */
