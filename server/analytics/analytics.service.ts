@@ -8,7 +8,7 @@
 // table reference below carries `tenant_id = ${tenant}` as a bound parameter, visibly.
 import { Prisma } from "../db/generated/client";
 import type { TenantDb } from "../db/tenant-scope";
-import { CHANNELS } from "../shared/customer-identifier";
+import { CHANNELS } from "../lib/customer-identifier";
 import { DEFAULT_ROLLUP_DAYS, type AnalyticsCounts, type AnalyticsDay, type WeeklyRollup } from "./analytics.types";
 
 const DAY_MS = 86_400_000;

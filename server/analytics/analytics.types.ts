@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CHANNELS } from "../shared/customer-identifier";
+import { CHANNELS } from "../lib/customer-identifier";
 
 export const MAX_ROLLUP_DAYS = 90;
 export const DEFAULT_ROLLUP_DAYS = 7;

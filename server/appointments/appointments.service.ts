@@ -3,14 +3,14 @@
 import type { Prisma } from "../db/generated/client";
 import { scopeSqlToTenant, type TenantDb, type TenantSql, type TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { sqlKeysetPage, sqlList, toListEnvelope } from "../shared/pagination";
-import { badRequest, conflict, notFound } from "../shared/errors";
+import { sqlKeysetPage, sqlList, toListEnvelope } from "../lib/pagination";
+import { badRequest, conflict, notFound } from "../lib/errors";
 import { eventEmitter } from "../outbox/emit-event";
 import { APPOINTMENT_EVENTS } from "./appointments.events";
 import { OUTBOX_CHANNEL, signalOutboxWrite } from "../outbox/outbox-signal";
 import { databaseKind, getSql } from "../db/client";
 import { randomUUID } from "node:crypto";
-import { changedFields } from "../shared/wire";
+import { changedFields } from "../lib/wire";
 import { appointmentResource, TERMINAL_STATUSES, type Appointment, type CreateAppointmentInput, type UpdateAppointmentInput } from "./appointments.types";
 
 const emitEvent = eventEmitter(APPOINTMENT_EVENTS);

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
-import { invalid, isoDateTime, uuid } from "../shared/wire";
-import { listEnvelope, pageQuery } from "../shared/pagination";
-import { unknownFieldMessage } from "../shared/strict-body";
+import { invalid, isoDateTime, uuid } from "../lib/wire";
+import { listEnvelope, pageQuery } from "../lib/pagination";
+import { unknownFieldMessage } from "../lib/strict-body";
 
 export const APPOINTMENT_STATUSES = ["confirmed", "cancelled", "completed"] as const;
 export const TERMINAL_STATUSES = new Set(["cancelled", "completed"]);

@@ -2,7 +2,7 @@
 // whose cells cannot run as spreadsheet formulas.
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb } from "../db/tenant-scope";
-import { keysetPage, toListEnvelope } from "../shared/pagination";
+import { keysetPage, toListEnvelope } from "../lib/pagination";
 import { AUDIT_CSV_MAX_ROWS, type AuditFilter, auditEntryResource } from "./audit-log.types";
 
 const DAY_MS = 86_400_000;

@@ -3,7 +3,7 @@
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { OPERATOR } from "../audit/record-audit";
-import { type Flags, requiredFlag, UsageError, uuidArg } from "../shared/cli";
+import { type Flags, requiredFlag, UsageError, uuidArg } from "../lib/cli";
 import { tenantDbOfFlag } from "../tenants/tenants";
 import { apiKeyToWire, issueApiKey, listApiKeys, revokeApiKey } from "./api-keys";
 import { SCOPES, type Scope } from "./principal";

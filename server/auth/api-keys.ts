@@ -1,7 +1,7 @@
 // Issuing, listing and revoking API keys (used by the dashboard router and the operator CLI).
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb } from "../db/tenant-scope";
-import { notFound } from "../shared/errors";
+import { notFound } from "../lib/errors";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
 import { generateApiKey } from "./api-key-format";
 import type { Scope } from "./principal";

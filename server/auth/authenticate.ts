@@ -1,8 +1,8 @@
 // Authenticates an API request: shape check (no I/O), one indexed lookup by prefix, a constant-time
 // hash comparison, and a coalesced last-used write that never blocks the request.
-import { AppError, MESSAGES } from "../shared/errors";
+import { AppError, MESSAGES } from "../lib/errors";
 import { getDb, getReadSql, readSqlIfOpen } from "../db/client";
-import { log } from "../shared/log";
+import { log } from "../lib/log";
 import { LOOKUP_PREFIX_LENGTH, parseBearerToken, verifySecret } from "./api-key-format";
 
 export type AuthenticatedKey = { id: string; tenantId: string; scopes: string[] };

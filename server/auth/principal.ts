@@ -1,5 +1,5 @@
 // Who is calling, and what they may do.
-import { AppError, MESSAGES } from "../shared/errors";
+import { AppError, MESSAGES } from "../lib/errors";
 
 export const SCOPES = ["read", "leads:write", "appointments:write", "offerings:write", "conversations:write", "crm:write", "assistant:read"] as const;
 export type Scope = (typeof SCOPES)[number];

@@ -12,13 +12,13 @@
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { changedFields } from "../shared/wire";
-import { keysetPage, toListEnvelope } from "../shared/pagination";
-import { notFound } from "../shared/errors";
+import { changedFields } from "../lib/wire";
+import { keysetPage, toListEnvelope } from "../lib/pagination";
+import { notFound } from "../lib/errors";
 import { eventEmitter } from "../outbox/emit-event";
 import { CALL_EVENTS } from "./calls.events";
 import { countNewMessages, findOrCreateConversation, type ConversationRow } from "../conversations/conversations.service";
-import { normalizeCustomerIdentifier } from "../shared/customer-identifier";
+import { normalizeCustomerIdentifier } from "../lib/customer-identifier";
 import { insertMessagesOnce, INGEST_TRANSACTION, reopenIfClosed } from "../conversations/ingest";
 import type { ChannelProvider } from "../channels/providers";
 import { callResource } from "./calls.types";

@@ -3,8 +3,8 @@
 import { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
-import { uuid } from "../shared/wire";
-import { listEnvelope, pageQuery } from "../shared/pagination";
+import { uuid } from "../lib/wire";
+import { listEnvelope, pageQuery } from "../lib/pagination";
 import { CHANNEL_PROVIDERS } from "../channels/providers";
 
 export const CALL_DIRECTIONS = ["inbound", "outbound"] as const;

@@ -9,11 +9,11 @@ import type { Prisma } from "../db/generated/client";
 import type { TenantDb } from "../db/tenant-scope";
 import { getDb, getSql, sqlIfOpen, type Statement } from "../db/client";
 import { lockTenantRow } from "../db/lock-row";
-import { keysetPage, toListEnvelope } from "../shared/pagination";
-import { badRequest, conflict, fromZodError, notFound } from "../shared/errors";
+import { keysetPage, toListEnvelope } from "../lib/pagination";
+import { badRequest, conflict, fromZodError, notFound } from "../lib/errors";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
 import { decryptSecret, encryptSecret } from "../crypto/secret-box";
-import { toE164 } from "../shared/customer-identifier";
+import { toE164 } from "../lib/customer-identifier";
 import { ADDRESS_KIND, PROVIDER_CHANNELS, type ChannelProvider, type ConnectionChannel } from "./providers";
 import {
   CREDENTIAL_SCHEMAS,

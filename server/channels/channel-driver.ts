@@ -9,7 +9,7 @@
 //                                    CHANNEL_HTTP_TIMEOUT_MS, default 10000)
 // A conversation whose channel has a connected provider (channel_connections) sends through that
 // provider instead (provider-drivers.ts: Twilio, WhatsApp Cloud): `driverForConversation`.
-import { setting } from "../shared/settings";
+import { setting } from "../lib/settings";
 import type { TenantTx } from "../db/tenant-scope";
 import { providerDriver, SENDING_PROVIDERS } from "./provider-drivers";
 import type { ChannelProvider, ConnectionChannel } from "./providers";

@@ -7,9 +7,9 @@
 //   npm run cli -- channel disconnect --tenant ID CONNECTION_ID
 // Output never includes credentials (only `has_credentials`).
 import { z } from "zod";
-import { type Flags, flagText, UsageError } from "../shared/cli";
+import { type Flags, flagText, UsageError } from "../lib/cli";
 import { tenantDbOfFlag } from "../tenants/tenants";
-import { fromZodError } from "../shared/errors";
+import { fromZodError } from "../lib/errors";
 import { OPERATOR } from "../audit/record-audit";
 import { CHANNEL_PROVIDERS, CREDENTIAL_FIELDS, type ChannelProvider } from "./providers";
 import { connectChannelInput, updateChannelConnectionInput } from "./channels.types";

@@ -3,9 +3,9 @@
 import { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
-import { invalid, uuid } from "../shared/wire";
-import { pageQuery, listEnvelope } from "../shared/pagination";
-import { unknownFieldMessage } from "../shared/strict-body";
+import { invalid, uuid } from "../lib/wire";
+import { pageQuery, listEnvelope } from "../lib/pagination";
+import { unknownFieldMessage } from "../lib/strict-body";
 import { CHANNEL_PROVIDERS, CONNECTION_CHANNELS, CONNECTION_STATUSES, type ChannelProvider } from "./providers";
 
 const secret = (max = 256) => z.string().trim().min(1, { message: "must not be blank" }).max(max);

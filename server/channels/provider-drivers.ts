@@ -5,7 +5,7 @@
 // Plain HTTP as each provider documents it (the base URLs are settings, so tests point them at
 // local fakes); neither API takes an idempotency key, so a send the recovery sweep repeats after a
 // crash may reach the customer twice (at least once, never lost).
-import { setting } from "../shared/settings";
+import { setting } from "../lib/settings";
 import { publicBaseUrl } from "./receiver-settings";
 import { connectionCredentials } from "./channel-connections";
 import type { ChannelDriver, ChannelSendResult } from "./channel-driver";

@@ -2,7 +2,7 @@
 //   PUBLIC_BASE_URL  the scheme and host providers call (e.g. https://api.example.com), used to check
 //                    signatures made over the full URL (Twilio). Default: none, the request's own URL
 //                    (right only when no proxy sits in front of this server).
-import { setting } from "../shared/settings";
+import { setting } from "../lib/settings";
 let cached: { raw: string | undefined; value: string | null } | undefined;
 
 export function publicBaseUrl(): string | null {

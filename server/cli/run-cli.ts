@@ -2,7 +2,7 @@
 // domain's commands (`server/<domain>/<domain>.cli.ts`) and the one place that runs them.
 import { closeDb } from "../db/client";
 import { EmbeddedDatabaseBusyError } from "../db/embedded-lock";
-import { type CliCommand, type Flags, UsageError } from "../shared/cli";
+import { type CliCommand, type Flags, UsageError } from "../lib/cli";
 import { TENANT_COMMANDS } from "../tenants/tenants.cli";
 import { API_KEY_COMMANDS } from "../auth/api-keys.cli";
 import { DASHBOARD_COMMANDS } from "../dashboard/dashboard.cli";
@@ -10,7 +10,7 @@ import { WEBHOOK_COMMANDS } from "../webhooks/webhooks.cli";
 import { crmCommands } from "../crm/crm.cli";
 import { channelCommands } from "../channels/channels.cli";
 
-export { parseCliArgs } from "../shared/cli";
+export { parseCliArgs } from "../lib/cli";
 
 /** Commands by "<group> <action>". */
 export const COMMANDS: Record<string, CliCommand> = {

@@ -1,5 +1,5 @@
-// Examples for the OpenAPI document (see server/shared/examples.ts).
-import { EXAMPLE_LATER, EXAMPLE_TIME, type OperationExamples } from "../shared/examples";
+// Examples for the OpenAPI document (see server/lib/examples.ts).
+import { EXAMPLE_LATER, EXAMPLE_TIME, type OperationExamples } from "../lib/examples";
 import type { Conversation, Message } from "./conversations.types";
 
 export const conversationExample: Conversation = {

@@ -3,14 +3,14 @@ import { Prisma } from "../db/generated/client";
 import { rowSelect } from "../db/row-select";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { changedFields, mergeAttributes } from "../shared/wire";
-import { keysetPage, toListEnvelope } from "../shared/pagination";
-import { badRequest, conflict, notFound } from "../shared/errors";
+import { changedFields, mergeAttributes } from "../lib/wire";
+import { keysetPage, toListEnvelope } from "../lib/pagination";
+import { badRequest, conflict, notFound } from "../lib/errors";
 import { eventEmitter } from "../outbox/emit-event";
 import { CONVERSATION_EVENTS } from "./conversations.events";
-import { log } from "../shared/log";
+import { log } from "../lib/log";
 import { driverForConversation, getChannelDriver, type ChannelDriver, type ChannelSendResult } from "../channels/channel-driver";
-import { normalizeCustomerIdentifier, type Channel } from "../shared/customer-identifier";
+import { normalizeCustomerIdentifier, type Channel } from "../lib/customer-identifier";
 import {
   type Conversation,
   type CreateConversationInput,

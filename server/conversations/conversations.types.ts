@@ -1,10 +1,10 @@
 import { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
-import { attributesInput, invalid, jsonObject, uuid } from "../shared/wire";
-import { listEnvelope, pageQuery } from "../shared/pagination";
-import { unknownFieldMessage } from "../shared/strict-body";
-import { CHANNELS } from "../shared/customer-identifier";
+import { attributesInput, invalid, jsonObject, uuid } from "../lib/wire";
+import { listEnvelope, pageQuery } from "../lib/pagination";
+import { unknownFieldMessage } from "../lib/strict-body";
+import { CHANNELS } from "../lib/customer-identifier";
 
 export const CONVERSATION_STATUSES = ["open", "handoff", "closed"] as const;
 export const MESSAGE_DIRECTIONS = ["inbound", "outbound"] as const;

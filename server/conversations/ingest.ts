@@ -8,7 +8,7 @@ import { getSql, sqlIfOpen } from "../db/client";
 import { lockTenantRow } from "../db/lock-row";
 import { scopeSqlToTenant, type TenantDb, type TenantTx } from "../db/tenant-scope";
 import { conversationRow, countNewMessages, findOrCreateConversation, type ConversationRow, type MessageRow } from "./conversations.service";
-import { normalizeCustomerIdentifier, type Channel } from "../shared/customer-identifier";
+import { normalizeCustomerIdentifier, type Channel } from "../lib/customer-identifier";
 import type { ChannelProvider } from "../channels/providers";
 
 export type InboundMessage = {

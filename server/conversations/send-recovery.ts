@@ -9,10 +9,10 @@
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { driverForConversation, longestSendTimeoutMs } from "../channels/channel-driver";
-import { log } from "../shared/log";
-import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../shared/periodic-job";
+import { log } from "../lib/log";
+import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../lib/periodic-job";
 import { deliverQueuedMessage, recordSendOutcome, sendClaimMs } from "./conversations.service";
-import { setting } from "../shared/settings";
+import { setting } from "../lib/settings";
 
 export const MAX_RESEND_AGE_MS = 3_600_000;
 const BATCH = 20;

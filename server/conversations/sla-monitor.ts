@@ -9,14 +9,14 @@
 // nothing. So every server process may run the check (startSlaMonitor), and an Inngest cron may too.
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
-import { notFound } from "../shared/errors";
+import { notFound } from "../lib/errors";
 import { eventEmitter } from "../outbox/emit-event";
 import { CONVERSATION_EVENTS } from "./conversations.events";
-import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../shared/periodic-job";
+import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../lib/periodic-job";
 import { OPERATOR, recordAudit, type AuditActor } from "../audit/record-audit";
 import { conversationToWire } from "./conversations.service";
 import type { HandoffSla } from "./sla-monitor.types";
-import { setting } from "../shared/settings";
+import { setting } from "../lib/settings";
 
 const emitEvent = eventEmitter(CONVERSATION_EVENTS);
 

@@ -1,9 +1,9 @@
 // The tenant's CRM connection (one per tenant): provider, base URL, encrypted credentials and the
 // canonical -> CRM field mapping. Managed from the dashboard and the operator CLI; every change is
 // audited as `crm_connection.changed`, and nothing here ever returns or logs the credentials.
-import { checkUrlShape, refusedLiteralHostReason } from "../shared/target-url";
+import { checkUrlShape, refusedLiteralHostReason } from "../lib/target-url";
 import type { TenantDb } from "../db/tenant-scope";
-import { badRequest, notFound } from "../shared/errors";
+import { badRequest, notFound } from "../lib/errors";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
 import { encryptSecret } from "../crypto/secret-box";
 import { type CrmConnectionWire, crmConnectionResource, type SetCrmConnectionInput } from "./crm.types";

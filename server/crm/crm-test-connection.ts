@@ -3,9 +3,9 @@
 // a wrong base URL or an unreachable CRM shows up before the first create-record call does.
 import { STATUS_CODES } from "node:http";
 import type { TenantDb } from "../db/tenant-scope";
-import { conflict } from "../shared/errors";
+import { conflict } from "../lib/errors";
 import { decryptSecret } from "../crypto/secret-box";
-import { guardedPost } from "../shared/guarded-post";
+import { guardedPost } from "../lib/guarded-post";
 import type { CrmProvider } from "./drivers/providers";
 import { crmTimeoutMs } from "./crm.service";
 import type { CrmConnectionTest } from "./crm.types";

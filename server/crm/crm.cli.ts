@@ -5,9 +5,9 @@
 //   npm run cli -- crm delete --tenant ID
 // Output never includes the token (only `has_credentials`).
 import { z } from "zod";
-import { type Flags, UsageError } from "../shared/cli";
+import { type Flags, UsageError } from "../lib/cli";
 import { tenantDbOfFlag } from "../tenants/tenants";
-import { fromZodError } from "../shared/errors";
+import { fromZodError } from "../lib/errors";
 import { OPERATOR } from "../audit/record-audit";
 import { setCrmConnectionInput } from "./crm.types";
 import { deleteCrmConnection, getCrmConnection, setCrmConnection } from "./crm-connection";

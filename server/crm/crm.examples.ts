@@ -1,5 +1,5 @@
-// Examples for the OpenAPI document (see server/shared/examples.ts).
-import type { OperationExamples } from "../shared/examples";
+// Examples for the OpenAPI document (see server/lib/examples.ts).
+import type { OperationExamples } from "../lib/examples";
 
 export const crmExamples: OperationExamples = {
   "POST /crm/create-record": {

@@ -2,13 +2,13 @@
 // record to the provider's driver. An upstream failure is a 500 naming the provider; its detail
 // goes to the log, never with the credentials.
 import type { TenantDb } from "../db/tenant-scope";
-import { AppError, badRequest, conflict } from "../shared/errors";
-import { log } from "../shared/log";
+import { AppError, badRequest, conflict } from "../lib/errors";
+import { log } from "../lib/log";
 import { decryptSecret } from "../crypto/secret-box";
 import { CRM_DRIVERS, CrmUpstreamError, type CrmFieldValue, type CrmProvider } from "./drivers";
 import { mappingOf } from "./crm-connection";
 import { IDEMPOTENCY_CANONICAL_KEY, type CreateRecordInput, type CrmRecord } from "./crm.types";
-import { setting } from "../shared/settings";
+import { setting } from "../lib/settings";
 
 /** Upstream timeout (CRM_TIMEOUT_MS; tests use a short one). */
 export const crmTimeoutMs = () => setting("CRM_TIMEOUT_MS");

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
-import { unknownFieldMessage } from "../shared/strict-body";
+import { unknownFieldMessage } from "../lib/strict-body";
 import { CRM_PROVIDERS } from "./drivers/providers";
 
 /** The canonical key whose mapping names HubSpot's unique property for idempotent upserts. */

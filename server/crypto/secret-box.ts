@@ -6,8 +6,8 @@ import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { dataDir } from "../db/client";
-import { log } from "../shared/log";
-import { setting } from "../shared/settings";
+import { log } from "../lib/log";
+import { setting } from "../lib/settings";
 
 const VERSION = "v1";
 const IV_BYTES = 12;

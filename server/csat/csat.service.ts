@@ -1,6 +1,6 @@
 // Customer satisfaction answers: stored with their `csat.received` event in one transaction.
 import type { TenantDb } from "../db/tenant-scope";
-import { notFound } from "../shared/errors";
+import { notFound } from "../lib/errors";
 import { eventEmitter } from "../outbox/emit-event";
 import { CSAT_EVENTS } from "./csat.events";
 import { type CsatResponse, csatResource, type RecordCsatInput } from "./csat.types";

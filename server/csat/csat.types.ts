@@ -1,8 +1,8 @@
 import { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
-import { invalid, uuid } from "../shared/wire";
-import { unknownFieldMessage } from "../shared/strict-body";
+import { invalid, uuid } from "../lib/wire";
+import { unknownFieldMessage } from "../lib/strict-body";
 
 export const MAX_CSAT_COMMENT = 1000;
 

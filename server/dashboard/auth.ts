@@ -11,7 +11,7 @@ import { dataDir, getDb } from "../db/client";
 import { authIpOptions, trustedOriginsFor } from "./request-origin";
 import { auditAcceptedInvitation, refuseOrganizationChanges } from "./organization-endpoints";
 import { INVITATION_TTL_SECONDS } from "./invitations";
-import { setting } from "../shared/settings";
+import { setting } from "../lib/settings";
 
 /**
  * The signing secret: BETTER_AUTH_SECRET, or (embedded / local runs) one generated once and kept

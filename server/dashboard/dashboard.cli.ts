@@ -1,7 +1,7 @@
 // Operator CLI: `user create` and `member add` (spread into COMMANDS in server/cli/run-cli.ts).
 import { z } from "zod";
-import { AppError } from "../shared/errors";
-import { type Flags, requiredFlag, UsageError } from "../shared/cli";
+import { AppError } from "../lib/errors";
+import { type Flags, requiredFlag, UsageError } from "../lib/cli";
 import { addMember, createDashboardUser } from "./users";
 import { ROLES } from "./dashboard.types";
 

@@ -1,7 +1,7 @@
 // Dashboard-only reads: the current account, members and invitations. API keys reuse
 // server/auth/api-keys.ts, invitations are issued by ./invitations.ts (both record audit entries).
 import type { Db } from "../db/client";
-import { notFound } from "../shared/errors";
+import { notFound } from "../lib/errors";
 
 export async function currentAccount(db: Db, user: { userId: string; tenantId: string; role: string }) {
   const [row, tenant, tenants] = await Promise.all([

@@ -4,7 +4,7 @@
 // function or a mail provider's HTTP API adapter turns it into an email. Without it nothing is sent and
 // the dashboard shows the link to copy. A failed send never fails the invitation: the link is still
 // shown, with the reason.
-import { setting } from "../shared/settings";
+import { setting } from "../lib/settings";
 
 /** How long one send may take before the invitation is answered without it. */
 const SEND_TIMEOUT_MS = 5_000;

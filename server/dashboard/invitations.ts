@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { getDb } from "../db/client";
 import { scopeToTenant, type TenantDb, type TenantTx } from "../db/tenant-scope";
-import { AppError, conflict } from "../shared/errors";
+import { AppError, conflict } from "../lib/errors";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
 import type { Role } from "../auth/principal";
 import type { AcceptWithNewAccountInput, InviteMemberInput } from "./dashboard.types";

@@ -4,7 +4,7 @@
 // transaction, under the tenant-row lock that invitations take too, so two concurrent demotions
 // cannot both see "another owner remains".
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
-import { AppError } from "../shared/errors";
+import { AppError } from "../lib/errors";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
 import type { Role } from "../auth/principal";
 import type { ChangeMemberRoleInput } from "./dashboard.types";

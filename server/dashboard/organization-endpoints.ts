@@ -6,7 +6,7 @@
 // including any a later version or option adds (teams, roles), answers 404 in the error envelope
 // before it runs.
 import { APIError, createAuthMiddleware } from "better-auth/api";
-import { AppError, errorBody } from "../shared/errors";
+import { AppError, errorBody } from "../lib/errors";
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { recordAudit } from "../audit/record-audit";

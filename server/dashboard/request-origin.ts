@@ -6,12 +6,12 @@
 // strictly same-origin.
 //
 // Client address (the sign-in limit's key): better-auth reads X-Forwarded-For. The lean front
-// (`npm start`) overwrites that header with the address server/shared/client-ip.ts resolved from the
+// (`npm start`) overwrites that header with the address server/lib/client-ip.ts resolved from the
 // socket (proxy headers count only from TRUSTED_PROXIES), so a client cannot pick its own
 // address. Behind `next start` alone the header is Next's (the socket address only when the client
 // sent none): run it behind a proxy that sets the header, and list that proxy in TRUSTED_PROXIES.
-import { trustedProxiesFromEnv } from "../shared/client-ip";
-import { setting } from "../shared/settings";
+import { trustedProxiesFromEnv } from "../lib/client-ip";
+import { setting } from "../lib/settings";
 
 function originOf(url: string): string | null {
   try {

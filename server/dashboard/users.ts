@@ -4,7 +4,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { OPERATOR, recordAudit, type AuditActor } from "../audit/record-audit";
-import { conflict, notFound } from "../shared/errors";
+import { conflict, notFound } from "../lib/errors";
 import type { Role } from "../auth/principal";
 import { getAuth } from "./auth-on-first-use";
 

@@ -1,10 +1,10 @@
 // Whether the database can be reached, as this process sees it: a circuit breaker. Once a
-// connection failure is seen (shared/database-errors.ts classifies them), a probe checks the server
+// connection failure is seen (lib/database-errors.ts classifies them), a probe checks the server
 // on a connection of its own; while it fails, database calls fail at once (no request waits for a
 // connection that cannot come), and the probe keeps checking so calls resume within
 // PROBE_INTERVAL_MS of the server's return.
-import { log } from "../shared/log";
-import { DatabaseUnavailableError, isDatabaseUnavailable } from "../shared/database-errors";
+import { log } from "../lib/log";
+import { DatabaseUnavailableError, isDatabaseUnavailable } from "../lib/database-errors";
 
 const PROBE_INTERVAL_MS = 500;
 

@@ -9,16 +9,16 @@ import postgres from "postgres";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { PrismaClient } from "./generated/client";
 import { acquireEmbeddedLock, releaseEmbeddedLock } from "./embedded-lock";
-import { DatabaseTimeoutError } from "../shared/database-errors";
+import { DatabaseTimeoutError } from "../lib/database-errors";
 import { assertDatabaseReachable, noteDatabaseError, watchDatabase } from "./availability";
-import { log } from "../shared/log";
-import { setting } from "../shared/settings";
+import { log } from "../lib/log";
+import { setting } from "../lib/settings";
 
 export type Db = PrismaClient;
 /** The client handed to `$transaction(async (tx) => …)` callbacks. */
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
 
-import type { SqlRunner, Statement } from "../shared/sql";
+import type { SqlRunner, Statement } from "../lib/sql";
 export type { SqlRunner, Statement };
 
 type DbState = { prisma: PrismaClient; sql: SqlRunner; readSql: SqlRunner; close: () => Promise<void>; kind: "postgres" | "pglite" };

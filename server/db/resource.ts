@@ -4,7 +4,7 @@
 // row -> wire mapping, the SQL select list of prepared statements (PostgreSQL formats the value the
 // same way) and the patch -> column mapping of creates and updates.
 import { z } from "zod";
-import { dateFromWire, dateToWire, decimalToWire } from "../shared/wire";
+import { dateFromWire, dateToWire, decimalToWire } from "../lib/wire";
 
 /**
  * How a column's value reaches the wire. `value`: as stored; `json`: an object, `{}` when absent;

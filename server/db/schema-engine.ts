@@ -9,7 +9,7 @@ import { pathToFileURL } from "node:url";
 import { bindMigrationAwareSqlAdapterFactory } from "@prisma/driver-adapter-utils";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import type { MigrationList, SchemaEngine } from "@prisma/schema-engine-wasm";
-import { setting } from "../shared/settings";
+import { setting } from "../lib/settings";
 
 export const PRISMA_DIR = path.resolve(process.cwd(), "prisma");
 export const SCHEMA_PATH = path.join(PRISMA_DIR, "schema.prisma");

@@ -2,7 +2,7 @@
 // by (and every row it creates is stamped with) that tenant, so a call site cannot forget the
 // `where`. Another tenant's row is then indistinguishable from a missing one.
 import type { PrismaClient } from "./generated/client";
-import type { SqlRunner, TenantSql } from "../shared/sql";
+import type { SqlRunner, TenantSql } from "../lib/sql";
 export type { TenantSql };
 
 /** Models that carry a tenant_id column. */

@@ -1,6 +1,6 @@
-import { badRequest } from "../shared/errors";
+import { badRequest } from "../lib/errors";
 import type { TenantDb } from "../db/tenant-scope";
-import { keysetPage } from "../shared/pagination";
+import { keysetPage } from "../lib/pagination";
 import { EVENT_TYPES, toEnvelope } from "./catalog";
 import { EVENTS_RETENTION_DAYS, type EventListItem, type ListEventsInput } from "./events.types";
 

@@ -1,8 +1,8 @@
 // `GET /api/v1/events`: the tenant's events as webhook envelopes, newest first, so an integrator can
 // reconcile deliveries it missed (Stripe's pattern). Listed for EVENTS_RETENTION_DAYS.
 import { z } from "zod";
-import { isoDateTime } from "../shared/wire";
-import { listEnvelope, pageQuery } from "../shared/pagination";
+import { isoDateTime } from "../lib/wire";
+import { listEnvelope, pageQuery } from "../lib/pagination";
 import { EVENT_TYPES, eventEnvelopeSchema, type EventType } from "./catalog";
 
 /** How far back the events API lists (older events stay in deliveries' history, unlisted). */

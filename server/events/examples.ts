@@ -1,6 +1,6 @@
 // One example envelope per event type, for the OpenAPI document's `webhooks`. Built from the
 // domains' resource examples; a test validates each against the event catalog's schemas.
-import { EXAMPLE_LATER, EXAMPLE_TENANT_ID, EXAMPLE_TIME } from "../shared/examples";
+import { EXAMPLE_LATER, EXAMPLE_TENANT_ID, EXAMPLE_TIME } from "../lib/examples";
 import { appointmentExample } from "../appointments/appointments.examples";
 import { callExample } from "../calls/calls.examples";
 import { conversationExample, messageExample } from "../conversations/conversations.examples";

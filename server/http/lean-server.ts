@@ -5,10 +5,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { handleTrpcRequest } from "./trpc-handler";
 // As in app/api/trpc/[trpc]/route.ts: lets dashboard procedures resolve the signed-in user.
-import { AppError, errorBody, MESSAGES } from "../shared/errors";
-import { log } from "../shared/log";
+import { AppError, errorBody, MESSAGES } from "../lib/errors";
+import { log } from "../lib/log";
 import { sendFetchResponse, toFetchRequest } from "./fetch-bridge";
-import { forwardResolvedClientIp } from "../shared/client-ip";
+import { forwardResolvedClientIp } from "../lib/client-ip";
 import { answerRestFromNode } from "./node-rest";
 import { answerAgentFromNode } from "./agent-rest";
 

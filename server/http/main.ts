@@ -6,8 +6,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { closeServerProcess, seedDemoTenantIfEnabled, startServerProcess, stopBackgroundWork } from "./startup";
 import { closeDb, dataDir, databaseKind, embeddedDatabaseExists, getDb } from "../db/client";
-import { log } from "../shared/log";
-import { checkSettingsOrExit, setting } from "../shared/settings";
+import { log } from "../lib/log";
+import { checkSettingsOrExit, setting } from "../lib/settings";
 import { drainable } from "./drain";
 import { createLeanServer, onFirstUse, type NodeHandler } from "./lean-server";
 

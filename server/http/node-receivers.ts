@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { answerWebhook } from "../receivers";
 import { jsonAnswer, malformed } from "../receivers/receiver-http";
-import { errorBody } from "../shared/errors";
+import { errorBody } from "../lib/errors";
 import { sendRestAnswer, toRestRequest } from "./node-rest";
 
 /**

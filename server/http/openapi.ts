@@ -17,7 +17,7 @@ import { crmExamples } from "../crm/crm.examples";
 import { eventsExamples } from "../events/events.examples";
 import { leadsExamples } from "../leads/leads.examples";
 import { offeringsExamples } from "../offerings/offerings.examples";
-import type { OperationExamples } from "../shared/examples";
+import type { OperationExamples } from "../lib/examples";
 
 /** Every operation's examples, keyed `METHOD /path`. */
 export const OPERATION_EXAMPLES: OperationExamples = {

@@ -12,18 +12,18 @@
 // included) and sends an unexpected exception's message to the client.
 import { randomUUID } from "node:crypto";
 import { forEachOpenApiProcedure, getPathRegExp, normalizePath, type OpenApiProcedure } from "trpc-to-openapi";
-import { AppError, badRequest, errorBody, notFound, toAppError } from "../shared/errors";
-import { log } from "../shared/log";
+import { AppError, badRequest, errorBody, notFound, toAppError } from "../lib/errors";
+import { log } from "../lib/log";
 import { appRouter } from "./router";
 import { getTRPCErrorFromUnknown, type AnyRouter } from "@trpc/server";
-import { resolveClientIp } from "../shared/client-ip";
+import { resolveClientIp } from "../lib/client-ip";
 import type { HeaderReader, ProcedureMeta, RequestContext } from "../trpc/trpc";
-import { assertJsonContentType, readLimitedBody } from "../shared/request-body";
-import { assertBoundedInput } from "../shared/bounded-input";
+import { assertJsonContentType, readLimitedBody } from "../lib/request-body";
+import { assertBoundedInput } from "../lib/bounded-input";
 import { getOpenApiDocument } from "./openapi";
 
 export const API_BASE_PATH = "/api/v1";
-export { MAX_BODY_BYTES } from "../shared/request-body";
+export { MAX_BODY_BYTES } from "../lib/request-body";
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 type Route = {
@@ -168,7 +168,7 @@ export type RestRequest = {
    * limiter and authorized; the bridge stops reading (and calls `return`) past 1 MiB.
    */
   body: AsyncIterable<Uint8Array> | null;
-  /** The socket's remote address, when the server has one (the lean front); see server/shared/client-ip.ts. */
+  /** The socket's remote address, when the server has one (the lean front); see server/lib/client-ip.ts. */
   remoteAddress?: string | null;
 };
 /** The answer, always complete JSON text (or none): the server writes it in one go with its length. */

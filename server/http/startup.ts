@@ -1,7 +1,7 @@
 import { closeDb, databaseKind, getDb } from "../db/client";
-import { log } from "../shared/log";
+import { log } from "../lib/log";
 import { closeRateLimitStore, warmUpRateLimiter } from "../ratelimit";
-import { checkSettings, setting } from "../shared/settings";
+import { checkSettings, setting } from "../lib/settings";
 
 let started: Promise<void> | undefined;
 

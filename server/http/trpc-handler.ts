@@ -3,11 +3,11 @@ import { randomUUID } from "node:crypto";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { appRouter } from "./router";
 import type { DashboardIdentity } from "../trpc/trpc";
-import { AppError, badRequest, errorBody, toAppError } from "../shared/errors";
-import { log } from "../shared/log";
+import { AppError, badRequest, errorBody, toAppError } from "../lib/errors";
+import { log } from "../lib/log";
 import { isTrustedOrigin } from "../dashboard/request-origin";
 import { resolveDashboardIdentity } from "../dashboard/identity";
-import { assertJsonContentType, readLimitedBody } from "../shared/request-body";
+import { assertJsonContentType, readLimitedBody } from "../lib/request-body";
 
 export const TRPC_ENDPOINT = "/api/trpc";
 /** Calls in one batch request: each is a procedure call with its own queries and limiter decision. */

@@ -2,9 +2,9 @@
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { changedFields, mergeAttributes } from "../shared/wire";
-import { keysetPage, toListEnvelope } from "../shared/pagination";
-import { conflict, notFound } from "../shared/errors";
+import { changedFields, mergeAttributes } from "../lib/wire";
+import { keysetPage, toListEnvelope } from "../lib/pagination";
+import { conflict, notFound } from "../lib/errors";
 import { eventEmitter } from "../outbox/emit-event";
 import { LEAD_EVENTS } from "./leads.events";
 import { conversationToWire, latestMessages } from "../conversations/conversations.service";

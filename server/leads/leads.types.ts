@@ -1,9 +1,9 @@
 import { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
-import { attributesInput, jsonObject, uuid } from "../shared/wire";
-import { listEnvelope, pageQuery } from "../shared/pagination";
-import { unknownFieldMessage } from "../shared/strict-body";
+import { attributesInput, jsonObject, uuid } from "../lib/wire";
+import { listEnvelope, pageQuery } from "../lib/pagination";
+import { unknownFieldMessage } from "../lib/strict-body";
 import { oneOf } from "../conversations/conversations.types";
 
 export const LEAD_STATUSES = ["new", "qualified", "booked", "converted", "lost"] as const;

@@ -4,7 +4,7 @@
 // best matches first. One prepared statement per shape, answering wire-shaped rows like the list.
 import { z } from "zod";
 import type { TenantSql } from "../db/tenant-scope";
-import { unknownFieldMessage } from "../shared/strict-body";
+import { unknownFieldMessage } from "../lib/strict-body";
 import type { Offering } from "./offerings.types";
 import { OFFERING_WIRE_SELECT } from "./offerings.service";
 

@@ -2,9 +2,9 @@
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantSql } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { changedFields, mergeAttributes } from "../shared/wire";
-import { sqlKeysetPage, sqlList, toListEnvelope } from "../shared/pagination";
-import { notFound } from "../shared/errors";
+import { changedFields, mergeAttributes } from "../lib/wire";
+import { sqlKeysetPage, sqlList, toListEnvelope } from "../lib/pagination";
+import { notFound } from "../lib/errors";
 import { eventEmitter } from "../outbox/emit-event";
 import { OFFERING_EVENTS } from "./offerings.events";
 import { type CreateOfferingInput, type Offering, offeringResource, type UpdateOfferingInput } from "./offerings.types";

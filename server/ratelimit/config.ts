@@ -1,5 +1,5 @@
-// Rate-limit configuration from the settings (server/shared/settings.ts holds the specification's defaults).
-import { setting } from "../shared/settings";
+// Rate-limit configuration from the settings (server/lib/settings.ts holds every default).
+import { setting } from "../lib/settings";
 import type { StoreKind } from "./store";
 
 export type RateLimitConfig = {

@@ -5,7 +5,7 @@
 // turned into a 429, so valid credentials from the same address are never refused by this layer.
 // Any surface that authenticates a caller (/api/v1, later the agent tools) answers its refusals
 // through `refusalOfFailedAuth`.
-import { AppError } from "../shared/errors";
+import { AppError } from "../lib/errors";
 import { limitFailedAuthentication } from "./index";
 
 /**

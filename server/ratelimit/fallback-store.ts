@@ -9,7 +9,7 @@
 // ends. An outage ends only once the store has stayed up for `settleMs` after coming back; a store
 // that fails again within that time is flapping, and the failure belongs to the same outage (no new
 // warning; the recovered line counts the flaps). A later outage is logged again, however soon.
-import { log } from "../shared/log";
+import { log } from "../lib/log";
 import { createMemoryStore } from "./memory-store";
 import type { LimitStore, StoreResult } from "./store";
 

@@ -1,6 +1,6 @@
 // Rate limiting for every surface. The store is chosen once per process from the environment:
 // UPSTASH_REDIS_REST_URL/TOKEN -> Upstash REST, else REDIS_URL -> Redis over TCP, else in-process.
-import { trustedProxiesFromEnv } from "../shared/client-ip";
+import { trustedProxiesFromEnv } from "../lib/client-ip";
 import { rateLimitConfigFromEnv, type RateLimitConfig } from "./config";
 import type { LimitDecision } from "./layered-limiter";
 import { createStore, createSurfaceLimiters, type SurfaceLimiters } from "./limiters";

@@ -11,8 +11,8 @@ import { handleTwilioMessaging, handleTwilioVoiceStatus } from "./twilio";
 import { handleRetellWebhook } from "./retell";
 import { handleVapiWebhook } from "./vapi";
 import { handleWhatsAppNotification, handleWhatsAppVerification } from "./whatsapp-cloud";
-import { errorBody, AppError } from "../shared/errors";
-import { resolveClientIp } from "../shared/client-ip";
+import { errorBody, AppError } from "../lib/errors";
+import { resolveClientIp } from "../lib/client-ip";
 import { limitInboundRequest, type LimitDecision } from "../ratelimit";
 import { failedAuthBucketOf } from "../ratelimit/failed-auth";
 

@@ -4,8 +4,8 @@
 // answer (`ReceiverAnswer`, complete text written in one go), the error envelope, the log line of a
 // refused request (never its body), and the one place a failure becomes an answer: a receiver never
 // answers 500 for anything a caller sent.
-import { AppError, errorBody, toAppError } from "../shared/errors";
-import { log } from "../shared/log";
+import { AppError, errorBody, toAppError } from "../lib/errors";
+import { log } from "../lib/log";
 import { publicBaseUrl } from "../channels/receiver-settings";
 
 /** What a receiver reads of a request, whichever front received it. */
@@ -17,7 +17,7 @@ export type ReceiverRequest = {
   headers: { get(name: string): string | null };
   /** The body's bytes, chunk by chunk; leaving the iteration early discards the rest unread. */
   body: AsyncIterable<Uint8Array> | null;
-  /** The socket's remote address, when the front has one (the lean front); see server/shared/client-ip.ts. */
+  /** The socket's remote address, when the front has one (the lean front); see server/lib/client-ip.ts. */
   remoteAddress?: string | null;
 };
 

@@ -10,9 +10,9 @@ import { verify } from "retell-sdk/lib/webhook_auth";
 import { z } from "zod";
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
-import { assertBoundedInput } from "../shared/bounded-input";
-import { fromZodError } from "../shared/errors";
-import { toE164 } from "../shared/customer-identifier";
+import { assertBoundedInput } from "../lib/bounded-input";
+import { fromZodError } from "../lib/errors";
+import { toE164 } from "../lib/customer-identifier";
 import { applyCallReport, type CallReport, type TranscriptTurn } from "../calls/calls.service";
 import { connectionCredentials, findActiveConnection } from "../channels/channel-connections";
 import {

@@ -1,5 +1,5 @@
 // Operator CLI: `tenant create --name N`.
-import { requiredFlag } from "../shared/cli";
+import { requiredFlag } from "../lib/cli";
 import { createTenant, tenantToWire } from "./tenants";
 
 export const TENANT_COMMANDS = {

@@ -4,7 +4,7 @@ import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
 import { getDb } from "../db/client";
 import { scopeToTenant, type TenantDb } from "../db/tenant-scope";
-import { type Flags, requiredFlag, UsageError, uuidArg } from "../shared/cli";
+import { type Flags, requiredFlag, UsageError, uuidArg } from "../lib/cli";
 
 function slugify(name: string): string {
   const base =

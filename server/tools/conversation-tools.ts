@@ -8,7 +8,7 @@ import { createLeadInput, leadSchema, updateLeadInput, type Lead } from "../lead
 import { createLead, leadToWire, updateLead } from "../leads/leads.service";
 import { appointmentSchema } from "../appointments/appointments.types";
 import { appointmentToWire } from "../appointments/appointments.service";
-import { notFound } from "../shared/errors";
+import { notFound } from "../lib/errors";
 import { joinTransaction } from "./tool-calls";
 
 export const CONTEXT_MESSAGES = 20;

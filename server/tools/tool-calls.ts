@@ -11,7 +11,7 @@
 // repeated id simply runs again.
 import { getDb } from "../db/client";
 import type { TenantDb, TenantSql, TenantTx } from "../db/tenant-scope";
-import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../shared/periodic-job";
+import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../lib/periodic-job";
 
 export const MAX_TOOL_CALL_ID = 255;
 export const TOOL_CALL_RETENTION_MS = 7 * 24 * 3_600_000;

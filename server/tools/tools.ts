@@ -1,8 +1,8 @@
 // The assistant's eight tools. Each is a thin adapter over the domain service that the matching
 // /api/v1 operation calls, so it follows the same rules and emits exactly the same events.
 import { z } from "zod";
-import { uuid } from "../shared/wire";
-import { unknownFieldMessage } from "../shared/strict-body";
+import { uuid } from "../lib/wire";
+import { unknownFieldMessage } from "../lib/strict-body";
 import { offeringSchema } from "../offerings/offerings.types";
 import { searchOfferings, searchOfferingsInput } from "../offerings/offerings.search";
 import { appointmentSchema, createAppointmentInput, type Appointment, type CreateAppointmentInput } from "../appointments/appointments.types";

@@ -1,5 +1,5 @@
 // Procedure builders for dashboard-only procedures (never exposed on /api/v1: no openapi meta).
-import { AppError } from "../shared/errors";
+import { AppError } from "../lib/errors";
 import { forbiddenUnlessManager, type Principal } from "../auth/principal";
 import { tenantProcedure } from "./trpc";
 

@@ -2,15 +2,15 @@
 // authenticates, rate-limits and authorizes every tenant procedure (REST and dashboard alike).
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import { AppError, MESSAGES, toAppError } from "../shared/errors";
+import { AppError, MESSAGES, toAppError } from "../lib/errors";
 import { getDb, getReadSql } from "../db/client";
 import { scopeSqlToTenant, scopeToTenant } from "../db/tenant-scope";
-import { assertBoundedInput } from "../shared/bounded-input";
+import { assertBoundedInput } from "../lib/bounded-input";
 import { authenticateApiKey, type AuthenticatedKey } from "../auth/authenticate";
 import type { Principal, Scope } from "../auth/principal";
 import { forbiddenFor } from "../auth/principal";
 import { limitAgentToolRequest, limitApiRequest, limitDashboardRequest, limitInboundRequest, type LimitDecision } from "../ratelimit";
-import { clientIpFromHeaders } from "../shared/client-ip";
+import { clientIpFromHeaders } from "../lib/client-ip";
 import { refusalOfFailedAuth } from "../ratelimit/failed-auth";
 
 export type DashboardIdentity = { userId: string; tenantId: string; role: "owner" | "admin" | "member"; email?: string };
@@ -23,7 +23,7 @@ export type HeaderWriter = { set(name: string, value: string): void };
 export type RequestContext = {
   requestId: string;
   /**
-   * The client's address (server/shared/client-ip.ts): the REST bridge resolves it; the dashboard's
+   * The client's address (server/lib/client-ip.ts): the REST bridge resolves it; the dashboard's
    * endpoint may (the lean front has already put it in X-Forwarded-For). Absent for in-process callers.
    */
   clientIp?: string | null;

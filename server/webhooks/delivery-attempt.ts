@@ -2,11 +2,11 @@
 // attempt and the delivery's next state in one statement. The statement appends the attempt row
 // only if the delivery is still at that (cycle, attempt) — a replay, a second worker that took an
 // expired lease, or a re-executed Inngest step can never overwrite or duplicate an earlier record.
-import { isDatabaseUnavailable } from "../shared/database-errors";
+import { isDatabaseUnavailable } from "../lib/database-errors";
 import type { PrismaClient } from "../db/generated/client";
 import { decryptSecret } from "../crypto/secret-box";
 import { toEnvelope } from "../events/catalog";
-import { log } from "../shared/log";
+import { log } from "../lib/log";
 import { attemptTimeoutMs, parseRetryAfter, planNext, truncateBody, type AttemptOutcome, type DeliveryStatus } from "./retry-ladder";
 import { sendWebhook, type SendResult } from "./send-webhook";
 import { REQUEST_BODY_LIMIT } from "./webhooks.types";

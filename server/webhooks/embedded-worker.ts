@@ -6,14 +6,14 @@
 // by its own retry timers, and otherwise by a poll.
 import pg from "pg";
 import type { PrismaClient } from "../db/generated/client";
-import { isDatabaseUnavailable } from "../shared/database-errors";
+import { isDatabaseUnavailable } from "../lib/database-errors";
 import { databaseKind, getDb } from "../db/client";
 import { OUTBOX_CHANNEL, onOutboxWrite } from "../outbox/outbox-signal";
-import { log } from "../shared/log";
+import { log } from "../lib/log";
 import { attemptDelivery, type DeliveryTarget } from "./delivery-attempt";
 import { claimSql, PACE_HORIZON_MS, pacedClaimSql } from "./claim-deliveries";
 import { attemptTimeoutMs } from "./retry-ladder";
-import { setting } from "../shared/settings";
+import { setting } from "../lib/settings";
 
 export type WorkerOptions = {
   /** Attempts in flight at once. */

@@ -1,9 +1,9 @@
 // Starts this process's webhook engine: the Inngest dispatcher when Inngest is configured by its
 // standard environment variables, otherwise the embedded worker.
-import { log } from "../shared/log";
+import { log } from "../lib/log";
 import { startEmbeddedWorker } from "./embedded-worker";
 import type { DeliveryWorker } from "./embedded-worker";
-import { setting } from "../shared/settings";
+import { setting } from "../lib/settings";
 
 /** Inngest is configured by its standard environment variables. */
 export const inngestConfigured = (env: Record<string, string | undefined> = process.env) =>

@@ -8,7 +8,7 @@ import { Inngest } from "inngest";
 import { serve } from "inngest/edge";
 import type { PrismaClient } from "../db/generated/client";
 import { getDb } from "../db/client";
-import { log } from "../shared/log";
+import { log } from "../lib/log";
 import { attemptDelivery, loadDeliveryTarget, type DeliveryTarget } from "./delivery-attempt";
 import { DeliveryWorker } from "./embedded-worker";
 import { reserveSendSlot, waitForSendSlot } from "./send-slots";

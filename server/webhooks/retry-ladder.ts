@@ -1,6 +1,6 @@
 // The retry ladder and the outcome rules of a delivery attempt, shared by both engines (embedded
 // worker and Inngest). Pure: no I/O, no clock.
-import { setting } from "../shared/settings";
+import { setting } from "../lib/settings";
 
 /** Delay before each attempt: immediately, then +60 s, +5 min, +30 min, +2 h, +12 h. */
 export const DEFAULT_RETRY_DELAYS_MS = [0, 60_000, 300_000, 1_800_000, 7_200_000, 43_200_000] as const;

@@ -2,8 +2,8 @@
 // timeout, connection only to addresses that pass the target rules). Never throws: every failure
 // becomes the attempt's error text.
 import { randomUUID } from "node:crypto";
-import { checkUrlShape } from "../shared/target-url";
-import { guardedPost } from "../shared/guarded-post";
+import { checkUrlShape } from "../lib/target-url";
+import { guardedPost } from "../lib/guarded-post";
 import { signBody, standardWebhookSignature } from "./signing";
 import { RESPONSE_BODY_LIMIT } from "./retry-ladder";
 

@@ -7,10 +7,10 @@
 import type { z } from "zod";
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
-import { type Flags, requiredFlag, UsageError, uuidArg } from "../shared/cli";
+import { type Flags, requiredFlag, UsageError, uuidArg } from "../lib/cli";
 import { tenantDbOfFlag } from "../tenants/tenants";
 import { OPERATOR } from "../audit/record-audit";
-import { AppError } from "../shared/errors";
+import { AppError } from "../lib/errors";
 import {
   createSubscription,
   deleteSubscription,

@@ -4,14 +4,14 @@
 import type { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
-import { keysetPage, toListEnvelope } from "../shared/pagination";
-import { conflict, notFound } from "../shared/errors";
+import { keysetPage, toListEnvelope } from "../lib/pagination";
+import { conflict, notFound } from "../lib/errors";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
 import { encryptSecret } from "../crypto/secret-box";
 import { eventWireId } from "../events/catalog";
 import { emitTestEvent, wakeDeliveryWorkers } from "../outbox/emit-event";
 import { generateWebhookSecret, secretPrefix } from "./signing";
-import { assertAllowedTargetUrl } from "../shared/target-url";
+import { assertAllowedTargetUrl } from "../lib/target-url";
 import { MAX_DELIVERIES_PER_SECOND, UPDATABLE_SUBSCRIPTION_FIELDS } from "./webhooks.types";
 import {
   type CreateSubscriptionInput,
@@ -25,7 +25,7 @@ import {
   subscriptionResource,
   type UpdateSubscriptionInput,
 } from "./webhooks.types";
-import { setting } from "../shared/settings";
+import { setting } from "../lib/settings";
 
 export const subscriptionToWire = subscriptionResource.toWire;
 

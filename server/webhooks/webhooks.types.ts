@@ -1,9 +1,9 @@
 import { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
-import { MAX_URL_LENGTH, uuid } from "../shared/wire";
-import { listEnvelope, pageQuery } from "../shared/pagination";
-import { unknownFieldMessage } from "../shared/strict-body";
+import { MAX_URL_LENGTH, uuid } from "../lib/wire";
+import { listEnvelope, pageQuery } from "../lib/pagination";
+import { unknownFieldMessage } from "../lib/strict-body";
 import { EVENT_TYPES, eventWireId, TEST_EVENT_TYPE, type EventType } from "../events/catalog";
 
 /** Outbound rate limit of a subscription, in deliveries (attempts) per second. */

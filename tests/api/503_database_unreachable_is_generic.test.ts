@@ -2,7 +2,7 @@
 // the cause (driver error, address, credentials, SQL) in the body.
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, errorOf } from "../helpers/api";
-import { DATABASE_UNAVAILABLE_MESSAGE } from "../../server/shared/database-errors";
+import { DATABASE_UNAVAILABLE_MESSAGE } from "../../server/lib/database-errors";
 
 beforeAll(() => {
   process.env.DATABASE_URL = "postgresql://nobody:secret-password@127.0.0.1:1/nowhere";

@@ -1,8 +1,8 @@
 // assertBoundedInput, the one check every surface runs on its input: depth at most 32, no NUL, no
 // lone surrogate, each refused as a 400 naming the field (never a stack overflow or an SQL error).
 import { describe, expect, it } from "vitest";
-import { assertBoundedInput, MAX_INPUT_DEPTH } from "../../server/shared/bounded-input";
-import { AppError } from "../../server/shared/errors";
+import { assertBoundedInput, MAX_INPUT_DEPTH } from "../../server/lib/bounded-input";
+import { AppError } from "../../server/lib/errors";
 
 /** A value `levels` containers deep: {a:{a:…{}}} built without recursion. */
 function nested(levels: number, leaf: unknown = 1): unknown {

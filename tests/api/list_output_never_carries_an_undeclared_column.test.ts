@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { call, tenantWithKey } from "../helpers/api";
 import { getSql } from "../../server/db/client";
 import { scopeSqlToTenant } from "../../server/db/tenant-scope";
-import { sqlKeysetPage, sqlList, toListEnvelope } from "../../server/shared/pagination";
+import { sqlKeysetPage, sqlList, toListEnvelope } from "../../server/lib/pagination";
 import { OFFERING_WIRE_SELECT } from "../../server/offerings/offerings.service";
 import { offeringListSchema, offeringSchema } from "../../server/offerings/offerings.types";
 

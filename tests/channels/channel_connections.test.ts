@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../server/db/client";
 import { decryptSecret } from "../../server/crypto/secret-box";
-import { toAppError } from "../../server/shared/errors";
+import { toAppError } from "../../server/lib/errors";
 import { dashboardCaller, newTenant } from "../helpers/api";
 import { spaced, TWILIO_SID, TWILIO_TOKEN, uniqueBusinessNumber } from "./fixtures";
 

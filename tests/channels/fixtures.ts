@@ -1,6 +1,6 @@
 // Shared fixtures of the channel tests: provider credentials and unique business numbers.
 import { randomInt } from "node:crypto";
-import { toE164 } from "../../server/shared/customer-identifier";
+import { toE164 } from "../../server/lib/customer-identifier";
 
 export const TWILIO_SID = "AC0123456789abcdef0123456789abcdef";
 export const TWILIO_TOKEN = "twilio-auth-token-5f1e0c9d2b7a";

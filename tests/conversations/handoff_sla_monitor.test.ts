@@ -10,7 +10,7 @@ import { checkHandoffSlas, getHandoffSla, handoffSlaInput, setHandoffSla } from 
 import { createLead, requestLeadHandoff } from "../../server/leads/leads.service";
 import { sendMessage, updateConversation } from "../../server/conversations/conversations.service";
 import { checkHandoffSla } from "../../server/webhooks/inngest-engine";
-import { fromZodError } from "../../server/shared/errors";
+import { fromZodError } from "../../server/lib/errors";
 import { tenantWithKey } from "../helpers/api";
 import { eventsOf, makeConversation, tenantDb } from "../helpers/conversations";
 

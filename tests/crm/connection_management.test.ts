@@ -6,7 +6,7 @@ import { createCallerFactory } from "../../server/trpc/trpc";
 import { getDb } from "../../server/db/client";
 import { decryptSecret } from "../../server/crypto/secret-box";
 import { dashboardCaller, newTenant } from "../helpers/api";
-import { toAppError } from "../../server/shared/errors";
+import { toAppError } from "../../server/lib/errors";
 
 const TOKEN = "pat-eu1-dashboard-token-abcdef";
 

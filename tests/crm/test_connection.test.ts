@@ -1,7 +1,7 @@
 // "Test connection" on the CRM page: one authenticated GET through the guarded client against the
 // local fake CRM, answered as ok, the CRM's status, a timeout or a network error; never the token.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { toAppError } from "../../server/shared/errors";
+import { toAppError } from "../../server/lib/errors";
 import { dashboardCaller, newTenant } from "../helpers/api";
 import { closedPort, startFakeCrm, type FakeCrm } from "./fake-crm-server";
 import { connectCrm, TOKEN } from "./connect";

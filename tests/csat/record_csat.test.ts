@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { recordCsat } from "../../server/csat/csat.service";
 import { recordCsatInput } from "../../server/csat/csat.types";
-import { AppError, fromZodError } from "../../server/shared/errors";
+import { AppError, fromZodError } from "../../server/lib/errors";
 import { tenantWithKey } from "../helpers/api";
 import { eventsOf, makeConversation, tenantDb } from "../helpers/conversations";
 

@@ -2,7 +2,7 @@
 // filter, a bounded CSV export whose cells cannot run as formulas, members reading, tenants apart.
 import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../server/db/client";
-import { toAppError } from "../../server/shared/errors";
+import { toAppError } from "../../server/lib/errors";
 import { csvCell } from "../../server/audit/audit-log";
 import { dashboardCaller, newTenant } from "../helpers/api";
 

@@ -2,7 +2,7 @@
 // a status, the error envelope or the tool's result, and the response headers.
 import { createCallerFactory, type RequestContext } from "../../server/trpc/trpc";
 import { agentRouter } from "../../server/tools/tools.router";
-import { errorBody, toAppError } from "../../server/shared/errors";
+import { errorBody, toAppError } from "../../server/lib/errors";
 
 export type ToolAnswer = { status: number; body: any; text: string; headers: Headers };
 

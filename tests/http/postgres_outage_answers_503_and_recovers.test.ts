@@ -3,7 +3,7 @@
 // server's return requests succeed again, without a restart and without stale errors.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
-import { DATABASE_UNAVAILABLE_MESSAGE } from "../../server/shared/database-errors";
+import { DATABASE_UNAVAILABLE_MESSAGE } from "../../server/lib/database-errors";
 import { tenantWithKey } from "../helpers/api";
 import { userInTenant } from "../helpers/dashboard";
 import { hasNextBuild, startMount } from "../helpers/http-mounts";

@@ -4,7 +4,7 @@
 // 5 s, without a restart.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
-import { DATABASE_UNAVAILABLE_MESSAGE } from "../../server/shared/database-errors";
+import { DATABASE_UNAVAILABLE_MESSAGE } from "../../server/lib/database-errors";
 import { tenantWithKey } from "../helpers/api";
 import { hasNextBuild, startMount } from "../helpers/http-mounts";
 import { onDatabase, PostgresServer } from "../helpers/postgres-server";

@@ -2,7 +2,7 @@
 // oversized attributes object and a `javascript:` photo each answered 500 or were stored; now each is
 // a 400 naming the field, and nothing is written.
 import { beforeAll, describe, expect, it } from "vitest";
-import { MAX_ATTRIBUTES_BYTES } from "../../server/shared/wire";
+import { MAX_ATTRIBUTES_BYTES } from "../../server/lib/wire";
 import { call, errorOf, tenantWithKey } from "../helpers/api";
 
 let key: string;

@@ -4,7 +4,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkSettings, setting } from "../../server/shared/settings";
+import { checkSettings, setting } from "../../server/lib/settings";
 
 function runLeanFront(env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
   const child = spawn(process.execPath, ["--import", "tsx", "server/http/main.ts"], {

@@ -1,9 +1,9 @@
-// The README's settings table is exactly the one generated from server/shared/settings.ts: every declared
+// The README's settings table is exactly the one generated from server/lib/settings.ts: every declared
 // setting is documented with its default, and the README documents no setting the code does not read.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { README, withSettingsTable } from "../../scripts/settings-docs";
-import { SETTINGS } from "../../server/shared/settings";
+import { SETTINGS } from "../../server/lib/settings";
 
 describe("README settings table", () => {
   it("matches_the_table_generated_from_server_settings", () => {

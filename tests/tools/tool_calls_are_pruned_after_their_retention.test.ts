@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../server/db/client";
 import { pruneToolCalls, startToolCallPruning, TOOL_CALL_RETENTION_MS } from "../../server/tools/tool-calls";
-import { startPeriodicJob } from "../../server/shared/periodic-job";
+import { startPeriodicJob } from "../../server/lib/periodic-job";
 import { tenantWithKey } from "../helpers/api";
 import { callTool } from "../helpers/agent";
 import { makeConversation, tenantDb } from "../helpers/conversations";

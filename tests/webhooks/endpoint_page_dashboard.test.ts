@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { getDelivery, listDeliveries } from "../../server/webhooks/webhooks.service";
-import { toAppError } from "../../server/shared/errors";
+import { toAppError } from "../../server/lib/errors";
 import { newTenant } from "../helpers/api";
 import { dashboardCaller as callerOf } from "../helpers/webhooks";
 import { startConsumer, eventually, type Consumer } from "../helpers/webhook-consumer";

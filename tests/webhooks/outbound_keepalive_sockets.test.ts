@@ -5,7 +5,7 @@ import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { guardedPost, IDLE_SOCKET_TIMEOUT_MS } from "../../server/shared/guarded-post";
+import { guardedPost, IDLE_SOCKET_TIMEOUT_MS } from "../../server/lib/guarded-post";
 
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 const closers: (() => Promise<void>)[] = [];

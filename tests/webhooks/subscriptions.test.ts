@@ -2,13 +2,13 @@
 // encrypted, target URL rules, roles, audit entries, and the test event.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../server/db/client";
-import { toAppError } from "../../server/shared/errors";
+import { toAppError } from "../../server/lib/errors";
 import { decryptSecret } from "../../server/crypto/secret-box";
 import { tenantWithKey } from "../helpers/api";
 import { dashboardCaller, deliveriesOf } from "../helpers/webhooks";
 import { startConsumer, eventually, type Consumer } from "../helpers/webhook-consumer";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
-import { refusedAddressReason } from "../../server/shared/target-url";
+import { refusedAddressReason } from "../../server/lib/target-url";
 import { DEFAULT_RETRY_DELAYS_MS, classifyOutcome, nextStep } from "../../server/webhooks/retry-ladder";
 
 let c: Consumer;

@@ -4,9 +4,9 @@
 // has: the URL shape (literal host), the save-time resolution, and the connection's own lookup.
 import { afterEach, describe, expect, it } from "vitest";
 import type { LookupAddress } from "node:dns";
-import { toAppError } from "../../server/shared/errors";
-import { guardedPost } from "../../server/shared/guarded-post";
-import { checkUrlShape, guardedLookup, refusedAddressReason, refusedHostReason, refusedLiteralHostReason } from "../../server/shared/target-url";
+import { toAppError } from "../../server/lib/errors";
+import { guardedPost } from "../../server/lib/guarded-post";
+import { checkUrlShape, guardedLookup, refusedAddressReason, refusedHostReason, refusedLiteralHostReason } from "../../server/lib/target-url";
 import { tenantWithKey } from "../helpers/api";
 import { dashboardCaller } from "../helpers/webhooks";
 

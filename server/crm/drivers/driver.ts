@@ -1,5 +1,5 @@
 // The CRM driver interface: one call, "create this record", against a provider's HTTP API.
-import { guardedPost } from "../../shared/guarded-post";
+import { guardedPost } from "../../lib/guarded-post";
 
 export { CRM_PROVIDERS, type CrmProvider } from "./providers";
 

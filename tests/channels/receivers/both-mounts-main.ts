@@ -6,7 +6,7 @@
 // `node --import tsx tests/channels/receivers/both-mounts-main.ts`, HOST / PORT / ROUTE_FILE_PORT.
 import { createServer } from "node:http";
 import { createLeanServer } from "../../../server/http/lean-server";
-import { forwardResolvedClientIp } from "../../../server/shared/client-ip";
+import { forwardResolvedClientIp } from "../../../server/lib/client-ip";
 import { sendFetchResponse, toFetchRequest } from "../../../server/http/fetch-bridge";
 import { closeServerProcess, startServerProcess, stopBackgroundWork } from "../../../server/http/startup";
 import * as webhooksRoute from "../../../app/api/webhooks/[...path]/route";

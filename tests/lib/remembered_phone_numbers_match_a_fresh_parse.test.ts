@@ -1,9 +1,9 @@
-// toE164 remembers its answers (server/shared/customer-identifier.ts): asked again, in any
+// toE164 remembers its answers (server/lib/customer-identifier.ts): asked again, in any
 // order and with or without a default region, it gives exactly what libphonenumber-js gives for
 // that input and region, valid or not, also once more numbers were asked than it remembers.
 import { parsePhoneNumberFromString, type CountryCode } from "libphonenumber-js/max";
 import { describe, expect, it } from "vitest";
-import { toE164 } from "../../server/shared/customer-identifier";
+import { toE164 } from "../../server/lib/customer-identifier";
 
 const freshParse = (input: string, region?: CountryCode) => {
   const parsed = parsePhoneNumberFromString(input.trim(), region);
