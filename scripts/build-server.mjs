@@ -2,13 +2,17 @@
 // from server/) into one ES module, dist/server/main.mjs, so `npm start` runs plain JavaScript: no
 // TypeScript compiler in the serving process (faster start, less memory). Packages stay in
 // node_modules, loaded by Node as usual. `npm run build` runs this after `next build`.
-import { existsSync, readFileSync } from "node:fs";
+// Then, with the compiled server, the embedded database's template: dist/embedded-template, a new
+// PGlite database with every migration applied and no rows, which a first embedded start copies.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const OUT_DIR = path.join(root, "dist", "server");
 export const SERVER_BUNDLE = path.join(OUT_DIR, "main.mjs");
+const EMBEDDED_TEMPLATE = path.join(root, "dist", "embedded-template");
 
 /** `pkg/deep/path` of a package without an `exports` map works under tsx and CommonJS, not under Node's ESM resolver: name the file. */
 function nodeResolvable(specifier) {
@@ -58,9 +62,35 @@ export async function buildServer() {
     banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' },
   });
   await esbuild.stop(); // its service process would otherwise live beside the server
+  buildEmbeddedTemplate();
+}
+
+/**
+ * Creates and migrates an embedded database with the compiled server's own code (its child mode
+ * that prepares a database, here without the demo tenant), then puts it in place of the last one.
+ */
+function buildEmbeddedTemplate() {
+  const work = mkdtempSync(path.join(root, "dist", ".embedded-template-"));
+  const env = {
+    ...process.env,
+    TDP_PREPARE_EMBEDDED_DB: "1",
+    DATA_DIR: work,
+    EMBEDDED_DB_TEMPLATE: path.join(work, "none"),
+    DEMO_SEED: "0",
+    LOG_LEVEL: "warn",
+  };
+  for (const name of ["DATABASE_URL", "SKIP_MIGRATIONS"]) delete env[name];
+  try {
+    const run = spawnSync(process.execPath, [SERVER_BUNDLE], { cwd: root, env, stdio: "inherit" });
+    if (run.status !== 0) throw new Error(`creating the embedded database template failed (exit code ${run.status})`);
+    rmSync(EMBEDDED_TEMPLATE, { recursive: true, force: true });
+    renameSync(path.join(work, "pglite"), EMBEDDED_TEMPLATE);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   await buildServer();
-  console.log(`server compiled to ${path.relative(root, SERVER_BUNDLE)}`);
+  console.log(`server compiled to ${path.relative(root, SERVER_BUNDLE)}, embedded database template in ${path.relative(root, EMBEDDED_TEMPLATE)}`);
 }

@@ -2,7 +2,7 @@
 # The whole test suite, on real services:
 #   1. vitest on PostgreSQL + Redis (throwaway servers started here unless DATABASE_URL / REDIS_URL are set);
 #   2. vitest again on the embedded defaults (PGlite, in-process rate-limit store);
-#   3. the API contract suite over real HTTP through both mounts (lean front and Next route), after `next build`;
+#   3. the API contract suite over real HTTP through both mounts (lean front and Next route), after `npm run build`;
 #   4. browser tests (Playwright driving Debian's Chromium) against `next start`.
 # Set TEST_PHASES to a subset (e.g. "postgres pglite") to run fewer.
 set -uo pipefail
@@ -21,10 +21,10 @@ trap stop_services EXIT
 [ -n "${REDIS_URL:-}" ] || start_redis
 PG_URL="$DATABASE_URL"
 
-# The HTTP-mount and browser tests run the production build.
+# The HTTP-mount and browser tests run the production build; a fresh embedded start copies its database template.
 if [ -z "${SKIP_BUILD:-}" ]; then
-  echo "=== next build"
-  npx next build >"$RESULTS/next-build.log" 2>&1 || { tail -60 "$RESULTS/next-build.log"; echo "next build failed"; status=1; }
+  echo "=== npm run build (the Next app, the compiled server, the embedded database template)"
+  npm run build >"$RESULTS/next-build.log" 2>&1 || { tail -60 "$RESULTS/next-build.log"; echo "npm run build failed"; status=1; }
 fi
 
 run_vitest() { # name, env... [-- vitest args...]

@@ -77,12 +77,14 @@ async function stopServer(s: Started) {
 export type FootprintRun = { readyMs: number; idleMb: number; afterLoadMb: number; reqPerSec: number; afterPageMb: number };
 
 /** One server's life: ready time, idle memory, memory after a throughput run and after a page view. */
-async function measure(env: Record<string, string | undefined>, apiKey: (s: Started) => string): Promise<FootprintRun> {
+async function measure(env: Record<string, string | undefined>, apiKey: (s: Started) => Promise<string>): Promise<FootprintRun> {
   const s = await startServer(env);
   try {
+    // Idle is measured once start-up work is over: a first embedded start seeds the demo tenant behind the ready server.
+    const key = await apiKey(s);
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const idleMb = residentMb(s.proc.pid!);
-    const load = await autocannon({ url: s.url + LIST_PATH, connections: 50, duration: LOAD_SECONDS, headers: { authorization: `Bearer ${apiKey(s)}` } });
+    const load = await autocannon({ url: s.url + LIST_PATH, connections: 50, duration: LOAD_SECONDS, headers: { authorization: `Bearer ${key}` } });
     if (load.non2xx) throw new Error(`${load.non2xx} non-2xx answers under load`);
     const afterLoadMb = residentMb(s.proc.pid!);
     const page = await fetch(s.url + "/sign-in");
@@ -95,25 +97,27 @@ async function measure(env: Record<string, string | undefined>, apiKey: (s: Star
   }
 }
 
-/** The demo tenant's key, printed once by a first embedded start. */
-function demoKey(s: Started): string {
-  const key = /Demo API key \(shown once\): (\S+)/.exec(s.output())?.[1];
-  if (!key) throw new Error(`no demo key printed:\n${s.output()}`);
-  return key;
+/** The demo tenant's key, printed once by a first embedded start when its seeding is done. */
+async function demoKey(s: Started): Promise<string> {
+  for (const deadline = performance.now() + 60_000; performance.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
+    const key = /Demo API key \(shown once\): (\S+)/.exec(s.output())?.[1];
+    if (key) return key;
+  }
+  throw new Error(`no demo key printed:\n${s.output()}`);
 }
 
 export async function benchFootprint(ctx: { databaseUrl?: string; apiKey?: string }) {
   const results: Record<string, FootprintRun> = {};
   if (ctx.databaseUrl && ctx.apiKey) {
     log("PostgreSQL: start, idle, load, page");
-    results.postgres = await measure({ DATABASE_URL: ctx.databaseUrl, DEMO_SEED: "0", RATE_LIMIT_DISABLED: "1" }, () => ctx.apiKey!);
+    results.postgres = await measure({ DATABASE_URL: ctx.databaseUrl, DEMO_SEED: "0", RATE_LIMIT_DISABLED: "1" }, async () => ctx.apiKey!);
   }
   const dataDir = mkdtempSync(path.join(tmpdir(), "bench-footprint-"));
   let key = "";
   log("embedded: first start (creates the database and the demo tenant)");
-  results.embeddedFirstStart = await measure({ DATABASE_URL: undefined, DATA_DIR: dataDir, RATE_LIMIT_DISABLED: "1" }, (s) => (key = demoKey(s)));
+  results.embeddedFirstStart = await measure({ DATABASE_URL: undefined, DATA_DIR: dataDir, RATE_LIMIT_DISABLED: "1" }, async (s) => (key = await demoKey(s)));
   log("embedded: restart");
-  results.embeddedRestart = await measure({ DATABASE_URL: undefined, DATA_DIR: dataDir, RATE_LIMIT_DISABLED: "1" }, () => key);
+  results.embeddedRestart = await measure({ DATABASE_URL: undefined, DATA_DIR: dataDir, RATE_LIMIT_DISABLED: "1" }, async () => key);
   for (const [name, r] of Object.entries(results)) {
     console.log(
       `footprint ${name.padEnd(19)} ready ${String(r.readyMs).padStart(5)} ms   idle ${r.idleMb} MB   after ${LOAD_SECONDS} s at -c 50 (${r.reqPerSec} req/s) ${r.afterLoadMb} MB   after a page ${r.afterPageMb} MB`,

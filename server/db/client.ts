@@ -1,7 +1,7 @@
 // The one database client of the process. PostgreSQL when DATABASE_URL is set (production, CI);
 // otherwise an embedded PGlite persisted under `.data/` (a fresh clone runs with no setup).
 // Migrations in prisma/migrations are applied on first use, through the same driver adapter.
-import { existsSync, mkdirSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
@@ -33,6 +33,24 @@ export const databaseKind = () => (setting("DATABASE_URL") ? "postgres" : "pglit
 const embeddedDir = () => path.join(dataDir(), "pglite");
 /** Whether the embedded database was created already (PostgreSQL's own marker file). */
 export const embeddedDatabaseExists = () => existsSync(path.join(embeddedDir(), "PG_VERSION"));
+/** The build's migrated, empty embedded database (scripts/build-server.mjs), when there is one. */
+const embeddedTemplateDir = () => path.resolve(setting("EMBEDDED_DB_TEMPLATE"));
+export const embeddedTemplateExists = () => existsSync(path.join(embeddedTemplateDir(), "PG_VERSION"));
+
+/**
+ * A new embedded database starts as a copy of the build's template (about 0.2 s, against about 4 s
+ * for initdb and the migrations, whose work would also grow this process's WebAssembly heap for
+ * good). Copied beside and renamed into place, so a crash mid-copy leaves no half database.
+ * Migrations newer than the template are applied when it opens, as for any database.
+ */
+function createEmbeddedFromTemplate(dir: string): void {
+  const partial = `${dir}.partial-${process.pid}`;
+  rmSync(partial, { recursive: true, force: true });
+  cpSync(embeddedTemplateDir(), partial, { recursive: true });
+  rmSync(dir, { recursive: true, force: true }); // without PG_VERSION it is no database (an initdb cut short)
+  renameSync(partial, dir);
+  log.info("embedded database created from the build's template", { dir });
+}
 
 /**
  * How long opening a PostgreSQL connection (or waiting for a pooled one) may take before the call
@@ -153,6 +171,7 @@ async function open(): Promise<DbState> {
     const dir = embeddedDir();
     mkdirSync(dataDir(), { recursive: true });
     acquireEmbeddedLock(dataDir());
+    if (!embeddedDatabaseExists() && embeddedTemplateExists()) createEmbeddedFromTemplate(dir);
     const [{ PGlite }, { PrismaPGlite }] = await Promise.all([import("@electric-sql/pglite"), import("pglite-prisma-adapter")]);
     const pglite = await PGlite.create(dir, { postgresqlconf: embeddedPostgresConf() });
     adapter = new PrismaPGlite(pglite);

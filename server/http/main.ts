@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { closeServerProcess, seedDemoTenantIfEnabled, startServerProcess, stopBackgroundWork } from "./startup";
-import { closeDb, dataDir, databaseKind, embeddedDatabaseExists, getDb } from "../db/client";
+import { closeDb, dataDir, databaseKind, embeddedDatabaseExists, embeddedTemplateExists, getDb } from "../db/client";
 import { log } from "../lib/log";
 import { checkSettingsOrExit, setting } from "../lib/settings";
 import { drainable } from "./drain";
@@ -27,7 +27,8 @@ const shutdownTimeoutMs = setting("SHUTDOWN_TIMEOUT_MS");
 
 async function main() {
   if (process.env.TDP_PREPARE_EMBEDDED_DB === "1") return prepareEmbeddedDatabase();
-  if (databaseKind() === "pglite" && !embeddedDatabaseExists()) await prepareEmbeddedDatabaseInChild();
+  // Without the build's template, a new embedded database is created (initdb, migrations) in a child.
+  if (databaseKind() === "pglite" && !embeddedDatabaseExists() && !embeddedTemplateExists()) await prepareEmbeddedDatabaseInChild();
   // Opens the database (and, on the embedded default, takes its lock) before anything is served.
   await startServerProcess();
 
@@ -64,9 +65,10 @@ async function main() {
 }
 
 /**
- * A new embedded database is created (initdb) and migrated in a short-lived child process: that work
- * (and the demo tenant's week) grows PGlite's WebAssembly memory to about 700 MB, which a process
- * never gives back. The server then opens a ready database at its everyday size.
+ * Without the build's template, a new embedded database is created (initdb) and migrated in a
+ * short-lived child process: that work (and the demo tenant's week) grows PGlite's WebAssembly
+ * memory to about 700 MB, which a process never gives back. The server then opens a ready database
+ * at its everyday size.
  */
 async function prepareEmbeddedDatabaseInChild(): Promise<void> {
   log.info("creating the embedded database", { dir: dataDir() });
@@ -81,7 +83,8 @@ async function prepareEmbeddedDatabaseInChild(): Promise<void> {
 /**
  * The child's whole work: open (create and migrate) the embedded database, seed the demo tenant,
  * release it, and exit at once (idle keep-alive sockets of the demo's traffic would hold the
- * process, and the server's start, for seconds).
+ * process, and the server's start, for seconds). `npm run build` runs it with DEMO_SEED=0 to make
+ * the template (scripts/build-server.mjs).
  */
 async function prepareEmbeddedDatabase(): Promise<void> {
   await getDb();

@@ -4,17 +4,21 @@ import { closeRateLimitStore, warmUpRateLimiter } from "../ratelimit";
 import { checkSettings, setting } from "../lib/settings";
 
 let started: Promise<void> | undefined;
+/** The demo tenant's seeding, which runs behind a ready server (see startServerProcess). */
+let seeding: Promise<void> | undefined;
 
 /** Once per server process: at boot under `npm start`, at the first API request under `next start` (app/_lib/server-route.ts). */
 export function startServerProcess(): Promise<void> {
   started ??= (async () => {
     checkSettings(); // a malformed setting stops the process here, named, before anything is opened
     await Promise.all([getDb(), warmUpRateLimiter()]);
-    await seedDemoTenantIfEnabled();
     await (await import("../webhooks/engine")).startWebhookEngine();
     (await import("../conversations/send-recovery")).startSendRecovery();
     (await import("../conversations/sla-monitor")).startSlaMonitor();
     (await import("../tools/tool-calls")).startToolCallPruning();
+    // Seeded behind the ready server (a few seconds of provider traffic on a first embedded start):
+    // nothing can refer to the demo tenant before its key and owner login are printed, at the end.
+    seeding = seedDemoTenantIfEnabled().catch((err) => log.error("seeding the demo tenant failed", { error: String(err) }));
     log.info("server process ready", { database: databaseKind() });
   })();
   return started;
@@ -39,13 +43,14 @@ export async function seedDemoTenantIfEnabled(): Promise<void> {
 
 /**
  * Graceful stop, first half: the background work this process started takes no new work and
- * finishes what it holds (webhook attempts sent and recorded, or past `deadline` (epoch ms) their
- * leases released; a send-recovery sweep, an SLA check or a tool-call pruning in progress
- * completed). The database stays open.
+ * finishes what it holds (the demo tenant's seeding; webhook attempts sent and recorded, or past
+ * `deadline` (epoch ms) their leases released; a send-recovery sweep, an SLA check or a tool-call
+ * pruning in progress completed). The database stays open.
  */
 export async function stopBackgroundWork(deadline: number): Promise<void> {
   if (!started) return;
   await started.catch(() => {});
+  await seeding; // a demo tenant cut off halfway would never be seeded again (its slug exists)
   const [{ stopWebhookEngine }, { stopSendRecovery }, { stopSlaMonitor }, { stopToolCallPruning }] = await Promise.all([
     import("../webhooks/engine"),
     import("../conversations/send-recovery"),

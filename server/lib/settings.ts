@@ -108,6 +108,11 @@ export const SETTINGS = {
       .default("16MB"),
     "the embedded PGlite's shared buffers (its memory never shrinks once grown; PostgreSQL's default is 128MB)",
   ),
+  EMBEDDED_DB_TEMPLATE: declare(
+    DB,
+    text().default("dist/embedded-template"),
+    "a migrated, empty embedded database that `npm run build` makes: a new embedded database starts as its copy instead of being created and migrated; where there is none, it is created",
+  ),
   SKIP_MIGRATIONS: declare(DB, flag(), "do not apply pending migrations when the database opens (they were applied beforehand)"),
   MIGRATE_DEBUG: declare(DB, flag(), "print the schema engine's log while migrating"),
 

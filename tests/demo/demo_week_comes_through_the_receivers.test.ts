@@ -5,7 +5,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { freePort, spawnServer, type Running } from "../../scripts/bench/services";
 import { mountEnv, ROOT } from "../helpers/http-mounts";
 
@@ -37,9 +37,15 @@ describe("the demo tenant of a fresh embedded start", () => {
         PUBLIC_BASE_URL: undefined,
       }),
     });
-    const printed = /Demo API key \(shown once\): (\S+)/.exec(server.output());
-    expect(printed).not.toBeNull();
-    key = printed![1];
+    // Seeded behind the ready server: the key is printed when the week is in.
+    key = await vi.waitFor(
+      () => {
+        const printed = /Demo API key \(shown once\): (\S+)/.exec(server.output());
+        if (!printed) throw new Error(`no demo key printed yet:\n${server.output()}`);
+        return printed[1];
+      },
+      { timeout: 120_000, interval: 50 },
+    );
   }, 200_000);
   afterAll(async () => server?.stop());
 
