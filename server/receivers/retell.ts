@@ -10,22 +10,10 @@ import { verify } from "retell-sdk/lib/webhook_auth";
 import { z } from "zod";
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
-import { assertBoundedInput } from "../lib/bounded-input";
-import { fromZodError } from "../lib/errors";
 import { toE164 } from "../lib/customer-identifier";
 import { applyCallReport, type CallReport, type TranscriptTurn } from "../calls/calls.service";
-import { connectionCredentials, findActiveConnection } from "../channels/channel-connections";
-import {
-  answerReceiver,
-  badSignature,
-  jsonAnswer,
-  malformed,
-  missingSignature,
-  readRawBody,
-  unknownAddress,
-  type ReceiverAnswer,
-  type ReceiverRequest,
-} from "./receiver-http";
+import { readSignedCallWebhook } from "./signed-call-webhook";
+import { answerReceiver, jsonAnswer, malformed, type ReceiverAnswer, type ReceiverRequest } from "./receiver-http";
 import { MAX_INBOUND_BODY } from "./twilio";
 
 const SIGNATURE_HEADER = "x-retell-signature";
@@ -80,14 +68,6 @@ const callPayload = z.object({
 type RetellCall = z.infer<typeof callPayload>;
 
 const webhookPayload = z.object({ event: z.string().max(100), call: callPayload });
-
-function parseJson(raw: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    throw malformed("malformed JSON body");
-  }
-}
 
 /** Enough of the payload to find the tenant: the business number of the call. */
 function businessNumberOf(payload: unknown): string {
@@ -157,19 +137,14 @@ function reportOf(event: string, call: RetellCall, customerNumber: string): Call
 
 export function handleRetellWebhook(req: ReceiverRequest): Promise<ReceiverAnswer> {
   return answerReceiver("retell", req, async () => {
-    const raw = await readRawBody(req);
-    const signature = req.headers.get(SIGNATURE_HEADER);
-    if (!signature) throw missingSignature(SIGNATURE_HEADER);
-    const payload = parseJson(raw);
-    const number = businessNumberOf(payload);
-    const connection = await findActiveConnection("retell", number);
-    if (!connection) throw unknownAddress(`retell number ${number}`);
-    if (!(await verify(raw, connectionCredentials<"retell">(connection).api_key, signature))) throw badSignature(SIGNATURE_HEADER);
-
-    assertBoundedInput(payload);
-    const parsed = webhookPayload.safeParse(payload);
-    if (!parsed.success) throw fromZodError(parsed.error);
-    const { event, call } = parsed.data;
+    const { connection, data } = await readSignedCallWebhook(req, {
+      provider: "retell",
+      signatureHeader: SIGNATURE_HEADER,
+      businessNumberOf,
+      verifies: (raw, credentials, signature) => verify(raw, credentials.api_key, signature),
+      payload: webhookPayload,
+    });
+    const { event, call } = data;
     if (LIFECYCLE_EVENTS.has(event)) {
       const customerNumber = call.direction === "inbound" ? call.from_number : call.to_number;
       if (!toE164(customerNumber)) {

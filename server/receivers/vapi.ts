@@ -13,22 +13,10 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
-import { assertBoundedInput } from "../lib/bounded-input";
-import { fromZodError } from "../lib/errors";
 import { toE164 } from "../lib/customer-identifier";
 import { applyCallReport, type CallReport, type TranscriptTurn } from "../calls/calls.service";
-import { connectionCredentials, findActiveConnection } from "../channels/channel-connections";
-import {
-  answerReceiver,
-  badSignature,
-  jsonAnswer,
-  malformed,
-  missingSignature,
-  readRawBody,
-  unknownAddress,
-  type ReceiverAnswer,
-  type ReceiverRequest,
-} from "./receiver-http";
+import { readSignedCallWebhook } from "./signed-call-webhook";
+import { answerReceiver, jsonAnswer, malformed, type ReceiverAnswer, type ReceiverRequest } from "./receiver-http";
 import { MAX_INBOUND_BODY } from "./twilio";
 
 const SIGNATURE_HEADER = "x-vapi-signature";
@@ -80,14 +68,7 @@ const messagePayload = z.object({
   phoneNumber: phone,
 });
 type VapiMessage = z.infer<typeof messagePayload>;
-
-function parseJson(raw: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    throw malformed("malformed JSON body");
-  }
-}
+const webhookPayload = z.object({ message: messagePayload });
 
 type Loose = { message?: { phoneNumber?: { number?: unknown }; call?: { phoneNumber?: { number?: unknown } } } } | null;
 
@@ -182,19 +163,14 @@ function reportOf(message: VapiMessage): CallReport | null {
 
 export function handleVapiWebhook(req: ReceiverRequest): Promise<ReceiverAnswer> {
   return answerReceiver("vapi", req, async () => {
-    const raw = await readRawBody(req);
-    const signature = req.headers.get(SIGNATURE_HEADER);
-    if (!signature) throw missingSignature(SIGNATURE_HEADER);
-    const payload = parseJson(raw);
-    const number = businessNumberOf(payload);
-    const connection = await findActiveConnection("vapi", number);
-    if (!connection) throw unknownAddress(`vapi number ${number}`);
-    if (!signatureVerifies(raw, connectionCredentials<"vapi">(connection).secret, signature)) throw badSignature(SIGNATURE_HEADER);
-
-    assertBoundedInput(payload);
-    const parsed = z.object({ message: messagePayload }).safeParse(payload);
-    if (!parsed.success) throw fromZodError(parsed.error);
-    const report = reportOf(parsed.data.message);
+    const { connection, data } = await readSignedCallWebhook(req, {
+      provider: "vapi",
+      signatureHeader: SIGNATURE_HEADER,
+      businessNumberOf,
+      verifies: (raw, credentials, signature) => signatureVerifies(raw, credentials.secret, signature),
+      payload: webhookPayload,
+    });
+    const report = reportOf(data.message);
     if (report) await applyCallReport(scopeToTenant(await getDb(), connection.tenantId), report);
     return jsonAnswer(200, { received: true });
   });
