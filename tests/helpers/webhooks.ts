@@ -8,8 +8,17 @@ import { getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { listDeliveries } from "../../server/webhooks/webhooks.service";
 
+/** Every delivery of a tenant (or of one subscription), newest first: all pages. */
 export async function deliveriesOf(tenantId: string, subscriptionId?: string) {
-  return (await listDeliveries(scopeToTenant(await getDb(), tenantId), { limit: 100, subscription_id: subscriptionId })).data;
+  const db = scopeToTenant(await getDb(), tenantId);
+  const all = [];
+  let cursor: string | undefined;
+  do {
+    const page = await listDeliveries(db, { limit: 100, cursor, subscription_id: subscriptionId });
+    all.push(...page.data);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return all;
 }
 
 /** Starts webhook-worker-process.ts with this process's environment plus `env`; resolves once it is ready. */
