@@ -253,9 +253,11 @@ describe.skipIf(!process.env.DATABASE_URL)("outbound rate limits across processe
     const ids = await emitInOrder(tenantId, 14);
     const received = await c.waitFor(14, 30_000);
     // Across processes the slots are shared, but each process keeps its own clock and scheduler:
-    // twice the jitter allowance, and the order only as far as that jitter lets it.
+    // three times the jitter allowance (one process's timer late by 200 ms under a loaded suite
+    // once put a fifth arrival inside 800 ms), and the order only as far as that jitter lets it.
+    // A limit per process would still show: two processes at 4 a second put 5 arrivals in 700 ms.
     expect(received.map((r) => r.id).sort()).toEqual([...ids].sort());
-    expect(mostInOneSecond(received, 2 * JITTER_MS)).toBeLessThanOrEqual(4);
+    expect(mostInOneSecond(received, 3 * JITTER_MS)).toBeLessThanOrEqual(4);
     // One limit for all three: a limit per process would have sent them three times as fast.
     expect(received.at(-1)!.at - received[0].at).toBeGreaterThanOrEqual((13 / 4) * 1000 - 2 * JITTER_MS);
     const deliveries = await eventually(async () => {
