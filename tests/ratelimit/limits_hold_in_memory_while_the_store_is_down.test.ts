@@ -140,6 +140,30 @@ describe("a Redis store that goes away", () => {
     expect(warnings()).toHaveLength(0);
   });
 
+  it("200_a_busy_process_whose_timer_fires_late_takes_the_reply_already_in_its_socket_not_memory", async () => {
+    const client = createLimiterRedisClient(server.url, { commandTimeoutMs: 200 });
+    await new Promise((resolve) => client.once("ready", resolve));
+    const { api } = createSurfaceLimiters(resilient(createRedisStore(client, { ownsClient: true })), CONFIG);
+    expect(outcome(await api.check({ key: "key-a", tenant: "t" }))).toBe("ok 2"); // in Redis
+    // The process is busy for 500 ms as it writes the next command, so the reply Redis sends at once
+    // waits in the socket: the 200 ms timer is overdue when the process gets the CPU back.
+    const socket = client.stream as unknown as { write: (...args: unknown[]) => boolean };
+    const write = socket.write;
+    let blocked = 0;
+    socket.write = function (this: unknown, ...args: unknown[]) {
+      const written = write.apply(this, args);
+      if (!blocked++) for (const until = performance.now() + 500; performance.now() < until; );
+      return written;
+    };
+    const busy = await timed(() => api.check({ key: "key-a", tenant: "t" }));
+    socket.write = write;
+    expect(blocked).toBeGreaterThan(0);
+    expect(busy.ms).toBeGreaterThanOrEqual(500);
+    expect(outcome(busy.value)).toBe("ok 1"); // Redis's second count of key-a, not memory's first
+    expect(warnings()).toHaveLength(0);
+    expect(outcome(await api.check({ key: "key-a", tenant: "t" }))).toBe("ok 0");
+  });
+
   it("429_a_hung_redis_fails_calls_after_the_command_timeout_and_memory_decides_until_it_answers_again", async () => {
     const client = createLimiterRedisClient(server.url, { commandTimeoutMs: 300 });
     await new Promise((resolve) => client.once("ready", resolve));
