@@ -1,6 +1,7 @@
 // A LimitStore over @upstash/ratelimit's slidingWindow, for both Redis-backed stores: the Upstash
 // REST client as is, or ioredis through the script adapter.
 import { Ratelimit } from "@upstash/ratelimit";
+import { answeredWithin } from "./answered-within";
 import { KEY_PREFIX, type LimitStore, type StoreKind, type StoreResult } from "./store";
 
 type RatelimitRedis = ConstructorParameters<typeof Ratelimit>[0]["redis"];
@@ -8,6 +9,8 @@ type RatelimitRedis = ConstructorParameters<typeof Ratelimit>[0]["redis"];
 export function createLibraryStore(opts: {
   kind: StoreKind;
   redis: unknown; // @upstash/redis client, or anything answering evalsha/eval like one
+  /** A call without an answer after this fails (a TimeoutError: the store counts as down). */
+  callTimeoutMs: number;
   probe: () => Promise<unknown>;
   clear: () => Promise<void>;
   close: () => Promise<void>;
@@ -36,11 +39,11 @@ export function createLibraryStore(opts: {
   return {
     kind: opts.kind,
     async limit(identifier, limit, windowMs, rate = 1): Promise<StoreResult> {
-      const r = await limiterFor(limit, windowMs).limit(identifier, rate === 1 ? undefined : { rate });
+      const r = await answeredWithin(limiterFor(limit, windowMs).limit(identifier, rate === 1 ? undefined : { rate }), opts.callTimeoutMs);
       return { success: r.success, limit: r.limit, remaining: r.remaining, reset: r.reset };
     },
     async probe() {
-      await opts.probe();
+      await answeredWithin(opts.probe(), opts.callTimeoutMs);
     },
     clear: opts.clear,
     close: opts.close,

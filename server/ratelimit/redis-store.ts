@@ -1,12 +1,12 @@
 // Rate-limit store on a plain Redis server over TCP (REDIS_URL), through ioredis.
 import { Redis } from "ioredis";
 import { createLibraryStore } from "./library-store";
-import { createScriptAdapter, type ScriptAdapter } from "./redis-script-adapter";
+import { createScriptAdapter } from "./redis-script-adapter";
 import { KEY_PREFIX, type LimitStore } from "./store";
 
 const CONNECT_TIMEOUT_MS = 1000;
 const DEFAULT_COMMAND_TIMEOUT_MS = 1000;
-/** ioredis's own command timeout, a multiple of ours: it only clears commands a hung server never answers. */
+/** ioredis's own command timeout, a multiple of the store's: it only clears commands a hung server never answers. */
 const BACKSTOP_FACTOR = 10;
 /** The command timeout each limiter client was made with. */
 const commandTimeouts = new WeakMap<Redis, number>();
@@ -14,8 +14,8 @@ const commandTimeouts = new WeakMap<Redis, number>();
 /**
  * An ioredis client suited to a limiter with an in-memory fallback (fallback-store.ts): commands
  * fail at once while disconnected (no offline queue, no per-request retries) instead of piling up,
- * a command the server sits on fails after `commandTimeoutMs` (see `answeredWithin`), and the
- * client keeps reconnecting in the background so the store can come back.
+ * a command the server sits on fails after `commandTimeoutMs` (judged by library-store.ts, see
+ * answered-within.ts), and the client keeps reconnecting in the background so the store can come back.
  */
 export function createLimiterRedisClient(url: string, opts: { commandTimeoutMs?: number } = {}): Redis {
   const commandTimeoutMs = opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
@@ -32,46 +32,6 @@ export function createLimiterRedisClient(url: string, opts: { commandTimeoutMs?:
   client.on("error", () => {});
   commandTimeouts.set(client, commandTimeoutMs);
   return client;
-}
-
-class CommandTimeoutError extends Error {
-  override name = "TimeoutError";
-}
-
-/**
- * `work`, or a TimeoutError after `ms` without an answer, judged only after this process has read
- * its sockets once more: the timer of a busy process (a burst, a loaded machine) fires late, when
- * the reply may already wait in the socket; failing it then would put the limits in memory because
- * this process was slow, not the store (fallback-store.ts). Timers run before the event loop's I/O
- * phase and `setImmediate` after it, so the verdict waits for that one read.
- */
-export function answeredWithin<T>(work: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const timer = setTimeout(
-      () =>
-        setImmediate(() => {
-          if (settled) return;
-          settled = true;
-          reject(new CommandTimeoutError(`Redis did not answer within ${ms} ms`));
-        }),
-      ms,
-    );
-    work.then(
-      (value) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
-  });
 }
 
 function waitUntilReady(client: Redis, timeoutMs: number): Promise<void> {
@@ -110,20 +70,11 @@ export function createRedisStore(client: Redis, opts: { ownsClient?: boolean } =
   // once: a process's first requests are counted in Redis, not in memory because the socket was
   // still opening. Afterwards a lost connection fails calls at once (no offline queue).
   let connecting: Promise<void> | null = client.status === "ready" ? null : firstAttempt(client).then(() => void (connecting = null));
-  const timeoutMs = commandTimeouts.get(client) ?? DEFAULT_COMMAND_TIMEOUT_MS;
-  const timed = <T>(call: () => Promise<T>) => answeredWithin(call(), timeoutMs);
-  const scripts = createScriptAdapter(client);
-  const redis: ScriptAdapter = {
-    scripts: scripts.scripts,
-    evalsha: (sha, keys, args) => timed(() => scripts.evalsha(sha, keys, args)),
-    eval: (script, keys, args) => timed(() => scripts.eval(script, keys, args)),
-    get: (key) => timed(() => scripts.get(key)),
-    set: (key, value) => timed(() => scripts.set(key, value)),
-  };
   const store = createLibraryStore({
     kind: "redis",
-    redis,
-    probe: () => timed(() => client.ping()),
+    redis: createScriptAdapter(client),
+    callTimeoutMs: commandTimeouts.get(client) ?? DEFAULT_COMMAND_TIMEOUT_MS,
+    probe: () => client.ping(),
     async clear() {
       if (client.status !== "ready") await waitUntilReady(client, 2000);
       let cursor = "0";

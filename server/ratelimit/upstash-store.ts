@@ -9,12 +9,15 @@ export function createUpstashStore(opts: { url: string; token: string; requestTi
     url: opts.url,
     token: opts.token,
     retry: false, // a failed call marks the store down (see fallback-store.ts); retrying would only pile up
-    signal: () => AbortSignal.timeout(requestTimeoutMs), // a hung endpoint fails the call
+    // Only a backstop for requests a hung endpoint never answers: the store's own timeout decides
+    // (library-store.ts), after a busy process has read what already arrived.
+    signal: () => AbortSignal.timeout(requestTimeoutMs * 10),
     enableTelemetry: false,
   });
   return createLibraryStore({
     kind: "upstash",
     redis,
+    callTimeoutMs: requestTimeoutMs,
     probe: () => redis.ping(),
     async clear() {
       let cursor = "0";
