@@ -20,9 +20,13 @@ export function modelColumns<const Fields extends Record<string, string>>(scalar
  * Prisma row type, so a column the model gains is a compile error until the writer gives it.
  */
 export function rowInsert<Row>(scalarFields: Record<string, keyof Row & string>) {
-  const fields = Object.values(scalarFields);
+  const columns = Object.values(scalarFields).map((field) => [field, columnName(field)] as const);
   return {
-    columns: fields.map(columnName).join(", "),
-    record: (row: Row): string => JSON.stringify(Object.fromEntries(fields.map((field) => [columnName(field), row[field]]))),
+    columns: columns.map(([, column]) => column).join(", "),
+    record(row: Row): string {
+      const record: Record<string, unknown> = {};
+      for (const [field, column] of columns) record[column] = row[field];
+      return JSON.stringify(record);
+    },
   };
 }
