@@ -29,9 +29,7 @@ describe("raw SQL column names come from the Prisma model", () => {
     const byColumns = new Map([...tables].map(([table, columns]) => [sorted(columns), table]));
 
     expect(scalarFieldEnums.length).toBe(tables.size);
-    const unmatched = scalarFieldEnums
-      .filter(([, fields]) => !byColumns.has(sorted(Object.keys(fields).map(columnName))))
-      .map(([name]) => name);
+    const unmatched = scalarFieldEnums.filter(([, fields]) => !byColumns.has(sorted(Object.keys(fields).map(columnName)))).map(([name]) => name);
     expect(unmatched).toEqual([]);
     expect(byColumns.get(sorted(Object.keys(Prisma.AppointmentScalarFieldEnum).map(columnName)))).toBe("appointments");
   });
