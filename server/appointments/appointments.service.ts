@@ -1,13 +1,14 @@
 // Appointment actions: create (booking.created), and a PATCH whose status and schedule changes
 // emit booking.cancelled / booking.completed / booking.rescheduled.
-import type { Prisma } from "../db/generated/client";
+import { Prisma } from "../db/generated/client";
+import { modelColumns, rowInsert } from "../db/columns";
 import { scopeSqlToTenant, type TenantDb, type TenantSql, type TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
 import { sqlKeysetPage, sqlList, toListEnvelope } from "../lib/pagination";
 import { badRequest, conflict, notFound } from "../lib/errors";
-import { eventEmitter } from "../outbox/emit-event";
+import { eventEmitter, eventFanOutSql, wakeDeliveryWorkersSql } from "../outbox/emit-event";
 import { APPOINTMENT_EVENTS } from "./appointments.events";
-import { OUTBOX_CHANNEL, signalOutboxWrite } from "../outbox/outbox-signal";
+import { signalOutboxWrite } from "../outbox/outbox-signal";
 import { databaseKind, getSql } from "../db/client";
 import { randomUUID } from "node:crypto";
 import { changedFields } from "../lib/wire";
@@ -55,39 +56,37 @@ export async function createAppointment(db: TenantDb, input: CreateAppointmentIn
 // reference checks, the tool-call record, the appointment, its booking.created event and the
 // event's webhook deliveries commit together, with no interactive transaction and no Prisma
 // per-query work (see docs/assistant-tools.md, "Performance"). Its rules: references visible to
-// the tenant, else 404; created `confirmed`; scheduled_end after scheduled_start; and writeEvent's
-// outbox rule (one delivery per enabled subscription to the event's type; NOTIFY at commit on
-// PostgreSQL, and the in-process signal). The tool-call record is the one
+// the tenant, else 404; created `confirmed`; scheduled_end after scheduled_start; and the outbox's
+// own fan-out (eventFanOutSql: one delivery per enabled subscription to the event's type; NOTIFY at
+// commit on PostgreSQL, and the in-process signal). The appointment travels as one JSON record of
+// the whole Prisma row (rowInsert: the column list is the model's), and the answer is that row
+// through the resource declaration's toWire. The tool-call record is the one
 // server/tools/tool-calls.ts describes: claimed with ON CONFLICT DO NOTHING on (tenant_id, tool,
 // tool_call_id), so a concurrent repeat waits for this statement and then books nothing; here it
 // is written with its result at once.
+const APPOINTMENT = modelColumns(Prisma.AppointmentScalarFieldEnum);
+const APPOINTMENT_ROW = rowInsert<AppointmentRow>(Prisma.AppointmentScalarFieldEnum);
+const TC = modelColumns(Prisma.ToolCallScalarFieldEnum);
 const BOOK_SQL = {
-  text: `WITH visible AS (
-  SELECT ($8::uuid IS NULL OR EXISTS (SELECT 1 FROM conversations c WHERE c.tenant_id = $1::uuid AND c.id = $8::uuid))
-     AND ($9::uuid IS NULL OR EXISTS (SELECT 1 FROM leads l WHERE l.tenant_id = $1::uuid AND l.id = $9::uuid))
-     AND ($10::uuid IS NULL OR EXISTS (SELECT 1 FROM offerings o WHERE o.tenant_id = $1::uuid AND o.id = $10::uuid AND o.deleted_at IS NULL)) AS ok
+  text: `WITH r AS (SELECT * FROM jsonb_populate_record(NULL::appointments, $2::text::jsonb)
+), visible AS (
+  SELECT (r.${APPOINTMENT.conversationId} IS NULL OR EXISTS (SELECT 1 FROM conversations c WHERE c.tenant_id = $1::uuid AND c.id = r.${APPOINTMENT.conversationId}))
+     AND (r.${APPOINTMENT.leadId} IS NULL OR EXISTS (SELECT 1 FROM leads l WHERE l.tenant_id = $1::uuid AND l.id = r.${APPOINTMENT.leadId}))
+     AND (r.${APPOINTMENT.offeringId} IS NULL OR EXISTS (SELECT 1 FROM offerings o WHERE o.tenant_id = $1::uuid AND o.id = r.${APPOINTMENT.offeringId} AND o.deleted_at IS NULL)) AS ok
+  FROM r
 ), claim AS (
-  INSERT INTO tool_calls (id, tenant_id, tool, tool_call_id, result)
-  SELECT gen_random_uuid(), $1::uuid, $15::text, $16::text, to_jsonb($17::text) FROM visible WHERE ok AND $16::text IS NOT NULL
-  ON CONFLICT (tenant_id, tool, tool_call_id) DO NOTHING RETURNING id
+  INSERT INTO tool_calls (${TC.id}, ${TC.tenantId}, ${TC.tool}, ${TC.toolCallId}, ${TC.result})
+  SELECT gen_random_uuid(), $1::uuid, $4::text, $5::text, to_jsonb($6::text) FROM visible WHERE ok AND $5::text IS NOT NULL
+  ON CONFLICT (${TC.tenantId}, ${TC.tool}, ${TC.toolCallId}) DO NOTHING RETURNING ${TC.id}
 ), booked AS (
-  INSERT INTO appointments (id, tenant_id, customer_name, customer_phone, customer_email, scheduled_start, scheduled_end, status,
-    conversation_id, lead_id, offering_id, location_text, google_calendar_event_id, created_at, updated_at)
-  SELECT $2::uuid, $1::uuid, $3::text, $4::text, $5::text, $6::timestamptz, $7::timestamptz, 'confirmed',
-    $8::uuid, $9::uuid, $10::uuid, $11::text, $12::text, $13::timestamptz, $13::timestamptz
-  FROM visible WHERE ok AND ($16::text IS NULL OR EXISTS (SELECT 1 FROM claim))
-  RETURNING id
-), event AS (
-  INSERT INTO events (id, tenant_id, type, data) SELECT gen_random_uuid(), $1::uuid, 'booking.created', $14::text::jsonb FROM booked RETURNING id
-), deliveries AS (
-  INSERT INTO webhook_deliveries (id, tenant_id, subscription_id, event_id)
-  SELECT gen_random_uuid(), $1::uuid, s.id, event.id FROM event
-  JOIN webhook_subscriptions s ON s.tenant_id = $1::uuid AND s.enabled AND 'booking.created' = ANY (s.events)
-  RETURNING id
-), counted AS (SELECT count(*)::int AS n FROM deliveries)
+  INSERT INTO appointments (${APPOINTMENT_ROW.columns})
+  SELECT ${APPOINTMENT_ROW.columns} FROM r, visible WHERE ok AND ($5::text IS NULL OR EXISTS (SELECT 1 FROM claim))
+  RETURNING ${APPOINTMENT.id}
+), ${eventFanOutSql({ tenant: "$1::uuid", type: "'booking.created'", data: "$3::text::jsonb", source: "booked" })},
+counted AS (SELECT count(*)::int AS n FROM deliveries)
 SELECT (SELECT ok FROM visible) AS visible, EXISTS (SELECT 1 FROM booked) AS booked, counted.n AS deliveries,
-  (SELECT t.result #>> '{}' FROM tool_calls t WHERE t.tenant_id = $1::uuid AND t.tool = $15::text AND t.tool_call_id = $16::text) AS earlier,
-  CASE WHEN $18::boolean AND counted.n > 0 THEN pg_notify('${OUTBOX_CHANNEL}', '') END AS notified
+  (SELECT t.${TC.result} #>> '{}' FROM tool_calls t WHERE t.${TC.tenantId} = $1::uuid AND t.${TC.tool} = $4::text AND t.${TC.toolCallId} = $5::text) AS earlier,
+  ${wakeDeliveryWorkersSql("counted.n > 0", "$7::boolean")} AS notified
 FROM counted`,
 };
 
@@ -100,54 +99,44 @@ export type ToolCallKey = { tool: string; id: string };
  */
 export type Booking = { booked: Appointment } | { earlier: string | null };
 
-export async function bookAppointment(sql: TenantSql, input: CreateAppointmentInput, call?: ToolCallKey): Promise<Booking> {
-  const start = new Date(input.scheduled_start);
-  const end = new Date(input.scheduled_end);
-  assertEndAfterStart(start, end);
-  const now = new Date().toISOString();
-  const appointment: Appointment = {
+/** The row a booking writes: the body's columns, created `confirmed` now; what the body leaves out is null. */
+function bookedRow(tenantId: string, input: CreateAppointmentInput): AppointmentRow {
+  const now = new Date();
+  return {
     id: randomUUID(),
-    customer_name: input.customer_name,
-    customer_phone: input.customer_phone,
-    customer_email: input.customer_email ?? null,
-    scheduled_start: start.toISOString(),
-    scheduled_end: end.toISOString(),
+    tenantId,
     status: "confirmed",
-    conversation_id: input.conversation_id ?? null,
-    lead_id: input.lead_id ?? null,
-    offering_id: input.offering_id ?? null,
-    location_text: input.location_text ?? null,
-    google_calendar_event_id: input.google_calendar_event_id ?? null,
-    created_at: now,
-    updated_at: now,
+    customerEmail: null,
+    conversationId: null,
+    leadId: null,
+    offeringId: null,
+    locationText: null,
+    googleCalendarEventId: null,
+    ...appointmentResource.patchToColumns(input),
+    createdAt: now,
+    updatedAt: now,
   };
+}
+
+export async function bookAppointment(sql: TenantSql, input: CreateAppointmentInput, call?: ToolCallKey): Promise<Booking> {
+  const row = bookedRow(sql.tenantId, input);
+  assertEndAfterStart(row.scheduledStart, row.scheduledEnd);
+  const appointment = appointmentToWire(row);
   // The payload is checked against the catalog as emitEvent does: a mismatch is a bug (a 500, nothing written).
   const data = APPOINTMENT_EVENTS["booking.created"].parse({ object: appointment });
-  const a = appointment;
-  const [row] = await sql<{ visible: boolean; booked: boolean; deliveries: number; earlier: string | null }>(BOOK_SQL, [
-    a.id,
-    a.customer_name,
-    a.customer_phone,
-    a.customer_email,
-    a.scheduled_start,
-    a.scheduled_end,
-    a.conversation_id,
-    a.lead_id,
-    a.offering_id,
-    a.location_text,
-    a.google_calendar_event_id,
-    now,
+  const [outcome] = await sql<{ visible: boolean; booked: boolean; deliveries: number; earlier: string | null }>(BOOK_SQL, [
+    APPOINTMENT_ROW.record(row),
     JSON.stringify(data),
     call?.tool ?? null,
     call?.id ?? null,
     JSON.stringify(appointment),
     databaseKind() === "postgres",
   ]);
-  if (row.booked) {
-    if (row.deliveries > 0) signalOutboxWrite();
+  if (outcome.booked) {
+    if (outcome.deliveries > 0) signalOutboxWrite();
     return { booked: appointment };
   }
-  if (call && (row.earlier !== null || row.visible)) return { earlier: row.earlier };
+  if (call && (outcome.earlier !== null || outcome.visible)) return { earlier: outcome.earlier };
   throw notFound();
 }
 

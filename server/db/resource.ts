@@ -5,6 +5,7 @@
 // same way) and the patch -> column mapping of creates and updates.
 import { z } from "zod";
 import { dateFromWire, dateToWire, decimalToWire } from "../lib/wire";
+import { columnName } from "./columns";
 
 /**
  * How a column's value reaches the wire. `value`: as stored; `json`: an object, `{}` when absent;
@@ -78,15 +79,13 @@ export type Columns<F extends Fields, I> = {
   [W in keyof I as W extends PatchKey<F> ? F[W]["column"] & string : never]: W extends PatchKey<F> ? ColumnValue<F[W], I[W]> : never;
 };
 
-const snakeCase = (column: string) => column.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
 /** A timestamptz column as ISO 8601 UTC with milliseconds, in SQL (what `toISOString` gives). */
 export const isoText = (column: string, alias = "t") => `to_char(${alias}.${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** The SQL of one field over the table aliased `t`, yielding exactly what `toWire` yields. */
 function selectOf(wire: string, field: AnyField): string {
   if (field.kind === "computed") throw new Error(`resource field '${wire}' is computed: it has no SQL`);
-  const column = snakeCase(field.column as string);
+  const column = columnName(field.column as string);
   const expression = {
     value: `t.${column}`,
     json: `COALESCE(t.${column}, '{}'::jsonb)`,

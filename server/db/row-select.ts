@@ -2,11 +2,10 @@
 // scalar-field enum (every column, under its Prisma field name), timestamps travel as ISO text so
 // both drivers answer alike, and `parse` turns them back into Dates. The date fields are listed as a
 // record the type system checks for completeness: each Date field of the row, and nothing else.
+import { columnName } from "./columns";
 import { isoText } from "./resource";
 
 type DateKeys<Row> = { [K in keyof Row]-?: Row[K] extends Date | null ? (Date extends Row[K] ? K : never) : never }[keyof Row];
-
-const snakeCase = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 export function rowSelect<Row>(scalarFields: Record<string, keyof Row & string>, dates: Record<DateKeys<Row>, true>) {
   const dateFields = new Set<string>(Object.keys(dates));
@@ -16,7 +15,7 @@ export function rowSelect<Row>(scalarFields: Record<string, keyof Row & string>,
     select(alias: string): string {
       return fields
         .map((field) => {
-          const column = snakeCase(field);
+          const column = columnName(field);
           const expression = dateFields.has(field) ? isoText(column, alias) : `${alias}.${column}`;
           return `${expression} AS "${field}"`;
         })

@@ -2,7 +2,7 @@
 // by (and every row it creates is stamped with) that tenant, so a call site cannot forget the
 // `where`. Another tenant's row is then indistinguishable from a missing one.
 import type { PrismaClient } from "./generated/client";
-import type { SqlRunner, TenantSql } from "../lib/sql";
+import type { SqlRunner, Statement, TenantSql } from "../lib/sql";
 export type { TenantSql };
 
 /** Models that carry a tenant_id column. */
@@ -83,5 +83,5 @@ export function scopeToTenant(db: PrismaClient, tenantId: string): TenantDb {
 }
 
 export function scopeSqlToTenant(sql: SqlRunner, tenantId: string): TenantSql {
-  return (statement, values) => sql(statement, [tenantId, ...values]);
+  return Object.assign(<Row>(statement: Statement, values: unknown[]) => sql<Row>(statement, [tenantId, ...values]), { tenantId });
 }

@@ -15,6 +15,7 @@ export type SqlRunner = <Row>(statement: Statement, values: unknown[]) => Promis
 /**
  * A tenant's prepared statements. The tenant id is always `$1` of every statement (the caller's
  * values follow from `$2`), so, as with `scopeToTenant`, a call site cannot run a query for
- * another tenant: a statement only has to say `tenant_id = $1`.
+ * another tenant: a statement only has to say `tenant_id = $1`. Like the tenant-scoped client, it
+ * carries its tenant (`sql.tenantId`), for a row a statement writes whole.
  */
-export type TenantSql = <Row>(statement: Statement, values: unknown[]) => Promise<Row[]>;
+export type TenantSql = (<Row>(statement: Statement, values: unknown[]) => Promise<Row[]>) & { readonly tenantId: string };

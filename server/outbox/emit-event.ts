@@ -4,9 +4,10 @@
 // payload is checked against its schema where it is emitted: a mismatch is a bug, and it rolls the
 // change back. server/events/catalog.ts gathers the declarations for the documentation.
 import type { z } from "zod";
-import type { Prisma } from "../db/generated/client";
+import { Prisma } from "../db/generated/client";
 import type { TenantTx } from "../db/tenant-scope";
 import { databaseKind } from "../db/client";
+import { modelColumns } from "../db/columns";
 import { OUTBOX_CHANNEL, signalOutboxWrite } from "./outbox-signal";
 import { TEST_EVENT_TYPE, testEventPayload } from "./event-payloads";
 
@@ -35,19 +36,48 @@ export async function emitTestEvent(tx: TenantTx, subscriptionId: string): Promi
   return writeEvent(tx, TEST_EVENT_TYPE, data, subscriptionId);
 }
 
+const EVENT = modelColumns(Prisma.EventScalarFieldEnum);
+const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
+const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
+
+/**
+ * The outbox's write as two CTEs of one statement (each argument an SQL expression): `event`, the
+ * event row (once for each row of the CTE `source` when given: none, nothing is written), and
+ * `deliveries`, one pending delivery per subscription that gets the event: every enabled
+ * subscription of the tenant whose `events` holds its type, or, given `only`, that one
+ * subscription (the dashboard's test event). writeEvent and bookAppointment's one statement both
+ * write through it, so which subscriptions get a delivery is said once. The statement then says
+ * `wakeDeliveryWorkersSql` when `deliveries` has rows (or the caller calls wakeDeliveryWorkers).
+ */
+export function eventFanOutSql(p: { tenant: string; type: string; data: string; source?: string; only?: string }): string {
+  const recipients = p.only ? `s.${SUBSCRIPTION.id} = ${p.only}` : `s.${SUBSCRIPTION.enabled} AND ${p.type} = ANY (s.${SUBSCRIPTION.events})`;
+  // created_at is the insert's time, as Prisma's @default(now()) gives it (not the transaction's start).
+  return `event AS (
+  INSERT INTO events (${EVENT.id}, ${EVENT.tenantId}, ${EVENT.type}, ${EVENT.data}, ${EVENT.createdAt})
+  SELECT gen_random_uuid(), ${p.tenant}, ${p.type}, ${p.data}, clock_timestamp()${p.source ? ` FROM ${p.source}` : ""}
+  RETURNING ${EVENT.id}
+), deliveries AS (
+  INSERT INTO webhook_deliveries (${DELIVERY.id}, ${DELIVERY.tenantId}, ${DELIVERY.subscriptionId}, ${DELIVERY.eventId})
+  SELECT gen_random_uuid(), ${p.tenant}, s.${SUBSCRIPTION.id}, event.${EVENT.id} FROM event
+  JOIN webhook_subscriptions s ON s.${SUBSCRIPTION.tenantId} = ${p.tenant} AND ${recipients}
+  RETURNING ${DELIVERY.id}
+)`;
+}
+
+/** The statement's wake-up of the delivery workers: NOTIFY at commit when `when` holds (`notify`: PostgreSQL only). */
+export const wakeDeliveryWorkersSql = (when: string, notify: string) => `CASE WHEN ${notify} AND ${when} THEN pg_notify('${OUTBOX_CHANNEL}', '') END`;
+
+const writeEventSql = (only: boolean) =>
+  `WITH ${eventFanOutSql({ tenant: "$1::uuid", type: "$2::text", data: "$3::text::jsonb", only: only ? "$4::uuid" : undefined })}
+SELECT (SELECT ${EVENT.id} FROM event) AS "eventId", (SELECT count(*)::int FROM deliveries) AS deliveries`;
+const WRITE_EVENT_SQL = writeEventSql(false);
+const WRITE_TEST_EVENT_SQL = writeEventSql(true);
+
 async function writeEvent(tx: TenantTx, type: string, data: EventData, onlySubscriptionId?: string) {
-  const event = await tx.event.create({ data: { tenantId: tx.tenantId, type, data: data as Prisma.InputJsonValue }, select: { id: true } });
-  const subscriptions = await tx.webhookSubscription.findMany({
-    where: onlySubscriptionId ? { id: onlySubscriptionId } : { enabled: true, events: { has: type } },
-    select: { id: true },
-  });
-  if (subscriptions.length) {
-    await tx.webhookDelivery.createMany({
-      data: subscriptions.map((s) => ({ tenantId: tx.tenantId, subscriptionId: s.id, eventId: event.id })),
-    });
-    await wakeDeliveryWorkers(tx);
-  }
-  return { eventId: event.id, deliveries: subscriptions.length };
+  const values = [tx.tenantId, type, JSON.stringify(data), ...(onlySubscriptionId ? [onlySubscriptionId] : [])];
+  const [written] = await tx.$queryRawUnsafe<{ eventId: string; deliveries: number }[]>(onlySubscriptionId ? WRITE_TEST_EVENT_SQL : WRITE_EVENT_SQL, ...values);
+  if (written.deliveries > 0) await wakeDeliveryWorkers(tx);
+  return written;
 }
 
 /** Tells the delivery workers that deliveries became due, once the caller's transaction commits. */

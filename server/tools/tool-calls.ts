@@ -10,6 +10,8 @@
 // hourly: a runtime retries a call within seconds or minutes, so a week is ample, and after it a
 // repeated id simply runs again.
 import { getDb } from "../db/client";
+import { modelColumns } from "../db/columns";
+import { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantSql, TenantTx } from "../db/tenant-scope";
 import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../lib/periodic-job";
 
@@ -30,13 +32,15 @@ export function joinTransaction(tx: TenantTx): TenantDb {
   return new Proxy(tx, { get: (target, prop) => (prop === "$transaction" ? $transaction : Reflect.get(target, prop)) }) as unknown as TenantDb;
 }
 
-// Plain statements, not model calls: this bookkeeping runs on every write tool call.
+// Plain statements, not model calls: this bookkeeping runs on every write tool call. Their column
+// names come from the model (server/db/columns.ts).
+const TC = modelColumns(Prisma.ToolCallScalarFieldEnum);
 const CLAIM_CALL_SQL = `
-INSERT INTO tool_calls (id, tenant_id, tool, tool_call_id) VALUES (gen_random_uuid(), $1::uuid, $2, $3)
-ON CONFLICT (tenant_id, tool, tool_call_id) DO NOTHING RETURNING id`;
+INSERT INTO tool_calls (${TC.id}, ${TC.tenantId}, ${TC.tool}, ${TC.toolCallId}) VALUES (gen_random_uuid(), $1::uuid, $2, $3)
+ON CONFLICT (${TC.tenantId}, ${TC.tool}, ${TC.toolCallId}) DO NOTHING RETURNING ${TC.id} AS id`;
 // The result is a JSON string value holding the answer's text (`#>> '{}'` unwraps it).
-const STORED_RESULT_SQL = `SELECT result #>> '{}' AS text FROM tool_calls WHERE tenant_id = $1::uuid AND tool = $2 AND tool_call_id = $3`;
-const STORE_RESULT_SQL = `UPDATE tool_calls SET result = to_jsonb($2::text) WHERE id = $1::uuid`;
+const STORED_RESULT_SQL = `SELECT ${TC.result} #>> '{}' AS text FROM tool_calls WHERE ${TC.tenantId} = $1::uuid AND ${TC.tool} = $2 AND ${TC.toolCallId} = $3`;
+const STORE_RESULT_SQL = `UPDATE tool_calls SET ${TC.result} = to_jsonb($2::text) WHERE ${TC.id} = $1::uuid`;
 
 /**
  * Runs `work` once per (tenant, tool, toolCallId); without an id, simply runs it. The result is
@@ -81,8 +85,8 @@ export async function storedToolCallResult(sql: TenantSql, tool: string, toolCal
 // Batches (the created_at index) keep each statement short; processes pruning at once only race
 // to delete the same rows, which is harmless.
 const PRUNE_SQL = `
-DELETE FROM tool_calls WHERE id IN (
-  SELECT id FROM tool_calls WHERE created_at < now() - make_interval(secs => $1::double precision / 1000) LIMIT $2::int
+DELETE FROM tool_calls WHERE ${TC.id} IN (
+  SELECT ${TC.id} FROM tool_calls WHERE ${TC.createdAt} < now() - make_interval(secs => $1::double precision / 1000) LIMIT $2::int
 )`;
 
 /** Deletes the tool-call records older than `retentionMs`, in every tenant: how many it deleted. */
