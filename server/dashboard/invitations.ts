@@ -12,7 +12,7 @@ import { recordAudit, type AuditActor } from "../audit/record-audit";
 import type { Role } from "../auth/principal";
 import type { AcceptWithNewAccountInput, InviteMemberInput } from "./dashboard.types";
 import { invitationMessage, sendInvitationMail, type MailOutcome } from "./invitation-mail";
-import { getAuth } from "./auth-on-first-use";
+import { hashPassword } from "better-auth/crypto";
 
 export const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
 /** Pending invitations per tenant (better-auth's own default limit). */
@@ -162,8 +162,7 @@ export async function describeInvitation(id: string) {
  */
 export async function acceptWithNewAccount(input: AcceptWithNewAccountInput) {
   const db = await getDb();
-  const ctx = await (await getAuth()).$context;
-  const passwordHash = await ctx.password.hash(input.password);
+  const passwordHash = await hashPassword(input.password);
   const invitation = await db.invitation.findUnique({ where: { id: input.id }, select: { organizationId: true } });
   if (!invitation) throw new AppError("not_found", "this invitation does not exist; ask for a new link", { field: "id" });
   return scopeToTenant(db, invitation.organizationId).$transaction(async (tx) => {

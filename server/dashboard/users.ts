@@ -1,24 +1,25 @@
 // Dashboard users and memberships, for the operator CLI and the demo seed. Passwords are hashed by
-// better-auth's own hasher so its sign-in verifies them.
+// better-auth's own hasher (`better-auth/crypto`, its default) so its sign-in verifies them.
 import { randomBytes, randomUUID } from "node:crypto";
 import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { OPERATOR, recordAudit, type AuditActor } from "../audit/record-audit";
 import { conflict, notFound } from "../lib/errors";
 import type { Role } from "../auth/principal";
-import { getAuth } from "./auth-on-first-use";
+import { hashPassword } from "better-auth/crypto";
 
 export async function createDashboardUser(input: { email: string; password: string; name: string }) {
   const email = input.email.trim().toLowerCase();
-  const ctx = await (await getAuth()).$context;
   if (input.password.length < 8) throw new Error("password must be at least 8 characters");
-  if (await ctx.internalAdapter.findUserByEmail(email)) throw conflict(`a user with email ${email} exists`, "email");
-  const user = await ctx.internalAdapter.createUser({ email, name: input.name, emailVerified: true }, { method: "admin" });
-  await ctx.internalAdapter.linkAccount({
-    userId: user.id,
-    providerId: "credential",
-    accountId: user.id,
-    password: await ctx.password.hash(input.password),
+  const db = await getDb();
+  if (await db.user.findUnique({ where: { email }, select: { id: true } })) throw conflict(`a user with email ${email} exists`, "email");
+  const password = await hashPassword(input.password);
+  // The rows better-auth's own sign-up writes (a user and its credential account), without loading
+  // better-auth itself: the demo seed of a first start runs in the serving process.
+  const user = await db.$transaction(async (tx) => {
+    const created = await tx.user.create({ data: { id: randomUUID(), email, name: input.name, emailVerified: true } });
+    await tx.account.create({ data: { id: randomUUID(), userId: created.id, accountId: created.id, providerId: "credential", password } });
+    return created;
   });
   return { id: user.id, email: user.email, name: user.name };
 }
