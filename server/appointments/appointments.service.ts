@@ -36,8 +36,9 @@ function assertEndAfterStart(start: Date, end: Date) {
 /** The list, in prepared SQL answering wire-shaped rows: any page, however deep, is one indexed query. */
 const APPOINTMENTS_LIST = sqlList({
   table: "appointments",
+  columns: modelColumns(Prisma.AppointmentScalarFieldEnum),
   select: appointmentResource.sqlSelect,
-  sortColumn: "scheduled_start",
+  sortField: "scheduledStart",
   direction: "desc",
 });
 

@@ -1,24 +1,33 @@
+import { modelColumns } from "./columns";
+import { Prisma } from "./generated/client";
 import type { TenantTx } from "./tenant-scope";
 
+/** The tables whose rows can be locked, each with its model's columns (server/db/columns.ts). */
 const TABLES = {
-  offerings: "offerings",
-  appointments: "appointments",
-  leads: "leads",
-  conversations: "conversations",
-  channel_connections: "channel_connections",
-  calls: "calls",
-  webhook_deliveries: "webhook_deliveries",
+  offerings: modelColumns(Prisma.OfferingScalarFieldEnum),
+  appointments: modelColumns(Prisma.AppointmentScalarFieldEnum),
+  leads: modelColumns(Prisma.LeadScalarFieldEnum),
+  conversations: modelColumns(Prisma.ConversationScalarFieldEnum),
+  channel_connections: modelColumns(Prisma.ChannelConnectionScalarFieldEnum),
+  calls: modelColumns(Prisma.CallScalarFieldEnum),
+  webhook_deliveries: modelColumns(Prisma.WebhookDeliveryScalarFieldEnum),
 } as const;
+
+type LockableTable = keyof typeof TABLES;
+
+/** Each table's lock statement, built once ($1 row id, $2 tenant). */
+const LOCK_SQL = Object.fromEntries(
+  Object.entries(TABLES).map(([table, column]) => [
+    table,
+    `SELECT ${column.id} FROM "${table}" WHERE ${column.id} = $1::uuid AND ${column.tenantId} = $2::uuid FOR UPDATE`,
+  ]),
+) as Record<LockableTable, string>;
 
 /**
  * Locks one of the tenant's rows for the rest of the transaction (read-modify-write such as an
  * attributes merge must not lose a concurrent update). Returns false when the row is not the tenant's.
  */
-export async function lockTenantRow(tx: TenantTx, table: keyof typeof TABLES, id: string): Promise<boolean> {
-  const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
-    `SELECT id FROM "${TABLES[table]}" WHERE id = $1::uuid AND tenant_id = $2::uuid FOR UPDATE`,
-    id,
-    tx.tenantId,
-  );
+export async function lockTenantRow(tx: TenantTx, table: LockableTable, id: string): Promise<boolean> {
+  const rows = await tx.$queryRawUnsafe<{ id: string }[]>(LOCK_SQL[table], id, tx.tenantId);
   return rows.length === 1;
 }

@@ -126,23 +126,36 @@ export type SqlList = {
   cursorExists: Statement;
 };
 
+/** A tenant table's columns by field name (its model's `modelColumns`: server/db/columns.ts). */
+type TenantColumns = { readonly id: string; readonly tenantId: string };
+
 /**
- * Builds the statements of a list. `select` lists the wire fields over the table aliased `t` (a
- * resource's `sqlSelect`: server/db/resource.ts); `where` narrows the list (never the cursor row:
- * a row soft-deleted after it was handed out as a cursor still continues the list).
+ * Builds the statements of a list. `columns` are the table's model columns, `sortField` the field
+ * it is sorted by; `select` lists the wire fields over the table aliased `t` (a resource's
+ * `sqlSelect`: server/db/resource.ts); `where` narrows the list (never the cursor row: a row
+ * soft-deleted after it was handed out as a cursor still continues the list).
  */
-export function sqlList(spec: { table: string; select: string; sortColumn: string; direction: "asc" | "desc"; where?: string }): SqlList {
+export function sqlList<C extends TenantColumns>(spec: {
+  table: string;
+  columns: C;
+  select: string;
+  sortField: keyof C & string;
+  direction: "asc" | "desc";
+  where?: string;
+}): SqlList {
+  const { id, tenantId } = spec.columns;
+  const sort = spec.columns[spec.sortField];
   const dir = spec.direction === "desc" ? "DESC" : "ASC";
   const beyond = spec.direction === "desc" ? "<" : ">";
   const filter = spec.where ? ` AND ${spec.where}` : "";
-  const head = `SELECT ${spec.select} FROM ${spec.table} t WHERE t.tenant_id = $1::uuid${filter}`;
-  const order = `ORDER BY t.${spec.sortColumn} ${dir}, t.id ${dir} LIMIT $2`;
+  const head = `SELECT ${spec.select} FROM ${spec.table} t WHERE t.${tenantId} = $1::uuid${filter}`;
+  const order = `ORDER BY t.${sort} ${dir}, t.${id} ${dir} LIMIT $2`;
   return {
     first: { text: `${head} ${order}` },
     after: {
-      text: `${head} AND (t.${spec.sortColumn}, t.id) ${beyond} (SELECT c.${spec.sortColumn}, c.id FROM ${spec.table} c WHERE c.tenant_id = $1::uuid AND c.id = $3::uuid) ${order}`,
+      text: `${head} AND (t.${sort}, t.${id}) ${beyond} (SELECT c.${sort}, c.${id} FROM ${spec.table} c WHERE c.${tenantId} = $1::uuid AND c.${id} = $3::uuid) ${order}`,
     },
-    cursorExists: { text: `SELECT 1 FROM ${spec.table} c WHERE c.tenant_id = $1::uuid AND c.id = $2::uuid` },
+    cursorExists: { text: `SELECT 1 FROM ${spec.table} c WHERE c.${tenantId} = $1::uuid AND c.${id} = $2::uuid` },
   };
 }
 

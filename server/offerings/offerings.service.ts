@@ -1,5 +1,6 @@
 // Offering actions. Every read and write goes through the tenant-scoped client.
-import type { Prisma } from "../db/generated/client";
+import { Prisma } from "../db/generated/client";
+import { modelColumns } from "../db/columns";
 import type { TenantDb, TenantSql } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
 import { changedFields, mergeAttributes } from "../lib/wire";
@@ -16,13 +17,16 @@ export const offeringToWire = offeringResource.toWire;
 /** An offering row (`t`) as its wire shape, in SQL: what `offeringToWire` answers, formatted by PostgreSQL. */
 export const OFFERING_WIRE_SELECT = offeringResource.sqlSelect;
 
+const OFFERING = modelColumns(Prisma.OfferingScalarFieldEnum);
+
 /** The list, in prepared SQL answering wire-shaped rows (it is the API's hottest read). */
 const OFFERINGS_LIST = sqlList({
   table: "offerings",
+  columns: OFFERING,
   select: OFFERING_WIRE_SELECT,
-  sortColumn: "created_at",
+  sortField: "createdAt",
   direction: "desc",
-  where: "t.deleted_at IS NULL",
+  where: `t.${OFFERING.deletedAt} IS NULL`,
 });
 
 export async function listOfferings(sql: TenantSql, input: { limit?: number; cursor?: string }) {

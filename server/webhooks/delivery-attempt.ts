@@ -3,7 +3,8 @@
 // only if the delivery is still at that (cycle, attempt) — a replay, a second worker that took an
 // expired lease, or a re-executed Inngest step can never overwrite or duplicate an earlier record.
 import { isDatabaseUnavailable } from "../lib/database-errors";
-import type { PrismaClient } from "../db/generated/client";
+import { modelColumns } from "../db/columns";
+import { Prisma, type PrismaClient } from "../db/generated/client";
 import { decryptSecret } from "../crypto/secret-box";
 import { toEnvelope } from "../events/catalog";
 import { log } from "../lib/log";
@@ -31,12 +32,19 @@ export type DeliveryTarget = {
   event_created_at: Date;
 };
 
+// Every column below is named through the model (server/db/columns.ts); the aliases are DeliveryTarget's keys.
+const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
+const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
+const EVENT = modelColumns(Prisma.EventScalarFieldEnum);
+const ATTEMPT = modelColumns(Prisma.WebhookAttemptScalarFieldEnum);
+const NOTIFICATION = modelColumns(Prisma.NotificationScalarFieldEnum);
+
 /** Columns selected by every query that produces a DeliveryTarget (`d` deliveries, `s` subscriptions, `e` events). */
-export const TARGET_COLUMNS = `d.id::text AS delivery_id, d.tenant_id::text AS tenant_id, d.subscription_id::text AS subscription_id,
-  d.cycle, d.attempt_count, d.status, s.target_url, s.secret_encrypted,
-  (SELECT count(*)::int FROM webhook_attempts t WHERE t.delivery_id = d.id AND t.cycle = d.cycle AND t.throttled) AS throttled_count,
-  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_encrypted END AS previous_secret_encrypted,
-  e.id::text AS event_id, e.type AS event_type, e.data AS event_data, e.created_at AS event_created_at`;
+export const TARGET_COLUMNS = `d.${DELIVERY.id}::text AS delivery_id, d.${DELIVERY.tenantId}::text AS tenant_id, d.${DELIVERY.subscriptionId}::text AS subscription_id,
+  d.${DELIVERY.cycle}, d.${DELIVERY.attemptCount}, d.${DELIVERY.status}, s.${SUBSCRIPTION.targetUrl}, s.${SUBSCRIPTION.secretEncrypted},
+  (SELECT count(*)::int FROM webhook_attempts t WHERE t.${ATTEMPT.deliveryId} = d.${DELIVERY.id} AND t.${ATTEMPT.cycle} = d.${DELIVERY.cycle} AND t.${ATTEMPT.throttled}) AS throttled_count,
+  CASE WHEN s.${SUBSCRIPTION.previousSecretExpiresAt} > now() THEN s.${SUBSCRIPTION.previousSecretEncrypted} END AS previous_secret_encrypted,
+  e.${EVENT.id}::text AS event_id, e.${EVENT.type} AS event_type, e.${EVENT.data} AS event_data, e.${EVENT.createdAt} AS event_created_at`;
 
 export type AttemptResult = {
   attemptNumber: number;
@@ -52,34 +60,34 @@ export type AttemptResult = {
 
 const RECORD_SQL = `
 WITH d AS (
-  SELECT id, tenant_id FROM webhook_deliveries
-  WHERE id = $1::uuid AND cycle = $2::int AND attempt_count = $3::int - 1 AND status = 'pending'
+  SELECT ${DELIVERY.id}, ${DELIVERY.tenantId} FROM webhook_deliveries
+  WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.cycle} = $2::int AND ${DELIVERY.attemptCount} = $3::int - 1 AND ${DELIVERY.status} = 'pending'
 ), a AS (
-  INSERT INTO webhook_attempts (id, tenant_id, delivery_id, cycle, attempt_number, outcome, status_code, duration_ms, response_body, error, created_at, request_headers, request_body, throttled)
-  SELECT $4::uuid, d.tenant_id, d.id, $2::int, $3::int, $5::text, $6::int, $7::int, $8::text, $9::text, $10::timestamptz, $17::jsonb, $18::text, $19::boolean FROM d
-  ON CONFLICT (delivery_id, cycle, attempt_number) DO NOTHING
-  RETURNING delivery_id
+  INSERT INTO webhook_attempts (${ATTEMPT.id}, ${ATTEMPT.tenantId}, ${ATTEMPT.deliveryId}, ${ATTEMPT.cycle}, ${ATTEMPT.attemptNumber}, ${ATTEMPT.outcome}, ${ATTEMPT.statusCode}, ${ATTEMPT.durationMs}, ${ATTEMPT.responseBody}, ${ATTEMPT.error}, ${ATTEMPT.createdAt}, ${ATTEMPT.requestHeaders}, ${ATTEMPT.requestBody}, ${ATTEMPT.throttled})
+  SELECT $4::uuid, d.${DELIVERY.tenantId}, d.${DELIVERY.id}, $2::int, $3::int, $5::text, $6::int, $7::int, $8::text, $9::text, $10::timestamptz, $17::jsonb, $18::text, $19::boolean FROM d
+  ON CONFLICT (${ATTEMPT.deliveryId}, ${ATTEMPT.cycle}, ${ATTEMPT.attemptNumber}) DO NOTHING
+  RETURNING ${ATTEMPT.deliveryId}
 ), u AS (
   UPDATE webhook_deliveries w SET
-    status = $11::text,
-    attempt_count = $3::int,
-    next_attempt_at = CASE WHEN $12::int IS NULL THEN NULL ELSE now() + make_interval(secs => $12::int / 1000.0) END,
-    locked_until = NULL,
-    last_status_code = $6::int,
-    response_body = $13::text,
-    delivered_at = CASE WHEN $11::text = 'delivered' THEN now() ELSE w.delivered_at END,
-    updated_at = now()
-  FROM a WHERE w.id = a.delivery_id
-  RETURNING w.id, w.tenant_id, w.status, w.subscription_id
+    ${DELIVERY.status} = $11::text,
+    ${DELIVERY.attemptCount} = $3::int,
+    ${DELIVERY.nextAttemptAt} = CASE WHEN $12::int IS NULL THEN NULL ELSE now() + make_interval(secs => $12::int / 1000.0) END,
+    ${DELIVERY.lockedUntil} = NULL,
+    ${DELIVERY.lastStatusCode} = $6::int,
+    ${DELIVERY.responseBody} = $13::text,
+    ${DELIVERY.deliveredAt} = CASE WHEN $11::text = 'delivered' THEN now() ELSE w.${DELIVERY.deliveredAt} END,
+    ${DELIVERY.updatedAt} = now()
+  FROM a WHERE w.${DELIVERY.id} = a.${ATTEMPT.deliveryId}
+  RETURNING w.${DELIVERY.id}, w.${DELIVERY.tenantId}, w.${DELIVERY.status}, w.${DELIVERY.subscriptionId}
 ), p AS (
   -- A consumer's Retry-After holds back the whole subscription, not only this delivery.
-  UPDATE webhook_subscriptions s SET next_delivery_at = greatest(s.next_delivery_at, now() + make_interval(secs => $20::int / 1000.0))
-  FROM u WHERE $20::int IS NOT NULL AND s.id = u.subscription_id
-  RETURNING s.id
+  UPDATE webhook_subscriptions s SET ${SUBSCRIPTION.nextDeliveryAt} = greatest(s.${SUBSCRIPTION.nextDeliveryAt}, now() + make_interval(secs => $20::int / 1000.0))
+  FROM u WHERE $20::int IS NOT NULL AND s.${SUBSCRIPTION.id} = u.${DELIVERY.subscriptionId}
+  RETURNING s.${SUBSCRIPTION.id}
 ), n AS (
-  INSERT INTO notifications (id, tenant_id, kind, title, body, data, created_at)
-  SELECT gen_random_uuid(), u.tenant_id, 'webhook.dead_letter', $14::text, $15::text, $16::jsonb, now() FROM u WHERE u.status = 'dead_letter'
-  RETURNING id
+  INSERT INTO notifications (${NOTIFICATION.id}, ${NOTIFICATION.tenantId}, ${NOTIFICATION.kind}, ${NOTIFICATION.title}, ${NOTIFICATION.body}, ${NOTIFICATION.data}, ${NOTIFICATION.createdAt})
+  SELECT gen_random_uuid(), u.${DELIVERY.tenantId}, 'webhook.dead_letter', $14::text, $15::text, $16::jsonb, now() FROM u WHERE u.${DELIVERY.status} = 'dead_letter'
+  RETURNING ${NOTIFICATION.id}
 )
 SELECT (SELECT count(*) FROM u)::int AS updated, (SELECT count(*) FROM n)::int AS notified`;
 
@@ -213,19 +221,20 @@ export async function attemptDelivery(
   return { attemptNumber, outcome, status: next.status, statusCode: sent.statusCode, nextDelayMs: next.nextDelayMs, throttled: next.throttled, recorded };
 }
 
+const ATTEMPT_EXISTS_SQL = `SELECT 1 FROM webhook_attempts WHERE ${ATTEMPT.id} = $1::uuid`;
+
 async function attemptRowExists(db: PrismaClient, attemptId: string): Promise<boolean> {
-  const rows = await db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM webhook_attempts WHERE id = $1::uuid`, attemptId);
+  const rows = await db.$queryRawUnsafe<unknown[]>(ATTEMPT_EXISTS_SQL, attemptId);
   return rows.length > 0;
 }
 
 /** The delivery with its subscription and event, by id (the Inngest engine's step input). */
+const LOAD_TARGET_SQL = `SELECT ${TARGET_COLUMNS} FROM webhook_deliveries d
+       JOIN webhook_subscriptions s ON s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId}
+       JOIN events e ON e.${EVENT.id} = d.${DELIVERY.eventId}
+     WHERE d.${DELIVERY.id} = $1::uuid`;
+
 export async function loadDeliveryTarget(db: PrismaClient, deliveryId: string): Promise<DeliveryTarget | null> {
-  const rows = await db.$queryRawUnsafe<DeliveryTarget[]>(
-    `SELECT ${TARGET_COLUMNS} FROM webhook_deliveries d
-       JOIN webhook_subscriptions s ON s.id = d.subscription_id
-       JOIN events e ON e.id = d.event_id
-     WHERE d.id = $1::uuid`,
-    deliveryId,
-  );
+  const rows = await db.$queryRawUnsafe<DeliveryTarget[]>(LOAD_TARGET_SQL, deliveryId);
   return rows[0] ?? null;
 }

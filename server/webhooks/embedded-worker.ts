@@ -5,7 +5,8 @@
 // Woken at once by new deliveries (in-process signal; LISTEN/NOTIFY across PostgreSQL processes),
 // by its own retry timers, and otherwise by a poll.
 import pg from "pg";
-import type { PrismaClient } from "../db/generated/client";
+import { modelColumns } from "../db/columns";
+import { Prisma, type PrismaClient } from "../db/generated/client";
 import { isDatabaseUnavailable } from "../lib/database-errors";
 import { databaseKind, getDb } from "../db/client";
 import { OUTBOX_CHANNEL, onOutboxWrite } from "../outbox/outbox-signal";
@@ -48,6 +49,11 @@ type Lane = { tail: Promise<void>; lastSentAt: number };
 /** LISTEN reconnects after 100 ms, doubling up to this (with jitter) while PostgreSQL stays away. */
 const LISTEN_RETRY_MAX_MS = 2_000;
 
+// Columns named through the model (server/db/columns.ts).
+const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
+/** Gives up this process's leases ($1 ids) on stopping, so another worker takes them at once. */
+const RELEASE_LEASES_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.lockedUntil} = NULL WHERE ${DELIVERY.id} = ANY($1::uuid[]) AND ${DELIVERY.status} = 'pending'`;
+
 export class DeliveryWorker {
   private running = false;
   private loopDone: Promise<void> | undefined;
@@ -74,7 +80,7 @@ export class DeliveryWorker {
     // Longer than an attempt can take, so a live worker never loses its claim mid-attempt.
     this.leaseMs = options.leaseMs ?? setting("WEBHOOK_LEASE_MS") ?? attemptTimeoutMs() + 20_000;
     this.paced = options.paced ?? true;
-    const engineFilter = options.engineFilter ?? "d.inngest_run_id IS NULL";
+    const engineFilter = options.engineFilter ?? `d.${DELIVERY.inngestRunId} IS NULL`;
     this.sql = this.paced ? pacedClaimSql(engineFilter) : claimSql(engineFilter);
   }
 
@@ -116,7 +122,7 @@ export class DeliveryWorker {
     log.warn("webhook worker: stopping with attempts in flight; releasing their leases", { deliveries: ids.length });
     try {
       const db = await getDb();
-      await db.$executeRawUnsafe(`UPDATE webhook_deliveries SET locked_until = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'`, ids);
+      await db.$executeRawUnsafe(RELEASE_LEASES_SQL, ids);
     } catch (err) {
       log.error("webhook worker: could not release leases; they expire on their own", { error: (err as Error).message });
     }

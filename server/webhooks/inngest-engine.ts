@@ -6,7 +6,8 @@
 // ever calls `inngest.send` (it would hang or fail without a server).
 import { Inngest } from "inngest";
 import { serve } from "inngest/edge";
-import type { PrismaClient } from "../db/generated/client";
+import { modelColumns } from "../db/columns";
+import { Prisma, type PrismaClient } from "../db/generated/client";
 import { getDb } from "../db/client";
 import { log } from "../lib/log";
 import { attemptDelivery, loadDeliveryTarget, type DeliveryTarget } from "./delivery-attempt";
@@ -25,28 +26,29 @@ export const inngest = new Inngest({ id: "tenant-data-platform" });
 
 const DISPATCHED = "dispatched";
 
+// Columns named through the model (server/db/columns.ts).
+const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
+
+/** The dispatched cycle, or the cycle this run already owns ($1 delivery, $2 cycle, $3 run). */
+const OWN_CYCLE_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = $3, ${DELIVERY.updatedAt} = now()
+     WHERE ${DELIVERY.id} = $1::uuid AND ((${DELIVERY.cycle} = $2::int AND ${DELIVERY.inngestRunId} = '${DISPATCHED}' AND ${DELIVERY.status} = 'pending') OR ${DELIVERY.inngestRunId} = $3)
+     RETURNING ${DELIVERY.cycle}`;
+/** A new cycle for this run ($1 delivery, $2 run). */
+const NEW_CYCLE_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.cycle} = ${DELIVERY.cycle} + 1, ${DELIVERY.attemptCount} = 0, ${DELIVERY.status} = 'pending', ${DELIVERY.inngestRunId} = $2,
+       ${DELIVERY.nextAttemptAt} = NULL, ${DELIVERY.lockedUntil} = NULL, ${DELIVERY.deliveredAt} = NULL, ${DELIVERY.updatedAt} = now()
+     WHERE ${DELIVERY.id} = $1::uuid RETURNING ${DELIVERY.cycle}`;
+/** The deliveries handed to Inngest ($1 ids): no longer claimable, their leases released. */
+const MARK_DISPATCHED_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = '${DISPATCHED}', ${DELIVERY.lockedUntil} = NULL WHERE ${DELIVERY.id} = ANY($1::uuid[]) AND ${DELIVERY.inngestRunId} IS NULL`;
+
 /**
  * First step of a run: take ownership of the delivery's cycle. The run the dispatcher asked for
  * takes the dispatched cycle; any other run of the same delivery (a rerun from the Inngest console,
  * a duplicate event) starts a new cycle, like a dashboard replay, so earlier attempts stay intact.
  */
 export async function beginCycle(db: PrismaClient, deliveryId: string, requestedCycle: number, runId: string): Promise<number | null> {
-  const own = await db.$queryRawUnsafe<{ cycle: number }[]>(
-    `UPDATE webhook_deliveries SET inngest_run_id = $3, updated_at = now()
-     WHERE id = $1::uuid AND ((cycle = $2::int AND inngest_run_id = '${DISPATCHED}' AND status = 'pending') OR inngest_run_id = $3)
-     RETURNING cycle`,
-    deliveryId,
-    requestedCycle,
-    runId,
-  );
+  const own = await db.$queryRawUnsafe<{ cycle: number }[]>(OWN_CYCLE_SQL, deliveryId, requestedCycle, runId);
   if (own.length) return own[0].cycle;
-  const next = await db.$queryRawUnsafe<{ cycle: number }[]>(
-    `UPDATE webhook_deliveries SET cycle = cycle + 1, attempt_count = 0, status = 'pending', inngest_run_id = $2,
-       next_attempt_at = NULL, locked_until = NULL, delivered_at = NULL, updated_at = now()
-     WHERE id = $1::uuid RETURNING cycle`,
-    deliveryId,
-    runId,
-  );
+  const next = await db.$queryRawUnsafe<{ cycle: number }[]>(NEW_CYCLE_SQL, deliveryId, runId);
   return next[0]?.cycle ?? null; // null: the delivery (or its subscription) was deleted
 }
 
@@ -117,7 +119,7 @@ export async function dispatchToInngest(db: PrismaClient, claimed: DeliveryTarge
   );
   // After a failed send the claims simply expire and the next pass sends again.
   await db.$executeRawUnsafe(
-    `UPDATE webhook_deliveries SET inngest_run_id = '${DISPATCHED}', locked_until = NULL WHERE id = ANY($1::uuid[]) AND inngest_run_id IS NULL`,
+    MARK_DISPATCHED_SQL,
     claimed.map((c) => c.delivery_id),
   );
 }

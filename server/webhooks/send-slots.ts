@@ -1,20 +1,23 @@
 // The outbound rate limit's send slots: each subscription's `next_delivery_at` is its next free
 // slot, shared by every worker process and Inngest run (one row, updated atomically). A slot is
 // 1 / max_deliveries_per_second after the one before; a consumer's 429 with Retry-After moves it later.
-import type { PrismaClient } from "../db/generated/client";
+import { modelColumns } from "../db/columns";
+import { Prisma, type PrismaClient } from "../db/generated/client";
 
 /** A sender that wakes more than this late for its slot (a stall, a cold start) takes a new slot. */
 export const LATE_SEND_MS = 25;
 
+// Columns named through the model (server/db/columns.ts).
+const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
+const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
+const RESERVE_SLOT_SQL = `UPDATE webhook_subscriptions s
+       SET ${SUBSCRIPTION.nextDeliveryAt} = greatest(s.${SUBSCRIPTION.nextDeliveryAt}, now()) + make_interval(secs => 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond})
+     FROM webhook_deliveries d WHERE d.${DELIVERY.id} = $1::uuid AND s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId}
+     RETURNING greatest(0, ceil(extract(epoch FROM s.${SUBSCRIPTION.nextDeliveryAt} - make_interval(secs => 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond}) - clock_timestamp()) * 1000))::int AS wait_ms`;
+
 /** Takes the subscription's next send slot and returns how long until it, in ms (0 when the delivery is gone). */
 export async function reserveSendSlot(db: PrismaClient, deliveryId: string): Promise<number> {
-  const rows = await db.$queryRawUnsafe<{ wait_ms: number }[]>(
-    `UPDATE webhook_subscriptions s
-       SET next_delivery_at = greatest(s.next_delivery_at, now()) + make_interval(secs => 1.0 / s.max_deliveries_per_second)
-     FROM webhook_deliveries d WHERE d.id = $1::uuid AND s.id = d.subscription_id
-     RETURNING greatest(0, ceil(extract(epoch FROM s.next_delivery_at - make_interval(secs => 1.0 / s.max_deliveries_per_second) - clock_timestamp()) * 1000))::int AS wait_ms`,
-    deliveryId,
-  );
+  const rows = await db.$queryRawUnsafe<{ wait_ms: number }[]>(RESERVE_SLOT_SQL, deliveryId);
   return rows[0]?.wait_ms ?? 0;
 }
 

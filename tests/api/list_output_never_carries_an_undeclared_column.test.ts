@@ -4,6 +4,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, tenantWithKey } from "../helpers/api";
 import { getSql } from "../../server/db/client";
+import { modelColumns } from "../../server/db/columns";
+import { Prisma } from "../../server/db/generated/client";
 import { scopeSqlToTenant } from "../../server/db/tenant-scope";
 import { sqlKeysetPage, sqlList, toListEnvelope } from "../../server/lib/pagination";
 import { OFFERING_WIRE_SELECT } from "../../server/offerings/offerings.service";
@@ -13,7 +15,9 @@ let key: string;
 let tenantId: string;
 const WIRE_FIELDS = Object.keys(offeringSchema.shape).sort();
 
-const listWith = (select: string) => sqlList({ table: "offerings", select, sortColumn: "created_at", direction: "desc", where: "t.deleted_at IS NULL" });
+const OFFERING = modelColumns(Prisma.OfferingScalarFieldEnum);
+const listWith = (select: string) =>
+  sqlList({ table: "offerings", columns: OFFERING, select, sortField: "createdAt", direction: "desc", where: `t.${OFFERING.deletedAt} IS NULL` });
 
 async function pageOf(list: ReturnType<typeof listWith>) {
   const sql = scopeSqlToTenant(await getSql(), tenantId);
