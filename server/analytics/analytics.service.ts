@@ -7,6 +7,7 @@
 // Raw SQL is the one place the tenant-scoped client cannot add the tenant filter itself, so every
 // table reference below carries `tenant_id = ${tenant}` as a bound parameter, visibly.
 import { Prisma } from "../db/generated/client";
+import { modelColumnsSql } from "../db/sql-columns";
 import type { TenantDb } from "../db/tenant-scope";
 import { CHANNELS } from "../lib/customer-identifier";
 import { DEFAULT_ROLLUP_DAYS, type AnalyticsCounts, type AnalyticsDay, type WeeklyRollup } from "./analytics.types";
@@ -37,23 +38,31 @@ type DayRow = {
   csat_score_sum: number;
 } & Record<`channel_${(typeof CHANNELS)[number]}`, number>;
 
+// Column names come from the model (server/db/sql-columns.ts).
+const CONVERSATION = modelColumnsSql(Prisma.ConversationScalarFieldEnum);
+const LEAD = modelColumnsSql(Prisma.LeadScalarFieldEnum);
+const APPOINTMENT = modelColumnsSql(Prisma.AppointmentScalarFieldEnum);
+const CSAT = modelColumnsSql(Prisma.CsatResponseScalarFieldEnum);
+const DAILY_COUNT = modelColumnsSql(Prisma.AnalyticsDailyCountScalarFieldEnum);
+
 /**
- * `(day, metric, n)` rows: one table's rows counted (or `aggregate`d) per UTC day of `column`,
- * within the period and the tenant.
+ * `(day, metric, n)` rows: one table's rows counted (or `aggregate`d) per UTC day of its `dateField`
+ * column, within the period and the tenant.
  */
-function perDay(
+function perDay<DateField extends string>(
   metric: string,
   table: string,
-  column: string,
+  columns: Readonly<Record<DateField | "tenantId", Prisma.Sql>>,
+  dateField: DateField,
   [tenantId, start, end]: readonly [string, Date, Date],
   extraWhere = Prisma.empty,
   aggregate = Prisma.sql`count(*)`,
 ) {
-  const col = Prisma.raw(`"${column}"`);
+  const col = Prisma.sql`"${columns[dateField]}"`;
   return Prisma.sql`
     SELECT date_trunc('day', ${col} AT TIME ZONE 'UTC') AS day, ${metric} AS metric, ${aggregate} AS n
     FROM ${Prisma.raw(`"${table}"`)}
-    WHERE tenant_id = ${tenantId}::uuid
+    WHERE ${columns.tenantId} = ${tenantId}::uuid
       AND ${col} >= ${start.toISOString()}::timestamptz AND ${col} < ${end.toISOString()}::timestamptz
       ${extraWhere}
     GROUP BY 1`;
@@ -93,24 +102,24 @@ export function rollupQuery(tenantId: string, start: Date, end: Date): Prisma.Sq
     counts AS (
       -- messages per direction and conversations per channel: the trigger-kept counters (a day's
       -- shards, one per database connection that counted, are summed by the pivot below)
-      SELECT day::timestamp AS day, metric, count::bigint AS n
+      SELECT ${DAILY_COUNT.day}::timestamp AS day, ${DAILY_COUNT.metric}, ${DAILY_COUNT.count}::bigint AS n
       FROM analytics_daily_counts
-      WHERE tenant_id = ${tenantId}::uuid
-        AND day >= (${start.toISOString()}::timestamptz AT TIME ZONE 'UTC')::date
-        AND day < (${end.toISOString()}::timestamptz AT TIME ZONE 'UTC')::date
+      WHERE ${DAILY_COUNT.tenantId} = ${tenantId}::uuid
+        AND ${DAILY_COUNT.day} >= (${start.toISOString()}::timestamptz AT TIME ZONE 'UTC')::date
+        AND ${DAILY_COUNT.day} < (${end.toISOString()}::timestamptz AT TIME ZONE 'UTC')::date
       -- closed_at is set only while a conversation is closed (reopening clears it): no status test,
       -- so the (tenant_id, closed_at) index answers alone
-      UNION ALL ${perDay("closed", "conversations", "closed_at", range)}
-      UNION ALL ${perDay("handoffs", "leads", "handoff_requested_at", range)}
-      UNION ALL ${perDay("leads_created", "leads", "created_at", range)}
-      UNION ALL ${perDay("leads_created_converted", "leads", "created_at", range, Prisma.sql`AND status = 'converted'`)}
-      UNION ALL ${perDay("leads_qualified", "leads", "qualified_at", range)}
-      UNION ALL ${perDay("leads_converted", "leads", "converted_at", range, Prisma.sql`AND status = 'converted'`)}
-      UNION ALL ${perDay("appointments_booked", "appointments", "created_at", range)}
-      UNION ALL ${perDay("appointments_cancelled", "appointments", "updated_at", range, Prisma.sql`AND status = 'cancelled'`)}
-      UNION ALL ${perDay("appointments_completed", "appointments", "updated_at", range, Prisma.sql`AND status = 'completed'`)}
-      UNION ALL ${perDay("csat_responses", "csat_responses", "created_at", range)}
-      UNION ALL ${perDay("csat_score_sum", "csat_responses", "created_at", range, Prisma.empty, Prisma.sql`sum(score)`)}
+      UNION ALL ${perDay("closed", "conversations", CONVERSATION, "closedAt", range)}
+      UNION ALL ${perDay("handoffs", "leads", LEAD, "handoffRequestedAt", range)}
+      UNION ALL ${perDay("leads_created", "leads", LEAD, "createdAt", range)}
+      UNION ALL ${perDay("leads_created_converted", "leads", LEAD, "createdAt", range, Prisma.sql`AND ${LEAD.status} = 'converted'`)}
+      UNION ALL ${perDay("leads_qualified", "leads", LEAD, "qualifiedAt", range)}
+      UNION ALL ${perDay("leads_converted", "leads", LEAD, "convertedAt", range, Prisma.sql`AND ${LEAD.status} = 'converted'`)}
+      UNION ALL ${perDay("appointments_booked", "appointments", APPOINTMENT, "createdAt", range)}
+      UNION ALL ${perDay("appointments_cancelled", "appointments", APPOINTMENT, "updatedAt", range, Prisma.sql`AND ${APPOINTMENT.status} = 'cancelled'`)}
+      UNION ALL ${perDay("appointments_completed", "appointments", APPOINTMENT, "updatedAt", range, Prisma.sql`AND ${APPOINTMENT.status} = 'completed'`)}
+      UNION ALL ${perDay("csat_responses", "csat_responses", CSAT, "createdAt", range)}
+      UNION ALL ${perDay("csat_score_sum", "csat_responses", CSAT, "createdAt", range, Prisma.empty, Prisma.sql`sum(${CSAT.score})`)}
     )
     SELECT to_char(d.day, 'YYYY-MM-DD') AS date, ${columns}
     FROM days d

@@ -2,6 +2,8 @@
 // hash comparison, and a coalesced last-used write that never blocks the request.
 import { AppError, MESSAGES } from "../lib/errors";
 import { getDb, getReadSql, readSqlIfOpen } from "../db/client";
+import { modelColumns } from "../db/columns";
+import { Prisma } from "../db/generated/client";
 import { log } from "../lib/log";
 import { LOOKUP_PREFIX_LENGTH, parseBearerToken, verifySecret } from "./api-key-format";
 
@@ -9,8 +11,10 @@ export type AuthenticatedKey = { id: string; tenantId: string; scopes: string[] 
 
 type KeyRow = { id: string; tenant_id: string; scopes: string[]; salt: string; hash: string; revoked: boolean };
 // Every API request runs it: a prepared statement on the unique prefix index, not a Prisma query.
+// Its column names come from the model (server/db/columns.ts).
+const KEY = modelColumns(Prisma.ApiKeyScalarFieldEnum);
 const KEY_BY_PREFIX = {
-  text: "SELECT id, tenant_id, scopes, salt, hash, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE prefix = $1",
+  text: `SELECT ${KEY.id}, ${KEY.tenantId}, ${KEY.scopes}, ${KEY.salt}, ${KEY.hash}, ${KEY.revokedAt} IS NOT NULL AS revoked FROM api_keys WHERE ${KEY.prefix} = $1`,
 };
 
 export async function authenticateApiKey(header: string | null, requestId: string): Promise<AuthenticatedKey> {

@@ -5,7 +5,8 @@
 // connection to another provider or address needs them again, so stored credentials never follow
 // an admin's change. Every change is audited as `channel_connection.changed`, like the CRM's.
 import { ZodError } from "zod";
-import type { Prisma } from "../db/generated/client";
+import { Prisma } from "../db/generated/client";
+import { modelColumns } from "../db/columns";
 import type { TenantDb } from "../db/tenant-scope";
 import { getDb, getSql, sqlIfOpen, type Statement } from "../db/client";
 import { lockTenantRow } from "../db/lock-row";
@@ -201,10 +202,12 @@ export type ResolvedConnection = {
   credentialsEncrypted: string;
 };
 
-// A prepared statement on the pipelined connections: every inbound request runs it first.
+// A prepared statement on the pipelined connections: every inbound request runs it first. Its
+// column names come from the model (server/db/columns.ts).
+const CONNECTION = modelColumns(Prisma.ChannelConnectionScalarFieldEnum);
 const ACTIVE_CONNECTION: Statement = {
-  text: `SELECT id, tenant_id AS "tenantId", provider, channel, address, status, credentials_encrypted AS "credentialsEncrypted"
-    FROM channel_connections WHERE provider = $1 AND address = $2`,
+  text: `SELECT ${CONNECTION.id}, ${CONNECTION.tenantId} AS "tenantId", ${CONNECTION.provider}, ${CONNECTION.channel}, ${CONNECTION.address}, ${CONNECTION.status}, ${CONNECTION.credentialsEncrypted} AS "credentialsEncrypted"
+    FROM channel_connections WHERE ${CONNECTION.provider} = $1 AND ${CONNECTION.address} = $2`,
 };
 
 /**

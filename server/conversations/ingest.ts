@@ -5,6 +5,8 @@
 // reopened. Idempotent on (tenant, provider, provider message id): a retried delivery inserts
 // nothing (ON CONFLICT DO NOTHING), so it counts nothing and emits nothing a second time.
 import { getSql, sqlIfOpen } from "../db/client";
+import { modelColumns } from "../db/columns";
+import { Prisma } from "../db/generated/client";
 import { lockTenantRow } from "../db/lock-row";
 import { scopeSqlToTenant, type TenantDb, type TenantTx } from "../db/tenant-scope";
 import { conversationRow, countNewMessages, findOrCreateConversation, type ConversationRow, type MessageRow } from "./conversations.service";
@@ -90,6 +92,10 @@ function ingestInTransaction(db: TenantDb, tenantId: string, input: InboundMessa
   }, INGEST_TRANSACTION);
 }
 
+// The statements' column names come from the model (server/db/columns.ts).
+const CONVERSATION = modelColumns(Prisma.ConversationScalarFieldEnum);
+const MESSAGE = modelColumns(Prisma.MessageScalarFieldEnum);
+
 /**
  * The message inserted once (ON CONFLICT DO NOTHING on the provider id) into the pair's existing
  * conversation, which is counted (`countNewMessages`' columns) and reopened if closed, all in one
@@ -102,20 +108,20 @@ function ingestInTransaction(db: TenantDb, tenantId: string, input: InboundMessa
  */
 const INGEST_INTO_EXISTING = {
   text: `WITH found AS (
-    SELECT * FROM conversations WHERE tenant_id = $1 AND channel = $2 AND customer_identifier = $3 FOR UPDATE
+    SELECT * FROM conversations WHERE ${CONVERSATION.tenantId} = $1 AND ${CONVERSATION.channel} = $2 AND ${CONVERSATION.customerIdentifier} = $3 FOR UPDATE
   ), stored AS (
-    INSERT INTO messages (id, tenant_id, conversation_id, direction, author, body, status, provider, provider_message_id, created_at)
-    SELECT gen_random_uuid(), $1, found.id, 'inbound', 'customer', $4, 'received', $5, $6, $7::timestamptz FROM found
-    ON CONFLICT (tenant_id, provider, provider_message_id) DO NOTHING
-    RETURNING id, conversation_id
+    INSERT INTO messages (${MESSAGE.id}, ${MESSAGE.tenantId}, ${MESSAGE.conversationId}, ${MESSAGE.direction}, ${MESSAGE.author}, ${MESSAGE.body}, ${MESSAGE.status}, ${MESSAGE.provider}, ${MESSAGE.providerMessageId}, ${MESSAGE.createdAt})
+    SELECT gen_random_uuid(), $1, found.${CONVERSATION.id}, 'inbound', 'customer', $4, 'received', $5, $6, $7::timestamptz FROM found
+    ON CONFLICT (${MESSAGE.tenantId}, ${MESSAGE.provider}, ${MESSAGE.providerMessageId}) DO NOTHING
+    RETURNING ${MESSAGE.id}, ${MESSAGE.conversationId}
   ), counted AS (
-    UPDATE conversations c SET last_message_at = $7::timestamptz, last_activity_at = $7::timestamptz, message_count = c.message_count + 1,
-      status = CASE WHEN c.status = 'closed' THEN 'open' ELSE c.status END,
-      closed_at = CASE WHEN c.status = 'closed' THEN NULL ELSE c.closed_at END, updated_at = now()
-    FROM stored WHERE c.tenant_id = $1 AND c.id = stored.conversation_id
+    UPDATE conversations c SET ${CONVERSATION.lastMessageAt} = $7::timestamptz, ${CONVERSATION.lastActivityAt} = $7::timestamptz, ${CONVERSATION.messageCount} = c.${CONVERSATION.messageCount} + 1,
+      ${CONVERSATION.status} = CASE WHEN c.${CONVERSATION.status} = 'closed' THEN 'open' ELSE c.${CONVERSATION.status} END,
+      ${CONVERSATION.closedAt} = CASE WHEN c.${CONVERSATION.status} = 'closed' THEN NULL ELSE c.${CONVERSATION.closedAt} END, ${CONVERSATION.updatedAt} = now()
+    FROM stored WHERE c.${CONVERSATION.tenantId} = $1 AND c.${CONVERSATION.id} = stored.${MESSAGE.conversationId}
     RETURNING c.*
   )
-  SELECT (SELECT id FROM stored) AS "messageId", ${conversationRow.select("counted")} FROM counted
+  SELECT (SELECT ${MESSAGE.id} FROM stored) AS "messageId", ${conversationRow.select("counted")} FROM counted
   UNION ALL
   SELECT NULL, ${conversationRow.select("found")} FROM found WHERE NOT EXISTS (SELECT 1 FROM stored)`,
 };

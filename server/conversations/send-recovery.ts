@@ -7,6 +7,8 @@
 // interrupted more than an hour ago is ended `failed` instead: a reply that late would confuse the
 // customer more than it helps.
 import { getDb } from "../db/client";
+import { modelColumns } from "../db/columns";
+import { Prisma } from "../db/generated/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { driverForConversation, longestSendTimeoutMs } from "../channels/channel-driver";
 import { log } from "../lib/log";
@@ -17,18 +19,20 @@ import { setting } from "../lib/settings";
 export const MAX_RESEND_AGE_MS = 3_600_000;
 const BATCH = 20;
 
-// One statement claims a batch, so sweeps in several processes never take the same message.
+// One statement claims a batch, so sweeps in several processes never take the same message. Its
+// column names come from the model (server/db/columns.ts).
+const MESSAGE = modelColumns(Prisma.MessageScalarFieldEnum);
 const CLAIM_SQL = `
 WITH due AS (
-  SELECT id FROM messages
-  WHERE send_claimed_until <= now() AND status = 'queued'
-  ORDER BY send_claimed_until
+  SELECT ${MESSAGE.id} FROM messages
+  WHERE ${MESSAGE.sendClaimedUntil} <= now() AND ${MESSAGE.status} = 'queued'
+  ORDER BY ${MESSAGE.sendClaimedUntil}
   LIMIT $1::int
   FOR UPDATE SKIP LOCKED
 )
-UPDATE messages m SET send_claimed_until = now() + make_interval(secs => $2::int / 1000.0)
-FROM due WHERE m.id = due.id
-RETURNING m.id, m.tenant_id AS "tenantId", m.created_at AS "createdAt"`;
+UPDATE messages m SET ${MESSAGE.sendClaimedUntil} = now() + make_interval(secs => $2::int / 1000.0)
+FROM due WHERE m.${MESSAGE.id} = due.${MESSAGE.id}
+RETURNING m.${MESSAGE.id}, m.${MESSAGE.tenantId} AS "tenantId", m.${MESSAGE.createdAt} AS "createdAt"`;
 
 /** One sweep: how many interrupted messages it resent or ended. */
 export async function resendInterruptedMessages(): Promise<number> {

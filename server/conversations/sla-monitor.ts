@@ -8,6 +8,9 @@
 // serialize on its row; the second re-checks the condition after the first commits and claims
 // nothing. So every server process may run the check (startSlaMonitor), and an Inngest cron may too.
 import { getDb } from "../db/client";
+import { modelColumns } from "../db/columns";
+import { modelColumnsSql } from "../db/sql-columns";
+import { Prisma } from "../db/generated/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { notFound } from "../lib/errors";
 import { eventEmitter } from "../outbox/emit-event";
@@ -24,38 +27,45 @@ export { DEFAULT_HANDOFF_SLA_MINUTES, MAX_HANDOFF_SLA_MINUTES, handoffSlaInput, 
 
 const BATCH = 100;
 
+// The statements' column names come from the model (server/db/columns.ts).
+const CONVERSATION = modelColumns(Prisma.ConversationScalarFieldEnum);
+const MESSAGE = modelColumns(Prisma.MessageScalarFieldEnum);
+const TENANT = modelColumns(Prisma.TenantScalarFieldEnum);
+
 /**
  * `c` (a conversation joined with its tenant `t`) is in a handoff past its SLA that has not breached
  * yet: no operator message within the SLA after the handoff began. (A reply that came late still
  * counts as a breach, even if no check ran between the deadline and the reply.)
  */
-const PAST_SLA = `c.status = 'handoff' AND c.sla_breached_at IS NULL AND c.handoff_started_at IS NOT NULL
-  AND c.handoff_started_at <= now() - make_interval(mins => t.handoff_sla_minutes)
+const PAST_SLA = `c.${CONVERSATION.status} = 'handoff' AND c.${CONVERSATION.slaBreachedAt} IS NULL AND c.${CONVERSATION.handoffStartedAt} IS NOT NULL
+  AND c.${CONVERSATION.handoffStartedAt} <= now() - make_interval(mins => t.${TENANT.handoffSlaMinutes})
   AND NOT EXISTS (
     SELECT 1 FROM messages m
-    WHERE m.conversation_id = c.id AND m.author = 'operator'
-      AND m.created_at >= c.handoff_started_at AND m.created_at <= c.handoff_started_at + make_interval(mins => t.handoff_sla_minutes)
+    WHERE m.${MESSAGE.conversationId} = c.${CONVERSATION.id} AND m.${MESSAGE.author} = 'operator'
+      AND m.${MESSAGE.createdAt} >= c.${CONVERSATION.handoffStartedAt} AND m.${MESSAGE.createdAt} <= c.${CONVERSATION.handoffStartedAt} + make_interval(mins => t.${TENANT.handoffSlaMinutes})
   )`;
 
 /** Seconds from the handoff to the first operator message after it, or to now without one. */
 const WAITED_SECONDS = `floor(extract(epoch FROM coalesce(
-  (SELECT min(m.created_at) FROM messages m WHERE m.conversation_id = c.id AND m.author = 'operator' AND m.created_at >= c.handoff_started_at),
-  now()) - c.handoff_started_at))::int`;
+  (SELECT min(m.${MESSAGE.createdAt}) FROM messages m WHERE m.${MESSAGE.conversationId} = c.${CONVERSATION.id} AND m.${MESSAGE.author} = 'operator' AND m.${MESSAGE.createdAt} >= c.${CONVERSATION.handoffStartedAt}),
+  now()) - c.${CONVERSATION.handoffStartedAt}))::int`;
 
 // Every tenant's candidates, oldest handoff first (the (status, handoff_started_at) index).
 const CANDIDATES_SQL = `
-SELECT c.id, c.tenant_id AS "tenantId" FROM conversations c JOIN tenants t ON t.id = c.tenant_id
+SELECT c.${CONVERSATION.id}, c.${CONVERSATION.tenantId} AS "tenantId" FROM conversations c JOIN tenants t ON t.${TENANT.id} = c.${CONVERSATION.tenantId}
 WHERE ${PAST_SLA}
-ORDER BY c.handoff_started_at
+ORDER BY c.${CONVERSATION.handoffStartedAt}
 LIMIT $1::int`;
 
 // The claim: it re-checks the whole condition, so a conversation answered or re-handed meanwhile
 // (or claimed by another process) is not claimed.
 const CLAIM_SQL = `
-UPDATE conversations c SET sla_breached_at = now()
+UPDATE conversations c SET ${CONVERSATION.slaBreachedAt} = now()
 FROM tenants t
-WHERE c.id = $1::uuid AND c.tenant_id = $2::uuid AND t.id = c.tenant_id AND ${PAST_SLA}
-RETURNING ${WAITED_SECONDS} AS "waitedSeconds", t.handoff_sla_minutes AS "slaMinutes"`;
+WHERE c.${CONVERSATION.id} = $1::uuid AND c.${CONVERSATION.tenantId} = $2::uuid AND t.${TENANT.id} = c.${CONVERSATION.tenantId} AND ${PAST_SLA}
+RETURNING ${WAITED_SECONDS} AS "waitedSeconds", t.${TENANT.handoffSlaMinutes} AS "slaMinutes"`;
+
+const TENANT_SQL = modelColumnsSql(Prisma.TenantScalarFieldEnum);
 
 /** Claims one conversation's breach and emits `sla.breached`, in one transaction. True when this call claimed it. */
 async function claimBreach(conversationId: string, tenantId: string): Promise<boolean> {
@@ -112,7 +122,9 @@ export async function setHandoffSla(tenantId: string, input: HandoffSla, actor: 
   const db = scopeToTenant(await getDb(), tenantId);
   return db.$transaction(async (tx) => {
     // The row lock orders concurrent changes, so each audit entry's `from` is the value it replaced.
-    const [current] = await tx.$queryRaw<{ minutes: number }[]>`SELECT handoff_sla_minutes AS minutes FROM tenants WHERE id = ${tenantId}::uuid FOR UPDATE`;
+    const [current] = await tx.$queryRaw<
+      { minutes: number }[]
+    >`SELECT ${TENANT_SQL.handoffSlaMinutes} AS minutes FROM tenants WHERE ${TENANT_SQL.id} = ${tenantId}::uuid FOR UPDATE`;
     if (!current) throw notFound();
     const to = input.handoff_sla_minutes;
     if (current.minutes === to) return { handoff_sla_minutes: to };

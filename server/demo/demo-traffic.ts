@@ -8,6 +8,8 @@ import { createHmac, randomBytes } from "node:crypto";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
 import { sign as signRetell } from "retell-sdk/lib/webhook_auth";
 import type { TenantDb } from "../db/tenant-scope";
+import { Prisma } from "../db/generated/client";
+import { modelColumnsSql } from "../db/sql-columns";
 import { lockTenantRow } from "../db/lock-row";
 import { OPERATOR } from "../audit/record-audit";
 import { connectChannel } from "../channels/channel-connections";
@@ -298,6 +300,11 @@ export async function driveChat(db: TenantDb, channels: DemoChannels, chat: Chat
   return conversationId!;
 }
 
+// The dating statement's column names come from the model (server/db/sql-columns.ts).
+const CONVERSATION = modelColumnsSql(Prisma.ConversationScalarFieldEnum);
+const MESSAGE = modelColumnsSql(Prisma.MessageScalarFieldEnum);
+const CALL = modelColumnsSql(Prisma.CallScalarFieldEnum);
+
 /**
  * After the week's traffic: each conversation dates from its first message or call (a minute
  * before), and its last message and activity are its latest message's (or call's) time.
@@ -306,16 +313,16 @@ export async function dateConversationsByTheirTraffic(db: TenantDb): Promise<voi
   const { tenantId } = db;
   await db.$executeRaw`
     UPDATE conversations c SET
-      created_at = LEAST(c.created_at, t.first - interval '1 minute'),
-      last_message_at = t.last_message, last_activity_at = GREATEST(t.last_message, t.last_call)
+      ${CONVERSATION.createdAt} = LEAST(c.${CONVERSATION.createdAt}, t.first - interval '1 minute'),
+      ${CONVERSATION.lastMessageAt} = t.last_message, ${CONVERSATION.lastActivityAt} = GREATEST(t.last_message, t.last_call)
     FROM (
-      SELECT conv.id,
-        (SELECT max(created_at) FROM messages m WHERE m.tenant_id = ${tenantId}::uuid AND m.conversation_id = conv.id) AS last_message,
-        (SELECT max(started_at) FROM calls k WHERE k.tenant_id = ${tenantId}::uuid AND k.conversation_id = conv.id) AS last_call,
+      SELECT conv.${CONVERSATION.id},
+        (SELECT max(${MESSAGE.createdAt}) FROM messages m WHERE m.${MESSAGE.tenantId} = ${tenantId}::uuid AND m.${MESSAGE.conversationId} = conv.${CONVERSATION.id}) AS last_message,
+        (SELECT max(${CALL.startedAt}) FROM calls k WHERE k.${CALL.tenantId} = ${tenantId}::uuid AND k.${CALL.conversationId} = conv.${CONVERSATION.id}) AS last_call,
         LEAST(
-          (SELECT min(created_at) FROM messages m WHERE m.tenant_id = ${tenantId}::uuid AND m.conversation_id = conv.id),
-          (SELECT min(started_at) FROM calls k WHERE k.tenant_id = ${tenantId}::uuid AND k.conversation_id = conv.id)) AS first
-      FROM conversations conv WHERE conv.tenant_id = ${tenantId}::uuid
+          (SELECT min(${MESSAGE.createdAt}) FROM messages m WHERE m.${MESSAGE.tenantId} = ${tenantId}::uuid AND m.${MESSAGE.conversationId} = conv.${CONVERSATION.id}),
+          (SELECT min(${CALL.startedAt}) FROM calls k WHERE k.${CALL.tenantId} = ${tenantId}::uuid AND k.${CALL.conversationId} = conv.${CONVERSATION.id})) AS first
+      FROM conversations conv WHERE conv.${CONVERSATION.tenantId} = ${tenantId}::uuid
     ) t
-    WHERE c.tenant_id = ${tenantId}::uuid AND c.id = t.id AND t.first IS NOT NULL`;
+    WHERE c.${CONVERSATION.tenantId} = ${tenantId}::uuid AND c.${CONVERSATION.id} = t.${CONVERSATION.id} AND t.first IS NOT NULL`;
 }

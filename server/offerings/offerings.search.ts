@@ -3,6 +3,8 @@
 // and splits words without language stemming), exact attribute filters, active offerings only,
 // best matches first. One prepared statement per shape, answering wire-shaped rows like the list.
 import { z } from "zod";
+import { modelColumns } from "../db/columns";
+import { Prisma } from "../db/generated/client";
 import type { TenantSql } from "../db/tenant-scope";
 import { unknownFieldMessage } from "../lib/strict-body";
 import type { Offering } from "./offerings.types";
@@ -44,11 +46,15 @@ export const searchOfferingsInput = z.strictObject(
 );
 export type SearchOfferingsInput = z.infer<typeof searchOfferingsInput>;
 
+// Column names come from the model (server/db/columns.ts).
+const OFFERING = modelColumns(Prisma.OfferingScalarFieldEnum);
+
 // `search_vector` is the titles (weight A) and descriptions (weight B) as a tsvector, generated and
 // stored by PostgreSQL and GIN-indexed (migration `offerings_search_vector`): matching uses the
-// index, and ranking reads the stored vector instead of re-parsing every match's text.
+// index, and ranking reads the stored vector instead of re-parsing every match's text. Being
+// PostgreSQL's own column, outside the Prisma model, it is the one column named by hand.
 // `::text::jsonb`: typed text, the JSON goes as written (a jsonb parameter would be JSON-encoded again by postgres.js).
-const ACTIVE = `t.tenant_id = $1::uuid AND t.status = 'active' AND t.deleted_at IS NULL AND t.attributes @> $2::text::jsonb`;
+const ACTIVE = `t.${OFFERING.tenantId} = $1::uuid AND t.${OFFERING.status} = 'active' AND t.${OFFERING.deletedAt} IS NULL AND t.${OFFERING.attributes} @> $2::text::jsonb`;
 
 // The tsquery comes from FROM, parsed once per execution: once the prepared statement runs on its
 // generic plan (after five executions), a `to_tsquery('simple', $4)` written in ORDER BY is no
@@ -57,11 +63,11 @@ const ACTIVE = `t.tenant_id = $1::uuid AND t.status = 'active' AND t.deleted_at 
 export const MATCHING = {
   text: `SELECT ${OFFERING_WIRE_SELECT} FROM to_tsquery('simple', $4) AS q, offerings t
     WHERE ${ACTIVE} AND t.search_vector @@ q
-    ORDER BY ts_rank(t.search_vector, q) DESC, t.created_at DESC, t.id DESC
+    ORDER BY ts_rank(t.search_vector, q) DESC, t.${OFFERING.createdAt} DESC, t.${OFFERING.id} DESC
     LIMIT $3`,
 };
 export const NEWEST = {
-  text: `SELECT ${OFFERING_WIRE_SELECT} FROM offerings t WHERE ${ACTIVE} ORDER BY t.created_at DESC, t.id DESC LIMIT $3`,
+  text: `SELECT ${OFFERING_WIRE_SELECT} FROM offerings t WHERE ${ACTIVE} ORDER BY t.${OFFERING.createdAt} DESC, t.${OFFERING.id} DESC LIMIT $3`,
 };
 
 /**
