@@ -68,12 +68,15 @@ export async function createAppointment(db: TenantDb, input: CreateAppointmentIn
 const APPOINTMENT = modelColumns(Prisma.AppointmentScalarFieldEnum);
 const APPOINTMENT_ROW = rowInsert<AppointmentRow>(Prisma.AppointmentScalarFieldEnum);
 const TC = modelColumns(Prisma.ToolCallScalarFieldEnum);
+const CONVERSATION = modelColumns(Prisma.ConversationScalarFieldEnum);
+const LEAD = modelColumns(Prisma.LeadScalarFieldEnum);
+const OFFERING = modelColumns(Prisma.OfferingScalarFieldEnum);
 const BOOK_SQL = {
   text: `WITH r AS (SELECT * FROM jsonb_populate_record(NULL::appointments, $2::text::jsonb)
 ), visible AS (
-  SELECT (r.${APPOINTMENT.conversationId} IS NULL OR EXISTS (SELECT 1 FROM conversations c WHERE c.tenant_id = $1::uuid AND c.id = r.${APPOINTMENT.conversationId}))
-     AND (r.${APPOINTMENT.leadId} IS NULL OR EXISTS (SELECT 1 FROM leads l WHERE l.tenant_id = $1::uuid AND l.id = r.${APPOINTMENT.leadId}))
-     AND (r.${APPOINTMENT.offeringId} IS NULL OR EXISTS (SELECT 1 FROM offerings o WHERE o.tenant_id = $1::uuid AND o.id = r.${APPOINTMENT.offeringId} AND o.deleted_at IS NULL)) AS ok
+  SELECT (r.${APPOINTMENT.conversationId} IS NULL OR EXISTS (SELECT 1 FROM conversations c WHERE c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.id} = r.${APPOINTMENT.conversationId}))
+     AND (r.${APPOINTMENT.leadId} IS NULL OR EXISTS (SELECT 1 FROM leads l WHERE l.${LEAD.tenantId} = $1::uuid AND l.${LEAD.id} = r.${APPOINTMENT.leadId}))
+     AND (r.${APPOINTMENT.offeringId} IS NULL OR EXISTS (SELECT 1 FROM offerings o WHERE o.${OFFERING.tenantId} = $1::uuid AND o.${OFFERING.id} = r.${APPOINTMENT.offeringId} AND o.${OFFERING.deletedAt} IS NULL)) AS ok
   FROM r
 ), claim AS (
   INSERT INTO tool_calls (${TC.id}, ${TC.tenantId}, ${TC.tool}, ${TC.toolCallId}, ${TC.result})

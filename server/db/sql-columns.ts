@@ -1,6 +1,7 @@
 // Columns for Prisma's tagged raw SQL ($queryRaw`…`, Prisma.sql`…`), where an interpolated string
 // would be bound as a parameter: each column of `modelColumns` as a raw fragment, written into the
-// statement's text. Built once per model at module load.
+// statement's text. Built once per model at module load. Apart from columns.ts because it needs
+// Prisma's runtime, which columns.ts (imported through resource declarations by browser code) must not.
 import { modelColumns } from "./columns";
 import { Prisma } from "./generated/client";
 
