@@ -102,7 +102,7 @@ export function rollupQuery(tenantId: string, start: Date, end: Date): Prisma.Sq
     counts AS (
       -- messages per direction and conversations per channel: the trigger-kept counters (a day's
       -- shards, one per database connection that counted, are summed by the pivot below)
-      SELECT ${DAILY_COUNT.day}::timestamp AS day, ${DAILY_COUNT.metric}, ${DAILY_COUNT.count}::bigint AS n
+      SELECT ${DAILY_COUNT.day}::timestamp AS day, ${DAILY_COUNT.metric} AS metric, ${DAILY_COUNT.count}::bigint AS n
       FROM analytics_daily_counts
       WHERE ${DAILY_COUNT.tenantId} = ${tenantId}::uuid
         AND ${DAILY_COUNT.day} >= (${start.toISOString()}::timestamptz AT TIME ZONE 'UTC')::date

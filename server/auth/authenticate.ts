@@ -14,7 +14,8 @@ type KeyRow = { id: string; tenant_id: string; scopes: string[]; salt: string; h
 // Its column names come from the model (server/db/columns.ts).
 const KEY = modelColumns(Prisma.ApiKeyScalarFieldEnum);
 const KEY_BY_PREFIX = {
-  text: `SELECT ${KEY.id}, ${KEY.tenantId}, ${KEY.scopes}, ${KEY.salt}, ${KEY.hash}, ${KEY.revokedAt} IS NOT NULL AS revoked FROM api_keys WHERE ${KEY.prefix} = $1`,
+  text: `SELECT ${KEY.id} AS id, ${KEY.tenantId} AS tenant_id, ${KEY.scopes} AS scopes, ${KEY.salt} AS salt, ${KEY.hash} AS hash,
+  ${KEY.revokedAt} IS NOT NULL AS revoked FROM api_keys WHERE ${KEY.prefix} = $1`,
 };
 
 export async function authenticateApiKey(header: string | null, requestId: string): Promise<AuthenticatedKey> {

@@ -41,7 +41,8 @@ const NOTIFICATION = modelColumns(Prisma.NotificationScalarFieldEnum);
 
 /** Columns selected by every query that produces a DeliveryTarget (`d` deliveries, `s` subscriptions, `e` events). */
 export const TARGET_COLUMNS = `d.${DELIVERY.id}::text AS delivery_id, d.${DELIVERY.tenantId}::text AS tenant_id, d.${DELIVERY.subscriptionId}::text AS subscription_id,
-  d.${DELIVERY.cycle}, d.${DELIVERY.attemptCount}, d.${DELIVERY.status}, s.${SUBSCRIPTION.targetUrl}, s.${SUBSCRIPTION.secretEncrypted},
+  d.${DELIVERY.cycle} AS cycle, d.${DELIVERY.attemptCount} AS attempt_count, d.${DELIVERY.status} AS status,
+  s.${SUBSCRIPTION.targetUrl} AS target_url, s.${SUBSCRIPTION.secretEncrypted} AS secret_encrypted,
   (SELECT count(*)::int FROM webhook_attempts t WHERE t.${ATTEMPT.deliveryId} = d.${DELIVERY.id} AND t.${ATTEMPT.cycle} = d.${DELIVERY.cycle} AND t.${ATTEMPT.throttled}) AS throttled_count,
   CASE WHEN s.${SUBSCRIPTION.previousSecretExpiresAt} > now() THEN s.${SUBSCRIPTION.previousSecretEncrypted} END AS previous_secret_encrypted,
   e.${EVENT.id}::text AS event_id, e.${EVENT.type} AS event_type, e.${EVENT.data} AS event_data, e.${EVENT.createdAt} AS event_created_at`;
