@@ -14,7 +14,7 @@ import { recordAudit, type AuditActor } from "../audit/record-audit";
 import type { Role } from "../auth/principal";
 import type { AcceptWithNewAccountInput, InviteMemberInput } from "./dashboard.types";
 import { invitationMessage, sendInvitationMail, type MailOutcome } from "./invitation-mail";
-import { hashPassword } from "better-auth/crypto";
+import { hashPassword, insertCredentialUser } from "./users";
 
 export const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
 /** Pending invitations per tenant (better-auth's own default limit). */
@@ -177,8 +177,7 @@ export async function acceptWithNewAccount(input: AcceptWithNewAccountInput) {
     }
     const email = row.email.toLowerCase();
     if (await tx.user.findUnique({ where: { email }, select: { id: true } })) throw conflict(`an account for ${email} exists: sign in to accept`, "id");
-    const user = await tx.user.create({ data: { id: randomUUID(), email, name: input.name.trim(), emailVerified: true } });
-    await tx.account.create({ data: { id: randomUUID(), userId: user.id, accountId: user.id, providerId: "credential", password: passwordHash } });
+    const user = await insertCredentialUser(tx, { email, name: input.name.trim(), passwordHash });
     const member = await tx.member.create({ data: { id: randomUUID(), organizationId: row.organizationId, userId: user.id, role: row.role ?? "member" } });
     await tx.invitation.update({ where: { id: row.id }, data: { status: "accepted" } });
     await recordAudit(tx, {

@@ -2,10 +2,12 @@
 // better-auth's own hasher (`better-auth/crypto`, its default) so its sign-in verifies them.
 import { randomBytes, randomUUID } from "node:crypto";
 import { getDb } from "../db/client";
+import type { Prisma } from "../db/generated/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { OPERATOR, recordAudit, type AuditActor } from "../audit/record-audit";
 import { conflict, notFound } from "../lib/errors";
 import type { Role } from "../auth/principal";
+export { hashPassword } from "better-auth/crypto";
 import { hashPassword } from "better-auth/crypto";
 
 export async function createDashboardUser(input: { email: string; password: string; name: string }) {
@@ -13,15 +15,26 @@ export async function createDashboardUser(input: { email: string; password: stri
   if (input.password.length < 8) throw new Error("password must be at least 8 characters");
   const db = await getDb();
   if (await db.user.findUnique({ where: { email }, select: { id: true } })) throw conflict(`a user with email ${email} exists`, "email");
-  const password = await hashPassword(input.password);
-  // The rows better-auth's own sign-up writes (a user and its credential account), without loading
-  // better-auth itself: the demo seed of a first start runs in the serving process.
-  const user = await db.$transaction(async (tx) => {
-    const created = await tx.user.create({ data: { id: randomUUID(), email, name: input.name, emailVerified: true } });
-    await tx.account.create({ data: { id: randomUUID(), userId: created.id, accountId: created.id, providerId: "credential", password } });
-    return created;
-  });
+  const passwordHash = await hashPassword(input.password);
+  const user = await db.$transaction((tx) => insertCredentialUser(tx, { email, name: input.name, passwordHash }));
   return { id: user.id, email: user.email, name: user.name };
+}
+
+/** What insertCredentialUser writes with: any transaction, tenant-scoped or not (users and accounts have no tenant). */
+type CredentialTables = {
+  user: { create(args: { data: Prisma.UserUncheckedCreateInput }): Promise<{ id: string; email: string; name: string }> };
+  account: { create(args: { data: Prisma.AccountUncheckedCreateInput }): Promise<unknown> };
+};
+
+/**
+ * The rows better-auth's own sign-up writes for an email and password: a verified user and its
+ * credential account (`passwordHash` from `hashPassword`), written without loading better-auth
+ * (the demo seed of a first start runs in the serving process).
+ */
+export async function insertCredentialUser(tx: CredentialTables, input: { email: string; name: string; passwordHash: string }) {
+  const user = await tx.user.create({ data: { id: randomUUID(), email: input.email, name: input.name, emailVerified: true } });
+  await tx.account.create({ data: { id: randomUUID(), userId: user.id, accountId: user.id, providerId: "credential", password: input.passwordHash } });
+  return user;
 }
 
 /** Adds (or changes the role of) a user's membership in a tenant; a change is audited with it. */
