@@ -61,15 +61,36 @@ done
 node -e '
 const fs = require("fs"), path = require("path");
 let passed = 0, failed = 0, skipped = 0;
+// The failed tests are named again at the very end: a CI log is often read from its tail.
+const failures = [];
+const firstLine = (m) => String(m || "").replace(/\x1b\[[0-9;]*m/g, "").split("\n").find((l) => l.trim()) || "";
+const walkSuites = (suite, file, titles) => {
+  for (const s of suite.suites || []) walkSuites(s, s.file || file, [...titles, s.title].filter(Boolean));
+  for (const spec of suite.specs || []) for (const t of spec.tests || [])
+    if (t.status === "unexpected" || t.status === "flaky") {
+      const err = (t.results || []).map((x) => x.error && x.error.message).find(Boolean);
+      failures.push(`e2e ${spec.file || file}: ${[...titles, spec.title].join(" › ")}: ${firstLine(err)}`);
+    }
+};
 for (const f of fs.readdirSync(process.argv[1])) {
   if (!f.endsWith(".json")) continue;
   const r = JSON.parse(fs.readFileSync(path.join(process.argv[1], f), "utf8"));
+  const phase = f.replace(/^vitest-/, "").replace(/\.json$/, "");
   if (r.stats && r.stats.expected !== undefined) { // Playwright
     passed += r.stats.expected; failed += r.stats.unexpected + (r.stats.flaky || 0); skipped += r.stats.skipped;
+    for (const s of r.suites || []) walkSuites(s, s.file, []);
   } else if (r.numTotalTests !== undefined) { // vitest
     passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + (r.numTodoTests || 0);
+    for (const file of r.testResults || []) {
+      const rel = path.relative(process.cwd(), file.name);
+      for (const t of file.assertionResults || [])
+        if (t.status === "failed") failures.push(`${phase} ${rel}: ${t.fullName || t.title}: ${firstLine((t.failureMessages || [])[0])}`);
+      if (file.status === "failed" && !(file.assertionResults || []).some((t) => t.status === "failed"))
+        failures.push(`${phase} ${rel}: ${firstLine(file.message) || "the file failed outside its tests"}`);
+    }
   }
 }
+if (failures.length) console.log(`\nFailed:\n${failures.map((x) => `  ${x.slice(0, 400)}`).join("\n")}`);
 // A phase can fail without a failed test (a setup error, no test files): name it.
 const failedPhases = process.argv[2] ? `; FAILED phases: ${process.argv[2]}` : "";
 console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}${failedPhases}`);
