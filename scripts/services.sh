@@ -44,7 +44,8 @@ start_redis() {
 }
 
 stop_services() {
-  if [ -n "${PG_DATA_DIR:-}" ] && [ -d "${PG_DATA_DIR}" ]; then as_pg_user "pg_ctl -D '$PG_DATA_DIR' -m immediate stop >/dev/null 2>&1" || true; fi
+  # Only what start_postgres started here: a server named by an exported PG_DATA_DIR is the caller's own.
+  if [ -d "$SERVICES_DIR/pg/data" ]; then as_pg_user "pg_ctl -D '$SERVICES_DIR/pg/data' -m immediate stop >/dev/null 2>&1" || true; fi
   if [ -f "$SERVICES_DIR/redis.pid" ]; then kill "$(cat "$SERVICES_DIR/redis.pid")" 2>/dev/null || true; fi
   rm -rf "$SERVICES_DIR" 2>/dev/null || true
 }
