@@ -127,6 +127,14 @@ export const SETTINGS = {
     positiveInt().default(1000),
     "how long a Redis/Upstash call may take before the store counts as down and each process limits in memory",
   ),
+  RATE_LIMIT_KEY_PREFIX: declare(
+    RL,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1 to 64 letters, digits, '_', '.' or '-'")
+      .default("rl"),
+    "namespace of every counter in Redis/Upstash (`<prefix>:<layer>:<id>:<window>`): deployments that share one Redis keep apart with their own",
+  ),
   RATE_LIMIT_PER_KEY: declare(RL, positiveInt().default(200), "requests per API key per window"),
   RATE_LIMIT_PER_TENANT: declare(RL, positiveInt().default(5000), "requests per tenant per window"),
   RATE_LIMIT_PER_USER: declare(RL, positiveInt().default(200), "dashboard requests per user per window"),

@@ -7,6 +7,8 @@ export type RateLimitConfig = {
   windowMs: number;
   /** How long a shared store's call may take before it fails (and the store counts as down). */
   storeTimeoutMs: number;
+  /** Namespace of the shared store's keys. */
+  keyPrefix: string;
   perKey: number;
   perTenant: number;
   perUser: number;
@@ -32,6 +34,7 @@ export function rateLimitConfigFromEnv(env: Env = process.env): RateLimitConfig 
     disabled: setting("RATE_LIMIT_DISABLED", env),
     windowMs: setting("RATE_LIMIT_WINDOW_SECONDS", env) * 1000,
     storeTimeoutMs: setting("RATE_LIMIT_STORE_TIMEOUT_MS", env),
+    keyPrefix: setting("RATE_LIMIT_KEY_PREFIX", env),
     perKey: setting("RATE_LIMIT_PER_KEY", env),
     perTenant: setting("RATE_LIMIT_PER_TENANT", env),
     perUser: setting("RATE_LIMIT_PER_USER", env),

@@ -1,5 +1,5 @@
 // Unauthenticated traffic is limited too. A request whose credentials were refused counts against
-// its client address, in buckets of their own (`rl:failed-auth-ip:…`, apart from the webhook
+// its client address, in buckets of their own (`<prefix>:failed-auth-ip:…`, apart from the webhook
 // receivers' per-IP layer): RATE_LIMIT_FAILED_AUTH_PER_IP a window (default 500 a minute), then
 // the answer is that layer's 429 instead of the 401. Only refusals count and only a refusal is
 // turned into a 429, so valid credentials from the same address are never refused by this layer.

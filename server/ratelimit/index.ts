@@ -9,6 +9,7 @@ import type { LimitStore } from "./store";
 export type { LimitDecision, LayerConfig, LayeredLimiter, LayeredLimiterOptions } from "./layered-limiter";
 export { createLayeredLimiter } from "./layered-limiter";
 export type { LimitStore, StoreResult } from "./store";
+export { keyPrefix } from "./store";
 export { createMemoryStore } from "./memory-store";
 export { createRedisStore, createLimiterRedisClient } from "./redis-store";
 export { createUpstashStore } from "./upstash-store";

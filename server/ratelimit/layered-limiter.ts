@@ -4,7 +4,7 @@ import type { LimitStore, StoreResult } from "./store";
 export type LimitDecision = { allowed: true; headers: Record<string, string> } | { allowed: false; headers: Record<string, string>; message: string };
 
 export type LayerConfig = {
-  /** Names the identifier in check() and namespaces the key: `rl:<name>:<identifier>:<window>`. */
+  /** Names the identifier in check() and namespaces the key: `<prefix>:<name>:<identifier>:<window>`. */
   name: string;
   limit: number;
   windowMs: number;

@@ -2,12 +2,14 @@
 // REST client as is, or ioredis through the script adapter.
 import { Ratelimit } from "@upstash/ratelimit";
 import { answeredWithin } from "./answered-within";
-import { KEY_PREFIX, type LimitStore, type StoreKind, type StoreResult } from "./store";
+import type { LimitStore, StoreKind, StoreResult } from "./store";
 
 type RatelimitRedis = ConstructorParameters<typeof Ratelimit>[0]["redis"];
 
 export function createLibraryStore(opts: {
   kind: StoreKind;
+  /** Namespace of the store's keys (keyPrefix()). */
+  prefix: string;
   redis: unknown; // @upstash/redis client, or anything answering evalsha/eval like one
   /** A call without an answer after this fails (a TimeoutError: the store counts as down). */
   callTimeoutMs: number;
@@ -24,7 +26,7 @@ export function createLibraryStore(opts: {
       rl = new Ratelimit({
         redis: opts.redis as RatelimitRedis,
         limiter: Ratelimit.slidingWindow(limit, `${windowMs} ms`),
-        prefix: KEY_PREFIX,
+        prefix: opts.prefix,
         timeout: 0, // no timeout here: the library's would resolve as allowed; the client's own fails the call
         // The library's cache blocks an identifier until the window end, stricter than the sliding
         // window itself and invisible to other processes; keep results exactly the script's.

@@ -19,15 +19,16 @@ export type SurfaceLimiters = {
 /** The configured store; a shared one falls back to this process's memory while it is down. */
 export function createStore(config: RateLimitConfig): LimitStore {
   const s = config.store;
-  if (s.kind === "upstash") return withMemoryFallback(createUpstashStore({ url: s.url, token: s.token, requestTimeoutMs: config.storeTimeoutMs }));
+  if (s.kind === "upstash")
+    return withMemoryFallback(createUpstashStore({ url: s.url, token: s.token, requestTimeoutMs: config.storeTimeoutMs, prefix: config.keyPrefix }));
   if (s.kind === "redis") {
     const client = createLimiterRedisClient(s.url, { commandTimeoutMs: config.storeTimeoutMs });
-    return withMemoryFallback(createRedisStore(client, { ownsClient: true }));
+    return withMemoryFallback(createRedisStore(client, { ownsClient: true, prefix: config.keyPrefix }));
   }
   return createMemoryStore();
 }
 
-export type LimitsConfig = Omit<RateLimitConfig, "store" | "storeTimeoutMs">;
+export type LimitsConfig = Omit<RateLimitConfig, "store" | "storeTimeoutMs" | "keyPrefix">;
 
 export function createSurfaceLimiters(store: LimitStore, config: LimitsConfig): SurfaceLimiters {
   const layer = (name: string, limit: number, who: string): LayerConfig => ({

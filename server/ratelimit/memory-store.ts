@@ -2,7 +2,7 @@
 // in-memory mode, so this is the library's slidingWindow Lua script (2.2.0) transcribed to JS:
 // the current window's count plus the previous window's count weighted by how much of it still
 // overlaps the sliding window, floored. Counts are per process, not shared across instances.
-import { KEY_PREFIX, type LimitStore, type StoreResult } from "./store";
+import type { LimitStore, StoreResult } from "./store";
 
 type Counter = { count: number; expiresAt: number };
 
@@ -29,9 +29,9 @@ export function createMemoryStore(): LimitStore {
       const now = Date.now();
       sweep(now);
       const window = Math.floor(now / windowMs);
-      const currentKey = `${KEY_PREFIX}:${identifier}:${window}`;
+      const currentKey = `${identifier}:${window}`;
       const current = read(currentKey, now);
-      const previousRaw = read(`${KEY_PREFIX}:${identifier}:${window - 1}`, now);
+      const previousRaw = read(`${identifier}:${window - 1}`, now);
       const previous = Math.floor((1 - (now % windowMs) / windowMs) * previousRaw);
       const reset = (window + 1) * windowMs;
 

@@ -2,7 +2,7 @@
 import { Redis } from "ioredis";
 import { createLibraryStore } from "./library-store";
 import { createScriptAdapter } from "./redis-script-adapter";
-import { KEY_PREFIX, type LimitStore } from "./store";
+import { keyPrefix, type LimitStore } from "./store";
 
 const CONNECT_TIMEOUT_MS = 1000;
 const DEFAULT_COMMAND_TIMEOUT_MS = 1000;
@@ -65,13 +65,15 @@ function firstAttempt(client: Redis): Promise<void> {
 }
 
 /** A store over an ioredis client; `ownsClient` makes close() quit it. */
-export function createRedisStore(client: Redis, opts: { ownsClient?: boolean } = {}): LimitStore {
+export function createRedisStore(client: Redis, opts: { ownsClient?: boolean; prefix?: string } = {}): LimitStore {
+  const prefix = opts.prefix ?? keyPrefix();
   // Until the first connection attempt has settled, a call waits for it rather than failing at
   // once: a process's first requests are counted in Redis, not in memory because the socket was
   // still opening. Afterwards a lost connection fails calls at once (no offline queue).
   let connecting: Promise<void> | null = client.status === "ready" ? null : firstAttempt(client).then(() => void (connecting = null));
   const store = createLibraryStore({
     kind: "redis",
+    prefix,
     redis: createScriptAdapter(client),
     callTimeoutMs: commandTimeouts.get(client) ?? DEFAULT_COMMAND_TIMEOUT_MS,
     probe: () => client.ping(),
@@ -79,7 +81,7 @@ export function createRedisStore(client: Redis, opts: { ownsClient?: boolean } =
       if (client.status !== "ready") await waitUntilReady(client, 2000);
       let cursor = "0";
       do {
-        const [next, keys] = await client.scan(cursor, "MATCH", `${KEY_PREFIX}:*`, "COUNT", 1000);
+        const [next, keys] = await client.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
         if (keys.length > 0) await client.del(...keys);
         cursor = next;
       } while (cursor !== "0");

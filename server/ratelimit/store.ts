@@ -1,4 +1,5 @@
 // The one interface every rate-limit store implements (Upstash REST, Redis over TCP, in-process).
+import { setting } from "../lib/settings";
 
 /** Outcome of counting one request against one bucket. `reset` is epoch milliseconds of the window end. */
 export type StoreResult = { success: boolean; limit: number; remaining: number; reset: number };
@@ -10,12 +11,12 @@ export interface LimitStore {
   /**
    * Sliding-window count of one request (`rate` 1) or a refund of one (`rate` -1, never refused)
    * against `identifier`, which is already namespaced by layer (e.g. `key:<id>`); the stored key
-   * is `rl:<identifier>:<window index>`. Rejects when the store cannot answer.
+   * is `<prefix>:<identifier>:<window index>` (see keyPrefix). Rejects when the store cannot answer.
    */
   limit(identifier: string, limit: number, windowMs: number, rate?: number): Promise<StoreResult>;
   /** Resolves when the store answers a trivial command (PING); rejects otherwise. */
   probe(): Promise<void>;
-  /** Deletes every counter under the `rl:` namespace (tests, benchmarks). */
+  /** Deletes every counter under this store's prefix (tests, benchmarks). */
   clear(): Promise<void>;
   /** Resolves once the store can answer (a TCP store's first connection); never rejects. */
   ready?(timeoutMs: number): Promise<void>;
@@ -23,5 +24,7 @@ export interface LimitStore {
   close(): Promise<void>;
 }
 
-/** Namespace of every rate-limit key in a shared Redis. */
-export const KEY_PREFIX = "rl";
+/** Namespace of every rate-limit key in a shared Redis (RATE_LIMIT_KEY_PREFIX, default `rl`); a store reads it once, when made. */
+export function keyPrefix(): string {
+  return setting("RATE_LIMIT_KEY_PREFIX");
+}

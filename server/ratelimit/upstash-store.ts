@@ -1,9 +1,10 @@
 // Rate-limit store on Upstash Redis over REST (UPSTASH_REDIS_REST_URL / UPSTASH_REDIS_REST_TOKEN).
 import { Redis } from "@upstash/redis";
 import { createLibraryStore } from "./library-store";
-import { KEY_PREFIX, type LimitStore } from "./store";
+import { keyPrefix, type LimitStore } from "./store";
 
-export function createUpstashStore(opts: { url: string; token: string; requestTimeoutMs?: number }): LimitStore {
+export function createUpstashStore(opts: { url: string; token: string; requestTimeoutMs?: number; prefix?: string }): LimitStore {
+  const prefix = opts.prefix ?? keyPrefix();
   const requestTimeoutMs = opts.requestTimeoutMs ?? 1000;
   const redis = new Redis({
     url: opts.url,
@@ -16,13 +17,14 @@ export function createUpstashStore(opts: { url: string; token: string; requestTi
   });
   return createLibraryStore({
     kind: "upstash",
+    prefix,
     redis,
     callTimeoutMs: requestTimeoutMs,
     probe: () => redis.ping(),
     async clear() {
       let cursor = "0";
       do {
-        const [next, keys] = await redis.scan(cursor, { match: `${KEY_PREFIX}:*`, count: 1000 });
+        const [next, keys] = await redis.scan(cursor, { match: `${prefix}:*`, count: 1000 });
         if (keys.length > 0) await redis.del(...keys);
         cursor = String(next);
       } while (cursor !== "0");

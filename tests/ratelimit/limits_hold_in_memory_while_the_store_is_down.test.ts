@@ -12,6 +12,7 @@ import {
   createRedisStore,
   createSurfaceLimiters,
   createUpstashStore,
+  keyPrefix,
   withMemoryFallback,
   type LimitStore,
 } from "../../server/ratelimit";
@@ -125,7 +126,7 @@ describe("a Redis store that goes away", () => {
     expect(client.status).not.toBe("ready");
     const { api } = createSurfaceLimiters(resilient(createRedisStore(client, { ownsClient: true })), CONFIG);
     expect(outcome(await api.check({ key: "key-a", tenant: "t" }))).toBe("ok 2");
-    const keys = (await server.command("KEYS", "rl:key:key-a:*")) as string[];
+    const keys = (await server.command("KEYS", `${keyPrefix()}:key:key-a:*`)) as string[];
     expect(keys).toHaveLength(1);
     expect(warnings()).toHaveLength(0);
   });
@@ -175,7 +176,7 @@ describe("a Redis store that goes away", () => {
     expect(hung.ms).toBeLessThan(1000);
     expect(outcome(hung.value)).toBe("ok 2"); // memory's first count of key-a
     const next = await timed(() => api.check({ key: "key-a", tenant: "t" }));
-    expect(next.ms).toBeLessThan(100); // down: no more waiting on Redis
+    expect(next.ms).toBeLessThan(250); // down: no more waiting on Redis (its 300 ms timeout); slack for a loaded machine
     expect(outcome(next.value)).toBe("ok 1");
     expect(warnings()).toHaveLength(1);
     expect(warnings()[0]).toMatchObject({ msg: OUTAGE, store: "redis", reason: "timeout" });

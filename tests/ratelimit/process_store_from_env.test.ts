@@ -6,6 +6,7 @@ import {
   limitDashboardRequest,
   limitFailedAuthentication,
   limitInboundRequest,
+  closeRateLimitStore,
   rateLimitConfigFromEnv,
   resetRateLimitStoreForTests,
 } from "../../server/ratelimit";
@@ -23,6 +24,7 @@ const VARS = [
   "RATE_LIMIT_PER_IP",
   "RATE_LIMIT_STORE_TIMEOUT_MS",
   "RATE_LIMIT_FAILED_AUTH_PER_IP",
+  "RATE_LIMIT_KEY_PREFIX",
 ];
 const saved = Object.fromEntries(VARS.map((v) => [v, process.env[v]]));
 function setEnv(values: Record<string, string>) {
@@ -45,6 +47,7 @@ describe("rateLimitConfigFromEnv", () => {
       disabled: false,
       windowMs: 60_000,
       storeTimeoutMs: 1000,
+      keyPrefix: "rl",
       perKey: 200,
       perTenant: 5000,
       perUser: 200,
@@ -74,6 +77,9 @@ describe("rateLimitConfigFromEnv", () => {
     expect(() => rateLimitConfigFromEnv({ RATE_LIMIT_STORE_TIMEOUT_MS: "0" })).toThrow("RATE_LIMIT_STORE_TIMEOUT_MS");
     expect(() => rateLimitConfigFromEnv({ RATE_LIMIT_FAILED_AUTH_PER_IP: "-1" })).toThrow("RATE_LIMIT_FAILED_AUTH_PER_IP");
     expect(() => rateLimitConfigFromEnv({ UPSTASH_REDIS_REST_URL: "https://x" })).toThrow("UPSTASH_REDIS_REST_TOKEN");
+    // The prefix ends up in SCAN MATCH patterns and before a ':': no glob characters, no separator.
+    for (const bad of ["a:b", "rl*", "a b", "x".repeat(65)])
+      expect(() => rateLimitConfigFromEnv({ RATE_LIMIT_KEY_PREFIX: bad })).toThrow("RATE_LIMIT_KEY_PREFIX");
   });
 });
 
@@ -134,5 +140,20 @@ describe("process limiters with REDIS_URL", () => {
     expect(await server.command("GET", tenantKey)).toBe("2");
     await resetRateLimitStoreForTests();
     expect(((await server.command("KEYS", "rl:*")) as string[]).length).toBe(0);
+  });
+
+  it("deployments_sharing_one_redis_keep_apart_under_their_own_RATE_LIMIT_KEY_PREFIX", async () => {
+    setEnv({ REDIS_URL: server.url, RATE_LIMIT_PER_KEY: "2", RATE_LIMIT_KEY_PREFIX: "staging" });
+    await resetRateLimitStoreForTests();
+    expect(await exhaust(() => limitApiRequest({ keyId: "k1", tenantId: "t1" }), 3)).toEqual(["ok", "ok", "per-key rate limit exceeded"]);
+    await closeRateLimitStore(); // the next call re-reads the environment
+    setEnv({ REDIS_URL: server.url, RATE_LIMIT_PER_KEY: "2", RATE_LIMIT_KEY_PREFIX: "production" });
+    // The same key and tenant ids start from zero under another prefix.
+    expect(await exhaust(() => limitApiRequest({ keyId: "k1", tenantId: "t1" }), 3)).toEqual(["ok", "ok", "per-key rate limit exceeded"]);
+    const keys = ((await server.command("KEYS", "*")) as string[]).map((k) => k.replace(/:\d+$/, "")).sort();
+    expect(keys).toEqual(["production:key:k1", "production:tenant:t1", "staging:key:k1", "staging:tenant:t1"]);
+    expect(await server.command("GET", ((await server.command("KEYS", "staging:tenant:t1:*")) as string[])[0])).toBe("2");
+    await resetRateLimitStoreForTests(); // clears production's counters only
+    expect(((await server.command("KEYS", "*")) as string[]).map((k) => k.replace(/:\d+$/, "")).sort()).toEqual(["staging:key:k1", "staging:tenant:t1"]);
   });
 });

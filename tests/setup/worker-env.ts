@@ -7,6 +7,9 @@ import { dataDirFromTemplate, databaseFromTemplate, runDatabasePrefix } from "./
 process.env.LOG_LEVEL ??= "silent";
 process.env.RATE_LIMIT_STORE_TIMEOUT_MS ??= "5000"; // a loaded CI machine must not mark a healthy Redis down (exact-count tests)
 const label = `${process.env.VITEST_POOL_ID ?? "0"}_${process.pid}`;
+// Rate-limit counters of their own in the shared Redis: another file's burst, or its reset of the
+// store (which deletes every key under the prefix), never meets this file's counts.
+process.env.RATE_LIMIT_KEY_PREFIX ??= `rl-test-${label}-${Math.random().toString(36).slice(2, 8)}`;
 
 if (process.env.DATABASE_URL) {
   process.env.SKIP_MIGRATIONS = "1"; // the template (or, over HTTP, the shared database) is migrated
