@@ -1,6 +1,8 @@
 // Ingest bench baseline, the physical limit: plain node:http taking Twilio's inbound form and storing
-// what ingest stores in one raw SQL transaction (the conversation found or created, the message
-// inserted once, the conversation counted), with no signature check, validation or Fetch objects.
+// what ingest stores, with no signature check, validation or Fetch objects: a message to an existing
+// conversation in one statement (the conversation locked, the message inserted once, the
+// conversation counted: the receiver's own path, server/conversations/ingest.ts), a new customer's
+// first message in one raw SQL transaction (the conversation found or created, then the same).
 // The counter triggers fire as they do for the receiver. Answers the same empty TwiML.
 // Env: DATABASE_URL, PORT, BENCH_TENANT_ID, DATABASE_POOL_SIZE (default 10, as the app's pool).
 import { createServer } from "node:http";
@@ -25,7 +27,22 @@ const INSERT_MESSAGE = `INSERT INTO messages (id, tenant_id, conversation_id, di
 const COUNT_MESSAGE = `UPDATE conversations SET last_message_at = now(), last_activity_at = now(), message_count = message_count + 1, updated_at = now()
   WHERE id = $1`;
 
+// The existing conversation's path as one statement; no row when the pair has no conversation yet.
+const INTO_EXISTING = `WITH found AS (
+    SELECT id FROM conversations WHERE tenant_id = $1 AND channel = 'sms' AND customer_identifier = $2 FOR UPDATE
+  ), stored AS (
+    INSERT INTO messages (id, tenant_id, conversation_id, direction, author, body, status, provider, provider_message_id, created_at)
+    SELECT gen_random_uuid(), $1, found.id, 'inbound', 'customer', $3, 'received', 'twilio', $4, now() FROM found
+    ON CONFLICT (tenant_id, provider, provider_message_id) DO NOTHING RETURNING conversation_id
+  ), counted AS (
+    UPDATE conversations c SET last_message_at = now(), last_activity_at = now(), message_count = c.message_count + 1, updated_at = now()
+    FROM stored WHERE c.id = stored.conversation_id RETURNING c.id
+  )
+  SELECT id FROM counted UNION ALL SELECT id FROM found WHERE NOT EXISTS (SELECT 1 FROM stored)`;
+
 async function store(form: URLSearchParams) {
+  const values = [tenantId, form.get("From"), form.get("Body") ?? "", form.get("MessageSid")];
+  if ((await pool.query({ name: "into-existing", text: INTO_EXISTING, values })).rowCount) return;
   const client = await pool.connect();
   try {
     await client.query("BEGIN");

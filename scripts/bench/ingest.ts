@@ -1,7 +1,7 @@
 // Ingest bench: inbound SMS through the real Twilio Messaging receiver on PostgreSQL, all for one
 // tenant (many customers), every request signed with the twilio library over the public URL:
 //   (a) messages per second at -c BENCH_INGEST_CONNECTIONS, beside (p) the physical limit: a bare
-//       node:http server storing the same rows in one raw SQL transaction (ingest-physical-server.ts),
+//       node:http server storing the same rows with the same statements, raw (ingest-physical-server.ts),
 //       in interleaved rounds; zero lost: every 200 answer's message is a row (counted in SQL);
 //   (b) the receiver's latency at a fixed 200 requests per second (p50 / p99), paced: one request
 //       every 5 ms, each timed from when it was due (so a slow answer cannot hide the requests it
