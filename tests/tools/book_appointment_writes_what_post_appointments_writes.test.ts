@@ -14,7 +14,6 @@ import { dashboardCaller } from "../helpers/webhooks";
 
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 const HOUR = 3_600_000;
-const at = (hoursFromNow: number) => new Date(Date.now() + hoursFromNow * HOUR).toISOString();
 const MISSING = "00000000-0000-4000-8000-000000000000";
 const NOT_FOUND = { error: { code: "not_found", message: "resource not found" } };
 
@@ -39,16 +38,20 @@ async function bookingTenant() {
 /** Offerings are deleted softly (there is no DELETE endpoint; a deleted one is invisible to bookings). */
 const softDelete = (db: Awaited<ReturnType<typeof bookingTenant>>["db"], id: string) => db.offering.update({ where: { id }, data: { deletedAt: new Date() } });
 
-const body = (refs: { conversation_id: string; lead_id: string; offering_id: string }, hours: number) => ({
-  customer_name: "Ali Reza",
-  customer_phone: "+971501234567",
-  customer_email: "ali@example.com",
-  scheduled_start: at(hours),
-  scheduled_end: at(hours + 1),
-  location_text: "Marina Gate 2, lobby",
-  google_calendar_event_id: "gcal-1",
-  ...refs,
-});
+/** A booking of exactly one hour: start and end from one reading of the clock (two readings can be 1 ms apart). */
+const body = (refs: { conversation_id: string; lead_id: string; offering_id: string }, hours: number) => {
+  const start = Date.now() + hours * HOUR;
+  return {
+    customer_name: "Ali Reza",
+    customer_phone: "+971501234567",
+    customer_email: "ali@example.com",
+    scheduled_start: new Date(start).toISOString(),
+    scheduled_end: new Date(start + HOUR).toISOString(),
+    location_text: "Marina Gate 2, lobby",
+    google_calendar_event_id: "gcal-1",
+    ...refs,
+  };
+};
 
 /** What a booking left behind, without its own ids and times: the appointment row, its event, its deliveries. */
 async function rowsOf(db: Awaited<ReturnType<typeof bookingTenant>>["db"], appointmentId: string) {
