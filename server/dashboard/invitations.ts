@@ -6,8 +6,7 @@
 // concurrent invitations cannot both pass the duplicate checks.
 import { randomUUID } from "node:crypto";
 import { getDb } from "../db/client";
-import { Prisma } from "../db/generated/client";
-import { modelColumnsSql } from "../db/sql-columns";
+import { lockTenant } from "../db/lock-row";
 import { scopeToTenant, type TenantDb, type TenantTx } from "../db/tenant-scope";
 import { AppError, conflict } from "../lib/errors";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
@@ -21,12 +20,6 @@ export const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
 export const MAX_PENDING_INVITATIONS = 100;
 
 type Inviter = { userId: string; role: Role; email?: string };
-
-const TENANT = modelColumnsSql(Prisma.TenantScalarFieldEnum);
-
-export async function lockTenant(tx: TenantTx) {
-  await tx.$queryRaw`SELECT ${TENANT.id} FROM tenants WHERE ${TENANT.id} = ${tx.tenantId}::uuid FOR UPDATE`;
-}
 
 /** The page an invitee opens: `<dashboard origin>/accept-invitation?id=<invitation id>`. */
 export const invitationLink = (origin: string, id: string) => `${origin}/accept-invitation?id=${encodeURIComponent(id)}`;

@@ -8,7 +8,7 @@ import { AppError } from "../lib/errors";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
 import type { Role } from "../auth/principal";
 import type { ChangeMemberRoleInput } from "./dashboard.types";
-import { lockTenant } from "./invitations";
+import { lockTenant } from "../db/lock-row";
 
 type Manager = { userId: string; role: Role };
 

@@ -23,6 +23,17 @@ const LOCK_SQL = Object.fromEntries(
   ]),
 ) as Record<LockableTable, string>;
 
+const TENANT = modelColumns(Prisma.TenantScalarFieldEnum);
+const LOCK_TENANT_SQL = `SELECT ${TENANT.id} FROM tenants WHERE ${TENANT.id} = $1::uuid FOR UPDATE`;
+
+/**
+ * Locks the tenant's own row for the rest of the transaction: changes checked against the tenant's
+ * whole membership (invitations, role changes) serialize on it.
+ */
+export async function lockTenant(tx: TenantTx): Promise<void> {
+  await tx.$queryRawUnsafe(LOCK_TENANT_SQL, tx.tenantId);
+}
+
 /**
  * Locks one of the tenant's rows for the rest of the transaction (read-modify-write such as an
  * attributes merge must not lose a concurrent update). Returns false when the row is not the tenant's.
