@@ -21,6 +21,7 @@ export const appointmentExample: Appointment = {
 
 export const appointmentsExamples: OperationExamples = {
   "GET /appointments": { query: { limit: 20 }, response: { data: [appointmentExample], next_cursor: null, has_more: false } },
+  "GET /appointments/{id}": { path: { id: appointmentExample.id }, response: appointmentExample },
   "POST /appointments": {
     body: {
       customer_name: appointmentExample.customer_name,

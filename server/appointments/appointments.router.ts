@@ -1,6 +1,13 @@
 import { router, tenantProcedure } from "../trpc/trpc";
-import { appointmentListSchema, appointmentSchema, createAppointmentInput, listAppointmentsInput, updateAppointmentInput } from "./appointments.types";
-import { createAppointment, listAppointments, updateAppointment } from "./appointments.service";
+import {
+  appointmentIdInput,
+  appointmentListSchema,
+  appointmentSchema,
+  createAppointmentInput,
+  listAppointmentsInput,
+  updateAppointmentInput,
+} from "./appointments.types";
+import { createAppointment, getAppointment, listAppointments, updateAppointment } from "./appointments.service";
 
 const TAGS = ["Appointments"];
 
@@ -19,6 +26,12 @@ export const appointmentsRouter = router({
     .input(listAppointmentsInput)
     .output(appointmentListSchema)
     .query(({ ctx, input }) => listAppointments(ctx.sql, input)),
+
+  get: tenantProcedure("read")
+    .meta({ openapi: { method: "GET", path: "/appointments/{id}", tags: TAGS, summary: "Get an appointment", protect: true } })
+    .input(appointmentIdInput)
+    .output(appointmentSchema)
+    .query(({ ctx, input }) => getAppointment(ctx.db, input.id)),
 
   create: tenantProcedure("appointments:write")
     .meta({

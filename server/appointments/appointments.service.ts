@@ -46,6 +46,12 @@ export async function listAppointments(sql: TenantSql, input: { limit?: number; 
   return toListEnvelope(await sqlKeysetPage<Appointment>(sql, APPOINTMENTS_LIST, input), (row) => row);
 }
 
+export async function getAppointment(db: TenantDb, id: string): Promise<Appointment> {
+  const row = await db.appointment.findFirst({ where: { id } });
+  if (!row) throw notFound();
+  return appointmentToWire(row);
+}
+
 /** POST /appointments (and the demo's seeds): the same one statement as the assistant's book_appointment. */
 export async function createAppointment(db: TenantDb, input: CreateAppointmentInput): Promise<Appointment> {
   const booking = await bookAppointment(scopeSqlToTenant(await getSql(), db.tenantId), input);

@@ -73,6 +73,7 @@ export const updateAppointmentInput = z
   });
 
 export const listAppointmentsInput = z.object(pageQuery);
+export const appointmentIdInput = z.object({ id: uuid().describe("Appointment id") });
 export const appointmentListSchema = listEnvelope(appointmentSchema, "AppointmentList");
 
 export type Appointment = z.infer<typeof appointmentSchema>;

@@ -23,6 +23,7 @@ export const qualifiedLeadExample: Lead = { ...leadExample, status: "qualified",
 
 export const leadsExamples: OperationExamples = {
   "GET /leads": { query: { limit: 20, stale_for_days: 3 }, response: { data: [qualifiedLeadExample], next_cursor: null, has_more: false } },
+  "GET /leads/{id}": { path: { id: qualifiedLeadExample.id }, response: qualifiedLeadExample },
   "POST /leads": {
     body: { conversation_id: conversationExample.id, customer_name: "Layla Haddad", customer_phone: "+971501234567", attributes: leadExample.attributes },
     response: leadExample,

@@ -1,6 +1,6 @@
 import { router, tenantProcedure } from "../trpc/trpc";
-import { createLeadInput, handoffLeadInput, leadListSchema, leadSchema, listLeadsInput, updateLeadInput } from "./leads.types";
-import { createLead, listLeads, requestLeadHandoff, updateLead } from "./leads.service";
+import { createLeadInput, handoffLeadInput, leadIdInput, leadListSchema, leadSchema, listLeadsInput, updateLeadInput } from "./leads.types";
+import { createLead, getLead, listLeads, requestLeadHandoff, updateLead } from "./leads.service";
 
 const TAGS = ["Leads"];
 
@@ -20,6 +20,12 @@ export const leadsRouter = router({
     .input(listLeadsInput)
     .output(leadListSchema)
     .query(({ ctx, input }) => listLeads(ctx.db, input)),
+
+  get: tenantProcedure("read")
+    .meta({ openapi: { method: "GET", path: "/leads/{id}", tags: TAGS, summary: "Get a lead", protect: true } })
+    .input(leadIdInput)
+    .output(leadSchema)
+    .query(({ ctx, input }) => getLead(ctx.db, input.id)),
 
   create: tenantProcedure("leads:write")
     .meta({

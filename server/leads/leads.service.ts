@@ -50,6 +50,12 @@ export async function listLeads(db: TenantDb, input: { limit?: number; cursor?: 
   return toListEnvelope(page, leadToWire);
 }
 
+export async function getLead(db: TenantDb, id: string): Promise<Lead> {
+  const row = await db.lead.findFirst({ where: { id } });
+  if (!row) throw notFound();
+  return leadToWire(row);
+}
+
 export async function createLead(db: TenantDb, input: CreateLeadInput): Promise<Lead> {
   return db.$transaction(async (tx) => {
     await assertReferencesVisible(tx, input);

@@ -82,6 +82,8 @@ export const handoffLeadInput = z.strictObject(
 );
 
 const staleDaysMessage = `must be an integer from 1 to ${MAX_STALE_DAYS}`;
+export const leadIdInput = z.object({ id: uuid().describe("Lead id") });
+
 export const listLeadsInput = z.object({
   ...pageQuery,
   stale_for_days: z

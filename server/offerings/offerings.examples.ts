@@ -23,6 +23,7 @@ export const offeringExample: Offering = {
 
 export const offeringsExamples: OperationExamples = {
   "GET /offerings": { query: { limit: 20 }, response: { data: [offeringExample], next_cursor: null, has_more: false } },
+  "GET /offerings/{id}": { path: { id: offeringExample.id }, response: offeringExample },
   "POST /offerings": {
     body: {
       title: offeringExample.title,

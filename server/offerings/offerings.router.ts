@@ -1,6 +1,6 @@
 import { router, tenantProcedure } from "../trpc/trpc";
-import { createOfferingInput, listOfferingsInput, offeringListSchema, offeringSchema, updateOfferingInput } from "./offerings.types";
-import { createOffering, listOfferings, updateOffering } from "./offerings.service";
+import { createOfferingInput, listOfferingsInput, offeringIdInput, offeringListSchema, offeringSchema, updateOfferingInput } from "./offerings.types";
+import { createOffering, getOffering, listOfferings, updateOffering } from "./offerings.service";
 
 const TAGS = ["Offerings"];
 
@@ -19,6 +19,21 @@ export const offeringsRouter = router({
     .input(listOfferingsInput)
     .output(offeringListSchema)
     .query(({ ctx, input }) => listOfferings(ctx.sql, input)),
+
+  get: tenantProcedure("read")
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/offerings/{id}",
+        tags: TAGS,
+        summary: "Get an offering",
+        description: "A soft-deleted offering answers 404, as it is absent from the list.",
+        protect: true,
+      },
+    })
+    .input(offeringIdInput)
+    .output(offeringSchema)
+    .query(({ ctx, input }) => getOffering(ctx.db, input.id)),
 
   create: tenantProcedure("offerings:write")
     .meta({ openapi: { method: "POST", path: "/offerings", tags: TAGS, summary: "Create an offering", protect: true }, successStatus: 201 })

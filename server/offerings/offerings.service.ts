@@ -33,6 +33,13 @@ export async function listOfferings(sql: TenantSql, input: { limit?: number; cur
   return toListEnvelope(await sqlKeysetPage<Offering>(sql, OFFERINGS_LIST, input), (row) => row);
 }
 
+/** One offering of the tenant; soft-deleted ones are gone, as from the list (404, like another tenant's). */
+export async function getOffering(db: TenantDb, id: string): Promise<Offering> {
+  const row = await db.offering.findFirst({ where: { id, deletedAt: null } });
+  if (!row) throw notFound();
+  return offeringToWire(row);
+}
+
 export async function createOffering(db: TenantDb, input: CreateOfferingInput): Promise<Offering> {
   return db.$transaction(async (tx) => {
     const row = await tx.offering.create({

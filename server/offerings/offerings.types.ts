@@ -83,6 +83,7 @@ export const updateOfferingInput = z
   });
 
 export const listOfferingsInput = z.object(pageQuery);
+export const offeringIdInput = z.object({ id: uuid().describe("Offering id") });
 export const offeringListSchema = listEnvelope(offeringSchema, "OfferingList");
 
 export type Offering = z.infer<typeof offeringSchema>;
