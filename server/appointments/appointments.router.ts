@@ -28,7 +28,16 @@ export const appointmentsRouter = router({
     .query(({ ctx, input }) => listAppointments(ctx.sql, input)),
 
   get: tenantProcedure("read")
-    .meta({ openapi: { method: "GET", path: "/appointments/{id}", tags: TAGS, summary: "Get an appointment", protect: true } })
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/appointments/{id}",
+        tags: TAGS,
+        summary: "Get an appointment",
+        description: "Another tenant's appointment answers the same 404 as a missing one.",
+        protect: true,
+      },
+    })
     .input(appointmentIdInput)
     .output(appointmentSchema)
     .query(({ ctx, input }) => getAppointment(ctx.db, input.id)),

@@ -32,7 +32,16 @@ export const conversationsRouter = router({
     .query(({ ctx, input }) => listConversations(ctx.db, input)),
 
   get: tenantProcedure("read")
-    .meta({ openapi: { method: "GET", path: "/conversations/{id}", tags: TAGS, summary: "Get a conversation", protect: true } })
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/conversations/{id}",
+        tags: TAGS,
+        summary: "Get a conversation",
+        description: "Another tenant's conversation answers the same 404 as a missing one.",
+        protect: true,
+      },
+    })
     .input(conversationIdInput)
     .output(conversationSchema)
     .query(({ ctx, input }) => getConversation(ctx.db, input.id)),

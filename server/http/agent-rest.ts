@@ -3,6 +3,7 @@
 // over the agent router; and their OpenAPI document at /api/agent/v1/openapi.json.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
+import { BEARER_SCHEME, completeDocument } from "./openapi-common";
 import { createRestBridge } from "./rest-bridge";
 import { sendRestAnswer, toRestRequest } from "./node-rest";
 import { AGENT_API_BASE_PATH, agentRouter } from "../tools/tools.router";
@@ -33,33 +34,9 @@ export function getAgentOpenApiDocument(): OpenAPIObject {
     version: "0.1.0",
     description: DESCRIPTION,
     baseUrl: AGENT_API_BASE_PATH,
-    securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "An API key: `xapk_live_` followed by 48 hex characters" } },
+    securitySchemes: BEARER_SCHEME,
   });
-  doc.security = [{ bearerAuth: [] }];
-  // Every error is the envelope (the generator's own error schemas describe bodies never sent).
-  const schemas = Object.entries(doc.components?.schemas ?? {}).filter(([name]) => !name.startsWith("error."));
-  doc.components = {
-    ...doc.components,
-    schemas: {
-      ...Object.fromEntries(schemas),
-      ErrorEnvelope: {
-        type: "object",
-        required: ["error"],
-        additionalProperties: false,
-        properties: {
-          error: {
-            type: "object",
-            required: ["code", "message"],
-            additionalProperties: false,
-            properties: {
-              code: { type: "string", enum: ["unauthorized", "forbidden", "rate_limited", "bad_request", "not_found", "conflict", "internal_error"] },
-              message: { type: "string" },
-            },
-          },
-        },
-      },
-    },
-  };
+  completeDocument(doc, { "Agent tools": "The assistant's tools: reads and writes over the same services as /api/v1, with the same events." });
   for (const item of Object.values(doc.paths ?? {})) {
     for (const operation of [item.get, item.post]) {
       if (!operation?.responses) continue;

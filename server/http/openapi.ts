@@ -18,6 +18,7 @@ import { eventsExamples } from "../events/events.examples";
 import { leadsExamples } from "../leads/leads.examples";
 import { offeringsExamples } from "../offerings/offerings.examples";
 import type { OperationExamples } from "../lib/examples";
+import { BEARER_SCHEME, completeDocument } from "./openapi-common";
 
 /** Every operation's examples, keyed `METHOD /path`. */
 export const OPERATION_EXAMPLES: OperationExamples = {
@@ -31,7 +32,15 @@ export const OPERATION_EXAMPLES: OperationExamples = {
   ...callsExamples,
 };
 
-const ERROR_CODES = ["unauthorized", "forbidden", "rate_limited", "bad_request", "not_found", "conflict", "internal_error"];
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  Offerings: "The tenant's catalog: what the assistant offers and quotes.",
+  Conversations: "One per (channel, customer): its messages, calls and sends.",
+  Leads: "Prospects qualified in conversations, and handoffs to a human.",
+  Appointments: "Bookings, as the assistant or an integrator makes them.",
+  Analytics: "The tenant's daily counts, rolled up.",
+  CRM: "A proxy to the tenant's connected CRM.",
+  Events: "Every change as an event: the feed to reconcile with, and the webhooks that carry it.",
+};
 
 const DESCRIPTIONS: Record<number, string> = {
   400: "Bad request: validation failed (the message names the field), malformed JSON, a non-object body or a wrong content type",
@@ -72,29 +81,9 @@ function buildDocument(): OpenAPIObject {
     version: "0.1.0",
     description: `${API_DESCRIPTION}\n\n${EVENTS_MARKDOWN}`,
     baseUrl: "/api/v1",
-    securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "An API key: `xapk_live_` followed by 48 hex characters" } },
+    securitySchemes: BEARER_SCHEME,
   });
-  doc.security = [{ bearerAuth: [] }];
-  doc.components ??= {};
-  // The generator's own per-status error schemas (`error.BAD_REQUEST`, …) describe a body this API
-  // never sends: every error is the ErrorEnvelope below.
-  const generated = Object.entries(doc.components.schemas ?? {}).filter(([name]) => !name.startsWith("error."));
-  doc.components.schemas = {
-    ...Object.fromEntries(generated),
-    ErrorEnvelope: {
-      type: "object",
-      required: ["error"],
-      additionalProperties: false,
-      properties: {
-        error: {
-          type: "object",
-          required: ["code", "message"],
-          additionalProperties: false,
-          properties: { code: { type: "string", enum: ERROR_CODES }, message: { type: "string" } },
-        },
-      },
-    },
-  };
+  completeDocument(doc, TAG_DESCRIPTIONS);
 
   forEachOpenApiProcedure(appRouter._def.procedures as any, ({ meta }: { meta: ProcedureMeta }) => {
     const { method, path, errorResponses } = meta.openapi!;

@@ -22,7 +22,16 @@ export const leadsRouter = router({
     .query(({ ctx, input }) => listLeads(ctx.db, input)),
 
   get: tenantProcedure("read")
-    .meta({ openapi: { method: "GET", path: "/leads/{id}", tags: TAGS, summary: "Get a lead", protect: true } })
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/leads/{id}",
+        tags: TAGS,
+        summary: "Get a lead",
+        description: "Another tenant's lead answers the same 404 as a missing one.",
+        protect: true,
+      },
+    })
     .input(leadIdInput)
     .output(leadSchema)
     .query(({ ctx, input }) => getLead(ctx.db, input.id)),

@@ -8,6 +8,9 @@ import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable, RETRY_AFTER_SECOND
 
 export type ErrorCode = "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "rate_limited" | "internal_error";
 
+/** Every wire code, as the API documents list them. */
+export const ERROR_CODES: ErrorCode[] = ["unauthorized", "forbidden", "rate_limited", "bad_request", "not_found", "conflict", "internal_error"];
+
 const STATUS: Record<ErrorCode, number> = {
   bad_request: 400,
   unauthorized: 401,

@@ -36,7 +36,18 @@ export const offeringsRouter = router({
     .query(({ ctx, input }) => getOffering(ctx.db, input.id)),
 
   create: tenantProcedure("offerings:write")
-    .meta({ openapi: { method: "POST", path: "/offerings", tags: TAGS, summary: "Create an offering", protect: true }, successStatus: 201 })
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/offerings",
+        tags: TAGS,
+        summary: "Create an offering",
+        description:
+          "`title`, `price` (a decimal, answered as a string) and `price_currency` are required; `status` defaults to `active`. Emits `offering.created`.",
+        protect: true,
+      },
+      successStatus: 201,
+    })
     .input(createOfferingInput)
     .output(offeringSchema)
     .mutation(({ ctx, input }) => createOffering(ctx.db, input)),

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { call } from "../helpers/api";
+import { handleAgentRequest } from "../../server/http/agent-rest";
+import { handleRestRequest } from "../../server/http/rest-bridge";
 
 describe("GET /api/v1/openapi.json", () => {
   it("serves_openapi_3_1_with_version_0_1_0_and_bearer_security", async () => {
@@ -8,6 +10,34 @@ describe("GET /api/v1/openapi.json", () => {
     expect(res.body.openapi).toBe("3.1.0");
     expect(res.body.info.version).toBe("0.1.0");
     expect(res.body.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
+  });
+
+  it("every_operation_has_a_summary_a_description_an_operation_id_and_declared_tags_and_the_document_a_licence", async () => {
+    for (const path of ["/api/v1/openapi.json", "/api/agent/v1/openapi.json"]) {
+      // Over HTTP when the suite runs against a server (API_BASE_URL), else in-process.
+      const request = new Request(`${process.env.API_BASE_URL ?? "http://127.0.0.1"}${path}`);
+      const doc = await (process.env.API_BASE_URL
+        ? await fetch(request)
+        : await (path.startsWith("/api/v1") ? handleRestRequest : handleAgentRequest)(request)
+      ).json();
+      expect(doc.info.license, path).toEqual({ name: "Proprietary: use under your agreement with the service's operator" });
+      const declared = (doc.tags as { name: string; description: string }[]).map((t) => t.name);
+      for (const tag of doc.tags) expect(tag.description.length, `${path} tag ${tag.name}`).toBeGreaterThan(10);
+      const operations = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([p, item]) =>
+        Object.entries(item).map(([m, op]) => ({ name: `${m} ${p}`, op })),
+      );
+      expect(operations.length).toBeGreaterThanOrEqual(path.startsWith("/api/v1") ? 20 : 9);
+      const ids = new Set<string>();
+      for (const { name, op } of operations) {
+        expect(op.summary, `${path} ${name} summary`).toMatch(/\S/);
+        expect(op.description, `${path} ${name} description`).toMatch(/\S/);
+        expect(op.operationId, `${path} ${name} operationId`).toMatch(/^[A-Za-z0-9_-]+$/);
+        ids.add(op.operationId);
+        expect(op.tags.length, `${path} ${name} tags`).toBeGreaterThan(0);
+        for (const tag of op.tags) expect(declared, `${path} ${name} tag ${tag}`).toContain(tag);
+      }
+      expect(ids.size, `${path}: operationIds are unique`).toBe(operations.length);
+    }
   });
 
   it("every_operation_documents_the_error_envelope_and_429_headers", async () => {
