@@ -6,6 +6,10 @@ import { ERROR_CODES } from "../lib/errors";
 
 export const BEARER_SCHEME = { bearerAuth: { type: "http" as const, scheme: "bearer", description: "An API key: `xapk_live_` followed by 48 hex characters" } };
 
+/** An SPDX `LicenseRef-` identifier: the API is not open source; its terms are the operator's agreement. */
+export const LICENSE = { name: "Proprietary: use under your agreement with the service's operator", identifier: "LicenseRef-Proprietary" };
+export const CONTACT = { name: "The API support of this service's operator" };
+
 const ERROR_ENVELOPE = {
   type: "object" as const,
   required: ["error"],
@@ -28,7 +32,8 @@ const ERROR_ENVELOPE = {
  */
 export function completeDocument(doc: OpenAPIObject, tagDescriptions: Record<string, string>): void {
   doc.security = [{ bearerAuth: [] }];
-  doc.info.license = { name: "Proprietary: use under your agreement with the service's operator" };
+  doc.info.license = LICENSE;
+  doc.info.contact = CONTACT;
   const schemas = Object.entries(doc.components?.schemas ?? {}).filter(([name]) => !name.startsWith("error."));
   doc.components = { ...doc.components, schemas: { ...Object.fromEntries(schemas), ErrorEnvelope: ERROR_ENVELOPE } };
   const used = new Set<string>();

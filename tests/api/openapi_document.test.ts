@@ -20,7 +20,11 @@ describe("GET /api/v1/openapi.json", () => {
         ? await fetch(request)
         : await (path.startsWith("/api/v1") ? handleRestRequest : handleAgentRequest)(request)
       ).json();
-      expect(doc.info.license, path).toEqual({ name: "Proprietary: use under your agreement with the service's operator" });
+      expect(doc.info.license, path).toEqual({
+        name: "Proprietary: use under your agreement with the service's operator",
+        identifier: "LicenseRef-Proprietary",
+      });
+      expect(doc.info.contact, path).toEqual({ name: "The API support of this service's operator" });
       const declared = (doc.tags as { name: string; description: string }[]).map((t) => t.name);
       for (const tag of doc.tags) expect(tag.description.length, `${path} tag ${tag.name}`).toBeGreaterThan(10);
       const operations = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([p, item]) =>
