@@ -1,7 +1,11 @@
-// Bounded input, the same on every surface (REST bodies, dashboard tRPC inputs): a value nested at
-// most MAX_INPUT_DEPTH containers deep, and no string or key that PostgreSQL cannot store (U+0000,
-// or text that is not well-formed UTF-16, i.e. a lone surrogate, which jsonb and text refuse).
-// Caught here as a 400 naming the field, instead of a stack overflow or an SQL error (a 500).
+// Bounded input, the same on every surface (REST bodies and queries, dashboard tRPC inputs of
+// signed-in and public procedures, agent tools over REST and MCP, provider webhooks): a value nested
+// at most MAX_INPUT_DEPTH containers deep, no string or key that PostgreSQL cannot store (U+0000,
+// or text that is not well-formed UTF-16, i.e. a lone surrogate, which jsonb and text refuse), and
+// no number JSON cannot carry back (JSON.parse reads 1e400 as Infinity, and JSON.stringify writes
+// Infinity as null, which in `attributes` means "delete this key").
+// Caught here as a 400 naming the field, instead of a stack overflow, an SQL error (a 500) or a
+// silently changed value.
 import { badRequest } from "./errors";
 
 /** The outermost object or array is level 1. */
@@ -23,6 +27,10 @@ export function assertBoundedInput(value: unknown): void {
       if (problem) throw invalidField(frame, problem);
       continue;
     }
+    if (typeof v === "number") {
+      if (!Number.isFinite(v)) throw invalidField(frame, NOT_FINITE);
+      continue;
+    }
     if (v === null || typeof v !== "object") continue;
     const depth = frame.depth + 1;
     if (depth > MAX_INPUT_DEPTH) throw invalidField(frame, `nested deeper than ${MAX_INPUT_DEPTH} levels`);
@@ -41,6 +49,8 @@ export function assertBoundedInput(value: unknown): void {
     }
   }
 }
+
+const NOT_FINITE = "must be a finite number (a JSON number beyond ±1.7976931348623157e308 does not fit a double)";
 
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one (code units: no `u` flag). */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -83,7 +83,19 @@ export class RefusedTargetError extends Error {
   }
 }
 
-const bare = (hostname: string) => hostname.replace(/^\[|\]$/g, "").toLowerCase();
+/**
+ * A host as the checks compare it: no brackets, lower case, and no trailing dot (`localhost.` is
+ * the fully qualified spelling of `localhost` and resolves the same).
+ */
+const bare = (hostname: string) =>
+  hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.+$/, "")
+    .toLowerCase();
+
+/** Names of this machine without DNS: `localhost` and every name under it (RFC 6761), and the loopback names of common hosts files. */
+const LOCAL_NAMES = new Set(["localhost", "localhost.localdomain", "localhost6", "localhost6.localdomain6", "ip6-localhost", "ip6-loopback"]);
+const isLocalName = (host: string) => LOCAL_NAMES.has(host) || host.endsWith(".localhost");
 
 /** Scheme and shape rules (no DNS). Returns the parsed URL or the reason it is refused. */
 export function checkUrlShape(raw: string, allowLoopback = loopbackAllowed()): { url: URL } | { reason: string } {
@@ -139,12 +151,13 @@ export async function refusedHostReason(hostname: string, allowLoopback = loopba
 }
 
 /**
- * Shape-only check of a host (no DNS): refuses IP literals inside our network and localhost. An
+ * Shape-only check of a host (no DNS): refuses IP literals inside our network and the names of
+ * this machine (`localhost`, `localhost.`, `app.localhost`, `ip6-localhost`…). An
  * address literal never goes through `guardedLookup`, so `guardedPost` and the CRM's set-time check use this.
  */
 export function refusedLiteralHostReason(hostname: string, allowLoopback = loopbackAllowed()): string | null {
   const host = bare(hostname);
-  if (host === "localhost") return allowLoopback ? null : "host localhost is a loopback address";
+  if (isLocalName(host)) return allowLoopback ? null : `host ${host} is a loopback address`;
   if (!isIP(host)) return null;
   const refused = refusedAddressReason(host, allowLoopback);
   return refused ? `host ${host} ${refused}` : null;

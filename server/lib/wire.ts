@@ -18,8 +18,8 @@ export const uuid = () => z.uuid(invalid("must be a uuid"));
  * Years PostgreSQL and the wire format both hold: PostgreSQL has no year 0 (it is 1 BC), and a year
  * past 9999 is not four digits of ISO 8601 any more.
  */
-const YEARS = "must be between years 0001 and 9999";
-const inYearRange = (d: Date) => {
+export const YEARS = "must be between years 0001 and 9999";
+export const inYearRange = (d: Date) => {
   const year = d.getUTCFullYear();
   return year >= 1 && year <= 9999;
 };

@@ -15,6 +15,7 @@ import { applyCallReport, type CallReport, type TranscriptTurn } from "../calls/
 import { readSignedCallWebhook } from "./signed-call-webhook";
 import { answerReceiver, jsonAnswer, malformed, type ReceiverAnswer, type ReceiverRequest } from "./receiver-http";
 import { MAX_INBOUND_BODY } from "./twilio";
+import { instantAfter, instantAt, wholeSeconds } from "./provider-values";
 
 const SIGNATURE_HEADER = "x-retell-signature";
 const LIFECYCLE_EVENTS = new Set(["call_started", "call_ended", "call_analyzed"]);
@@ -40,7 +41,8 @@ const NEVER_CONNECTED = new Set([
   "ivr_reached",
 ]);
 
-const epochMs = z.number().int().nonnegative().max(253_402_300_799_000, { message: "must be epoch milliseconds before year 10000" });
+/** Epoch milliseconds; the years they fall in are checked where they become instants (provider-values.ts). */
+const epochMs = z.number().int().nonnegative();
 
 const callPayload = z.object({
   call_id: z.string().min(1).max(150),
@@ -84,13 +86,14 @@ function businessNumberOf(payload: unknown): string {
 function transcriptOf(call: RetellCall, startedAt: Date): TranscriptTurn[] {
   const turns: TranscriptTurn[] = [];
   let last = startedAt.getTime();
-  for (const utterance of call.transcript_object ?? []) {
+  for (const [i, utterance] of (call.transcript_object ?? []).entries()) {
     const role = utterance.role === "agent" ? "assistant" : utterance.role === "user" ? "customer" : null;
     if (!role || !utterance.content.trim()) continue;
     const offset = utterance.words?.[0]?.start;
+    const field = `call.transcript_object[${i}].words[0].start`;
     // Strictly increasing, so the conversation lists the turns in the order they were spoken.
-    last = Math.max(last + 1, offset === undefined ? 0 : startedAt.getTime() + Math.round(offset * 1000));
-    turns.push({ role, text: utterance.content, at: new Date(last) });
+    last = Math.max(last + 1, offset === undefined ? 0 : instantAfter(startedAt, offset, field).getTime());
+    turns.push({ role, text: utterance.content, at: instantAt(last, field) });
   }
   return turns;
 }
@@ -109,7 +112,7 @@ function wasAnswered(call: RetellCall): boolean {
 }
 
 function reportOf(event: string, call: RetellCall, customerNumber: string): CallReport {
-  const startedAt = new Date(call.start_timestamp ?? Date.now());
+  const startedAt = call.start_timestamp === undefined ? new Date() : instantAt(call.start_timestamp, "call.start_timestamp");
   const report: CallReport = {
     provider: "retell",
     providerCallId: call.call_id,
@@ -120,14 +123,18 @@ function reportOf(event: string, call: RetellCall, customerNumber: string): Call
     answeredAt: startedAt,
   };
   if (event === "call_started") return report;
-  const endedAt = new Date(call.end_timestamp ?? Date.now());
+  const endedAt = call.end_timestamp === undefined ? new Date() : instantAt(call.end_timestamp, "call.end_timestamp");
   return {
     ...report,
     ended: {
       at: endedAt,
       answered: wasAnswered(call),
       reason: call.disconnection_reason ?? null,
-      durationSeconds: call.duration_ms === undefined ? null : Math.round(call.duration_ms / 1000),
+      // Without Retell's own duration, the time from start to end (what the duration column must also hold).
+      durationSeconds:
+        call.duration_ms === undefined
+          ? wholeSeconds((endedAt.getTime() - startedAt.getTime()) / 1000, "call.end_timestamp")
+          : wholeSeconds(call.duration_ms / 1000, "call.duration_ms"),
     },
     recordingUrl: call.recording_url ?? null,
     summary: call.call_analysis?.call_summary ?? null,

@@ -30,6 +30,7 @@ import {
   type ReceiverAnswer,
   type ReceiverRequest,
 } from "./receiver-http";
+import { instantOfText } from "./provider-values";
 
 const SIGNATURE_HEADER = "X-Twilio-Signature";
 const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response/>';
@@ -132,7 +133,7 @@ const emptyTwiml = () => textAnswer(200, "text/xml", EMPTY_TWIML);
 export function handleTwilioMessaging(req: ReceiverRequest): Promise<ReceiverAnswer> {
   return answerReceiver("twilio", req, async () => {
     // Inbound: the business number is `To`; a status callback reports a message we sent, from `From`.
-    const { params, business, connection, db } = await verifiedTwilioRequest(req, (p) => (isStatusCallback(p) ? "From" : "To"));
+    const { params, business, db } = await verifiedTwilioRequest(req, (p) => (isStatusCallback(p) ? "From" : "To"));
     if (isStatusCallback(params)) {
       const report = parsePayload(statusPayload, params);
       const moved = REPORTED[report.MessageStatus];
@@ -177,12 +178,12 @@ const isOutbound = (params: Params) => String(params.Direction ?? "").startsWith
  */
 export function handleTwilioVoiceStatus(req: ReceiverRequest): Promise<ReceiverAnswer> {
   return answerReceiver("twilio", req, async () => {
-    const { params, connection, db } = await verifiedTwilioRequest(req, (p) => (isOutbound(p) ? "From" : "To"));
+    const { params, db } = await verifiedTwilioRequest(req, (p) => (isOutbound(p) ? "From" : "To"));
     const call = parsePayload(voicePayload, params);
     if (UNANSWERED.has(call.CallStatus)) {
       const customer = addressOf(params, isOutbound(params) ? "To" : "From");
-      const reported = call.Timestamp ? new Date(call.Timestamp) : new Date();
-      const at = Number.isNaN(reported.getTime()) ? new Date() : reported;
+      // Twilio writes RFC 2822; a Timestamp that is no date at all counts as now, one outside 0001..9999 is refused.
+      const at = (call.Timestamp ? instantOfText(call.Timestamp, "Timestamp") : null) ?? new Date();
       await applyCallReport(db, {
         provider: "twilio",
         providerCallId: call.CallSid,

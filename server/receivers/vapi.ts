@@ -18,6 +18,7 @@ import { applyCallReport, type CallReport, type TranscriptTurn } from "../calls/
 import { readSignedCallWebhook } from "./signed-call-webhook";
 import { answerReceiver, jsonAnswer, malformed, type ReceiverAnswer, type ReceiverRequest } from "./receiver-http";
 import { MAX_INBOUND_BODY } from "./twilio";
+import { instantAfter, instantAt, wholeSeconds } from "./provider-values";
 
 const SIGNATURE_HEADER = "x-vapi-signature";
 
@@ -49,7 +50,7 @@ const messagePayload = z.object({
   type: z.string().max(100),
   status: z.string().max(40).optional(),
   endedReason: z.string().max(200).optional(),
-  timestamp: z.number().int().nonnegative().max(253_402_300_799_000).optional(),
+  timestamp: z.number().int().nonnegative().optional(),
   startedAt: isoTime.optional(),
   endedAt: isoTime.optional(),
   durationSeconds: z.number().nonnegative().optional(),
@@ -108,12 +109,18 @@ function customerNumberOf(message: VapiMessage): string {
 function transcriptOf(message: VapiMessage, startedAt: Date): TranscriptTurn[] {
   const turns: TranscriptTurn[] = [];
   let last = startedAt.getTime();
-  for (const said of message.artifact?.messages ?? []) {
+  for (const [i, said] of (message.artifact?.messages ?? []).entries()) {
     const role = said.role === "bot" || said.role === "assistant" ? "assistant" : said.role === "user" ? "customer" : null;
     if (!role || !said.message?.trim()) continue;
-    const at = said.time ?? (said.secondsFromStart === undefined ? 0 : startedAt.getTime() + Math.round(said.secondsFromStart * 1000));
+    const field = `message.artifact.messages[${i}].${said.time === undefined ? "secondsFromStart" : "time"}`;
+    const at =
+      said.time !== undefined
+        ? instantAt(said.time, field).getTime()
+        : said.secondsFromStart === undefined
+          ? 0
+          : instantAfter(startedAt, said.secondsFromStart, field).getTime();
     last = Math.max(last + 1, at); // strictly increasing: the conversation lists turns as spoken
-    turns.push({ role, text: said.message, at: new Date(last) });
+    turns.push({ role, text: said.message, at: instantAt(last, field) });
   }
   return turns;
 }
@@ -129,8 +136,13 @@ function wasAnswered(message: VapiMessage): boolean {
 
 /** The call report of a lifecycle message, or null for a message that changes nothing. */
 function reportOf(message: VapiMessage): CallReport | null {
-  const at = new Date(message.timestamp ?? Date.now());
-  const startedAt = new Date(message.startedAt ?? message.call.startedAt ?? at.toISOString());
+  const at = message.timestamp === undefined ? new Date() : instantAt(message.timestamp, "message.timestamp");
+  const startedAt =
+    message.startedAt !== undefined
+      ? instantAt(Date.parse(message.startedAt), "message.startedAt")
+      : message.call.startedAt !== undefined
+        ? instantAt(Date.parse(message.call.startedAt), "message.call.startedAt")
+        : at;
   const base = {
     provider: "vapi" as const,
     providerCallId: message.call.id,
@@ -143,7 +155,7 @@ function reportOf(message: VapiMessage): CallReport | null {
     return message.status === "ringing" || message.status === "queued" ? base : null;
   }
   if (message.type !== "end-of-call-report") return null;
-  const endedAt = new Date(message.endedAt ?? at.toISOString());
+  const endedAt = message.endedAt === undefined ? at : instantAt(Date.parse(message.endedAt), "message.endedAt");
   const answered = wasAnswered(message);
   return {
     ...base,
@@ -153,7 +165,9 @@ function reportOf(message: VapiMessage): CallReport | null {
       answered,
       reason: message.endedReason ?? null,
       durationSeconds:
-        message.durationSeconds === undefined ? Math.max(0, Math.round((endedAt.getTime() - startedAt.getTime()) / 1000)) : Math.round(message.durationSeconds),
+        message.durationSeconds === undefined
+          ? wholeSeconds((endedAt.getTime() - startedAt.getTime()) / 1000, "message.endedAt")
+          : wholeSeconds(message.durationSeconds, "message.durationSeconds"),
     },
     recordingUrl: message.artifact?.recordingUrl ?? message.recordingUrl ?? null,
     summary: message.analysis?.summary ?? message.summary ?? null,

@@ -74,15 +74,17 @@ const t = initTRPC
 export const router = t.router;
 /**
  * A procedure anyone may call (the invitation page's lookup and sign-up): no principal, so it is
- * limited per client address, with the receivers' per-IP layer (`RATE_LIMIT_PER_IP`).
+ * limited per client address, with the receivers' per-IP layer (`RATE_LIMIT_PER_IP`), then its
+ * input is bounded as every tenant procedure's is (429, then 400).
  */
-export const publicProcedure = t.procedure.use(async ({ ctx, next }) => {
+export const publicProcedure = t.procedure.use(async ({ ctx, next, getRawInput }) => {
   const ip = ctx.clientIp ?? clientIpFromHeaders(ctx.headers);
   if (ip) {
     const decision = await limitInboundRequest({ ip });
     for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
     if (!decision.allowed) throw new AppError("rate_limited", decision.message, { headers: decision.headers });
   }
+  assertBoundedInput(await getRawInput());
   return next();
 });
 export const createCallerFactory = t.createCallerFactory;
@@ -134,7 +136,7 @@ export function tenantProcedure(scope: Scope, opts: { tool?: string } = {}) {
     if (!decision.allowed) throw new AppError("rate_limited", decision.message, { headers: decision.headers });
     const forbidden = forbiddenFor(principal, scope);
     if (forbidden) throw forbidden;
-    // The same bounds on every surface (depth, NUL, lone surrogates): a 400 naming the field.
+    // The same bounds on every surface (depth, NUL, lone surrogates, non-finite numbers): a 400 naming the field.
     assertBoundedInput(await getRawInput());
     const db = scopeToTenant(await getDb(), principal.tenantId);
     // Procedures read through it (the hot lists, search): short indexed reads, on the read connection.

@@ -1,5 +1,5 @@
 // assertBoundedInput, the one check every surface runs on its input: depth at most 32, no NUL, no
-// lone surrogate, each refused as a 400 naming the field (never a stack overflow or an SQL error).
+// lone surrogate, no non-finite number, each refused as a 400 naming the field (never a stack overflow or an SQL error).
 import { describe, expect, it } from "vitest";
 import { assertBoundedInput, MAX_INPUT_DEPTH } from "../../server/lib/bounded-input";
 import { AppError } from "../../server/lib/errors";
@@ -49,6 +49,23 @@ describe("assertBoundedInput", () => {
     // The key is shown with U+FFFD in place of the lone surrogate, so the message is valid Unicode itself.
     const key = refusal({ attributes: { "b\udfff": true } });
     expect(key.message).toBe("invalid field 'attributes.b\ufffd': contains an unpaired surrogate (not valid Unicode)");
+  });
+
+  it("400_for_a_number_json_cannot_carry_back_names_the_field", () => {
+    // What JSON.parse makes of 1e400 and -1e400; JSON.stringify would write null ("delete this key").
+    const parsed = JSON.parse('{"attributes":{"big":1e400,"list":[1,-1e400]}}');
+    expect(parsed.attributes.big).toBe(Number.POSITIVE_INFINITY);
+    const err = refusal(parsed);
+    expect(err.status).toBe(400);
+    expect(err.message).toBe("invalid field 'attributes.big': must be a finite number (a JSON number beyond ±1.7976931348623157e308 does not fit a double)");
+    expect(err.field).toBe("attributes.big");
+    expect(refusal({ attributes: { list: [1, Number.NEGATIVE_INFINITY] } }).field).toBe("attributes.list[1]");
+    expect(refusal({ n: Number.NaN }).field).toBe("n");
+    expect(refusal(Number.POSITIVE_INFINITY).message).toBe(
+      "invalid input: must be a finite number (a JSON number beyond ±1.7976931348623157e308 does not fit a double)",
+    );
+    // The largest doubles and the smallest subnormals round-trip: they pass.
+    expect(() => assertBoundedInput(JSON.parse('{"a":1.7976931348623157e308,"b":-1.7976931348623157e308,"c":5e-324,"d":1e-400}'))).not.toThrow();
   });
 
   it("well_formed_text_passes_including_surrogate_pairs", () => {
