@@ -2,10 +2,12 @@
 // the same REST bridge as /api/v1 (same keys, envelope, strict bodies, body limit, bounded input),
 // over the agent router; and their OpenAPI document at /api/agent/v1/openapi.json.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
+import { forEachOpenApiProcedure, generateOpenApiDocument, normalizePath, type OpenAPIObject } from "trpc-to-openapi";
 import { createRestBridge } from "./rest-bridge";
 import { sendRestAnswer, toRestRequest } from "./node-rest";
 import { AGENT_API_BASE_PATH, agentRouter } from "../tools/tools.router";
+import { scopeSecurity } from "./openapi";
+import type { ProcedureMeta } from "../trpc/trpc";
 
 const ERROR_STATUSES: Record<string, string> = {
   "400": "Invalid input; the message names the field",
@@ -60,6 +62,10 @@ export function getAgentOpenApiDocument(): OpenAPIObject {
       },
     },
   };
+  forEachOpenApiProcedure(agentRouter._def.procedures as any, ({ meta }: { meta: ProcedureMeta }) => {
+    const operation = doc.paths?.[normalizePath(meta.openapi!.path)]?.[meta.openapi!.method.toLowerCase() as "get"];
+    if (operation && meta.scope) operation.security = scopeSecurity(meta.scope);
+  });
   for (const item of Object.values(doc.paths ?? {})) {
     for (const operation of [item.get, item.post]) {
       if (!operation?.responses) continue;
