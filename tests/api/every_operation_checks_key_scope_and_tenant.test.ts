@@ -9,6 +9,7 @@
 //   - another tenant's id, in the path or the body: the very answer a random id gets (status, body
 //     byte for byte, headers apart from request id, date and rate-limit counts), while the caller's
 //     own id gets another answer (so the id is what the request turns on);
+//     and nothing of the other tenant changes (all it reads through /api/v1 is as before);
 //   - another tenant's row as a list's cursor: the same 400 as an unknown cursor.
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Server } from "node:http";
@@ -191,9 +192,16 @@ describe("every operation of /api/v1, the agent tools and MCP", () => {
     expect(wrong).toEqual([]);
   });
 
+  /** What tenant A's key reads through every /api/v1 GET: a write that reached A's rows changes it. */
+  async function everythingAReads(): Promise<string[]> {
+    const reads = operations.filter((o) => o.surface === "api" && o.label.startsWith("GET "));
+    return Promise.all(reads.map(async (o) => `${o.label} ${(await o.send(a.key, ownValues(o, a.rows))).text}`));
+  }
+
   it("another_tenants_id_answers_the_same_bytes_as_a_missing_one_on_every_operation", async () => {
     const wrong: string[] = [];
     let compared = 0;
+    const before = await everythingAReads();
     for (const operation of operations) {
       // A key of its own per operation: the walk stays far below the per-key limit.
       const key = (await newKey(b.tenantId)).key;
@@ -227,6 +235,8 @@ describe("every operation of /api/v1, the agent tools and MCP", () => {
     }
     expect(wrong).toEqual([]);
     expect(compared).toBeGreaterThan(0);
+    // Nothing B sent with A's ids changed anything of A's (its rows, its events, its counts).
+    expect(await everythingAReads()).toEqual(before);
   });
 
   it("another_tenants_row_as_a_cursor_answers_like_an_unknown_cursor_on_every_list", async () => {
