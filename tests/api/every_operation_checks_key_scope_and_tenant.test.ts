@@ -153,6 +153,44 @@ describe("every operation of /api/v1, the agent tools and MCP", () => {
     expect(undeclared.map((o) => `${o.label} declares the scopes ${JSON.stringify(o.scopes)}`)).toEqual([]);
   });
 
+  it("an_operation_the_walk_cannot_exercise_is_a_problem_that_fails_it_not_a_skip", () => {
+    const uuid = { type: "string", format: "uuid" };
+    const synthetic: Served = {
+      apiDocument: {
+        paths: {
+          "/widgets/{slug}": { get: { security: [{ bearerAuth: ["read"] }], parameters: [{ name: "slug", in: "path", schema: { type: "string" } }] } },
+          "/gadgets": { post: { security: [], requestBody: { content: { "application/json": { schema: { properties: { gizmo_id: uuid } } } } } } },
+        },
+      },
+      agentDocument: { paths: {} },
+      catalog: [],
+      mcpTools: [{ name: "new_tool", inputSchema: { properties: {} } }],
+    };
+    const walked = operationsOf(base, synthetic).map((o) => ({ label: o.label, scopes: o.scopes, ids: o.ids, problems: o.problems }));
+    expect(walked).toEqual([
+      {
+        label: "GET /api/v1/widgets/{slug}",
+        scopes: ["read"],
+        ids: [],
+        problems: ["path parameter 'slug' is not an id, and the walk cannot make one"],
+      },
+      {
+        label: "POST /api/v1/gadgets",
+        scopes: [],
+        ids: [{ name: "gizmo_id", in: "body", kind: "gizmos" }],
+        problems: ["its request body has no documented example to build a valid request from"],
+      },
+      {
+        label: "MCP tools/call new_tool",
+        scopes: [],
+        ids: [],
+        problems: ["no POST /api/agent/v1/tools/{name} operation declares its scope", "the tool catalog has no example to build a valid call from"],
+      },
+    ]);
+    // An undeclared scope (POST /gadgets) and a kind no tenant has a row of (gizmos) fail the checks below.
+    expect(a.rows.gizmos).toBeUndefined();
+  });
+
   it("401_without_a_key_and_with_an_unknown_key_on_every_operation", async () => {
     const wrong: string[] = [];
     const unknownKey = `xapk_live_${randomBytes(24).toString("hex")}`;

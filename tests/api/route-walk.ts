@@ -4,6 +4,7 @@
 // tool is walked without anyone listing it. Each operation carries its declared scopes (the
 // document's security requirement), its id fields with the kind of row each names, and how to send
 // itself over HTTP; whatever the walk cannot make for it is a `problem`, which fails the walk.
+import { contractMismatch } from "../helpers/openapi-contract";
 
 export type Answer = { status: number; text: string; headers: Record<string, string> };
 
@@ -109,7 +110,7 @@ function documentOperations(
           : undefined,
         example,
         problems,
-        send(key, values) {
+        async send(key, values) {
           const rest = { ...values };
           const target = path.replace(/\{(\w+)\}/g, (_, name: string) => {
             const value = rest[name];
@@ -123,7 +124,13 @@ function documentOperations(
             delete rest[p.name];
           }
           const url = `${base}${basePath}${target}${query.size ? `?${query}` : ""}`;
-          return request(url, { method: method.toUpperCase(), key, body: operation.requestBody ? rest : undefined });
+          const answer = await request(url, { method: method.toUpperCase(), key, body: operation.requestBody ? rest : undefined });
+          // As tests/helpers/api.ts's call(): every /api/v1 answer must be one its document describes.
+          if (surface === "api" && process.env.API_CONTRACT_CHECK !== "0") {
+            const mismatch = contractMismatch(method.toUpperCase(), target, answer.status, answer.text ? JSON.parse(answer.text) : undefined);
+            if (mismatch) throw new Error(`the API contradicts its OpenAPI document: ${mismatch}`);
+          }
+          return answer;
         },
       });
     }
