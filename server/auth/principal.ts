@@ -14,12 +14,25 @@ export type Principal =
 /** A scope another one grants too: `read` also allows the assistant's read tools (`assistant:read`, which allows nothing else). */
 const ALSO_GRANTED_BY: Partial<Record<Scope, Scope>> = { "assistant:read": "read" };
 
+/** The scopes any one of which lets a key act with `scope`: itself, then the one that also grants it. */
+export function scopesAllowing(scope: Scope): Scope[] {
+  const alternative = ALSO_GRANTED_BY[scope];
+  return alternative ? [scope, alternative] : [scope];
+}
+
 /** Why `principal` may not act with `scope` (a 403), or null when it may. */
 export function forbiddenFor(principal: Principal, scope: Scope): AppError | null {
   if (principal.kind === "api_key") {
-    const alternative = ALSO_GRANTED_BY[scope];
-    if (principal.scopes.includes(scope) || (alternative && principal.scopes.includes(alternative))) return null;
-    return new AppError("forbidden", MESSAGES.missingScope(scope) + (alternative ? ` (or '${alternative}')` : ""));
+    const allowing = scopesAllowing(scope);
+    if (allowing.some((s) => principal.scopes.includes(s))) return null;
+    return new AppError(
+      "forbidden",
+      MESSAGES.missingScope(scope) +
+        allowing
+          .slice(1)
+          .map((s) => ` (or '${s}')`)
+          .join(""),
+    );
   }
   return scope === "read" || scope === "assistant:read" ? null : forbiddenUnlessManager(principal.role, "make changes");
 }

@@ -2,11 +2,12 @@
 // the same REST bridge as /api/v1 (same keys, envelope, strict bodies, body limit, bounded input),
 // over the agent router; and their OpenAPI document at /api/agent/v1/openapi.json.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
-import { BEARER_SCHEME, completeDocument } from "./openapi-common";
+import { forEachOpenApiProcedure, generateOpenApiDocument, normalizePath, type OpenAPIObject } from "trpc-to-openapi";
+import { BEARER_SCHEME, completeDocument, scopeSecurity } from "./openapi-common";
 import { createRestBridge } from "./rest-bridge";
 import { sendRestAnswer, toRestRequest } from "./node-rest";
 import { AGENT_API_BASE_PATH, agentRouter } from "../tools/tools.router";
+import type { ProcedureMeta } from "../trpc/trpc";
 
 const ERROR_STATUSES: Record<string, string> = {
   "400": "Invalid input; the message names the field",
@@ -37,6 +38,10 @@ export function getAgentOpenApiDocument(): OpenAPIObject {
     securitySchemes: BEARER_SCHEME,
   });
   completeDocument(doc, { "Agent tools": "The assistant's tools: reads and writes over the same services as /api/v1, with the same events." });
+  forEachOpenApiProcedure(agentRouter._def.procedures as any, ({ meta }: { meta: ProcedureMeta }) => {
+    const operation = doc.paths?.[normalizePath(meta.openapi!.path)]?.[meta.openapi!.method.toLowerCase() as "get"];
+    if (operation && meta.scope) operation.security = scopeSecurity(meta.scope);
+  });
   for (const item of Object.values(doc.paths ?? {})) {
     for (const operation of [item.get, item.post]) {
       if (!operation?.responses) continue;

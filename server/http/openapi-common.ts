@@ -3,12 +3,21 @@
 // licence line, and every tag an operation uses declared with a description (linters ask for both).
 import type { OpenAPIObject } from "trpc-to-openapi";
 import { ERROR_CODES } from "../lib/errors";
+import { scopesAllowing, type Scope } from "../auth/principal";
 
 export const BEARER_SCHEME = { bearerAuth: { type: "http" as const, scheme: "bearer", description: "An API key: `xapk_live_` followed by 48 hex characters" } };
 
 /** An SPDX `LicenseRef-` identifier: the API is not open source; its terms are the operator's agreement. */
 export const LICENSE = { name: "Proprietary: use under your agreement with the service's operator", identifier: "LicenseRef-Proprietary" };
 export const CONTACT = { name: "The API support of this service's operator" };
+
+/**
+ * An operation's security requirement: the bearer key with the scope its procedure checks (OpenAPI
+ * 3.1 lets a non-OAuth scheme list role names), one alternative per scope that also grants it.
+ */
+export function scopeSecurity(scope: Scope): { bearerAuth: string[] }[] {
+  return scopesAllowing(scope).map((s) => ({ bearerAuth: [s] }));
+}
 
 const ERROR_ENVELOPE = {
   type: "object" as const,

@@ -18,7 +18,7 @@ import { eventsExamples } from "../events/events.examples";
 import { leadsExamples } from "../leads/leads.examples";
 import { offeringsExamples } from "../offerings/offerings.examples";
 import type { OperationExamples } from "../lib/examples";
-import { BEARER_SCHEME, completeDocument } from "./openapi-common";
+import { BEARER_SCHEME, completeDocument, scopeSecurity } from "./openapi-common";
 
 /** Every operation's examples, keyed `METHOD /path`. */
 export const OPERATION_EXAMPLES: OperationExamples = {
@@ -64,7 +64,7 @@ const REQUEST_ID_HEADER = { "x-request-id": { description: "Request id (echoed w
 
 const API_DESCRIPTION = `Tenant data API of the AI receptionist platform.
 
-Every request needs \`Authorization: Bearer <API key>\` (\`xapk_live_\` + 48 hex characters). A key sees only its own tenant: another tenant's row answers exactly like a missing one.
+Every request needs \`Authorization: Bearer <API key>\` (\`xapk_live_\` + 48 hex characters); each operation's \`security\` names the scope its key needs (without it: 403). A key sees only its own tenant: another tenant's row answers exactly like a missing one.
 
 Errors always have the body \`{"error": {"code": "...", "message": "..."}}\`. Lists are keyset-paginated: pass \`next_cursor\` back as \`cursor\`; \`limit\` is 1 to 100 (default 20, larger values are capped).`;
 
@@ -89,6 +89,7 @@ function buildDocument(): OpenAPIObject {
     const { method, path, errorResponses } = meta.openapi!;
     const operation = doc.paths?.[normalizePath(path)]?.[method.toLowerCase() as "get"];
     if (!operation?.responses) return;
+    if (meta.scope) operation.security = scopeSecurity(meta.scope);
     const success = operation.responses["200"];
     const successStatus = String(meta.successStatus ?? 200);
     const statuses = new Set<number>([400, 401, 403, 429, 500, 503]);

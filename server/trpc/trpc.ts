@@ -53,9 +53,10 @@ export type RequestContext = {
 /**
  * `successStatus` documents and answers a create's 201 (a procedure may still set
  * `ctx.response.status`); `alsoAnswers` documents such other success statuses with the same body
- * (e.g. 200 for a create that found the existing row).
+ * (e.g. 200 for a create that found the existing row). `scope` is set by tenantProcedure itself (the
+ * scope it checks), so the OpenAPI documents state what is enforced, not a copy of it.
  */
-export type ProcedureMeta = OpenApiMeta<{ successStatus?: 200 | 201; alsoAnswers?: { status: 200; description: string } }>;
+export type ProcedureMeta = OpenApiMeta<{ successStatus?: 200 | 201; alsoAnswers?: { status: 200; description: string }; scope?: Scope }>;
 
 const t = initTRPC
   .meta<ProcedureMeta>()
@@ -129,7 +130,7 @@ function limit(principal: Principal, tool: string | undefined): Promise<LimitDec
  * `opts.tool` names the agent tool a procedure is (its limit layer joins the check).
  */
 export function tenantProcedure(scope: Scope, opts: { tool?: string } = {}) {
-  return t.procedure.use(async ({ ctx, next, getRawInput }) => {
+  return t.procedure.meta({ scope }).use(async ({ ctx, next, getRawInput }) => {
     const principal = await authenticate(ctx);
     const decision = await limit(principal, opts.tool);
     for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);

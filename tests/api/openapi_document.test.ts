@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { call } from "../helpers/api";
 import { handleAgentRequest } from "../../server/http/agent-rest";
 import { handleRestRequest } from "../../server/http/rest-bridge";
+import { SCOPES } from "../../server/auth/principal";
 
 describe("GET /api/v1/openapi.json", () => {
   it("serves_openapi_3_1_with_version_0_1_0_and_bearer_security", async () => {
@@ -51,7 +52,8 @@ describe("GET /api/v1/openapi.json", () => {
     );
     expect(operations.length).toBeGreaterThanOrEqual(6);
     for (const { op } of operations) {
-      expect(op.security).toEqual([{ bearerAuth: [] }]);
+      // Each names the one scope its key needs (the walk in every_operation_checks_key_scope_and_tenant proves it is the one checked).
+      expect(op.security).toEqual([{ bearerAuth: [expect.toBeOneOf([...SCOPES])] }]);
       for (const status of ["400", "401", "403", "429", "500"]) {
         expect(op.responses[status].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ErrorEnvelope" });
       }

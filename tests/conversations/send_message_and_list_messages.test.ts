@@ -73,20 +73,6 @@ describe("POST /conversations/{id}/send", () => {
     expect(await eventsOf(tenantId, "outbound.sent")).toEqual([]);
     expect((await call("GET", `/conversations/${sms.id}`, { key })).body.message_count).toBe(0);
   });
-
-  it("404 for another tenant's conversation (same body as missing), 403 naming conversations:write", async () => {
-    const { key } = await tenantWithKey();
-    const other = await tenantWithKey();
-    const theirs = await makeConversation(other.tenantId);
-    const foreign = await call("POST", `/conversations/${theirs.id}/send`, { key, body: { body: "hi" } });
-    const missing = await call("POST", "/conversations/00000000-0000-4000-8000-000000000000/send", { key, body: { body: "hi" } });
-    expect(foreign.status).toBe(404);
-    expect(foreign.text).toBe(missing.text);
-    const reader = await tenantWithKey(["read"]);
-    const forbidden = await call("POST", `/conversations/${theirs.id}/send`, { key: reader.key, body: { body: "hi" } });
-    expect(forbidden.status).toBe(403);
-    expect(forbidden.body).toEqual(errorOf("forbidden", "key missing required scope 'conversations:write'"));
-  });
 });
 
 describe("GET /conversations/{id}/messages", () => {
@@ -118,18 +104,5 @@ describe("GET /conversations/{id}/messages", () => {
     const wrongCursor = await call("GET", `/conversations/${conversation.id}/messages?cursor=${otherMessage.body.id}`, { key });
     expect(wrongCursor.status).toBe(400);
     expect(wrongCursor.body).toEqual(errorOf("bad_request", "invalid field 'cursor': not a cursor of this list"));
-  });
-
-  it("404 for another tenant's conversation (same body as missing), 403 naming read", async () => {
-    const { key } = await tenantWithKey(["read"]);
-    const other = await tenantWithKey();
-    const theirs = await makeConversation(other.tenantId);
-    const foreign = await call("GET", `/conversations/${theirs.id}/messages`, { key });
-    const missing = await call("GET", "/conversations/00000000-0000-4000-8000-000000000000/messages", { key });
-    expect(foreign.status).toBe(404);
-    expect(foreign.text).toBe(missing.text);
-    const writer = await tenantWithKey(["conversations:write"]);
-    const forbidden = await call("GET", `/conversations/${theirs.id}/messages`, { key: writer.key });
-    expect(forbidden.body).toEqual(errorOf("forbidden", "key missing required scope 'read'"));
   });
 });

@@ -85,15 +85,6 @@ describe("POST /leads", () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual(errorOf("bad_request", message));
   });
-
-  it("401 without a key, 403 naming leads:write", async () => {
-    const anonymous = await call("POST", "/leads", { body: { conversation_id: "00000000-0000-4000-8000-000000000000" } });
-    expect(anonymous.status).toBe(401);
-    const { key } = await tenantWithKey(["read", "conversations:write"]);
-    const forbidden = await call("POST", "/leads", { key, body: { conversation_id: "00000000-0000-4000-8000-000000000000" } });
-    expect(forbidden.status).toBe(403);
-    expect(forbidden.body).toEqual(errorOf("forbidden", "key missing required scope 'leads:write'"));
-  });
 });
 
 describe("GET /leads", () => {
@@ -126,7 +117,7 @@ describe("GET /leads", () => {
     expect(seen).toEqual(expectedIds);
   });
 
-  it("400 naming limit, cursor or stale_for_days; 403 naming read", async () => {
+  it("400 naming limit, cursor or stale_for_days", async () => {
     expect((await call("GET", "/leads?limit=abc", { key })).body).toEqual(errorOf("bad_request", "invalid field 'limit': must be an integer from 1 to 100"));
     expect((await call("GET", "/leads?cursor=zzz", { key })).body).toEqual(errorOf("bad_request", "invalid field 'cursor': not a cursor of this list"));
     for (const bad of ["0", "-3", "1.5", "abc", "36501"]) {
@@ -134,7 +125,5 @@ describe("GET /leads", () => {
       expect(res.status).toBe(400);
       expect(res.body).toEqual(errorOf("bad_request", "invalid field 'stale_for_days': must be an integer from 1 to 36500"));
     }
-    const writer = await tenantWithKey(["leads:write"]);
-    expect((await call("GET", "/leads", { key: writer.key })).body).toEqual(errorOf("forbidden", "key missing required scope 'read'"));
   });
 });

@@ -67,20 +67,6 @@ describe("PATCH /leads/{id}", () => {
     expect(await eventsOf(tenantId, "lead.qualified")).toEqual([]);
   });
 
-  it("404s an offering_id or a lead of another tenant like a missing one", async () => {
-    const { key, lead } = await leadWithMessages(0);
-    const other = await leadWithMessages(0);
-    const theirOffering = (await call("POST", "/offerings", { key: other.key, body: { title: "T", price: 1, price_currency: "AED" } })).body;
-    const foreignOffering = await call("PATCH", `/leads/${lead.id}`, { key, body: { offering_id: theirOffering.id } });
-    const foreignLead = await call("PATCH", `/leads/${other.lead.id}`, { key, body: { notes: "x" } });
-    const missing = await call("PATCH", "/leads/00000000-0000-4000-8000-000000000000", { key, body: { notes: "x" } });
-    for (const res of [foreignOffering, foreignLead]) {
-      expect(res.status).toBe(404);
-      expect(res.text).toBe(missing.text);
-    }
-    expect(await eventsOf(other.tenantId, "lead.updated")).toEqual([]);
-  });
-
   it.each([
     [{}, "request body must contain at least one updatable field"],
     [{ status: "won" }, "invalid field 'status': must be one of new, qualified, booked, converted, lost"],
@@ -93,13 +79,5 @@ describe("PATCH /leads/{id}", () => {
     expect(res.status).toBe(400);
     if (typeof message === "string") expect(res.body).toEqual(errorOf("bad_request", message));
     else expect(res.body.error.message).toMatch(message);
-  });
-
-  it("403 naming leads:write", async () => {
-    const { lead } = await leadWithMessages(0);
-    const { key } = await tenantWithKey(["read", "conversations:write"]);
-    const res = await call("PATCH", `/leads/${lead.id}`, { key, body: { status: "qualified" } });
-    expect(res.status).toBe(403);
-    expect(res.body).toEqual(errorOf("forbidden", "key missing required scope 'leads:write'"));
   });
 });
