@@ -3,7 +3,7 @@
 // over the agent router; and their OpenAPI document at /api/agent/v1/openapi.json.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { forEachOpenApiProcedure, generateOpenApiDocument, normalizePath, type OpenAPIObject } from "trpc-to-openapi";
-import { BEARER_SCHEME, completeDocument, scopeSecurity } from "./openapi-common";
+import { BEARER_SCHEME, completeDocument, declareScope } from "./openapi-common";
 import { createRestBridge } from "./rest-bridge";
 import { sendRestAnswer, toRestRequest } from "./node-rest";
 import { AGENT_API_BASE_PATH, agentRouter } from "../tools/tools.router";
@@ -40,7 +40,7 @@ export function getAgentOpenApiDocument(): OpenAPIObject {
   completeDocument(doc, { "Agent tools": "The assistant's tools: reads and writes over the same services as /api/v1, with the same events." });
   forEachOpenApiProcedure(agentRouter._def.procedures as any, ({ meta }: { meta: ProcedureMeta }) => {
     const operation = doc.paths?.[normalizePath(meta.openapi!.path)]?.[meta.openapi!.method.toLowerCase() as "get"];
-    if (operation && meta.scope) operation.security = scopeSecurity(meta.scope);
+    if (operation && meta.scope) declareScope(operation, meta.scope);
   });
   for (const item of Object.values(doc.paths ?? {})) {
     for (const operation of [item.get, item.post]) {

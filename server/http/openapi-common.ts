@@ -11,12 +11,17 @@ export const BEARER_SCHEME = { bearerAuth: { type: "http" as const, scheme: "bea
 export const LICENSE = { name: "Proprietary: use under your agreement with the service's operator", identifier: "LicenseRef-Proprietary" };
 export const CONTACT = { name: "The API support of this service's operator" };
 
+/** The operation field naming the scopes that let a key call it (any one of them). */
+export const REQUIRED_SCOPES = "x-required-scopes";
+
 /**
- * An operation's security requirement: the bearer key with the scope its procedure checks (OpenAPI
- * 3.1 lets a non-OAuth scheme list role names), one alternative per scope that also grants it.
+ * An operation's scope, from the one its procedure checks: `x-required-scopes` lists every scope that
+ * grants it (`assistant:read` or `read`). The security requirement itself stays the bare bearer
+ * scheme: OpenAPI 3.1 allows role names there, but linters (spectral:oas) read scopes of a non-OAuth
+ * scheme as undefined, so the extension carries them.
  */
-export function scopeSecurity(scope: Scope): { bearerAuth: string[] }[] {
-  return scopesAllowing(scope).map((s) => ({ bearerAuth: [s] }));
+export function declareScope(operation: object, scope: Scope): void {
+  Object.assign(operation, { security: [{ bearerAuth: [] }], [REQUIRED_SCOPES]: scopesAllowing(scope) });
 }
 
 const ERROR_ENVELOPE = {

@@ -18,7 +18,7 @@ import { eventsExamples } from "../events/events.examples";
 import { leadsExamples } from "../leads/leads.examples";
 import { offeringsExamples } from "../offerings/offerings.examples";
 import type { OperationExamples } from "../lib/examples";
-import { BEARER_SCHEME, completeDocument, scopeSecurity } from "./openapi-common";
+import { BEARER_SCHEME, completeDocument, declareScope } from "./openapi-common";
 
 /** Every operation's examples, keyed `METHOD /path`. */
 export const OPERATION_EXAMPLES: OperationExamples = {
@@ -89,7 +89,7 @@ function buildDocument(): OpenAPIObject {
     const { method, path, errorResponses } = meta.openapi!;
     const operation = doc.paths?.[normalizePath(path)]?.[method.toLowerCase() as "get"];
     if (!operation?.responses) return;
-    if (meta.scope) operation.security = scopeSecurity(meta.scope);
+    if (meta.scope) declareScope(operation, meta.scope);
     const success = operation.responses["200"];
     const successStatus = String(meta.successStatus ?? 200);
     const statuses = new Set<number>([400, 401, 403, 429, 500, 503]);

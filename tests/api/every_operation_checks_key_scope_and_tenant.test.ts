@@ -4,7 +4,7 @@
 // so a new route is walked without being listed here, and one the walk cannot exercise fails it.
 // Over real HTTP through the production lean front (in this process, so the embedded database stays ours).
 //   - no key, or an unknown key: 401 with the exact envelope;
-//   - a key without the scope the operation declares (its security requirement, set from the scope
+//   - a key without the scope the operation declares (its `x-required-scopes`, set from the scope
 //     its procedure checks): 403 naming that scope; a key with only that scope gets past the check;
 //   - another tenant's id, in the path or the body: the very answer a random id gets (status, body
 //     byte for byte, headers apart from request id, date and rate-limit counts), while the caller's
@@ -158,8 +158,8 @@ describe("every operation of /api/v1, the agent tools and MCP", () => {
     const synthetic: Served = {
       apiDocument: {
         paths: {
-          "/widgets/{slug}": { get: { security: [{ bearerAuth: ["read"] }], parameters: [{ name: "slug", in: "path", schema: { type: "string" } }] } },
-          "/gadgets": { post: { security: [], requestBody: { content: { "application/json": { schema: { properties: { gizmo_id: uuid } } } } } } },
+          "/widgets/{slug}": { get: { "x-required-scopes": ["read"], parameters: [{ name: "slug", in: "path", schema: { type: "string" } }] } },
+          "/gadgets": { post: { "x-required-scopes": [], requestBody: { content: { "application/json": { schema: { properties: { gizmo_id: uuid } } } } } } },
         },
       },
       agentDocument: { paths: {} },

@@ -2,7 +2,7 @@
 // read at run time from what a running server serves: /api/v1's OpenAPI document, the agent tools'
 // document and catalog (/api/agent/v1), and MCP's `tools/list` (/api/agent/mcp). A new route or
 // tool is walked without anyone listing it. Each operation carries its declared scopes (the
-// document's security requirement), its id fields with the kind of row each names, and how to send
+// document's `x-required-scopes`), its id fields with the kind of row each names, and how to send
 // itself over HTTP; whatever the walk cannot make for it is a `problem`, which fails the walk.
 import { contractMismatch } from "../helpers/openapi-contract";
 
@@ -15,7 +15,7 @@ export type Operation = {
   /** e.g. `PATCH /api/v1/offerings/{id}`, `MCP tools/call book_appointment` */
   label: string;
   surface: "api" | "agent" | "mcp";
-  /** The alternatives of its security requirement: any one of these scopes lets a key call it. */
+  /** Its `x-required-scopes`: any one of these scopes lets a key call it. */
   scopes: string[];
   ids: IdField[];
   /** The kind of row a list's `cursor` names. */
@@ -96,11 +96,10 @@ function documentOperations(
         Object.assign(example, body);
       }
       const cursor = queryParams.some((p) => p.name === "cursor");
-      const security: Schema[] = operation.security ?? [];
       operations.push({
         label,
         surface,
-        scopes: security.flatMap((requirement) => requirement.bearerAuth ?? []),
+        scopes: operation["x-required-scopes"] ?? [],
         ids,
         cursorKind: cursor
           ? path

@@ -6,7 +6,8 @@ describe("OpenAPI: POST /crm/create-record", () => {
   const op = doc.paths["/crm/create-record"]?.post;
 
   it("documents the request body, the 201 record and the 409", () => {
-    expect(op.security).toEqual([{ bearerAuth: ["crm:write"] }]);
+    expect(op.security).toEqual([{ bearerAuth: [] }]);
+    expect(op["x-required-scopes"]).toEqual(["crm:write"]);
     const body = op.requestBody.content["application/json"].schema;
     expect(body.required).toEqual(["object", "fields"]);
     expect(Object.keys(body.properties)).toEqual(["object", "fields", "idempotency_key"]);
