@@ -1,6 +1,7 @@
 // Channel connections through the dashboard's tRPC procedures: owners and admins manage, members
 // read; every change is audited without secrets; credentials are write-only (encrypted, never in an
-// answer); an address belongs to one tenant (a second claim, from any tenant, is a 409); moving a
+// answer); an address belongs to one tenant (a second claim, from any tenant, is a 409, and a claim
+// from another tenant is in the holder's audit log without naming the claimant); moving a
 // connection to another provider or address needs the credentials again.
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../server/db/client";
