@@ -1,18 +1,21 @@
 // A tenant's channel connections: a provider account connected to a channel at an address (the
 // number customers reach, or WhatsApp Cloud's phone_number_id). The address resolves the tenant of
 // an inbound request, so it belongs to at most one tenant (unique per provider across tenants: a
-// second claim is a 409). Credentials are write-only (encrypted, never returned or logged); moving a
-// connection to another provider or address needs them again, so stored credentials never follow
-// an admin's change. Every change is audited as `channel_connection.changed`, like the CRM's.
+// second claim is a 409, and the holder is told of a claim from another tenant; an operator can
+// move the address, see docs/channels.md). Credentials are write-only (encrypted, never returned or
+// logged); moving a connection to another provider or address needs them again, so stored
+// credentials never follow an admin's change, nor an address an operator moves. Every change is
+// audited as `channel_connection.changed`, like the CRM's.
 import { ZodError } from "zod";
 import { Prisma } from "../db/generated/client";
 import { modelColumns } from "../db/columns";
-import type { TenantDb } from "../db/tenant-scope";
+import { scopeToTenant, type TenantDb } from "../db/tenant-scope";
 import { getDb, getSql, sqlIfOpen, type Statement } from "../db/client";
 import { lockTenantRow } from "../db/lock-row";
 import { keysetPage, toListEnvelope } from "../lib/pagination";
-import { badRequest, conflict, fromZodError, notFound } from "../lib/errors";
-import { recordAudit, type AuditActor } from "../audit/record-audit";
+import { AppError, badRequest, conflict, fromZodError, notFound } from "../lib/errors";
+import { log } from "../lib/log";
+import { OPERATOR, recordAudit, type AuditActor } from "../audit/record-audit";
 import { decryptSecret, encryptSecret } from "../crypto/secret-box";
 import { toE164 } from "../lib/customer-identifier";
 import { ADDRESS_KIND, PROVIDER_CHANNELS, type ChannelProvider, type ConnectionChannel } from "./providers";
@@ -21,6 +24,7 @@ import {
   channelConnectionResource,
   type ChannelConnectionWire,
   type ConnectChannelInput,
+  type MoveChannelAddressInput,
   type ProviderCredentials,
   type UpdateChannelConnectionInput,
 } from "./channels.types";
@@ -82,6 +86,69 @@ export function connectionCredentials<P extends ChannelProvider>(row: { provider
 
 // The same answer whichever tenant holds the address: a refusal must not reveal who does.
 const addressTaken = (provider: string, address: string) => conflict(`address '${address}' is already connected with provider '${provider}'`, "address");
+const isAddressTaken = (err: unknown) => err instanceof AppError && err.errorCode === "conflict" && err.field === "address";
+
+/** The holder's audit action for a claim another tenant made on its address, and the claimant's for its refusal. */
+const CLAIMED_BY_ANOTHER_TENANT = "channel_connection.claimed_by_another_tenant";
+const CLAIM_REFUSED = "channel_connection.claim_refused";
+/** A holder is told of claims on one connection at most this often (a claimant cannot flood its log). */
+const CLAIM_NOTICE_EVERY_MS = 3_600_000;
+/** The surface a claim came through, as its holder learns it (never who made it). */
+const CLAIMED_THROUGH: Record<string, string> = { user: "dashboard", api_key: "api", operator: "operator" };
+
+type Claim = { provider: string; channel: string; address: string };
+
+/**
+ * A claim on an address that another tenant holds was refused (the 409). The holder's audit log
+ * gets `channel_connection.claimed_by_another_tenant` (address, provider, channel asked for, and the
+ * surface: never the tenant, user or key that tried), at most once an hour per connection; the
+ * claimant's gets `channel_connection.claim_refused` (never the holder). An address the claimant's
+ * own tenant holds tells no one. Written after the refused transaction; a failure here is logged and
+ * the 409 stands.
+ */
+async function recordRefusedClaim(claimantTenantId: string, claim: Claim, actor: AuditActor): Promise<void> {
+  try {
+    const db = await getDb();
+    const holder = await db.channelConnection.findFirst({ where: { provider: claim.provider, address: claim.address }, select: { id: true, tenantId: true } });
+    if (!holder || holder.tenantId === claimantTenantId) return;
+    const holderDb = scopeToTenant(db, holder.tenantId);
+    const since = new Date(Date.now() - CLAIM_NOTICE_EVERY_MS);
+    const told = await holderDb.auditLog.findFirst({
+      where: { action: CLAIMED_BY_ANOTHER_TENANT, targetId: holder.id, createdAt: { gte: since } },
+      select: { id: true },
+    });
+    if (!told) {
+      await recordAudit(holderDb, {
+        actorType: "another_tenant",
+        actorId: null,
+        actorLabel: null,
+        action: CLAIMED_BY_ANOTHER_TENANT,
+        targetType: "channel_connection",
+        targetId: holder.id,
+        details: { ...claim, through: CLAIMED_THROUGH[actor.actorType] ?? actor.actorType },
+      });
+    }
+    await recordAudit(scopeToTenant(db, claimantTenantId), {
+      ...actor,
+      action: CLAIM_REFUSED,
+      targetType: "channel_connection",
+      targetId: null,
+      details: { ...claim, held_by: "another tenant" },
+    });
+  } catch (err) {
+    log.warn("could not record a refused claim on a channel address", { provider: claim.provider, error: String(err) });
+  }
+}
+
+/** `work`; when it is refused because another tenant holds the address, that claim is recorded first. */
+async function notingRefusedClaim<T>(tenantId: string, claim: () => Claim, actor: AuditActor, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (isAddressTaken(err)) await recordRefusedClaim(tenantId, claim(), actor);
+    throw err;
+  }
+}
 
 const isUniqueViolation = (err: unknown) => (err as { code?: string } | null)?.code === "P2002";
 
@@ -112,20 +179,35 @@ export async function connectChannel(db: TenantDb, input: ConnectChannelInput, a
   const address = normalizeAddress(input.provider, input.address);
   assertProviderServes(input.provider, input.channel);
   const credentialsEncrypted = sealCredentials(input.provider, input.credentials);
+  const claim = () => ({ provider: input.provider, channel: input.channel, address });
+  return notingRefusedClaim(tenantId, claim, actor, () => insertConnection(db, input, address, credentialsEncrypted, actor));
+}
+
+async function insertConnection(db: TenantDb, input: ConnectChannelInput, address: string, credentialsEncrypted: string, actor: AuditActor) {
+  const { tenantId } = db;
   return db.$transaction(async (tx) => {
     // ON CONFLICT DO NOTHING on (provider, address): of two racing claims one inserts, the other gets the 409.
     const [row] = await tx.channelConnection.createManyAndReturn({
       data: [{ tenantId, provider: input.provider, channel: input.channel, address, status: input.status ?? "active", credentialsEncrypted }],
       skipDuplicates: true,
     });
-    if (!row) throw addressTaken(input.provider, address);
-    const wire = channelConnectionToWire(row);
+    // Taken, perhaps by this tenant's own connection that an operator moved here without
+    // credentials: connecting the address completes it (the tenant scope finds no other tenant's).
+    const [completed] = row
+      ? []
+      : await tx.channelConnection.updateManyAndReturn({
+          where: { provider: input.provider, address, credentialsEncrypted: "" },
+          data: { channel: input.channel, status: input.status ?? "active", credentialsEncrypted },
+        });
+    const connection = row ?? completed;
+    if (!connection) throw addressTaken(input.provider, address);
+    const wire = channelConnectionToWire(connection);
     await recordAudit(tx, {
       ...actor,
       action: "channel_connection.changed",
       targetType: "channel_connection",
-      targetId: row.id,
-      details: auditDetails("created", wire, true),
+      targetId: connection.id,
+      details: auditDetails(row ? "created" : "updated", wire, true),
     });
     return wire;
   });
@@ -133,9 +215,20 @@ export async function connectChannel(db: TenantDb, input: ConnectChannelInput, a
 
 /**
  * Changes a connection. Credentials may be replaced at any time, and are required when the provider
- * or the address changes. A change that changes nothing writes nothing (and no audit entry).
+ * or the address changes, and to make active a connection that has none (one an operator moved
+ * here without them). A change that changes nothing writes nothing (and no audit entry).
  */
 export async function updateChannelConnection(db: TenantDb, input: UpdateChannelConnectionInput, actor: AuditActor): Promise<ChannelConnectionWire> {
+  let claim: Claim | undefined;
+  return notingRefusedClaim(
+    db.tenantId,
+    () => claim!,
+    actor,
+    () => updateConnection(db, input, actor, (c) => (claim = c)),
+  );
+}
+
+async function updateConnection(db: TenantDb, input: UpdateChannelConnectionInput, actor: AuditActor, claiming: (claim: Claim) => void) {
   return db.$transaction(async (tx) => {
     if (!(await lockTenantRow(tx, "channel_connections", input.id))) throw notFound();
     const existing = await tx.channelConnection.findFirst({ where: { id: input.id } });
@@ -148,6 +241,10 @@ export async function updateChannelConnection(db: TenantDb, input: UpdateChannel
     if (moved && input.credentials === undefined) {
       throw badRequest("missing required field 'credentials': changing the provider or address needs the credentials again", "credentials");
     }
+    if ((input.status ?? existing.status) === "active" && input.credentials === undefined && existing.credentialsEncrypted === "") {
+      throw badRequest("missing required field 'credentials': this connection has none yet, and an active one needs them", "credentials");
+    }
+    claiming({ provider, channel, address });
     const data = {
       provider,
       channel,
@@ -193,6 +290,62 @@ export async function disconnectChannel(db: TenantDb, id: string, actor: AuditAc
   });
 }
 
+/**
+ * An operator gives an address to another tenant (after that tenant proved it is theirs, see
+ * docs/channels.md): the holder's connection is removed and one is made in `toTenantId` at the same
+ * provider and address, in one transaction, audited in both tenants (`moved_away`, `moved_here`,
+ * with the operator's reason; neither entry names the other tenant). The holder's credentials stay
+ * behind: the new connection has the credentials given here, or none and is `disabled` until the
+ * new owner enters theirs.
+ */
+export async function moveChannelAddress(
+  input: MoveChannelAddressInput,
+  actor: AuditActor = OPERATOR,
+): Promise<{ from_tenant: string; connection: ChannelConnectionWire }> {
+  const address = normalizeAddress(input.provider, input.address);
+  const credentialsEncrypted = input.credentials ? sealCredentials(input.provider, input.credentials) : "";
+  const db = await getDb();
+  return db.$transaction(async (tx) => {
+    const [locked] = await tx.$queryRawUnsafe<{ id: string }[]>(LOCK_HELD_ADDRESS, input.provider, address);
+    const held = locked && (await tx.channelConnection.findUniqueOrThrow({ where: { id: locked.id } }));
+    if (!held) throw new AppError("not_found", `no tenant holds address '${address}' with provider '${input.provider}'`);
+    if (held.tenantId === input.to_tenant)
+      throw conflict(`address '${address}' with provider '${input.provider}' is already held by tenant ${input.to_tenant}`, "to_tenant");
+    const channel = input.channel ?? (held.channel as ConnectionChannel);
+    assertProviderServes(input.provider, channel);
+    await tx.channelConnection.delete({ where: { id: held.id } });
+    const row = await tx.channelConnection.create({
+      data: {
+        tenantId: input.to_tenant,
+        provider: input.provider,
+        channel,
+        address,
+        status: credentialsEncrypted ? "active" : "disabled",
+        credentialsEncrypted,
+      },
+    });
+    const wire = channelConnectionToWire(row);
+    const entry = { ...actor, action: "channel_connection.changed", targetType: "channel_connection" };
+    await tx.auditLog.createMany({
+      data: [
+        {
+          ...entry,
+          tenantId: held.tenantId,
+          targetId: held.id,
+          details: { ...auditDetails("moved_away", channelConnectionToWire(held), false), reason: input.reason },
+        },
+        {
+          ...entry,
+          tenantId: input.to_tenant,
+          targetId: row.id,
+          details: { ...auditDetails("moved_here", wire, credentialsEncrypted !== ""), reason: input.reason },
+        },
+      ],
+    });
+    return { from_tenant: held.tenantId, connection: wire };
+  });
+}
+
 export type ResolvedConnection = {
   id: string;
   tenantId: string;
@@ -209,6 +362,9 @@ const ACTIVE_CONNECTION: Statement = {
   text: `SELECT ${CONNECTION.id}, ${CONNECTION.tenantId} AS "tenantId", ${CONNECTION.provider}, ${CONNECTION.channel}, ${CONNECTION.address}, ${CONNECTION.status}, ${CONNECTION.credentialsEncrypted} AS "credentialsEncrypted"
     FROM channel_connections WHERE ${CONNECTION.provider} = $1 AND ${CONNECTION.address} = $2`,
 };
+
+/** Locks the connection that holds an address, in whichever tenant ($1 provider, $2 address). */
+const LOCK_HELD_ADDRESS = `SELECT ${CONNECTION.id} FROM channel_connections WHERE ${CONNECTION.provider} = $1 AND ${CONNECTION.address} = $2 FOR UPDATE`;
 
 /**
  * The active connection that owns an address, across tenants: how a receiver finds the tenant of

@@ -5,15 +5,19 @@
 //     (changes a connection; the credentials are required again when the provider or address changes)
 //   npm run cli -- channel list --tenant ID
 //   npm run cli -- channel disconnect --tenant ID CONNECTION_ID
+//   npm run cli -- channel move --provider twilio --address +97143001234 --to-tenant ID --reason "…" \
+//       [--channel sms] [credential flags]     (gives an address another tenant holds to this one;
+//       without credentials the moved connection is disabled until its new owner enters theirs)
 // Output never includes credentials (only `has_credentials`).
 import { z } from "zod";
-import { type Flags, flagText, UsageError } from "../lib/cli";
+import { type Flags, flagText, requiredFlag, UsageError, uuidArg } from "../lib/cli";
+import { getDb } from "../db/client";
 import { tenantDbOfFlag } from "../tenants/tenants";
 import { fromZodError } from "../lib/errors";
 import { OPERATOR } from "../audit/record-audit";
 import { CHANNEL_PROVIDERS, CREDENTIAL_FIELDS, type ChannelProvider } from "./providers";
-import { connectChannelInput, updateChannelConnectionInput } from "./channels.types";
-import { connectChannel, disconnectChannel, listChannelConnections, updateChannelConnection } from "./channel-connections";
+import { connectChannelInput, moveChannelAddressInput, updateChannelConnectionInput } from "./channels.types";
+import { connectChannel, disconnectChannel, listChannelConnections, moveChannelAddress, updateChannelConnection } from "./channel-connections";
 
 const str = flagText;
 const kebab = (field: string) => field.replace(/_/g, "-");
@@ -60,5 +64,20 @@ export const channelCommands = {
     const id = args[0] ?? str(flags.id);
     if (!id || !z.uuid().safeParse(id).success) throw new UsageError("CONNECTION_ID must be a uuid");
     return disconnectChannel(db, id.toLowerCase(), OPERATOR);
+  },
+  "channel move": async (_args: string[], flags: Flags) => {
+    const toTenant = uuidArg(requiredFlag(flags, "to-tenant"), "--to-tenant");
+    if (!(await (await getDb()).tenant.findUnique({ where: { id: toTenant }, select: { id: true } }))) throw new UsageError(`tenant ${toTenant} not found`);
+    const provider = str(flags.provider) as ChannelProvider | undefined;
+    const parsed = moveChannelAddressInput.safeParse({
+      provider,
+      address: str(flags.address),
+      to_tenant: toTenant,
+      channel: str(flags.channel),
+      credentials: credentialsFrom(flags, provider),
+      reason: str(flags.reason),
+    });
+    if (!parsed.success) throw new UsageError(fromZodError(parsed.error).message);
+    return asUsage(() => moveChannelAddress(parsed.data, OPERATOR));
   },
 };

@@ -59,6 +59,24 @@ export const updateChannelConnectionInput = z.strictObject(
   unknownFieldMessage(),
 );
 
+/** An operator's move of an address to another tenant (`channel move`). */
+export const moveChannelAddressInput = z.strictObject(
+  {
+    provider,
+    address,
+    to_tenant: uuid().describe("The tenant the address moves to"),
+    channel: channel.optional().describe("Default: the channel of the connection that holds it now"),
+    credentials: credentials.optional().describe("The new owner's; without them the moved connection is `disabled` until its owner enters them"),
+    reason: z
+      .string()
+      .trim()
+      .min(1, { message: "must not be blank" })
+      .max(500)
+      .describe("Why, for both tenants' audit logs (e.g. the ticket and the proof seen)"),
+  },
+  unknownFieldMessage(),
+);
+
 export const connectionIdInput = z.strictObject({ id: uuid().describe("Connection id") }, unknownFieldMessage());
 export const listChannelConnectionsInput = z.object(pageQuery);
 
@@ -80,4 +98,5 @@ export const channelConnectionListSchema = listEnvelope(channelConnectionSchema,
 
 export type ConnectChannelInput = z.infer<typeof connectChannelInput>;
 export type UpdateChannelConnectionInput = z.infer<typeof updateChannelConnectionInput>;
+export type MoveChannelAddressInput = z.infer<typeof moveChannelAddressInput>;
 export type ChannelConnectionWire = z.infer<typeof channelConnectionSchema>;

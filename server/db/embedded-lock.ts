@@ -26,12 +26,22 @@ export class EmbeddedDatabaseBusyError extends Error {
   }
 }
 
+/** The directories whose lock this process holds, released by one exit hook (not one per opening). */
+const held = new Set<string>();
+let exitHooked = false;
+
 export function acquireEmbeddedLock(dir: string): void {
   const file = lockPath(dir);
   for (let i = 0; i < 2; i++) {
     try {
       writeFileSync(file, String(process.pid), { flag: "wx" });
-      process.once("exit", () => releaseEmbeddedLock(dir));
+      held.add(dir);
+      if (!exitHooked) {
+        exitHooked = true;
+        process.once("exit", () => {
+          for (const d of held) releaseEmbeddedLock(d);
+        });
+      }
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
@@ -45,6 +55,7 @@ export function acquireEmbeddedLock(dir: string): void {
 }
 
 export function releaseEmbeddedLock(dir: string): void {
+  held.delete(dir);
   try {
     if (Number(readFileSync(lockPath(dir), "utf8").trim()) === process.pid) rmSync(lockPath(dir), { force: true });
   } catch {

@@ -33,6 +33,15 @@ export function limitApiRequest(input: { keyId: string; tenantId: string }): Pro
   return limiters().api.check({ key: input.keyId, tenant: input.tenantId });
 }
 
+/**
+ * The messages of one MCP request that no tool procedure counts (ping, initialize, tools/list,
+ * notifications; a batch counts each): per key and per tenant, the /api/v1 buckets, all admitted
+ * or none. Success headers are the per-key layer's.
+ */
+export function limitMcpMessages(input: { keyId: string; tenantId: string; messages: number }): Promise<LimitDecision> {
+  return limiters().api.check({ key: input.keyId, tenant: input.tenantId }, input.messages);
+}
+
 /** /api/trpc: per dashboard user and (when the user acts in a tenant) the shared per-tenant bucket. */
 export function limitDashboardRequest(input: { userId: string; tenantId: string | null }): Promise<LimitDecision> {
   return limiters().dashboard.check({ user: input.userId, tenant: input.tenantId });

@@ -22,8 +22,12 @@ export type LayeredLimiterOptions = {
 };
 
 export interface LayeredLimiter {
-  /** Identifier per layer name; a layer whose identifier is null/undefined is skipped. */
-  check(ids: Record<string, string | null | undefined>): Promise<LimitDecision>;
+  /**
+   * Identifier per layer name; a layer whose identifier is null/undefined is skipped. `weight`
+   * (default 1) is how many requests the check counts at once (an MCP batch of messages): all of
+   * them are admitted, or none.
+   */
+  check(ids: Record<string, string | null | undefined>, weight?: number): Promise<LimitDecision>;
 }
 
 const toSeconds = (ms: number) => Math.ceil(ms / 1000);
@@ -43,7 +47,7 @@ function refusalHeaders(r: StoreResult, now: number): Record<string, string> {
 /*
  * Layers are counted concurrently (one round trip of latency, not one per layer), so a request
  * one layer refuses has already taken a token from the layers that admitted it. We give those
- * tokens back (a rate -1 count) before answering the 429: a refused request then counts against
+ * tokens back (a count of minus the weight) before answering the 429: a refused request then counts against
  * no layer, so one key hammering past its own limit cannot use up its tenant's shared budget and
  * starve the tenant's other keys and users. A refund that lands in the next window is lost,
  * erring towards stricter limiting.
@@ -59,10 +63,10 @@ export function createLayeredLimiter(opts: LayeredLimiterOptions): LayeredLimite
     });
 
   return {
-    async check(ids) {
+    async check(ids, weight = 1) {
       if (opts.disabled) return { allowed: true, headers: {} };
       const active = activeLayers(ids);
-      const results = await Promise.all(active.map(({ layer, id }) => count(layer, id, 1)));
+      const results = await Promise.all(active.map(({ layer, id }) => count(layer, id, weight)));
       const now = Date.now();
 
       // Of the refusing layers, report the one that frees up last (so a retry after Retry-After
@@ -73,7 +77,7 @@ export function createLayeredLimiter(opts: LayeredLimiterOptions): LayeredLimite
       });
 
       if (refusal) {
-        await Promise.all(results.map((result, i) => (result.success ? count(active[i]!.layer, active[i]!.id, -1) : null)));
+        await Promise.all(results.map((result, i) => (result.success ? count(active[i]!.layer, active[i]!.id, -weight) : null)));
         return { allowed: false, headers: refusalHeaders(refusal.result, now), message: refusal.layer.message };
       }
       const reported = results[0];

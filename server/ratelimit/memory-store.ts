@@ -1,7 +1,8 @@
 // In-process store for the embedded default (no Redis configured). @upstash/ratelimit has no
 // in-memory mode, so this is the library's slidingWindow Lua script (2.2.0) transcribed to JS:
 // the current window's count plus the previous window's count weighted by how much of it still
-// overlaps the sliding window, floored. Counts are per process, not shared across instances.
+// overlaps the sliding window, floored; a weighted count (rate > 1) follows library-store.ts's
+// all-or-nothing script. Counts are per process, not shared across instances.
 import type { LimitStore, StoreResult } from "./store";
 
 type Counter = { count: number; expiresAt: number };
@@ -35,7 +36,9 @@ export function createMemoryStore(): LimitStore {
       const previous = Math.floor((1 - (now % windowMs) / windowMs) * previousRaw);
       const reset = (window + 1) * windowMs;
 
-      if (rate > 0 && previous + current >= limit) return { success: false, limit, remaining: 0, reset };
+      // For one request this is the script's `previous + current >= limit`; a weighted count
+      // (library-store.ts) is refused unless all of it fits.
+      if (rate > 0 && previous + current + rate > limit) return { success: false, limit, remaining: 0, reset };
 
       let counter = counters.get(currentKey);
       if (!counter || counter.expiresAt <= now) {

@@ -9,9 +9,11 @@ export type StoreKind = "upstash" | "redis" | "memory";
 export interface LimitStore {
   readonly kind: StoreKind;
   /**
-   * Sliding-window count of one request (`rate` 1) or a refund of one (`rate` -1, never refused)
-   * against `identifier`, which is already namespaced by layer (e.g. `key:<id>`); the stored key
-   * is `<prefix>:<identifier>:<window index>` (see keyPrefix). Rejects when the store cannot answer.
+   * Sliding-window count of `rate` requests (default 1) against `identifier`, which is already
+   * namespaced by layer (e.g. `key:<id>`); the stored key is `<prefix>:<identifier>:<window index>`
+   * (see keyPrefix). A count is all or nothing: admitted (and counted) only when all `rate` fit
+   * under the limit, else refused and counted nothing. A negative rate is a refund, never refused.
+   * Rejects when the store cannot answer.
    */
   limit(identifier: string, limit: number, windowMs: number, rate?: number): Promise<StoreResult>;
   /** Resolves when the store answers a trivial command (PING); rejects otherwise. */

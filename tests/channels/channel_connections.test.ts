@@ -1,6 +1,7 @@
 // Channel connections through the dashboard's tRPC procedures: owners and admins manage, members
 // read; every change is audited without secrets; credentials are write-only (encrypted, never in an
-// answer); an address belongs to one tenant (a second claim, from any tenant, is a 409); moving a
+// answer); an address belongs to one tenant (a second claim, from any tenant, is a 409, and a claim
+// from another tenant is in the holder's audit log without naming the claimant); moving a
 // connection to another provider or address needs the credentials again.
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../server/db/client";
@@ -94,6 +95,57 @@ describe("channel connections (dashboard tRPC)", () => {
     // The same address with another provider is another address.
     const retell = await owner.channels.connect({ provider: "retell", channel: "voice", address, credentials: { api_key: "key_retell_1" } });
     expect(retell).toMatchObject({ provider: "retell", address });
+  });
+
+  it("409_a_claim_from_another_tenant_is_in_the_holders_audit_log_naming_the_attempt_but_not_the_claimant", async () => {
+    const address = uniqueBusinessNumber();
+    const { id: holder } = await newTenant();
+    const { id: claimant } = await newTenant();
+    const held = await dashboardCaller(holder, "owner", "holder-owner").channels.connect(twilioSms(address));
+    const claimer = dashboardCaller(claimant, "admin", "claimant-admin");
+    const expected = { code: "conflict", field: "address", message: `address '${address}' is already connected with provider 'twilio'` };
+    expect(await refusal(claimer.channels.connect(twilioSms(spaced(address), { channel: "whatsapp" })))).toEqual(expected);
+
+    // The holder's owners see the attempt on their audit page: what was claimed, how, and when.
+    const seen = await dashboardCaller(holder, "owner", "holder-owner").dashboard.auditLog.list({ action: "channel_connection.claimed_by_another_tenant" });
+    expect(seen.data).toEqual([
+      {
+        id: expect.any(String),
+        actor_type: "another_tenant",
+        actor_id: null,
+        actor_label: null,
+        action: "channel_connection.claimed_by_another_tenant",
+        target_type: "channel_connection",
+        target_id: held.id,
+        details: { provider: "twilio", channel: "whatsapp", address, through: "dashboard" },
+        created_at: expect.any(String),
+      },
+    ]);
+    // Nothing in the holder's log names the claimant's tenant or user.
+    const holderLog = JSON.stringify(await (await getDb()).auditLog.findMany({ where: { tenantId: holder } }));
+    expect(holderLog).not.toContain(claimant);
+    expect(holderLog).not.toContain("claimant-admin");
+
+    // The claimant's own log records its refusal, without the holder.
+    const claimantEntries = async () => (await getDb()).auditLog.findMany({ where: { tenantId: claimant, action: "channel_connection.claim_refused" } });
+    const [refused] = await claimantEntries();
+    expect(refused).toMatchObject({ actorType: "user", actorId: "claimant-admin", targetType: "channel_connection", targetId: null });
+    expect(refused.details).toEqual({ provider: "twilio", channel: "whatsapp", address, held_by: "another tenant" });
+    expect(JSON.stringify(await (await getDb()).auditLog.findMany({ where: { tenantId: claimant } }))).not.toContain(holder);
+
+    // Repeated claims within the hour (by connect or by moving a connection onto the address) are
+    // refused alike; the holder was told once, the claimant's log has each.
+    expect(await refusal(claimer.channels.connect(twilioSms(address)))).toEqual(expected);
+    const own = await claimer.channels.connect(twilioSms(uniqueBusinessNumber()));
+    expect(await refusal(claimer.channels.update({ id: own.id, address, credentials: { account_sid: TWILIO_SID, auth_token: "x" } }))).toEqual(expected);
+    expect((await claimantEntries()).map((e) => (e.details as { channel: string }).channel).sort()).toEqual(["sms", "sms", "whatsapp"]);
+    const holderClaims = async () => (await getDb()).auditLog.count({ where: { tenantId: holder, action: "channel_connection.claimed_by_another_tenant" } });
+    expect(await holderClaims()).toBe(1);
+
+    // The holder's own second claim is the same 409 and tells no one.
+    expect(await refusal(dashboardCaller(holder, "owner").channels.connect(twilioSms(address)))).toEqual(expected);
+    expect(await holderClaims()).toBe(1);
+    expect(await (await getDb()).auditLog.count({ where: { tenantId: holder, action: "channel_connection.claim_refused" } })).toBe(0);
   });
 
   it("400_moving_to_another_provider_or_address_without_credentials_names_credentials_and_keeps_the_stored_ones", async () => {

@@ -27,6 +27,8 @@ const ACTION_LABELS: Record<string, string> = {
   "member.invitation_revoked": "Revoked invitation",
   "member.removed": "Removed member",
   "channel_connection.changed": "Changed channel connection",
+  "channel_connection.claimed_by_another_tenant": "Another tenant tried to connect this address",
+  "channel_connection.claim_refused": "Address held by another tenant",
   "tenant.handoff_sla_changed": "Changed handoff SLA",
 };
 
