@@ -34,6 +34,8 @@ export const REFUSED_MESSAGE = "not found: tenants, members and roles are change
 export const isPlatformOwned = (path: string | undefined): boolean => !!path && path.startsWith("/organization/") && !OPEN_ORGANIZATION_PATHS.has(path);
 
 export const NOT_A_MEMBER_MESSAGE = "you are not a member of this tenant";
+const notAMember = () => new APIError("FORBIDDEN", errorBody(new AppError("forbidden", NOT_A_MEMBER_MESSAGE)));
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * set-active with a tenant the user is not a member of: better-auth answers 403 but first clears the
@@ -49,6 +51,8 @@ async function refuseForeignActiveTenant(ctx: { body?: unknown }, session: () =>
   if (!byId && !bySlug) return;
   const current = await session();
   if (!current) return; // better-auth answers 401
+  // Tenant ids are uuids (a uuid column): anything else names no tenant, and is not sent to the database.
+  if (byId && !UUID.test(body.organizationId as string)) throw notAMember();
   const db = await getDb();
   const member = await db.member.findFirst({
     where: {
@@ -57,7 +61,7 @@ async function refuseForeignActiveTenant(ctx: { body?: unknown }, session: () =>
     },
     select: { id: true },
   });
-  if (!member) throw new APIError("FORBIDDEN", errorBody(new AppError("forbidden", NOT_A_MEMBER_MESSAGE)));
+  if (!member) throw notAMember();
 }
 
 /**

@@ -325,7 +325,12 @@ describe("set-active with a tenant the user is not a member of", () => {
     const cookie = a.cookies.admin;
     const before = await trpc("query", "dashboard.me", undefined, { cookie });
     expect(before.data).toMatchObject({ role: "admin", tenant: { id: a.tenant } });
-    for (const body of [{ organizationId: b.tenant }, { organizationSlug: b.slug }, { organizationId: "00000000-0000-4000-8000-000000000000" }]) {
+    for (const body of [
+      { organizationId: b.tenant },
+      { organizationSlug: b.slug },
+      { organizationId: "00000000-0000-4000-8000-000000000000" },
+      { organizationId: "not-a-uuid" },
+    ]) {
       const answer = await authCall(cookie, "/organization/set-active", body);
       expect({ body, status: answer.status }).toEqual({ body, status: 403 });
       const after = await trpc("query", "dashboard.me", undefined, { cookie });
