@@ -1,19 +1,30 @@
 "use client";
-// The page an invitation link opens. Someone without an account chooses a name and password (the
-// platform's procedure creates the account and the membership together); someone with one signs in
-// and accepts through better-auth's accept-invitation. Either way they land in the tenant's dashboard.
-import { useState, type FormEvent, type ReactNode } from "react";
+// The page an invitation link opens: `/accept-invitation#secret=<secret>`. The secret is read from the
+// fragment (never sent to a server with the page) and sent only in POST bodies. Someone without an
+// account chooses a name and password (the platform's procedure creates the account and the
+// membership together); someone with one signs in and accepts with the same secret. Either way they
+// land in the tenant's dashboard.
+import { useState, useSyncExternalStore, type FormEvent, type ReactNode } from "react";
 import Link from "next/link";
-import { useRouter, useSearchParams } from "next/navigation";
+import { useRouter } from "next/navigation";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { UserPlus } from "lucide-react";
 import { acceptWithNewAccountInput } from "@/server/dashboard/dashboard.types";
 import { authClient } from "../_lib/auth-client";
-import { describeError, TrpcProviders, useTRPC } from "../_lib/trpc";
+import { describeError, TrpcProviders, useTRPC, useTRPCClient } from "../_lib/trpc";
 import { useFormErrors, validate } from "../_lib/form";
 import { Button } from "../_ui/button";
 import { Field, FormError, Input } from "../_ui/field";
 import { Card, ErrorState, LoadingState } from "../_ui/surface";
+
+const onHashChange = (notify: () => void) => {
+  window.addEventListener("hashchange", notify);
+  return () => window.removeEventListener("hashchange", notify);
+};
+const secretOfHash = () => new URLSearchParams(window.location.hash.replace(/^#/, "")).get("secret") ?? "";
+
+/** The link's secret: "" when the link has none, undefined until the browser has read it (first render). */
+const useLinkSecret = (): string | undefined => useSyncExternalStore(onHashChange, secretOfHash, () => undefined);
 
 export function AcceptInvitation() {
   return (
@@ -35,10 +46,18 @@ const CLOSED: Record<string, string> = {
 };
 
 function InvitationBody() {
-  const id = useSearchParams().get("id") ?? "";
-  const trpc = useTRPC();
-  const invitation = useQuery({ ...trpc.dashboard.invitation.describe.queryOptions({ id }), enabled: !!id, retry: false });
-  if (!id)
+  const secret = useLinkSecret();
+  const client = useTRPCClient();
+  // describe is a POST (the secret stays out of URLs); a query here all the same: it changes nothing.
+  const invitation = useQuery({
+    queryKey: ["dashboard.invitation.describe", secret],
+    queryFn: () => client.dashboard.invitation.describe.mutate({ secret: secret ?? "" }),
+    enabled: !!secret,
+    retry: false,
+    staleTime: Number.POSITIVE_INFINITY,
+  });
+  if (secret === undefined) return <LoadingState />;
+  if (!secret)
     return (
       <Heading title="No invitation in this link">
         <p className="text-sm text-slate-700">
@@ -63,7 +82,8 @@ function InvitationBody() {
     return (
       <Heading title="Invitation not found">
         <p role="alert" className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900">
-          This invitation does not exist. Check that the whole link was copied, or ask for a new one.
+          This link does not open an invitation. Check that the whole link was copied; if the invitation was sent again, only the newest link works. Or ask for
+          a new one.
         </p>
         <BackToSignIn />
       </Heading>
@@ -85,9 +105,9 @@ function InvitationBody() {
           <BackToSignIn />
         </>
       ) : inv.has_account ? (
-        <SignInAndAccept id={inv.id} email={inv.email!} />
+        <SignInAndAccept secret={secret} email={inv.email!} />
       ) : (
-        <CreateAccountAndJoin id={inv.id} email={inv.email!} />
+        <CreateAccountAndJoin secret={secret} email={inv.email!} />
       )}
     </Heading>
   );
@@ -115,7 +135,7 @@ const BackToSignIn = () => (
   </p>
 );
 
-function CreateAccountAndJoin({ id, email }: { id: string; email: string }) {
+function CreateAccountAndJoin({ secret, email }: { secret: string; email: string }) {
   const trpc = useTRPC();
   const router = useRouter();
   const [name, setName] = useState("");
@@ -133,7 +153,7 @@ function CreateAccountAndJoin({ id, email }: { id: string; email: string }) {
   );
   function submit(e: FormEvent) {
     e.preventDefault();
-    const { data, errors } = validate(acceptWithNewAccountInput, { id, name, password });
+    const { data, errors } = validate(acceptWithNewAccountInput, { secret, name, password });
     form.fail(errors);
     if (data) join.mutate(data);
   }
@@ -158,7 +178,7 @@ function CreateAccountAndJoin({ id, email }: { id: string; email: string }) {
           />
         )}
       </Field>
-      <FormError message={form.formError ?? form.errors.id ?? null} />
+      <FormError message={form.formError ?? form.errors.secret ?? null} />
       <Button type="submit" className="w-full" disabled={join.isPending}>
         {join.isPending ? "Joining…" : "Create account and join"}
       </Button>
@@ -166,8 +186,9 @@ function CreateAccountAndJoin({ id, email }: { id: string; email: string }) {
   );
 }
 
-function SignInAndAccept({ id, email }: { id: string; email: string }) {
+function SignInAndAccept({ secret, email }: { secret: string; email: string }) {
   const router = useRouter();
+  const client = useTRPCClient();
   const [password, setPassword] = useState("");
   const [pending, setPending] = useState(false);
   const form = useFormErrors();
@@ -184,15 +205,13 @@ function SignInAndAccept({ id, email }: { id: string; email: string }) {
           : { password: signedIn.error.message ?? "sign-in failed" },
       );
     }
-    const accepted = await authClient.$fetch<{ member: { organizationId: string } }>("/organization/accept-invitation", {
-      method: "POST",
-      body: { invitationId: id },
-    });
-    if (accepted.error || !accepted.data) {
+    try {
+      // Joins and makes the tenant the session's active one.
+      await client.dashboard.invitation.accept.mutate({ secret });
+    } catch (err) {
       setPending(false);
-      return form.fail({ _form: accepted.error?.message ?? "the invitation could not be accepted" });
+      return form.fail({ _form: describeError(err).message });
     }
-    await authClient.$fetch("/organization/set-active", { method: "POST", body: { organizationId: accepted.data.member.organizationId } });
     router.replace("/dashboard");
   }
   return (

@@ -9,7 +9,7 @@ import { prismaAdapter } from "better-auth/adapters/prisma";
 import { organization } from "better-auth/plugins/organization";
 import { dataDir, getDb } from "../db/client";
 import { authIpOptions, trustedOriginsFor } from "./request-origin";
-import { auditAcceptedInvitation, refuseOrganizationChanges } from "./organization-endpoints";
+import { refuseOrganizationChanges } from "./organization-endpoints";
 import { INVITATION_TTL_SECONDS } from "./invitations";
 import { setting } from "../lib/settings";
 
@@ -78,9 +78,8 @@ async function createAuth() {
         schema: { organization: { modelName: "tenant" } },
         // Tenants are provisioned by operators (CLI), not created from the dashboard.
         allowUserToCreateOrganization: false,
-        // Invitations are issued by the dashboard's procedure (server/dashboard/invitations.ts).
+        // Invitations are issued and accepted by the dashboard's procedures (server/dashboard/invitations.ts).
         invitationExpiresIn: INVITATION_TTL_SECONDS,
-        organizationHooks: { afterAcceptInvitation: auditAcceptedInvitation },
       }),
     ],
   });

@@ -2,10 +2,11 @@
 import { z } from "zod";
 import { getDb } from "../db/client";
 import { publicProcedure, router } from "../trpc/trpc";
-import { actorOf, MANAGER_ROLES } from "../auth/principal";
+import { actorOf } from "../auth/principal";
 import { apiKeyToWire, issueApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys";
 import { managerProcedure, memberProcedure } from "../trpc/procedures";
 import {
+  acceptInvitationInput,
   acceptWithNewAccountInput,
   apiKeySchema,
   changeMemberRoleInput,
@@ -18,7 +19,9 @@ import {
 } from "./dashboard.types";
 import { currentAccount, listMembers } from "./dashboard.service";
 import { auditLogRouter } from "./audit-log.router";
-import { acceptWithNewAccount, describeInvitation, invitationLink, inviteMember, resendInvitation, revokeInvitation } from "./invitations";
+import { acceptAsSignedInUser, acceptWithNewAccount, describeInvitation, inviteMember, resendInvitation, revokeInvitation } from "./invitations";
+import { makeActiveTenant, resolveSignedInUser } from "./identity";
+import { AppError } from "../lib/errors";
 import { changeMemberRole, removeMember } from "./members";
 import { trustedOriginsFor } from "./request-origin";
 
@@ -44,9 +47,8 @@ export const dashboardRouter = router({
   auditLog: auditLogRouter,
 
   members: router({
-    list: memberProcedure.query(async ({ ctx }) =>
-      listMembers(await getDb(), ctx.tenantId, MANAGER_ROLES.includes(ctx.user.role) ? (id) => invitationLink(dashboardOrigin(ctx.headers), id) : null),
-    ),
+    /** Pending invitations by id, never with their links: a link is shown once, by the invite or resend that made it. */
+    list: memberProcedure.query(async ({ ctx }) => listMembers(await getDb(), ctx.tenantId)),
     invite: managerProcedure
       .input(inviteMemberInput)
       .mutation(({ ctx, input }) => inviteMember(ctx.db, ctx.user, actorOf(ctx.principal), input, dashboardOrigin(ctx.headers))),
@@ -60,9 +62,21 @@ export const dashboardRouter = router({
     remove: managerProcedure.input(removeMemberInput).mutation(({ ctx, input }) => removeMember(ctx.db, ctx.user, actorOf(ctx.principal), input.member_id)),
   }),
 
-  /** The accept page, opened from an invitation link by someone who may not have an account yet. */
+  /**
+   * The accept page, opened from an invitation link by someone who may not have an account yet. Each
+   * takes the link's secret, in a POST body (describe too, though it changes nothing): a secret never
+   * travels in a URL, where access logs and proxies would keep it.
+   */
   invitation: router({
-    describe: publicProcedure.input(invitationLookupInput).query(({ input }) => describeInvitation(input.id)),
+    describe: publicProcedure.input(invitationLookupInput).mutation(({ input }) => describeInvitation(input.secret)),
     acceptWithNewAccount: publicProcedure.input(acceptWithNewAccountInput).mutation(({ input }) => acceptWithNewAccount(input)),
+    /** A signed-in invitee (of any tenant, or none yet) joins; the tenant becomes the session's active one. */
+    accept: publicProcedure.input(acceptInvitationInput).mutation(async ({ ctx, input }) => {
+      const user = ctx.transport === "trpc" ? await resolveSignedInUser(ctx.headers) : null;
+      if (!user) throw new AppError("unauthorized", "sign in to accept this invitation");
+      const joined = await acceptAsSignedInUser({ id: user.userId, email: user.email }, input.secret);
+      await makeActiveTenant(user.sessionToken, joined.tenant_id);
+      return joined;
+    }),
   }),
 });

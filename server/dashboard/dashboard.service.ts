@@ -15,8 +15,9 @@ export async function currentAccount(db: Db, user: { userId: string; tenantId: s
 
 // Members are keyed by `organization_id` (better-auth's column), so they are filtered here by the
 // principal's tenant explicitly; the tenant-scoped client covers `tenant_id` tables only. Pending
-// invitations include expired ones (a resend revives them); their links only for managers.
-export async function listMembers(db: Db, tenantId: string, linkOf: ((id: string) => string) | null) {
+// invitations include expired ones (a resend revives them), by id: their links are not in any list
+// (only the secret's hash is stored; a resend makes a new link).
+export async function listMembers(db: Db, tenantId: string) {
   const [members, invitations] = await Promise.all([
     db.member.findMany({
       where: { organizationId: tenantId },
@@ -27,6 +28,7 @@ export async function listMembers(db: Db, tenantId: string, linkOf: ((id: string
       where: { organizationId: tenantId, status: "pending" },
       orderBy: [{ createdAt: "desc" }, { id: "desc" }],
       take: 200,
+      select: { id: true, email: true, role: true, expiresAt: true, createdAt: true },
     }),
   ]);
   const now = new Date();
@@ -39,7 +41,6 @@ export async function listMembers(db: Db, tenantId: string, linkOf: ((id: string
       expires_at: i.expiresAt.toISOString(),
       created_at: i.createdAt.toISOString(),
       expired: i.expiresAt <= now,
-      link: linkOf ? linkOf(i.id) : null,
     })),
   };
 }

@@ -36,11 +36,24 @@ export type ChangeMemberRoleInput = z.infer<typeof changeMemberRoleInput>;
 export const removeMemberInput = z.strictObject({ member_id: memberId });
 export const invitationIdInput = z.strictObject({ invitation_id: invitationId });
 
-/** The accept page: the invitation named by the link. */
-export const invitationLookupInput = z.strictObject({ id: invitationId });
+/**
+ * The secret of an invitation link (server/dashboard/invitation-secret.ts): the only thing that opens
+ * the invitation; its id is not enough.
+ */
+const invitationSecret = z
+  .string({ message: "the link has no invitation secret: open the whole link from your invitation" })
+  .min(1, { message: "the link has no invitation secret: open the whole link from your invitation" })
+  .max(128, { message: "at most 128 characters" })
+  .regex(/^[A-Za-z0-9_-]+$/, { message: "the invitation secret is damaged: open the whole link from your invitation" });
+
+/** The accept page: the invitation the link's secret opens. */
+export const invitationLookupInput = z.strictObject({ secret: invitationSecret });
+
+/** A signed-in invitee accepts with the link's secret (their account's address must be the invited one). */
+export const acceptInvitationInput = z.strictObject({ secret: invitationSecret });
 
 export const acceptWithNewAccountInput = z.strictObject({
-  id: invitationId,
+  secret: invitationSecret,
   name: z.string({ message: "enter your name" }).trim().min(1, { message: "enter your name" }).max(100, { message: "at most 100 characters" }),
   password: z.string({ message: "choose a password" }).min(8, { message: "use at least 8 characters" }).max(128, { message: "use at most 128 characters" }),
 });

@@ -23,3 +23,20 @@ export async function resolveDashboardIdentity(headers: Headers): Promise<Dashbo
   if (!role) return null;
   return { userId: current.user.id, tenantId, role, email: current.user.email };
 }
+
+/**
+ * The signed-in user of a request whatever their tenant (none yet, or another one): an invitee
+ * accepting an invitation. Null without a valid session.
+ */
+export async function resolveSignedInUser(headers: Headers): Promise<{ userId: string; email: string; sessionToken: string } | null> {
+  const auth = await getAuth();
+  const current = await auth.api.getSession({ headers, query: { disableCookieCache: true } });
+  if (!current) return null;
+  return { userId: current.user.id, email: current.user.email, sessionToken: current.session.token };
+}
+
+/** Makes a tenant the session's active one (what better-auth's set-active writes), after the user joined it. */
+export async function makeActiveTenant(sessionToken: string, tenantId: string): Promise<void> {
+  const db = await getDb();
+  await db.session.update({ where: { token: sessionToken }, data: { activeOrganizationId: tenantId } });
+}

@@ -1,15 +1,15 @@
 // better-auth's organization plugin serves endpoints of its own under /api/auth/organization/*
 // (delete or rename the organization, change member roles, remove members, invite...), with its own
 // rules and no audit. Tenants, memberships and roles change only through the platform's audited
-// procedures (the operator CLI, the dashboard's tRPC), so of those endpoints only the ones that read,
-// choose the session's active tenant, or let an invitee answer an invitation stay open. Every other one,
-// including any a later version or option adds (teams, roles), answers 404 in the error envelope
-// before it runs.
-import { APIError, createAuthMiddleware } from "better-auth/api";
+// procedures (the operator CLI, the dashboard's tRPC), so of those endpoints only the ones that read
+// or choose the session's active tenant stay open. Every other one, including any a later version or
+// option adds (teams, roles), answers 404 in the error envelope before it runs. That includes
+// better-auth's get-, accept- and reject-invitation: they open an invitation by its id, which every
+// member of the tenant can read; the platform's own procedures (dashboard.invitation.*) take the
+// link's secret instead.
+import { APIError, createAuthMiddleware, getSessionFromCtx } from "better-auth/api";
 import { AppError, errorBody } from "../lib/errors";
 import { getDb } from "../db/client";
-import { scopeToTenant } from "../db/tenant-scope";
-import { recordAudit } from "../audit/record-audit";
 
 const OPEN_ORGANIZATION_PATHS = new Set([
   // reads (better-auth checks membership)
@@ -22,19 +22,47 @@ const OPEN_ORGANIZATION_PATHS = new Set([
   "/organization/list-invitations",
   "/organization/has-permission",
   "/organization/check-slug",
-  // the session's active tenant, among the user's own memberships
-  "/organization/set-active",
-  // an invitee answering an invitation the platform issued (and audited)
-  "/organization/get-invitation",
+  // the invitations sent to the session's own address (ids only: an id does not open an invitation)
   "/organization/list-user-invitations",
-  "/organization/accept-invitation",
-  "/organization/reject-invitation",
+  // the session's active tenant, among the user's own memberships (see refuseForeignActiveTenant)
+  "/organization/set-active",
 ]);
 
 export const REFUSED_MESSAGE = "not found: tenants, members and roles are changed only through the dashboard's own procedures";
 
 /** True for an organization endpoint that would change a tenant, its members or roles. */
 export const isPlatformOwned = (path: string | undefined): boolean => !!path && path.startsWith("/organization/") && !OPEN_ORGANIZATION_PATHS.has(path);
+
+export const NOT_A_MEMBER_MESSAGE = "you are not a member of this tenant";
+const notAMember = () => new APIError("FORBIDDEN", errorBody(new AppError("forbidden", NOT_A_MEMBER_MESSAGE)));
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * set-active with a tenant the user is not a member of: better-auth answers 403 but first clears the
+ * session's active tenant, so the dashboard answers 401 until the user chooses one again. Refused here,
+ * before better-auth runs, so the session stays exactly as it was. (An unknown tenant is refused the
+ * same way: no answer tells which tenants exist.) `organizationId: null` (choose none) is the user's own
+ * choice and passes.
+ */
+async function refuseForeignActiveTenant(ctx: { body?: unknown }, session: () => Promise<{ user: { id: string } } | null>) {
+  const body = (ctx.body ?? {}) as { organizationId?: unknown; organizationSlug?: unknown };
+  const byId = typeof body.organizationId === "string" && body.organizationId !== "";
+  const bySlug = !byId && typeof body.organizationSlug === "string" && body.organizationSlug !== "";
+  if (!byId && !bySlug) return;
+  const current = await session();
+  if (!current) return; // better-auth answers 401
+  // Tenant ids are uuids (a uuid column): anything else names no tenant, and is not sent to the database.
+  if (byId && !UUID.test(body.organizationId as string)) throw notAMember();
+  const db = await getDb();
+  const member = await db.member.findFirst({
+    where: {
+      userId: current.user.id,
+      ...(byId ? { organizationId: body.organizationId as string } : { tenant: { slug: body.organizationSlug as string } }),
+    },
+    select: { id: true },
+  });
+  if (!member) throw notAMember();
+}
 
 /**
  * better-auth `hooks.before`: runs for the endpoint the router matched (`ctx.path` is its declared
@@ -43,24 +71,5 @@ export const isPlatformOwned = (path: string | undefined): boolean => !!path && 
  */
 export const refuseOrganizationChanges = createAuthMiddleware(async (ctx) => {
   if (isPlatformOwned(ctx.path)) throw new APIError("NOT_FOUND", errorBody(new AppError("not_found", REFUSED_MESSAGE)));
+  if (ctx.path === "/organization/set-active") await refuseForeignActiveTenant(ctx, () => getSessionFromCtx(ctx));
 });
-
-type AcceptedInvitation = {
-  invitation: { id: string; email: string };
-  member: { id: string; role: string };
-  user: { id: string; email: string };
-  organization: { id: string };
-};
-
-/** The organization plugin's `afterAcceptInvitation`: the new membership joins the audit log beside its invitation. */
-export async function auditAcceptedInvitation({ invitation, member, user, organization }: AcceptedInvitation): Promise<void> {
-  await recordAudit(scopeToTenant(await getDb(), organization.id), {
-    actorType: "user",
-    actorId: user.id,
-    actorLabel: user.email,
-    action: "member.joined",
-    targetType: "member",
-    targetId: member.id,
-    details: { email: user.email, role: member.role, invitation_id: invitation.id },
-  });
-}

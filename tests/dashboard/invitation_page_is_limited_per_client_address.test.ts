@@ -1,7 +1,7 @@
 // The invitation page's procedures need no sign-in, so they are limited per client address (the
 // receivers' per-IP layer, RATE_LIMIT_PER_IP, 500 a minute by default): the page cannot be used to
-// probe invitation ids or create accounts in bulk. Each test's client has an address of its own.
-import { randomInt, randomUUID } from "node:crypto";
+// probe invitation secrets or create accounts in bulk. Each test's client has an address of its own.
+import { randomBytes, randomInt } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { handleTrpcRequest } from "../../server/http/trpc-handler";
 import { startOfNextWindow } from "../helpers/rate-limit-clock";
@@ -10,10 +10,14 @@ import { ORIGIN } from "../helpers/dashboard";
 const LIMIT = 500;
 const clientAddress = () => `203.0.${randomInt(256)}.${randomInt(1, 255)}`;
 
+/** describe is a POST: the secret travels in the body, never in a URL. */
 function describeInvitation(ip: string) {
-  const input = encodeURIComponent(JSON.stringify({ id: randomUUID() }));
   return handleTrpcRequest(
-    new Request(`${ORIGIN}/api/trpc/dashboard.invitation.describe?input=${input}`, { headers: { host: "127.0.0.1:3000", "x-forwarded-for": ip } }),
+    new Request(`${ORIGIN}/api/trpc/dashboard.invitation.describe`, {
+      method: "POST",
+      headers: { host: "127.0.0.1:3000", origin: ORIGIN, "content-type": "application/json", "x-forwarded-for": ip },
+      body: JSON.stringify({ secret: randomBytes(32).toString("base64url") }),
+    }),
   );
 }
 

@@ -1,13 +1,13 @@
-// Members from the dashboard: invitations with a copyable link (and an email through the HTTP mail
-// transport when one is set), resend and revoke, the accept page's procedures (describe, join with a
-// new account), role changes and removal with the role rules, every change audited, one tenant never
-// reaching another's members. Through the real /api/trpc handler with better-auth sessions.
+// Members from the dashboard: invitations with a copyable link shown once (and an email through the HTTP
+// mail transport when one is set), resend (a new link) and revoke, the accept page's procedures
+// (describe, join with a new account, accept when signed in), role changes and removal with the role
+// rules, every change audited, one tenant never reaching another's members. Through the real
+// /api/trpc handler with better-auth sessions.
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newTenant } from "../helpers/api";
 import { ORIGIN, PASSWORD, sessionCookie, signIn, trpc, userInTenant } from "../helpers/dashboard";
-import { getAuth } from "../../server/dashboard/auth";
 
 type Ctx = { tenant: string; name: string; owner: string; admin: string; member: string; cookies: Record<"owner" | "admin" | "member", string> };
 
@@ -35,16 +35,10 @@ const auditOf = async (cookie: string, targetId: string) => {
   return audit.data.data.filter((e: { target_id: string }) => e.target_id === targetId).map((e: any) => [e.action, e.actor_label, e.details]);
 };
 
-const acceptAsSignedIn = async (cookie: string, invitationId: string) => {
-  const res = await (await getAuth()).handler(
-    new Request(`${ORIGIN}/api/auth/organization/accept-invitation`, {
-      method: "POST",
-      headers: { "content-type": "application/json", origin: ORIGIN, host: "127.0.0.1:3000", cookie },
-      body: JSON.stringify({ invitationId }),
-    }),
-  );
-  return res.status;
-};
+/** The secret an invitation link carries (in its fragment). */
+const secretOf = (link: string) => new URLSearchParams(new URL(link).hash.slice(1)).get("secret") as string;
+
+const describeLink = (link: string) => trpc("mutation", "dashboard.invitation.describe", { secret: secretOf(link) });
 
 let a: Ctx, b: Ctx;
 beforeAll(async () => {
@@ -53,22 +47,19 @@ beforeAll(async () => {
 });
 
 describe("invitations", () => {
-  it("invite_answers_a_copyable_link_to_the_accept_page_and_no_email_without_a_transport", async () => {
+  it("invite_answers_a_link_with_a_secret_once_the_list_shows_the_invitation_without_it_and_no_email_without_a_transport", async () => {
     const email = `new-${a.tenant.slice(0, 8)}@example.test`;
     const res = await trpc("mutation", "dashboard.members.invite", { email, role: "member" }, { cookie: a.cookies.admin });
     expect(res.status).toBe(200);
     expect(res.data).toMatchObject({ email, role: "member", email_sent: false, email_error: null });
-    expect(res.data.link).toBe(`${ORIGIN}/accept-invitation?id=${res.data.id}`);
-    const list = await trpc("query", "dashboard.members.list", undefined, { cookie: a.cookies.owner });
-    expect(list.data.invitations.find((i: { id: string }) => i.id === res.data.id)).toMatchObject({
-      email,
-      role: "member",
-      expired: false,
-      link: res.data.link,
-    });
-    // A member (read-only) sees the invitation but not its link.
-    const asMember = await trpc("query", "dashboard.members.list", undefined, { cookie: a.cookies.member });
-    expect(asMember.data.invitations.find((i: { id: string }) => i.id === res.data.id)).toMatchObject({ email, link: null });
+    expect(res.data.link).toMatch(new RegExp(`^${ORIGIN}/accept-invitation#secret=[A-Za-z0-9_-]{43}$`));
+    const listed = { id: res.data.id, email, role: "member", expires_at: res.data.expires_at, created_at: expect.any(String), expired: false };
+    // Nobody's list carries a link, an owner's included: it exists only in the answer above.
+    for (const cookie of [a.cookies.owner, a.cookies.admin, a.cookies.member]) {
+      const list = await trpc("query", "dashboard.members.list", undefined, { cookie });
+      expect(list.data.invitations.find((i: { id: string }) => i.id === res.data.id)).toEqual(listed);
+      expect(JSON.stringify(list.data)).not.toContain(secretOf(res.data.link));
+    }
   });
 
   it("400_invite_with_a_bad_email_names_the_field_in_words", async () => {
@@ -78,22 +69,26 @@ describe("invitations", () => {
     expect(res.error!.message).toContain("enter an email address, like name@company.com");
   });
 
-  it("resend_extends_the_expiry_keeps_the_link_and_is_audited_revoke_closes_the_link_and_is_audited", async () => {
+  it("resend_makes_a_new_link_and_the_old_one_stops_working_revoke_closes_the_link_both_audited", async () => {
     const email = `resend-${a.tenant.slice(0, 8)}@example.test`;
     const invited = await trpc("mutation", "dashboard.members.invite", { email, role: "admin" }, { cookie: a.cookies.owner });
     const resent = await trpc("mutation", "dashboard.members.resendInvitation", { invitation_id: invited.data.id }, { cookie: a.cookies.owner });
     expect(resent.status).toBe(200);
-    expect(resent.data.link).toBe(invited.data.link);
+    expect(resent.data).toMatchObject({ id: invited.data.id, email, role: "admin" });
+    expect(resent.data.link).toMatch(new RegExp(`^${ORIGIN}/accept-invitation#secret=[A-Za-z0-9_-]{43}$`));
+    expect(resent.data.link).not.toBe(invited.data.link);
     expect(new Date(resent.data.expires_at).getTime()).toBeGreaterThanOrEqual(new Date(invited.data.expires_at).getTime());
+    expect((await describeLink(invited.data.link)).data).toMatchObject({ status: "not_found", email: null });
+    expect((await describeLink(resent.data.link)).data).toMatchObject({ status: "pending", email });
 
     const revoked = await trpc("mutation", "dashboard.members.revokeInvitation", { invitation_id: invited.data.id }, { cookie: a.cookies.admin });
     expect(revoked.status).toBe(200);
     expect(revoked.data).toEqual({ id: invited.data.id, status: "canceled" });
-    const described = await trpc("query", "dashboard.invitation.describe", { id: invited.data.id });
+    const described = await describeLink(resent.data.link);
     expect(described.data).toMatchObject({ status: "canceled", email, role: "admin", tenant_name: a.name, has_account: false });
-    const join = await trpc("mutation", "dashboard.invitation.acceptWithNewAccount", { id: invited.data.id, name: "Late", password: PASSWORD });
+    const join = await trpc("mutation", "dashboard.invitation.acceptWithNewAccount", { secret: secretOf(resent.data.link), name: "Late", password: PASSWORD });
     expect(join.status).toBe(409);
-    expect(join.error).toMatchObject({ data: { appCode: "conflict", field: "id" } });
+    expect(join.error).toMatchObject({ data: { appCode: "conflict", field: "secret" } });
     const again = await trpc("mutation", "dashboard.members.revokeInvitation", { invitation_id: invited.data.id }, { cookie: a.cookies.owner });
     expect(again.status).toBe(404);
     expect(again.error?.message).toBe("no pending invitation with this id");
@@ -133,25 +128,27 @@ describe("invitations", () => {
     }
     const list = await trpc("query", "dashboard.members.list", undefined, { cookie: b.cookies.owner });
     expect(JSON.stringify(list.data)).not.toContain(invited.data.id);
-    expect((await trpc("query", "dashboard.invitation.describe", { id: invited.data.id })).data.status).toBe("pending");
+    expect((await describeLink(invited.data.link)).data.status).toBe("pending");
   });
 
   it("a_new_person_joins_from_the_link_with_a_password_audited_and_signs_in_to_the_tenant", async () => {
     const email = `joiner-${a.tenant.slice(0, 8)}@example.test`;
     const invited = await trpc("mutation", "dashboard.members.invite", { email, role: "admin" }, { cookie: a.cookies.owner });
-    const described = await trpc("query", "dashboard.invitation.describe", { id: invited.data.id });
+    const secret = secretOf(invited.data.link);
+    const described = await describeLink(invited.data.link);
     expect(described.data).toMatchObject({ id: invited.data.id, email, role: "admin", tenant_name: a.name, status: "pending", has_account: false });
 
-    const short = await trpc("mutation", "dashboard.invitation.acceptWithNewAccount", { id: invited.data.id, name: "Jo", password: "short" });
+    const short = await trpc("mutation", "dashboard.invitation.acceptWithNewAccount", { secret, name: "Jo", password: "short" });
     expect(short.status).toBe(400);
     expect(short.error).toMatchObject({ data: { field: "password" } });
     expect(short.error!.message).toContain("use at least 8 characters");
 
-    const joined = await trpc("mutation", "dashboard.invitation.acceptWithNewAccount", { id: invited.data.id, name: "Jo Joiner", password: PASSWORD });
+    const joined = await trpc("mutation", "dashboard.invitation.acceptWithNewAccount", { secret, name: "Jo Joiner", password: PASSWORD });
     expect(joined.status).toBe(200);
     expect(joined.data).toEqual({ email, role: "admin" });
-    const twice = await trpc("mutation", "dashboard.invitation.acceptWithNewAccount", { id: invited.data.id, name: "Jo", password: PASSWORD });
+    const twice = await trpc("mutation", "dashboard.invitation.acceptWithNewAccount", { secret, name: "Jo", password: PASSWORD });
     expect(twice.status).toBe(409);
+    expect((await describeLink(invited.data.link)).data).toMatchObject({ status: "accepted", has_account: true });
 
     const cookie = await sessionCookie(email);
     const me = await trpc("query", "dashboard.me", undefined, { cookie });
@@ -160,25 +157,65 @@ describe("invitations", () => {
     expect(await auditOf(a.cookies.owner, memberId)).toEqual([["member.joined", email, { email, role: "admin", invitation_id: invited.data.id }]]);
   });
 
-  it("an_existing_account_is_told_to_sign_in_and_joins_through_accept_invitation", async () => {
+  it("an_existing_account_is_told_to_sign_in_and_joins_with_the_secret_audited_and_the_tenant_becomes_active", async () => {
     const existing = await userInTenant(b.tenant, "member");
     const invited = await trpc("mutation", "dashboard.members.invite", { email: existing, role: "member" }, { cookie: a.cookies.owner });
-    expect((await trpc("query", "dashboard.invitation.describe", { id: invited.data.id })).data).toMatchObject({ has_account: true, status: "pending" });
-    const refused = await trpc("mutation", "dashboard.invitation.acceptWithNewAccount", { id: invited.data.id, name: "X", password: PASSWORD });
+    const secret = secretOf(invited.data.link);
+    expect((await describeLink(invited.data.link)).data).toMatchObject({ has_account: true, status: "pending" });
+    const refused = await trpc("mutation", "dashboard.invitation.acceptWithNewAccount", { secret, name: "X", password: PASSWORD });
     expect(refused.status).toBe(409);
     expect(refused.error?.message).toBe(`an account for ${existing} exists: sign in to accept`);
-    expect(await acceptAsSignedIn(await sessionCookie(existing), invited.data.id)).toBe(200);
-    expect(await memberIdOf(a.cookies.owner, existing)).toBeTruthy();
+
+    const anonymous = await trpc("mutation", "dashboard.invitation.accept", { secret });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.error?.message).toBe("sign in to accept this invitation");
+    // Someone else, signed in, holding the link: not the invited address.
+    const other = await trpc("mutation", "dashboard.invitation.accept", { secret }, { cookie: b.cookies.admin });
+    expect(other.status).toBe(403);
+    expect(other.error).toMatchObject({
+      message: "this invitation was sent to another address: sign in with the address it was sent to",
+      data: { field: "secret" },
+    });
+
+    const cookie = await sessionCookie(existing);
+    expect((await trpc("query", "dashboard.me", undefined, { cookie })).data).toMatchObject({ tenant: { id: b.tenant } });
+    const accepted = await trpc("mutation", "dashboard.invitation.accept", { secret }, { cookie });
+    expect(accepted.status).toBe(200);
+    expect(accepted.data).toEqual({ tenant_id: a.tenant, email: existing, role: "member" });
+    expect((await trpc("query", "dashboard.me", undefined, { cookie })).data).toMatchObject({ role: "member", tenant: { id: a.tenant } });
+    const memberId = await memberIdOf(a.cookies.owner, existing);
+    expect(await auditOf(a.cookies.owner, memberId)).toEqual([
+      ["member.joined", existing, { email: existing, role: "member", invitation_id: invited.data.id }],
+    ]);
+    const twice = await trpc("mutation", "dashboard.invitation.accept", { secret }, { cookie });
+    expect(twice.status).toBe(409);
   });
 
-  it("describe_of_an_unknown_invitation_answers_status_not_found_and_joining_it_is_404", async () => {
-    const id = "00000000-0000-4000-8000-000000000000";
-    const res = await trpc("query", "dashboard.invitation.describe", { id });
+  it("describe_of_an_unknown_secret_answers_status_not_found_and_joining_it_is_404_naming_the_secret", async () => {
+    const secret = "A".repeat(43);
+    const res = await trpc("mutation", "dashboard.invitation.describe", { secret });
     expect(res.status).toBe(200);
-    expect(res.data).toEqual({ id, email: null, role: null, tenant_name: null, status: "not_found", expires_at: null, has_account: false });
-    const join = await trpc("mutation", "dashboard.invitation.acceptWithNewAccount", { id, name: "X", password: PASSWORD });
+    expect(res.data).toEqual({ id: null, email: null, role: null, tenant_name: null, status: "not_found", expires_at: null, has_account: false });
+    const join = await trpc("mutation", "dashboard.invitation.acceptWithNewAccount", { secret, name: "X", password: PASSWORD });
     expect(join.status).toBe(404);
-    expect(join.error?.message).toBe("this invitation does not exist; ask for a new link");
+    expect(join.error).toMatchObject({
+      message: "this invitation link is not valid (a newer link may have replaced it); ask for a new link",
+      data: { field: "secret" },
+    });
+  });
+
+  it("400_a_missing_or_damaged_secret_names_the_field", async () => {
+    for (const [input, message] of [
+      [{}, "the link has no invitation secret: open the whole link from your invitation"],
+      [{ secret: "" }, "the link has no invitation secret: open the whole link from your invitation"],
+      [{ secret: "not/a secret" }, "the invitation secret is damaged: open the whole link from your invitation"],
+      [{ secret: "A".repeat(129) }, "at most 128 characters"],
+      [{ id: "00000000-0000-4000-8000-000000000000" }, undefined],
+    ] as const) {
+      const res = await trpc("mutation", "dashboard.invitation.describe", input);
+      expect(res.status).toBe(400);
+      if (message) expect(res.error).toMatchObject({ message: `invalid field 'secret': ${message}`, data: { appCode: "bad_request", field: "secret" } });
+    }
   });
 });
 
@@ -220,8 +257,11 @@ describe("invitation email through the HTTP mail transport", () => {
     process.env.INVITATION_MAIL_WEBHOOK_URL = `http://127.0.0.1:${port}/fail`;
     const resent = await trpc("mutation", "dashboard.members.resendInvitation", { invitation_id: res.data.id }, { cookie: a.cookies.owner });
     expect(resent.status).toBe(200);
-    expect(resent.data).toMatchObject({ email_sent: false, email_error: "the mail transport answered 503", link: res.data.link });
+    expect(resent.data).toMatchObject({ email_sent: false, email_error: "the mail transport answered 503" });
     expect(received).toHaveLength(2);
+    // The resend's email carries the resend's new link.
+    expect(resent.data.link).not.toBe(res.data.link);
+    expect(received[1].body.text).toContain(`Accept the invitation: ${resent.data.link}\n`);
   });
 });
 

@@ -1,9 +1,11 @@
 // Issue 13, finding 2: better-auth's own organization endpoints let an owner delete the tenant and
 // an admin rename it or change roles, unaudited. Now every /api/auth/organization/* endpoint that
 // changes a tenant, its members or roles answers 404 in the error envelope and changes nothing,
-// signed in as owner or admin (or not at all); reads, set-active and an invitee's answer stay open.
-// Invitations go through the dashboard's procedure, audited, and the invitee joins through
-// better-auth's accept-invitation, audited too.
+// signed in as owner or admin (or not at all); reads and set-active stay open (set-active only for the
+// user's own tenants, leaving the session as it was otherwise). Invitations go through the dashboard's
+// procedure, audited; better-auth's get-, accept- and reject-invitation (which open an invitation by its
+// id, readable by every member) are closed too, and the invitee joins with the link's secret through
+// the dashboard's procedure, audited.
 //
 // The same scenario runs against better-auth's handler in this process (what the route file mounts)
 // and over real HTTP through the lean front, whose /api/auth is the Next route: that half needs a
@@ -13,7 +15,7 @@ import type { Running } from "../../scripts/bench/services";
 import { handleTrpcRequest } from "../../server/http/trpc-handler";
 import { getAuth } from "../../server/dashboard/auth";
 import { createDashboardUser } from "../../server/dashboard/users";
-import { REFUSED_MESSAGE } from "../../server/dashboard/organization-endpoints";
+import { NOT_A_MEMBER_MESSAGE, REFUSED_MESSAGE } from "../../server/dashboard/organization-endpoints";
 import { call, newKey, newTenant } from "../helpers/api";
 import { ORIGIN, PASSWORD, sessionCookie, userInTenant } from "../helpers/dashboard";
 import { startMount } from "../helpers/http-mounts";
@@ -63,7 +65,7 @@ function overHttp(mount: () => Running): Front {
 
 const REFUSED = { error: { code: "not_found", message: REFUSED_MESSAGE } };
 
-type Fixture = { tenantId: string; tenantName: string; key: string; owner: string; admin: string; member: string; invitee: string };
+type Fixture = { tenantId: string; tenantName: string; otherTenantId: string; key: string; owner: string; admin: string; member: string; invitee: string };
 
 async function fixture(): Promise<Fixture> {
   const tenant = await newTenant("Org endpoints");
@@ -72,6 +74,7 @@ async function fixture(): Promise<Fixture> {
   return {
     tenantId: tenant.id,
     tenantName: tenant.name,
+    otherTenantId: (await newTenant("Org endpoints, another")).id,
     key: (await newKey(tenant.id, ["read"])).key,
     owner: await userInTenant(tenant.id, "owner"),
     admin: await userInTenant(tenant.id, "admin"),
@@ -115,6 +118,9 @@ function scenario(front: () => Front, fx: () => Fixture) {
       ["/organization/invite-member", { organizationId: tenantId, email: "direct@example.test", role: "owner" }],
       ["/organization/cancel-invitation", { invitationId: pendingInvitation }],
       ["/organization/create", { name: "Another", slug: `another-${tenantId.slice(0, 8)}` }],
+      ["/organization/accept-invitation", { invitationId: pendingInvitation }],
+      ["/organization/reject-invitation", { invitationId: pendingInvitation }],
+      [`/organization/get-invitation?id=${pendingInvitation}`, undefined],
     ];
     const before = await snapshot();
     for (const cookie of [cookies.owner, cookies.admin, ""]) {
@@ -141,6 +147,12 @@ function scenario(front: () => Front, fx: () => Fixture) {
     const me = await front().trpc(cookies.admin, "query", "dashboard.me");
     expect(me.status).toBe(200);
     expect(me.body.result.data).toMatchObject({ role: "admin", tenant: { id: fx().tenantId } });
+    // Another tenant: refused, and the session keeps its tenant.
+    const foreign = await front().auth(cookies.admin, "/organization/set-active", { organizationId: fx().otherTenantId });
+    expect({ status: foreign.status, body: foreign.body }).toEqual({ status: 403, body: { error: { code: "forbidden", message: NOT_A_MEMBER_MESSAGE } } });
+    const still = await front().trpc(cookies.admin, "query", "dashboard.me");
+    expect(still.status).toBe(200);
+    expect(still.body.result.data).toMatchObject({ role: "admin", tenant: { id: fx().tenantId } });
   });
 
   it("the_dashboard_invites_audited_an_admin_cannot_invite_an_owner_and_the_invitee_joins_audited", async () => {
@@ -159,8 +171,10 @@ function scenario(front: () => Front, fx: () => Fixture) {
     const already = await front().trpc(cookies.admin, "mutation", "dashboard.members.invite", { email: fx().member, role: "member" });
     expect(already.body.error).toMatchObject({ message: `${fx().member} is already a member of this tenant`, data: { appCode: "conflict", field: "email" } });
 
-    const accepted = await front().auth(cookies.invitee, "/organization/accept-invitation", { invitationId: invitation.id });
+    const secret = new URLSearchParams(new URL(invitation.link).hash.slice(1)).get("secret");
+    const accepted = await front().trpc(cookies.invitee, "mutation", "dashboard.invitation.accept", { secret });
     expect(accepted.status).toBe(200);
+    expect(accepted.body.result.data).toEqual({ tenant_id: fx().tenantId, email: invitee, role: "admin" });
     const { members, audit } = await snapshot();
     expect(members.members.find((m: { email: string }) => m.email === invitee)).toMatchObject({ role: "admin" });
     const entries = audit.filter((e: { target_id: string; details: { email?: string } }) => e.details.email === invitee);

@@ -1,7 +1,9 @@
-// Members end to end: an owner invites by email and gets a link to copy (no mail transport here),
-// the invitee opens it in another browser, creates an account and lands in the tenant; the owner
-// changes their role, then removes them (their next click goes back to sign-in); another invitation
-// is resent and revoked (its link then says so). Each step shows in the audit log.
+// Members end to end: an owner invites by email and gets a link to copy, shown once (no mail transport
+// here; the list never shows links), the invitee opens it in another browser, creates an account and
+// lands in the tenant; the owner changes their role, then removes them (their next click goes back to
+// sign-in); invited again, they sign in with their account on the accept page and join. Another
+// invitation is resent (a new link; the old one no longer opens it) and revoked (its link then says
+// so). Each step shows in the audit log.
 import { expect, test, type Page } from "@playwright/test";
 import { fixtures, shot, signIn } from "./fixtures";
 import { collectConsoleErrors, expectNoHorizontalScroll, expectWithinWidth, PHONE } from "./page-checks";
@@ -16,7 +18,7 @@ async function invite(page: Page, email: string, role: "member" | "admin") {
   await expect(notice).toContainText(`Invitation created for ${email}.`);
   await expect(notice).toContainText("No mail transport is set up, so no email was sent.");
   const link = (await notice.getByTestId("invitation-link").textContent())!.trim();
-  expect(link).toMatch(/\/accept-invitation\?id=[0-9a-f-]{36}$/);
+  expect(link).toMatch(/\/accept-invitation#secret=[A-Za-z0-9_-]{43}$/);
   return link;
 }
 
@@ -33,7 +35,10 @@ test("invite → accept with a new account → role change → removal, all audi
   await expect(page.getByLabel("Email")).toBeFocused();
 
   const link = await invite(page, invitee, "member");
-  await expect(page.getByTestId("invitation-row").filter({ hasText: invitee })).toBeVisible();
+  await expect(page.getByTestId("invitation-link-once")).toContainText("The link is shown only now.");
+  const pendingRow = page.getByTestId("invitation-row").filter({ hasText: invitee });
+  await expect(pendingRow).toBeVisible();
+  await expect(pendingRow.getByRole("button", { name: "Copy link" })).toHaveCount(0);
   await shot(page, "members-invited");
 
   // The invitee, in a browser of their own.
@@ -98,12 +103,31 @@ test("invite → accept with a new account → role change → removal, all audi
   await expect(entries.nth(1)).toContainText(/role/i);
   await expect(entries.nth(2)).toContainText(/joined/i);
   await expect(entries.nth(3)).toContainText(/invited/i);
-  expect(errors).toEqual([]);
   // The one failed call: the removed person's session no longer has this tenant (401), which is
   // what sends them to sign-in.
   expect(guestErrors).toEqual([
     `${new URL("/dashboard/api-keys", page.url()).href}: Failed to load resource: the server responded with a status of 401 (Unauthorized)`,
   ]);
+
+  // Invited again: they have an account now, so the page asks them to sign in, and they join.
+  await page.getByRole("link", { name: "Members" }).click();
+  const again = await invite(page, invitee, "member");
+  const back = await browser.newContext();
+  const returning = await back.newPage();
+  const returningErrors = collectConsoleErrors(returning);
+  await returning.goto(again);
+  await expect(returning.getByText("You already have an account: sign in to accept.")).toBeVisible();
+  await returning.getByLabel("Password").fill("invitee password 1");
+  await returning.getByRole("button", { name: "Sign in and accept" }).click();
+  await expect(returning).toHaveURL(/\/dashboard\/api-keys$/);
+  await expect(returning.getByTestId("tenant-name")).toHaveText(fixtures().tenantA.name);
+  await expect(returning.getByTestId("role")).toHaveText("member");
+  // The used link says so.
+  await returning.goto(again);
+  await expect(returning.locator("main").getByRole("alert")).toHaveText("This invitation has already been accepted. Sign in to open the dashboard.");
+  await back.close();
+  expect(returningErrors).toEqual([]);
+  expect(errors).toEqual([]);
 });
 
 test("resend and revoke a pending invitation at phone width; the revoked link says so", async ({ page, browser }) => {
@@ -117,7 +141,9 @@ test("resend and revoke a pending invitation at phone width; the revoked link sa
   await expectWithinWidth(page, row.getByRole("button", { name: "Resend" }));
   await row.getByRole("button", { name: "Resend" }).click();
   await expect(page.getByTestId("invitation-sent")).toContainText(`Invitation sent again for ${invitee}.`);
-  await expect(page.getByTestId("invitation-link")).toHaveText(link);
+  await expect(page.getByTestId("invitation-link")).not.toHaveText(link);
+  const resent = (await page.getByTestId("invitation-link").textContent())!.trim();
+  expect(resent).toMatch(/\/accept-invitation#secret=[A-Za-z0-9_-]{43}$/);
   await expectWithinWidth(page, row.getByRole("button", { name: "Revoke" }));
   await expectNoHorizontalScroll(page);
   await shot(page, "members-phone");
@@ -127,9 +153,12 @@ test("resend and revoke a pending invitation at phone width; the revoked link sa
 
   const other = await browser.newContext({ viewport: PHONE });
   const guest = await other.newPage();
-  await guest.goto(link);
+  await guest.goto(resent);
   await expect(guest.locator("main").getByRole("alert")).toHaveText("This invitation was revoked. Ask the person who invited you for a new one.");
   await expectNoHorizontalScroll(guest);
+  // The link from before the resend opens nothing.
+  await guest.goto(link);
+  await expect(guest.getByRole("heading", { level: 1 })).toHaveText("Invitation not found");
   await other.close();
   expect(errors).toEqual([]);
 });
@@ -142,4 +171,5 @@ test("a member sees members and invitations but no manage buttons", async ({ pag
   await expect(page.getByRole("button", { name: "Change role" })).toHaveCount(0);
   await expect(page.getByRole("button", { name: "Remove" })).toHaveCount(0);
   await expect(page.getByRole("button", { name: "Revoke" })).toHaveCount(0);
+  await expect(page.getByRole("button", { name: "Copy link" })).toHaveCount(0);
 });

@@ -1,5 +1,6 @@
 "use client";
-// The members page's invitations: the invite form, the notice with the link just sent, and the table of pending invitations.
+// The members page's invitations: the invite form, the notice with the link just made (shown once: only
+// its hash is stored, and a resend makes a new one), and the table of pending invitations.
 import { useState, type FormEvent } from "react";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { describeError, useTRPC } from "../../_lib/trpc";
@@ -15,7 +16,7 @@ import { useAccount } from "../account";
 
 export type Role = (typeof ROLES)[number];
 export type Member = { id: string; user_id: string; email: string; name: string; role: string; created_at: string };
-type Invitation = { id: string; email: string; role: string; expires_at: string; expired: boolean; link: string | null };
+type Invitation = { id: string; email: string; role: string; expires_at: string; expired: boolean };
 export type Sent = { email: string; link: string; email_sent: boolean; email_error: string | null; resent?: boolean };
 
 export const ROLE_HELP: Record<Role, string> = {
@@ -90,7 +91,7 @@ export function InviteForm({ onSent }: { onSent: (sent: Sent) => void }) {
   );
 }
 
-/** After an invite or a resend: the link to copy, and whether an email went out. */
+/** After an invite or a resend: the link to copy (shown this once), and whether an email went out. */
 export function SentNotice({ sent, onDismiss }: { sent: Sent; onDismiss: () => void }) {
   return (
     <div role="status" className="mb-6 rounded-lg border border-emerald-200 bg-emerald-50 p-4 text-sm text-emerald-900" data-testid="invitation-sent">
@@ -103,6 +104,9 @@ export function SentNotice({ sent, onDismiss }: { sent: Sent; onDismiss: () => v
           : sent.email_error
             ? `The email could not be sent (${sent.email_error}). Send this link yourself:`
             : "No mail transport is set up, so no email was sent. Send this link yourself:"}
+      </p>
+      <p className="mt-1" data-testid="invitation-link-once">
+        The link is shown only now. To get a new one later, resend the invitation (the previous link then stops working).
       </p>
       <div className="mt-2 flex flex-col gap-2 sm:flex-row sm:items-center">
         <code
@@ -121,6 +125,9 @@ export function SentNotice({ sent, onDismiss }: { sent: Sent; onDismiss: () => v
     </div>
   );
 }
+
+/** The server's rule: owners and admins manage invitations, and only owners an owner's invitation. */
+const mayManageInvitation = (myRole: string, role: string) => myRole === "owner" || (myRole === "admin" && role !== "owner");
 
 export function InvitationTable({ invitations, onSent }: { invitations: Invitation[]; onSent: (sent: Sent) => void }) {
   const trpc = useTRPC();
@@ -175,9 +182,8 @@ export function InvitationTable({ invitations, onSent }: { invitations: Invitati
                 </td>
                 <td className="whitespace-nowrap text-slate-600">{i.expired ? <Badge tone="warn">expired</Badge> : formatDateTime(i.expires_at)}</td>
                 <td className="sm:text-right">
-                  {i.link && (myRole === "owner" || i.role !== "owner") ? (
+                  {mayManageInvitation(myRole, i.role) ? (
                     <div className="flex flex-wrap gap-2 sm:justify-end">
-                      <CopyButton value={i.link} label="Copy link" />
                       <Button variant="secondary" size="sm" disabled={resend.isPending} onClick={() => resend.mutate({ invitation_id: i.id })}>
                         Resend
                       </Button>
