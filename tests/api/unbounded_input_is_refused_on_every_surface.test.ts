@@ -52,12 +52,12 @@ async function leadOf(conversationId: string) {
 
 describe("the invitation page's public procedures bound their input", () => {
   const PASSWORD = "a long enough password";
-  let invitationId: string;
+  let secret: string;
 
   beforeAll(async () => {
     const invited = await trpcOverHttp(mount.url, cookie, "mutation", "dashboard.members.invite", { email: "bounded-invitee@example.test", role: "member" });
     expect(invited.status).toBe(200);
-    invitationId = invited.body.result.data.id;
+    secret = new URL(invited.body.result.data.link).hash.replace("#secret=", "");
   });
 
   /** The accept call as the page's form sends it, the body written as text (so 1e400 stays 1e400). */
@@ -66,11 +66,11 @@ describe("the invitation page's public procedures bound their input", () => {
       await fetch(`${mount.url}/api/trpc/dashboard.invitation.acceptWithNewAccount`, {
         method: "POST",
         headers: { "content-type": "application/json", origin: mount.url },
-        body: `{"id":"${invitationId}","name":${nameJson},"password":"${PASSWORD}"}`,
+        body: `{"secret":"${secret}","name":${nameJson},"password":"${PASSWORD}"}`,
       }),
     );
   const stillPending = async () => {
-    const described = await trpcOverHttp(mount.url, "", "query", "dashboard.invitation.describe", { id: invitationId });
+    const described = await trpcOverHttp(mount.url, "", "mutation", "dashboard.invitation.describe", { secret });
     expect(described.body.result.data).toMatchObject({ status: "pending", has_account: false });
   };
 
@@ -96,9 +96,9 @@ describe("the invitation page's public procedures bound their input", () => {
     const big = await accept("1e400");
     expect(trpcErrorOf(big)).toEqual({ status: 400, code: "bad_request", message: `invalid field 'name': ${NOT_FINITE}` });
     await stillPending();
-    // A query's input (the lookup) is bounded the same way.
-    const lookup = await trpcOverHttp(mount.url, "", "query", "dashboard.invitation.describe", { id: "a\u0000" });
-    expect(trpcErrorOf(lookup)).toEqual({ status: 400, code: "bad_request", message: "invalid field 'id': must not contain NUL characters" });
+    // The lookup's input is bounded the same way.
+    const lookup = await trpcOverHttp(mount.url, "", "mutation", "dashboard.invitation.describe", { secret: "a\u0000" });
+    expect(trpcErrorOf(lookup)).toEqual({ status: 400, code: "bad_request", message: "invalid field 'secret': must not contain NUL characters" });
     // The same invitation is then accepted with a well-formed name.
     const joined = await accept(JSON.stringify("Jo Joiner"));
     expect(joined.status).toBe(200);
