@@ -1,10 +1,9 @@
 // The tools over plain HTTP: POST /api/agent/v1/tools/{tool} and GET /api/agent/v1/tools, served by
 // the same REST bridge as /api/v1 (same keys, envelope, strict bodies, body limit, bounded input),
 // over the agent router; and their OpenAPI document at /api/agent/v1/openapi.json.
-import type { IncomingMessage, ServerResponse } from "node:http";
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import { createRestBridge } from "./rest-bridge";
-import { sendRestAnswer, toRestRequest } from "./node-rest";
+import { answerFromNodeWith } from "./node-rest";
 import { AGENT_API_BASE_PATH, agentRouter } from "../tools/tools.router";
 
 const ERROR_STATUSES: Record<string, string> = {
@@ -87,6 +86,4 @@ export const answerAgentRequest = bridge.answer;
 export const handleAgentRequest = bridge.handle;
 
 /** Answers one /api/agent/v1 request straight from node:http (the lean front). */
-export async function answerAgentFromNode(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  sendRestAnswer(res, await answerAgentRequest(toRestRequest(req)));
-}
+export const answerAgentFromNode = answerFromNodeWith(answerAgentRequest);
