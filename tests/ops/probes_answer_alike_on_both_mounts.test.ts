@@ -62,7 +62,8 @@ describe.each(kinds)("probes on the %s mount", (kind) => {
   it("never_rate_limited_needs_no_key_and_logs_nothing_per_call", async () => {
     const before = server.output().length;
     const probes = [];
-    for (let i = 0; i < 10; i++) probes.push((await ask(`${server.url}/readyz`, "GET", UNKNOWN_KEY)).status, (await ask(`${server.url}/healthz`, "GET", UNKNOWN_KEY)).status);
+    for (let i = 0; i < 10; i++)
+      probes.push((await ask(`${server.url}/readyz`, "GET", UNKNOWN_KEY)).status, (await ask(`${server.url}/healthz`, "GET", UNKNOWN_KEY)).status);
     expect(probes).toEqual(Array(20).fill(200));
     // The same credentials on the API: 401 twice, then the per-IP limit of failed authentication.
     const api = [];
