@@ -25,6 +25,10 @@ export function enableMetrics(): void {
   enabled = true;
   collectDefaultMetrics({ register: registry });
   for (const name of ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"]) registry.removeSingleMetric(name);
+  // Known outcomes start at 0: a counter whose series appears already at 1 shows no increase(),
+  // and the first dead letter of a process would raise no alert.
+  for (const outcome of ["delivered", "retry", "permanent_fail"]) webhookAttempts.inc({ outcome }, 0);
+  for (const outcome of ["delivered", "permanent_fail", "dead_letter"]) webhookDeliveries.inc({ outcome }, 0);
 }
 
 /** The exposition text of every metric (runs the scrape-time sources first). */

@@ -25,6 +25,7 @@ type Sample = { metric: Record<string, string>; value: [number, string] };
 describe("metrics scraped by Prometheus", () => {
   let server: Running;
   let consumer: Awaited<ReturnType<typeof startConsumer>>;
+  let failing: Awaited<ReturnType<typeof startConsumer>>;
   let prometheus: ChildProcess | undefined;
   let promDir: string;
   let promUrl: string;
@@ -36,7 +37,9 @@ describe("metrics scraped by Prometheus", () => {
   beforeAll(async () => {
     ({ tenantId, key } = await tenantWithKey());
     consumer = await startConsumer(200);
+    failing = await startConsumer(500);
     await dashboardCaller(tenantId).webhooks.createSubscription({ url: consumer.url(), events: ["offering.created"] as never });
+    await dashboardCaller(tenantId).webhooks.createSubscription({ url: failing.url(), events: ["offering.created"] as never });
     const metricsPort = await freePort();
     metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     server = await startMount("lean", {
@@ -44,6 +47,8 @@ describe("metrics scraped by Prometheus", () => {
       UPSTASH_REDIS_REST_URL: undefined,
       UPSTASH_REDIS_REST_TOKEN: undefined,
       WEBHOOK_ALLOW_LOOPBACK: "1",
+      // A ladder without waits: the failing consumer's delivery is dead-lettered after its 6 attempts at once.
+      WEBHOOK_RETRY_DELAYS_MS: "0,0,0,0,0,0",
       METRICS_PORT: String(metricsPort),
       METRICS_TOKEN: TOKEN,
     });
@@ -53,6 +58,7 @@ describe("metrics scraped by Prometheus", () => {
     prometheus?.kill("SIGTERM");
     await server?.stop();
     await consumer?.close();
+    await failing?.close();
     if (promDir) rmSync(promDir, { recursive: true, force: true });
   });
 
@@ -80,40 +86,6 @@ describe("metrics scraped by Prometheus", () => {
   });
 
   it("counts_match_the_requests_sent_as_prometheus_stores_them", async () => {
-    const statuses: [string, number][] = [];
-    const record = async (name: string, status: Promise<number>) => statuses.push([name, await status]);
-    for (let i = 0; i < 5; i++) await record("list", send("GET", "/api/v1/offerings?limit=1"));
-    for (let i = 0; i < 2; i++) await record("one missing", send("PATCH", `/api/v1/offerings/${crypto.randomUUID()}`, { body: { title: "x" } }));
-    for (let i = 0; i < 3; i++) await record("unknown key", send("GET", "/api/v1/offerings", { auth: `xapk_live_${"0".repeat(48)}` }));
-    await record("create", send("POST", "/api/v1/offerings", { body: { title: "Metered", price: "1.00", price_currency: "USD" } }));
-    await record("no such path", send("GET", "/api/v1/nothing-here"));
-    for (let i = 0; i < 2; i++) await record("tool", send("POST", "/api/agent/v1/tools/search_offerings", { body: { query: "metered" } }));
-    await record("tool, bad input", send("POST", "/api/agent/v1/tools/search_offerings", { body: { colour: "red" } }));
-    await record("receiver, no body", send("POST", "/api/webhooks/twilio/messaging", { auth: null }));
-    for (let i = 0; i < 3; i++)
-      await record(
-        "probes",
-        Promise.all([send("GET", "/healthz"), send("GET", "/readyz")]).then(([a, b]) => a + b),
-      );
-    expect(statuses).toEqual([
-      ...Array(5).fill(["list", 200]),
-      ...Array(2).fill(["one missing", 404]),
-      ...Array(3).fill(["unknown key", 401]),
-      ["create", 201],
-      ["no such path", 404],
-      ...Array(2).fill(["tool", 200]),
-      ["tool, bad input", 400],
-      ["receiver, no body", 400],
-      ...Array(3).fill(["probes", 400]),
-    ]);
-    // The create's event is delivered to the consumer, and the attempt recorded.
-    await consumer.waitFor(1, 15_000);
-    for (const until = Date.now() + 15_000; Date.now() < until; ) {
-      exposition = await (await scrape()).text();
-      if (exposition.includes('tdp_webhook_deliveries_total{outcome="delivered"} 1')) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-
     promDir = mkdtempSync(path.join(tmpdir(), "tdp-prometheus-"));
     writeFileSync(path.join(promDir, "token"), TOKEN);
     writeFileSync(
@@ -143,13 +115,58 @@ describe("metrics scraped by Prometheus", () => {
       const res = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(q)}`);
       return ((await res.json()) as { data: { result: Sample[] } }).data.result;
     };
-    // Scraped at least twice (every counter final), and the rules loaded.
+    // Scraping (twice at least) before any request is sent, with the rules loaded.
     for (const until = Date.now() + 60_000; ; ) {
       const scrapes = await query('count_over_time(up{job="tdp"}[1m])').catch(() => [] as Sample[]);
       if (Number(scrapes[0]?.value[1] ?? 0) >= 2) break;
       if (Date.now() > until) throw new Error("Prometheus did not scrape the metrics listener");
       await new Promise((r) => setTimeout(r, 250));
     }
+    const statuses: [string, number][] = [];
+    const record = async (name: string, status: Promise<number>) => statuses.push([name, await status]);
+    for (let i = 0; i < 5; i++) await record("list", send("GET", "/api/v1/offerings?limit=1"));
+    for (let i = 0; i < 2; i++) await record("one missing", send("PATCH", `/api/v1/offerings/${crypto.randomUUID()}`, { body: { title: "x" } }));
+    for (let i = 0; i < 3; i++) await record("unknown key", send("GET", "/api/v1/offerings", { auth: `xapk_live_${"0".repeat(48)}` }));
+    await record("create", send("POST", "/api/v1/offerings", { body: { title: "Metered", price: "1.00", price_currency: "USD" } }));
+    await record("no such path", send("GET", "/api/v1/nothing-here"));
+    for (let i = 0; i < 2; i++) await record("tool", send("POST", "/api/agent/v1/tools/search_offerings", { body: { query: "metered" } }));
+    await record("tool, bad input", send("POST", "/api/agent/v1/tools/search_offerings", { body: { colour: "red" } }));
+    await record("receiver, no body", send("POST", "/api/webhooks/twilio/messaging", { auth: null }));
+    for (let i = 0; i < 3; i++)
+      await record(
+        "probes",
+        Promise.all([send("GET", "/healthz"), send("GET", "/readyz")]).then(([a, b]) => a + b),
+      );
+    expect(statuses).toEqual([
+      ...Array(5).fill(["list", 200]),
+      ...Array(2).fill(["one missing", 404]),
+      ...Array(3).fill(["unknown key", 401]),
+      ["create", 201],
+      ["no such path", 404],
+      ...Array(2).fill(["tool", 200]),
+      ["tool, bad input", 400],
+      ["receiver, no body", 400],
+      ...Array(3).fill(["probes", 400]),
+    ]);
+    // The create's event is delivered to one consumer and, after 6 failed attempts, dead-lettered at the other.
+    await Promise.all([consumer.waitFor(1, 15_000), failing.waitFor(6, 15_000)]);
+    for (const until = Date.now() + 15_000; Date.now() < until; ) {
+      exposition = await (await scrape()).text();
+      if (
+        exposition.includes('tdp_webhook_deliveries_total{outcome="delivered"} 1') &&
+        exposition.includes('tdp_webhook_deliveries_total{outcome="dead_letter"} 1')
+      )
+        break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+
+    // Everything Prometheus stores from now on: scraped the moment counters move, so it sees them rise from 0.
+    for (const until = Date.now() + 10_000; Date.now() < until; ) {
+      const seen = await query('tdp_webhook_deliveries_total{outcome="dead_letter"}').catch(() => [] as Sample[]);
+      if (seen[0]?.value[1] === "1") break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    await new Promise((r) => setTimeout(r, 2_500)); // two more scrapes: every counter final
     const table = async (q: string, labels: string[]) =>
       Object.fromEntries((await query(q)).map((s) => [labels.map((l) => s.metric[l]).join(" "), Number(s.value[1])]));
 
@@ -176,15 +193,17 @@ describe("metrics scraped by Prometheus", () => {
     });
     expect(await table("tdp_tool_calls_total", ["tool", "outcome"])).toEqual({ "search_offerings ok": 2, "search_offerings bad_request": 1 });
     expect(await table("tdp_receiver_messages_total", ["provider", "outcome"])).toEqual({ "twilio bad_request": 1 });
-    expect(await table("tdp_webhook_attempts_total", ["outcome"])).toEqual({ delivered: 1 });
-    expect(await table("tdp_webhook_deliveries_total", ["outcome"])).toEqual({ delivered: 1 });
-    expect(await table("tdp_webhook_attempt_duration_seconds_count", ["outcome"])).toEqual({ delivered: 1 });
+    expect(await table("tdp_webhook_attempts_total", ["outcome"])).toEqual({ delivered: 1, retry: 6, permanent_fail: 0 });
+    expect(await table("tdp_webhook_deliveries_total", ["outcome"])).toEqual({ delivered: 1, dead_letter: 1, permanent_fail: 0 });
+    expect(await table("tdp_webhook_attempt_duration_seconds_count", ["outcome"])).toEqual({ delivered: 1, retry: 6 });
     expect(await table("tdp_webhook_backlog_due", ["job"])).toEqual({ tdp: 0 });
     expect(await table("tdp_webhook_backlog_oldest_due_age_seconds", ["job"])).toEqual({ tdp: 0 });
     expect(await table("tdp_ready", ["job"])).toEqual({ tdp: 1 });
     expect(await table("count(process_cpu_seconds_total)", [])).toEqual({ "": 1 });
-    // The real rules evaluate on the real series, and nothing fires on a healthy process.
-    expect(await query("ALERTS")).toEqual([]);
+    // The real rules evaluate on the real series: the dead letter raises its alert, nothing else fires.
+    let alerts: Sample[] = [];
+    for (const until = Date.now() + 10_000; Date.now() < until && !alerts.length; await new Promise((r) => setTimeout(r, 250))) alerts = await query("ALERTS");
+    expect(alerts.map((a) => [a.metric.alertname, a.metric.alertstate, a.metric.severity])).toEqual([["TdpWebhookDeadLettersRising", "firing", "ticket"]]);
     const rules = (await (await fetch(`${promUrl}/api/v1/rules`)).json()) as { data: { groups: { rules: { name: string; health: string }[] }[] } };
     expect(rules.data.groups.flatMap((g) => g.rules.map((r) => `${r.name} ${r.health}`))).toEqual([
       "TdpTargetDown ok",
