@@ -7,7 +7,12 @@ import type { RestAnswer, RestRequest } from "../../server/http/rest-bridge";
 import { sendRestAnswer, toRestRequest } from "../../server/http/node-rest";
 
 const body = readFileSync(process.env.BENCH_BODY_FILE!, "utf8");
-const bareHandler = async (_req: RestRequest): Promise<RestAnswer> => ({ status: 200, headers: { "content-type": "application/json" }, body });
+const bareHandler = async (_req: RestRequest): Promise<RestAnswer> => ({
+  status: 200,
+  headers: { "content-type": "application/json" },
+  body,
+  route: "/api/v1/offerings",
+});
 
 createServer((req, res) => {
   void bareHandler(toRestRequest(req)).then((answer) => sendRestAnswer(res, answer));

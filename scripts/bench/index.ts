@@ -38,7 +38,9 @@ const DEEP_ROW = 90_000;
  * lean front against the physical limit while server/ changes (every change would rebuild Next).
  */
 const WITH_NEXT = process.env.BENCH_NEXT !== "0";
-const PARTS = new Set((process.env.BENCH_PARTS ?? "throughput,deep,limiter,profile,analytics,webhooks,tools,footprint,ingest").split(",").map((p) => p.trim()));
+const PARTS = new Set(
+  (process.env.BENCH_PARTS ?? "throughput,deep,limiter,profile,analytics,webhooks,tools,footprint,ingest,metrics").split(",").map((p) => p.trim()),
+);
 
 const cleanups: (() => Promise<void>)[] = [];
 const step = (msg: string) => console.error(`[bench] ${msg}`);
@@ -237,6 +239,8 @@ async function main() {
   if ([...PARTS].every((part) => part === "ingest")) return ingestOnly();
   // The tools part needs only the lean front: alone, it skips `next build` and the other servers.
   if ([...PARTS].every((part) => part === "tools")) return toolsOnly();
+  // The metrics part starts its own two lean fronts: alone, it needs the seed and the compiled server only.
+  if ([...PARTS].every((part) => part === "metrics")) return metricsOnly();
   const t0 = Date.now();
   const results: Record<string, any> = {
     startedAt: new Date().toISOString(),
@@ -430,7 +434,7 @@ async function main() {
     }
   }
 
-  for (const name of ["analytics", "webhooks", "tools", "footprint", "ingest"].filter((part) => PARTS.has(part))) {
+  for (const name of ["analytics", "webhooks", "tools", "footprint", "ingest", "metrics"].filter((part) => PARTS.has(part))) {
     const file = path.join(root, "scripts/bench", `${name}.ts`);
     if (!existsSync(file)) {
       results[name] = { skipped: `scripts/bench/${name}.ts does not exist` };
@@ -542,6 +546,21 @@ async function toolsOnly() {
   mkdirSync(path.join(root, "bench-results"), { recursive: true });
   writeFileSync(path.join(root, "bench-results/latest-tools.json"), JSON.stringify(results, null, 2));
   console.log("\nwritten: bench-results/latest-tools.json");
+}
+
+/** `BENCH_PARTS=metrics npm run bench`: metrics on over off through two fresh lean fronts (`npm start`'s build). */
+async function metricsOnly() {
+  const database = await setUpDatabase();
+  await buildServer();
+  const data = await seed(database.url);
+  step("running scripts/bench/metrics.ts");
+  const { benchMetrics } = await import("./metrics");
+  const metrics = await benchMetrics({ databaseUrl: database.url, apiKey: data.keys[0]! });
+  const results = { startedAt: new Date().toISOString(), machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version }, metrics };
+  console.log(`\nmetrics: ${JSON.stringify(metrics, null, 2)}`);
+  mkdirSync(path.join(root, "bench-results"), { recursive: true });
+  writeFileSync(path.join(root, "bench-results/latest-metrics.json"), JSON.stringify(results, null, 2));
+  console.log("\nwritten: bench-results/latest-metrics.json");
 }
 
 main()

@@ -105,4 +105,11 @@ export function printResults(
     for (const f of p.topFunctions.slice(0, 10)) console.log(`    ${String(f.pct).padStart(5)}%  ${f.fn}`);
   }
   for (const name of ["analytics", "webhooks", "tools", "ingest"].filter((part) => r[part])) console.log(`\n${name}: ${JSON.stringify(r[name])}`);
+  const m = r.metrics?.benchMetrics;
+  if (m?.ratio) {
+    console.log(
+      `\nmetrics cost (GET ${LIST_PATH}, lean front, limiter on in memory; scraped every second): on ${m.on.reqPerSec} req/s, off ${m.off.reqPerSec} req/s, ` +
+        `on/off = ${m.ratio.reqPerSec} (${m.target}: ${m.met ? "met" : "NOT met"}); CPU per request off/on = ${m.ratio.cpuPerRequest}`,
+    );
+  }
 }

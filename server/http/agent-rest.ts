@@ -1,11 +1,10 @@
 // The tools over plain HTTP: POST /api/agent/v1/tools/{tool} and GET /api/agent/v1/tools, served by
 // the same REST bridge as /api/v1 (same keys, envelope, strict bodies, body limit, bounded input),
 // over the agent router; and their OpenAPI document at /api/agent/v1/openapi.json.
-import type { IncomingMessage, ServerResponse } from "node:http";
 import { forEachOpenApiProcedure, generateOpenApiDocument, normalizePath, type OpenAPIObject } from "trpc-to-openapi";
 import { BEARER_SCHEME, completeDocument, declareScope } from "./openapi-common";
 import { createRestBridge } from "./rest-bridge";
-import { sendRestAnswer, toRestRequest } from "./node-rest";
+import { answerFromNodeWith } from "./node-rest";
 import { AGENT_API_BASE_PATH, agentRouter } from "../tools/tools.router";
 import type { ProcedureMeta } from "../trpc/trpc";
 
@@ -69,6 +68,4 @@ export const answerAgentRequest = bridge.answer;
 export const handleAgentRequest = bridge.handle;
 
 /** Answers one /api/agent/v1 request straight from node:http (the lean front). */
-export async function answerAgentFromNode(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  sendRestAnswer(res, await answerAgentRequest(toRestRequest(req)));
-}
+export const answerAgentFromNode = answerFromNodeWith(answerAgentRequest);

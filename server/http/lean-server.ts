@@ -11,10 +11,12 @@ import { sendFetchResponse, toFetchRequest } from "./fetch-bridge";
 import { forwardResolvedClientIp } from "../lib/client-ip";
 import { answerRestFromNode } from "./node-rest";
 import { answerAgentFromNode } from "./agent-rest";
+import { answerProbeFromNode } from "./probes";
+import { metricsEnabled, observeHttpRequest } from "../observability/metrics";
 
 export type FetchHandler = (req: Request) => Promise<Response>;
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
-export type Mount = "rest" | "agent" | "mcp" | "trpc" | "inngest" | "webhooks" | "auth" | "next";
+export type Mount = "rest" | "agent" | "mcp" | "trpc" | "inngest" | "webhooks" | "auth" | "probe" | "next";
 
 /**
  * THE routing decision: which handler answers a path. Everything not listed here is Next's
@@ -23,6 +25,8 @@ export type Mount = "rest" | "agent" | "mcp" | "trpc" | "inngest" | "webhooks" |
 export function mountFor(pathname: string): Mount {
   // Next answers a trailing slash with a 308 to the canonical path: let it, on both fronts.
   if (pathname.length > 1 && pathname.endsWith("/")) return "next";
+  // Liveness and readiness (probes.ts): answered before anything else, with no key, limit or log.
+  if (pathname === "/healthz" || pathname === "/readyz") return "probe";
   if (pathname === "/api/v1" || pathname.startsWith("/api/v1/")) {
     // The interactive reference is a Next route file (app/api/v1/docs/route.ts).
     return pathname === "/api/v1/docs" ? "next" : "rest";
@@ -87,13 +91,28 @@ export function onFirstUse(load: () => Promise<NodeHandler>): NodeHandler {
   };
 }
 
+/** The HTTP metrics' route label of the mounts that do not time themselves (a fixed set: never a raw path). */
+const ROUTE_OF_MOUNT = {
+  trpc: "/api/trpc/{procedure}",
+  mcp: "/api/agent/mcp",
+  inngest: "/api/inngest",
+  auth: "/api/auth/{action}",
+  // Dashboard pages, the API reference page, static assets and Next's 404s.
+  next: "{next}",
+} as const;
+
+function timeUntilFinished(req: IncomingMessage, res: ServerResponse, route: string) {
+  const startedAt = performance.now();
+  res.once("finish", () => observeHttpRequest(route, req.method, res.statusCode, startedAt));
+}
+
 export function createLeanServer(options: LeanServerOptions): Server {
   // The REST bridges and the receivers answer node:http directly; the others are Fetch handlers.
   const fetchHandler =
     (handler: FetchHandler): NodeHandler =>
     async (req, res) =>
       sendFetchResponse(res, await handler(toFetchRequest(req, res, options.origin)));
-  const handlers: Record<Exclude<Mount, "next">, NodeHandler> = {
+  const handlers: Record<Exclude<Mount, "next" | "probe">, NodeHandler> = {
     rest: answerRestFromNode,
     agent: answerAgentFromNode,
     trpc: fetchHandler(handleTrpcRequest),
@@ -112,6 +131,9 @@ export function createLeanServer(options: LeanServerOptions): Server {
   };
   return createServer(timeouts ?? {}, (req, res) => {
     const mount = mountFor(pathnameOf(req.url));
+    if (mount === "probe") return void answerWith(answerProbeFromNode, req, res);
+    // The REST bridges and the receivers time their requests themselves (by route template).
+    if (metricsEnabled() && mount !== "rest" && mount !== "agent" && mount !== "webhooks") timeUntilFinished(req, res, ROUTE_OF_MOUNT[mount]);
     // Handlers without the socket (Next, the Fetch mounts) read the address this front resolved.
     if (mount !== "rest" && mount !== "agent" && mount !== "webhooks") forwardResolvedClientIp(req);
     if (mount !== "next") void answerWith(handlers[mount], req, res);

@@ -9,6 +9,7 @@ import { closeDb, dataDir, databaseKind, embeddedDatabaseExists, embeddedTemplat
 import { log } from "../lib/log";
 import { checkSettingsOrExit, setting } from "../lib/settings";
 import { drainable } from "./drain";
+import { markDraining } from "./probes";
 import { createLeanServer, onFirstUse, type NodeHandler } from "./lean-server";
 
 (process.env as Record<string, string | undefined>).NODE_ENV ??= "production";
@@ -24,6 +25,8 @@ const headersTimeoutMs = setting("HTTP_HEADERS_TIMEOUT_MS");
 const requestTimeoutMs = Math.max(setting("HTTP_REQUEST_TIMEOUT_MS"), headersTimeoutMs);
 /** SIGTERM/SIGINT: how long requests and webhook attempts in flight get to finish before the process exits anyway. */
 const shutdownTimeoutMs = setting("SHUTDOWN_TIMEOUT_MS");
+/** SIGTERM/SIGINT: how long the front goes on serving while /readyz answers 503, so the load balancer stops sending first. */
+const shutdownDelayMs = setting("SHUTDOWN_DELAY_MS");
 
 async function main() {
   if (process.env.TDP_PREPARE_EMBEDDED_DB === "1") return prepareEmbeddedDatabase();
@@ -47,10 +50,16 @@ async function main() {
   console.log(`Ready on http://${hostname}:${port}`);
 
   let stopping = false;
-  // Graceful: stop taking work, let what is in flight finish (bounded), then close and exit 0.
+  // Graceful: fail readiness (and go on serving while the load balancer notices), stop taking work,
+  // let what is in flight finish (bounded), then close and exit 0.
   const stop = async (signal: string) => {
     if (stopping) return; // a second signal (a terminal's Ctrl-C reaches `npm start` and this process alike)
     stopping = true;
+    markDraining();
+    if (shutdownDelayMs > 0) {
+      log.info("lean front: not ready; serving on until the load balancer has noticed", { signal, delay_ms: shutdownDelayMs });
+      await new Promise((resolve) => setTimeout(resolve, shutdownDelayMs));
+    }
     const deadline = Date.now() + shutdownTimeoutMs;
     log.info("lean front stopping", { signal, timeout_ms: shutdownTimeoutMs });
     const [drained] = await Promise.all([http.drain(shutdownTimeoutMs), withDeadline(stopBackgroundWork(deadline), deadline)]);

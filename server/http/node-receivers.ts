@@ -2,7 +2,8 @@
 // Request or Response per request (that conversion was a fifth of the receiver's CPU), the same
 // `answerWebhook` the Next route file reaches through its Fetch handler, so both answer alike.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { answerWebhook } from "../receivers";
+import { answerWebhook, receiverRouteOf } from "../receivers";
+import { observeHttpRequest } from "../observability/metrics";
 import { jsonAnswer, malformed } from "../receivers/receiver-http";
 import { errorBody } from "../lib/errors";
 import { sendRestAnswer, toRestRequest } from "./node-rest";
@@ -14,6 +15,7 @@ import { sendRestAnswer, toRestRequest } from "./node-rest";
  */
 export function answerWebhookFromNode(origin: string): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
+    const startedAt = performance.now();
     const { target, ...request } = toRestRequest(req);
     const host = req.headers.host;
     let url: URL;
@@ -23,6 +25,8 @@ export function answerWebhookFromNode(origin: string): (req: IncomingMessage, re
       sendRestAnswer(res, jsonAnswer(400, errorBody(malformed("malformed Host header", "host"))));
       return;
     }
-    sendRestAnswer(res, await answerWebhook({ ...request, url }));
+    const answer = await answerWebhook({ ...request, url });
+    sendRestAnswer(res, answer);
+    observeHttpRequest(receiverRouteOf(url.pathname), req.method, answer.status, startedAt);
   };
 }

@@ -4,6 +4,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import { answerRestRequest, type RestAnswer, type RestRequest } from "./rest-bridge";
 import type { HeaderReader } from "../trpc/trpc";
+import { observeHttpRequest } from "../observability/metrics";
 
 /**
  * Headers as Next hands them to its route handlers: node's parsed headers (a repeated header's
@@ -45,11 +46,19 @@ export function toRestRequest(req: IncomingMessage): RestRequest {
 }
 
 /** Writes a complete answer in one go, with its length. */
-export function sendRestAnswer(res: ServerResponse, answer: RestAnswer): void {
+export function sendRestAnswer(res: ServerResponse, answer: Pick<RestAnswer, "status" | "headers" | "body">): void {
   res.writeHead(answer.status, { ...answer.headers, "content-length": String(Buffer.byteLength(answer.body)) }).end(answer.body);
 }
 
-/** Answers one /api/v1 request from node:http. */
-export async function answerRestFromNode(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  sendRestAnswer(res, await answerRestRequest(toRestRequest(req)));
+/** A REST bridge's `answer` mounted on node:http, each request timed by its route template (the HTTP metrics). */
+export function answerFromNodeWith(answer: (req: RestRequest) => Promise<RestAnswer>) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const startedAt = performance.now();
+    const answered = await answer(toRestRequest(req));
+    sendRestAnswer(res, answered);
+    observeHttpRequest(answered.route, req.method, answered.status, startedAt);
+  };
 }
+
+/** Answers one /api/v1 request from node:http. */
+export const answerRestFromNode = answerFromNodeWith(answerRestRequest);

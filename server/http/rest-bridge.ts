@@ -33,6 +33,8 @@ type Route = {
   procedurePath: string;
   procedure: OpenApiProcedure;
   pathParams: string[];
+  /** The route's template under the base path (`/api/v1/offerings/{id}`): the HTTP metrics' route label. */
+  template: string;
   /** Query parameters whose schema is a number: their string values are converted before validation. */
   numericQuery: Set<string>;
   successStatus: number;
@@ -44,7 +46,7 @@ function unwrap(schema: any): any {
   return s;
 }
 
-function buildRouteTable(router: AnyRouter): Route[] {
+function buildRouteTable(router: AnyRouter, basePath: string): Route[] {
   const routes: Route[] = [];
   forEachOpenApiProcedure(router._def.procedures as any, ({ path, procedure, meta }: { path: string; procedure: OpenApiProcedure; meta: ProcedureMeta }) => {
     const openapi = meta.openapi!;
@@ -62,6 +64,7 @@ function buildRouteTable(router: AnyRouter): Route[] {
       procedurePath: path,
       procedure,
       pathParams: [...routePath.matchAll(/\{(.+?)\}/g)].map((m) => m[1]),
+      template: basePath + routePath,
       numericQuery,
       successStatus: meta.successStatus ?? 200,
     });
@@ -171,8 +174,11 @@ export type RestRequest = {
   /** The socket's remote address, when the server has one (the lean front); see server/lib/client-ip.ts. */
   remoteAddress?: string | null;
 };
-/** The answer, always complete JSON text (or none): the server writes it in one go with its length. */
-export type RestAnswer = { status: number; headers: Record<string, string>; body: string };
+/**
+ * The answer, always complete JSON text (or none): the server writes it in one go with its length.
+ * `route` is the matched route's template (`/api/v1/offerings/{id}`, or `<base>/{unmatched}`), never the raw path.
+ */
+export type RestAnswer = { status: number; headers: Record<string, string>; body: string; route: string };
 
 async function bodyInput(req: RestRequest, route: Route): Promise<Record<string, unknown>> {
   assertJsonContentType(req.headers.get("content-type"));
@@ -196,9 +202,9 @@ async function bodyInput(req: RestRequest, route: Route): Promise<Record<string,
   return body as Record<string, unknown>;
 }
 
-function json(status: number, body: unknown, headers: Record<string, string>): RestAnswer {
+function json(status: number, body: unknown, headers: Record<string, string>, route: string): RestAnswer {
   headers["content-type"] = "application/json";
-  return { status, headers, body: JSON.stringify(body) };
+  return { status, headers, body: JSON.stringify(body), route };
 }
 
 export type RestBridgeOptions = {
@@ -221,8 +227,9 @@ export type RestBridge = {
 export function createRestBridge(options: RestBridgeOptions): RestBridge {
   const { basePath, router, documents = {} } = options;
   let routes: Route[] | undefined;
-  const match = (method: string, path: string) => matchIn((routes ??= buildRouteTable(router)), method, path);
-  const answer = (req: RestRequest) => answerWith(basePath, match, documents, req);
+  const match = (method: string, path: string) => matchIn((routes ??= buildRouteTable(router, basePath)), method, path);
+  const templates = { unmatched: `${basePath}/{unmatched}`, documents: Object.fromEntries(Object.keys(documents).map((p) => [p, basePath + p])) };
+  const answer = (req: RestRequest) => answerWith(basePath, templates, match, documents, req);
   return {
     answer,
     async handle(req) {
@@ -235,6 +242,7 @@ export function createRestBridge(options: RestBridgeOptions): RestBridge {
 
 async function answerWith(
   basePath: string,
+  templates: { unmatched: string; documents: Record<string, string> },
   match: (method: string, path: string) => Match,
   documents: Record<string, () => unknown>,
   req: RestRequest,
@@ -245,13 +253,15 @@ async function answerWith(
   const url = new URL(req.target, "http://localhost");
   const method = req.method.toUpperCase();
   const path = normalizePath(url.pathname.startsWith(basePath) ? url.pathname.slice(basePath.length) : url.pathname);
+  let template = templates.unmatched;
 
   try {
     const document = method === "GET" && Object.hasOwn(documents, path) ? documents[path] : undefined;
-    if (document) return json(200, document(), headers);
+    if (document) return json(200, document(), headers, templates.documents[path]!);
     const found = match(method, path);
     if (!found) throw new AppError("not_found", `no endpoint ${method} ${basePath}${path === "/" ? "" : path}`);
     const { route, params } = found;
+    template = route.template;
     // The input (the body above all) is read when the procedure's input parser asks for it, after
     // tenantProcedure has authenticated, limited and authorized: a client without a valid key gets
     // its 401 without the server waiting for its body.
@@ -274,7 +284,7 @@ async function answerWith(
       signal: undefined,
       batchIndex: 0,
     });
-    return json(ctx.response.status ?? route.successStatus, data, headers);
+    return json(ctx.response.status ?? route.successStatus, data, headers, template);
   } catch (err) {
     let error = toAppError(err);
     // A malformed id in the path addresses nothing visible: the same 404 as a missing row.
@@ -285,7 +295,7 @@ async function answerWith(
       log.error("unhandled error", { requestId, method, path, error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) });
     }
     for (const [name, value] of Object.entries(error.headers ?? {})) headers[name.toLowerCase()] = value;
-    return json(error.status, errorBody(error), headers);
+    return json(error.status, errorBody(error), headers, template);
   }
 }
 

@@ -2,8 +2,18 @@ import { closeDb, databaseKind, getDb } from "../db/client";
 import { log } from "../lib/log";
 import { closeRateLimitStore, warmUpRateLimiter } from "../ratelimit";
 import { checkSettings, setting } from "../lib/settings";
+import type { DeliveryWorker } from "../webhooks/embedded-worker";
 
 let started: Promise<void> | undefined;
+/** This process's webhook engine: undefined until started, null with WEBHOOK_ENGINE=off. */
+let webhookEngine: DeliveryWorker | null | undefined;
+
+/** For /readyz: `ok` (running), `off` (WEBHOOK_ENGINE=off), `starting` or `stopped`. */
+export function webhookEngineState(): "ok" | "off" | "starting" | "stopped" {
+  if (webhookEngine === undefined) return "starting";
+  if (webhookEngine === null) return "off";
+  return webhookEngine.isRunning ? "ok" : "stopped";
+}
 /** The demo tenant's seeding, which runs behind a ready server (see startServerProcess). */
 let seeding: Promise<void> | undefined;
 
@@ -12,13 +22,14 @@ export function startServerProcess(): Promise<void> {
   started ??= (async () => {
     checkSettings(); // a malformed setting stops the process here, named, before anything is opened
     await Promise.all([getDb(), warmUpRateLimiter()]);
-    await (await import("../webhooks/engine")).startWebhookEngine();
+    webhookEngine = await (await import("../webhooks/engine")).startWebhookEngine();
     (await import("../conversations/send-recovery")).startSendRecovery();
     (await import("../conversations/sla-monitor")).startSlaMonitor();
     (await import("../tools/tool-calls")).startToolCallPruning();
     // Seeded behind the ready server (a few seconds of provider traffic on a first embedded start):
     // nothing can refer to the demo tenant before its key and owner login are printed, at the end.
     seeding = seedDemoTenantIfEnabled().catch((err) => log.error("seeding the demo tenant failed", { error: String(err) }));
+    await (await import("./metrics-listener")).startMetricsListener(); // METRICS_PORT: Prometheus scrapes this process there
     log.info("server process ready", { database: databaseKind() });
   })();
   return started;
@@ -60,8 +71,9 @@ export async function stopBackgroundWork(deadline: number): Promise<void> {
   await Promise.all([stopWebhookEngine(deadline), stopSendRecovery(), stopSlaMonitor(), stopToolCallPruning()]);
 }
 
-/** Graceful stop, second half (after requests and background work ended): the rate-limit store, then the database (the embedded one's lock with it). */
+/** Graceful stop, second half (after requests and background work ended): the metrics listener, the rate-limit store, then the database (the embedded one's lock with it). */
 export async function closeServerProcess(): Promise<void> {
+  await (await import("./metrics-listener")).stopMetricsListener();
   await closeRateLimitStore().catch((err) => log.warn("rate-limit store did not close cleanly", { error: String(err) }));
   await closeDb();
 }

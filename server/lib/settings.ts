@@ -42,6 +42,12 @@ const httpUrl = () =>
       return false;
     }
   }, "must be an http(s) URL");
+const portNumber = () =>
+  z
+    .string()
+    .regex(/^[1-9][0-9]{0,4}$/, "must be a port number")
+    .transform(Number)
+    .refine((p) => p <= 65535, "must be a port number");
 const commaListOf = (v: string) =>
   v
     .split(",")
@@ -148,16 +154,7 @@ export const SETTINGS = {
 
   // HTTP front
   HOST: declare(HTTP, text().default("127.0.0.1"), "the lean front's listen address"),
-  PORT: declare(
-    HTTP,
-    z
-      .string()
-      .regex(/^[1-9][0-9]{0,4}$/, "must be a port number")
-      .transform(Number)
-      .refine((p) => p <= 65535, "must be a port number")
-      .default(3000),
-    "the lean front's listen port",
-  ),
+  PORT: declare(HTTP, portNumber().default(3000), "the lean front's listen port"),
   HTTP_HEADERS_TIMEOUT_MS: declare(HTTP, positiveInt().default(10_000), "time allowed for a request's headers, then 408 and close"),
   HTTP_REQUEST_TIMEOUT_MS: declare(
     HTTP,
@@ -168,6 +165,11 @@ export const SETTINGS = {
     HTTP,
     positiveInt().default(25_000),
     "on SIGTERM/SIGINT, time for requests and webhook attempts in flight before leases are released and the process exits",
+  ),
+  SHUTDOWN_DELAY_MS: declare(
+    HTTP,
+    nonNegativeInt().default(0),
+    "on SIGTERM/SIGINT, how long the lean front keeps serving (new connections too) while `/readyz` answers 503, before it stops listening and drains: give it the load balancer's probe interval times its failure threshold (docs/operations.md)",
   ),
   TRUSTED_PROXIES: declare(
     HTTP,
@@ -279,6 +281,25 @@ export const SETTINGS = {
   // Operations
   DEMO_SEED: declare(OPS, oneOf(["0", "1"]).optional(), "`1` seeds the demo tenant on start", { shown: "1 on the embedded database, else 0" }),
   LOG_LEVEL: declare(OPS, oneOf(["info", "warn", "silent"]).default("info"), "`info`, `warn` or `silent`"),
+  READINESS_TIMEOUT_MS: declare(
+    OPS,
+    positiveInt().default(2000),
+    "how long `/readyz` waits for the database's answer before it reports the database failing (503)",
+  ),
+  METRICS_PORT: declare(
+    OPS,
+    portNumber().optional(),
+    "serve Prometheus metrics at `/metrics` on this port, a listener of its own apart from `PORT`; unset: no metrics listener and nothing recorded",
+  ),
+  METRICS_HOST: declare(OPS, text().default("127.0.0.1"), "the metrics listener's address (keep it off the network tenants reach)"),
+  METRICS_TOKEN: declare(
+    OPS,
+    text().min(16, "must be at least 16 characters").optional(),
+    "when set, `/metrics` answers only requests with `Authorization: Bearer <token>`",
+    {
+      secret: true,
+    },
+  ),
 
   // Settings added by other parts of the code go above this line, in their group.
 } as const;

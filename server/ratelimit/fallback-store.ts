@@ -11,6 +11,7 @@
 // warning; the recovered line counts the flaps). A later outage is logged again, however soon.
 import { log } from "../lib/log";
 import { createMemoryStore } from "./memory-store";
+import { noteRateLimitStoreFailure, noteRateLimitStoreRecovered } from "../observability/metrics";
 import type { LimitStore, StoreResult } from "./store";
 
 export type FallbackOptions = {
@@ -56,12 +57,14 @@ export function withMemoryFallback(primary: LimitStore, opts: FallbackOptions = 
   async function probe() {
     try {
       await primary.probe();
-    } catch {
+    } catch (err) {
+      noteRateLimitStoreFailure(primary.kind, isTimeout(err) ? "timeout" : "error");
       if (!closed) probeTimer = setTimeout(probe, probeIntervalMs).unref();
       return;
     }
     if (closed) return;
     down = false;
+    noteRateLimitStoreRecovered();
     outage!.upSince = Date.now();
     settleTimer = setTimeout(endOutage, settleMs).unref();
   }
@@ -83,6 +86,7 @@ export function withMemoryFallback(primary: LimitStore, opts: FallbackOptions = 
         try {
           return await primary.limit(identifier, limit, windowMs, rate);
         } catch (err) {
+          noteRateLimitStoreFailure(primary.kind, isTimeout(err) ? "timeout" : "error");
           markDown(err);
         }
       }

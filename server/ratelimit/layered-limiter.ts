@@ -1,5 +1,6 @@
 // Several sliding-window layers checked together; the most restrictive one decides.
 import type { LimitStore, StoreResult } from "./store";
+import { countRateLimitDecisions } from "../observability/metrics";
 
 export type LimitDecision = { allowed: true; headers: Record<string, string> } | { allowed: false; headers: Record<string, string>; message: string };
 
@@ -67,6 +68,7 @@ export function createLayeredLimiter(opts: LayeredLimiterOptions): LayeredLimite
       if (opts.disabled) return { allowed: true, headers: {} };
       const active = activeLayers(ids);
       const results = await Promise.all(active.map(({ layer, id }) => count(layer, id, weight)));
+      countRateLimitDecisions(active, results);
       const now = Date.now();
 
       // Of the refusing layers, report the one that frees up last (so a retry after Retry-After

@@ -71,3 +71,10 @@ export async function answerWebhookRequest(req: Request): Promise<Response> {
   const answer = await answerWebhook({ method: req.method, url: new URL(req.url), headers: req.headers, body: req.body });
   return new Response(answer.body, { status: answer.status, headers: answer.headers });
 }
+
+/** A receiver path's route template, the HTTP metrics' label: a connection's id in the path is never a label. */
+export function receiverRouteOf(pathname: string): string {
+  if (Object.hasOwn(RECEIVERS, pathname)) return pathname;
+  const prefix = pathname.slice(0, pathname.lastIndexOf("/") + 1);
+  return prefix.length < pathname.length && Object.hasOwn(BY_CONNECTION, prefix) ? `${prefix}{id}` : "/api/webhooks/{unmatched}";
+}

@@ -6,6 +6,7 @@
 // answers 500 for anything a caller sent.
 import { AppError, errorBody, toAppError } from "../lib/errors";
 import { log } from "../lib/log";
+import { countReceiverAnswer } from "../observability/metrics";
 import { publicBaseUrl } from "../channels/receiver-settings";
 
 /** What a receiver reads of a request, whichever front received it. */
@@ -74,7 +75,7 @@ export function jsonAnswer(status: number, body: unknown): ReceiverAnswer {
  */
 export async function answerReceiver(provider: string, req: ReceiverRequest, work: () => Promise<ReceiverAnswer>): Promise<ReceiverAnswer> {
   try {
-    return await work();
+    return countReceiverAnswer(provider, await work());
   } catch (err) {
     const error = toAppError(err);
     const fields = { provider, path: req.url.pathname, status: error.status, reason: error.message };
@@ -83,6 +84,6 @@ export async function answerReceiver(provider: string, req: ReceiverRequest, wor
     else log.warn("webhook request refused", fields);
     const answer = jsonAnswer(error.status, errorBody(error));
     for (const [name, value] of Object.entries(error.headers ?? {})) answer.headers[name.toLowerCase()] = value;
-    return answer;
+    return countReceiverAnswer(provider, answer);
   }
 }

@@ -9,6 +9,7 @@ import { router, tenantProcedure } from "../trpc/trpc";
 import { REGISTERED_TOOLS, type RegisteredTool } from "./tools";
 import { withToolCall } from "./tool-calls";
 import { CATALOG_FORMATS, toolCatalogAs } from "./catalog";
+import { countToolCall } from "../observability/metrics";
 
 export const AGENT_API_BASE_PATH = "/api/agent/v1";
 const TAGS = ["Agent tools"];
@@ -26,6 +27,7 @@ function toolProcedure({ tool, input, scope }: RegisteredTool) {
         description: `${tool.description}\n\nScope: \`${scope}\`${scope === "assistant:read" ? " (or `read`)" : ""}.${retries}`,
       },
     })
+    .use(({ next }) => countToolCall(tool.name, next()))
     .input(input)
     .output(tool.output)
     .mutation(({ ctx, input: { tool_call_id, ...args } }) => {

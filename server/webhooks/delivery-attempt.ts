@@ -8,6 +8,7 @@ import { Prisma, type PrismaClient } from "../db/generated/client";
 import { decryptSecret } from "../crypto/secret-box";
 import { toEnvelope } from "../events/catalog";
 import { log } from "../lib/log";
+import { recordWebhookAttempt } from "../observability/metrics";
 import { attemptTimeoutMs, parseRetryAfter, planNext, truncateBody, type AttemptOutcome, type DeliveryStatus } from "./retry-ladder";
 import { sendWebhook, type SendResult } from "./send-webhook";
 import { REQUEST_BODY_LIMIT } from "./webhooks.types";
@@ -219,6 +220,7 @@ export async function attemptDelivery(
       last_error: lastText,
     });
   }
+  recordWebhookAttempt(outcome, next.status, sent.durationMs, recorded);
   return { attemptNumber, outcome, status: next.status, statusCode: sent.statusCode, nextDelayMs: next.nextDelayMs, throttled: next.throttled, recorded };
 }
 

@@ -10,6 +10,7 @@ const SERVER = path.resolve(__dirname, "../../server");
 /** Lower layers first. A folder may import its own layer and those below it. */
 const LAYERS: string[][] = [
   ["lib"],
+  ["observability"],
   ["db"],
   ["crypto", "tenants", "audit", "ratelimit", "outbox", "auth"],
   ["trpc"],

@@ -28,6 +28,11 @@ describe("mountFor: the one routing decision", () => {
     ["/dashboard", "next"],
     ["/_next/static/chunk.js", "next"],
     ["/API/v1/offerings", "next"],
+    ["/healthz", "probe"],
+    ["/readyz", "probe"],
+    ["/readyz/", "next"],
+    ["/api/v1/readyz", "rest"],
+    ["/metrics", "next"],
   ])("%s -> %s", (path, mount) => {
     expect(mountFor(path)).toBe(mount);
   });

@@ -1,0 +1,7 @@
+// Thin mount of the readiness probe (starts the server process here, as any API route does); server/http/probes.ts answers, as on the lean front.
+import { handleProbeRequest } from "@/server/http/probes";
+
+export const runtime = "nodejs";
+export const dynamic = "force-dynamic";
+const handler = handleProbeRequest;
+export { handler as GET, handler as HEAD, handler as POST, handler as PUT, handler as PATCH, handler as DELETE, handler as OPTIONS };
