@@ -11,22 +11,11 @@
 // provider instead (provider-drivers.ts: Twilio, WhatsApp Cloud): `driverForConversation`.
 import { setting } from "../lib/settings";
 import type { TenantTx } from "../db/tenant-scope";
+import type { ChannelDriver } from "./channel-driver.types";
 import { providerDriver, SENDING_PROVIDERS } from "./provider-drivers";
 import type { ChannelProvider, ConnectionChannel } from "./providers";
 
-export type OutboundConversation = { id: string; channel: string; customerIdentifier: string };
-export type OutboundMessage = { id: string; body: string };
-
-export type ChannelSendResult = { ok: true; providerMessageId?: string } | { ok: false; error: string };
-
-export interface ChannelDriver {
-  readonly name: string;
-  /** The provider whose message ids `send` answers: stored with the message so its delivery reports find it. */
-  readonly provider?: ChannelProvider;
-  /** The longest one send may take (a sender's claim on the message outlasts it). */
-  readonly timeoutMs: number;
-  send(args: { tenantId: string; conversation: OutboundConversation; message: OutboundMessage }): Promise<ChannelSendResult>;
-}
+export type { ChannelDriver, ChannelSendResult, OutboundConversation, OutboundMessage } from "./channel-driver.types";
 
 /** The default: the platform itself is the record of the outbound message (nothing leaves it). */
 export const recordOnlyDriver: ChannelDriver = {

@@ -8,7 +8,7 @@
 import { setting } from "../lib/settings";
 import { publicBaseUrl } from "./receiver-settings";
 import { connectionCredentials } from "./channel-connections";
-import type { ChannelDriver, ChannelSendResult } from "./channel-driver";
+import type { ChannelDriver, ChannelSendResult } from "./channel-driver.types";
 import type { ChannelProvider, ConnectionChannel } from "./providers";
 
 /** A connection a message is sent through (its credentials still sealed). */

@@ -1,12 +1,12 @@
 // The tools over plain HTTP: POST /api/agent/v1/tools/{tool} and GET /api/agent/v1/tools, served by
 // the same REST bridge as /api/v1 (same keys, envelope, strict bodies, body limit, bounded input),
 // over the agent router; and their OpenAPI document at /api/agent/v1/openapi.json.
-import { forEachOpenApiProcedure, generateOpenApiDocument, normalizePath, type OpenAPIObject } from "trpc-to-openapi";
+import { generateOpenApiDocument, normalizePath, type OpenAPIObject } from "trpc-to-openapi";
 import { BEARER_SCHEME, completeDocument, declareScope } from "./openapi-common";
 import { createRestBridge } from "./rest-bridge";
 import { answerFromNodeWith } from "./node-rest";
 import { AGENT_API_BASE_PATH, agentRouter } from "../tools/tools.router";
-import type { ProcedureMeta } from "../trpc/trpc";
+import { forEachOpenApiProcedureOf } from "../trpc/internals";
 
 const ERROR_STATUSES: Record<string, string> = {
   "400": "Invalid input; the message names the field",
@@ -37,8 +37,8 @@ export function getAgentOpenApiDocument(): OpenAPIObject {
     securitySchemes: BEARER_SCHEME,
   });
   completeDocument(doc, { "Agent tools": "The assistant's tools: reads and writes over the same services as /api/v1, with the same events." });
-  forEachOpenApiProcedure(agentRouter._def.procedures as any, ({ meta }: { meta: ProcedureMeta }) => {
-    const operation = doc.paths?.[normalizePath(meta.openapi!.path)]?.[meta.openapi!.method.toLowerCase() as "get"];
+  forEachOpenApiProcedureOf(agentRouter, ({ meta }) => {
+    const operation = doc.paths?.[normalizePath(meta.openapi.path)]?.[meta.openapi.method.toLowerCase() as "get"];
     if (operation && meta.scope) declareScope(operation, meta.scope);
   });
   for (const item of Object.values(doc.paths ?? {})) {

@@ -2,13 +2,13 @@
 // requests (trpc-to-openapi), then completed with what the generator does not know: the real
 // error envelope on every operation, 201 for creates, the rate-limit headers, the bearer scheme as
 // the document's default, each operation's examples, and the events as OpenAPI 3.1 `webhooks`.
-import { forEachOpenApiProcedure, generateOpenApiDocument, normalizePath, type OpenAPIObject } from "trpc-to-openapi";
+import { generateOpenApiDocument, normalizePath, type OpenAPIObject } from "trpc-to-openapi";
 import { z } from "zod";
 import { createSchema } from "zod-openapi";
 import { appRouter } from "./router";
 import { EVENT_PAYLOADS, EVENT_TYPES, EVENTS_MARKDOWN, eventEnvelopeSchema, FIRES_WHEN } from "../events/catalog";
 import { exampleEnvelope } from "../events/examples";
-import type { ProcedureMeta } from "../trpc/trpc";
+import { forEachOpenApiProcedureOf } from "../trpc/internals";
 import { analyticsExamples } from "../analytics/analytics.examples";
 import { appointmentsExamples } from "../appointments/appointments.examples";
 import { callsExamples } from "../calls/calls.examples";
@@ -85,8 +85,8 @@ function buildDocument(): OpenAPIObject {
   });
   completeDocument(doc, TAG_DESCRIPTIONS);
 
-  forEachOpenApiProcedure(appRouter._def.procedures as any, ({ meta }: { meta: ProcedureMeta }) => {
-    const { method, path, errorResponses } = meta.openapi!;
+  forEachOpenApiProcedureOf(appRouter, ({ meta }) => {
+    const { method, path, errorResponses } = meta.openapi;
     const operation = doc.paths?.[normalizePath(path)]?.[method.toLowerCase() as "get"];
     if (!operation?.responses) return;
     if (meta.scope) declareScope(operation, meta.scope);

@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { appRouter } from "./router";
 import type { DashboardIdentity } from "../trpc/trpc";
+import { procedureType, proceduresOf } from "../trpc/internals";
 import { AppError, badRequest, errorBody, toAppError } from "../lib/errors";
 import { log } from "../lib/log";
 import { isTrustedOrigin } from "../dashboard/request-origin";
@@ -84,7 +85,7 @@ async function boundedRequest(req: Request): Promise<Request> {
   const paths = procedurePaths(url);
   if (paths.length > MAX_TRPC_BATCH) throw badRequest(`a batch holds at most ${MAX_TRPC_BATCH} calls (got ${paths.length})`);
   for (const path of paths) {
-    const type = procedureType(path);
+    const type = typeOfProcedure(path);
     // An unknown path is left to tRPC, which answers it 404.
     if (type && METHOD_OF_TYPE[type] !== req.method) {
       throw new AppError("bad_request", `'${path}' is a ${type}: send it as ${METHOD_OF_TYPE[type]}, not ${req.method}`, {
@@ -119,9 +120,7 @@ function procedurePaths(url: URL): string[] {
 }
 
 /** `query` or `mutation` (the router's flat table of procedures by dotted path), or undefined for no procedure. */
-function procedureType(path: string): string | undefined {
-  const procedures: Record<string, unknown> = appRouter._def.procedures;
-  if (!Object.hasOwn(procedures, path)) return undefined;
-  const type = (procedures[path] as { _def?: { type?: unknown } })._def?.type;
-  return typeof type === "string" ? type : undefined;
+function typeOfProcedure(path: string): string | undefined {
+  const procedures = proceduresOf(appRouter);
+  return Object.hasOwn(procedures, path) ? procedureType(procedures[path]) : undefined;
 }

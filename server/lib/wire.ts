@@ -1,16 +1,9 @@
 // Wire formats shared by every resource: ids, timestamps, dates, decimals, JSON objects.
 import { z } from "zod";
 import { badRequest } from "./errors";
+import { invalid } from "./field-messages";
 
-const MISSING = "missing required field";
-/**
- * A custom message for a field's invalid values that still reports an absent field as missing
- * (zod applies a custom message to every issue of the field, the absent case included).
- */
-export const invalid = (message: string) => ({
-  error: (issue: { input?: unknown }) => (issue.input === undefined ? MISSING : message),
-});
-export const isMissingFieldMessage = (message: string) => message === MISSING || /received undefined$/.test(message);
+export { invalid, isMissingFieldMessage } from "./field-messages";
 
 export const uuid = () => z.uuid(invalid("must be a uuid"));
 

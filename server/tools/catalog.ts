@@ -1,9 +1,11 @@
 // The tool catalog: every tool's name, description and input JSON Schema, generated from its zod
 // schema, in the forms LLM tool calling takes (OpenAI-style `{ type: "function", function }`,
-// Anthropic-style `{ name, description, input_schema }`) and the MCP `tools/list` form.
+// Anthropic-style `{ name, description, input_schema }`) and the MCP `tools/list` form. The OpenAI
+// form is strict (`"strict": true`, its parameters in the subset strict mode takes: strict-schema.ts).
 import { z } from "zod";
 import type { Scope } from "../auth/principal";
 import { REGISTERED_TOOLS, type RegisteredTool } from "./tools";
+import { strictInputSchema } from "./strict-schema";
 
 type JsonSchema = Record<string, unknown>;
 
@@ -51,6 +53,14 @@ export function toolCatalog(): ToolCatalogEntry[] {
   return catalog;
 }
 
+let strictSchemas: Map<string, JsonSchema> | undefined;
+
+/** Each tool's input schema in OpenAI's strict form, by tool name (generated once per process). */
+export function strictToolSchemas(): ReadonlyMap<string, JsonSchema> {
+  strictSchemas ??= new Map(toolCatalog().map((t) => [t.name, strictInputSchema(t.input_schema)]));
+  return strictSchemas;
+}
+
 export const CATALOG_FORMATS = ["detailed", "openai", "anthropic", "mcp"] as const;
 export type CatalogFormat = (typeof CATALOG_FORMATS)[number];
 
@@ -59,7 +69,10 @@ export function toolCatalogAs(format: CatalogFormat): Record<string, unknown>[] 
   const tools = toolCatalog();
   switch (format) {
     case "openai":
-      return tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.input_schema } }));
+      return tools.map((t) => ({
+        type: "function",
+        function: { name: t.name, description: t.description, parameters: strictToolSchemas().get(t.name), strict: true },
+      }));
     case "anthropic":
       return tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema }));
     case "mcp":

@@ -8,34 +8,42 @@ import { z } from "zod";
 import { router, tenantProcedure } from "../trpc/trpc";
 import { REGISTERED_TOOLS, type RegisteredTool } from "./tools";
 import { withToolCall } from "./tool-calls";
-import { CATALOG_FORMATS, toolCatalogAs } from "./catalog";
+import { CATALOG_FORMATS, toolCatalog, toolCatalogAs } from "./catalog";
 import { countToolCall } from "../observability/metrics";
+import { fromStrictArguments } from "./strict-schema";
 
 export const AGENT_API_BASE_PATH = "/api/agent/v1";
 const TAGS = ["Agent tools"];
 
+const inputSchemaOf = (name: string) => toolCatalog().find((t) => t.name === name)!.input_schema;
+
 function toolProcedure({ tool, input, scope }: RegisteredTool) {
   const retries = tool.kind === "write" ? " Accepts `tool_call_id`: a repeat of the same id answers the first call's result and changes nothing." : "";
-  return tenantProcedure(scope, { tool: tool.name })
-    .meta({
-      openapi: {
-        method: "POST",
-        path: `/tools/${tool.name}`,
-        tags: TAGS,
-        summary: tool.title,
-        protect: true,
-        description: `${tool.description}\n\nScope: \`${scope}\`${scope === "assistant:read" ? " (or `read`)" : ""}.${retries}`,
-      },
-    })
-    .use(({ next }) => countToolCall(tool.name, next()))
-    .input(input)
-    .output(tool.output)
-    .mutation(({ ctx, input: { tool_call_id, ...args } }) => {
-      const toolCallId = tool_call_id as string | undefined;
-      const context = { db: ctx.db, sql: ctx.sql, tenantId: ctx.tenantId };
-      if (tool.recordsItsCall) return tool.run({ ...context, toolCallId }, args);
-      return withToolCall(ctx.db, ctx.tenantId, tool.name, toolCallId, (db) => tool.run({ ...context, db }, args));
-    });
+  return (
+    tenantProcedure(scope, { tool: tool.name })
+      .meta({
+        openapi: {
+          method: "POST",
+          path: `/tools/${tool.name}`,
+          tags: TAGS,
+          summary: tool.title,
+          protect: true,
+          description: `${tool.description}\n\nScope: \`${scope}\`${scope === "assistant:read" ? " (or `read`)" : ""}.${retries}`,
+        },
+      })
+      // Arguments shaped by the strict schema (`format=openai`) become the tool's own input before it
+      // is validated: a null optional argument is absent, `{ key, value }` pairs are the map's object.
+      .use(({ next }) => countToolCall(tool.name, next()))
+      .use(({ getRawInput, next }) => next({ getRawInput: async () => fromStrictArguments(inputSchemaOf(tool.name), await getRawInput()) }))
+      .input(input)
+      .output(tool.output)
+      .mutation(({ ctx, input: { tool_call_id, ...args } }) => {
+        const toolCallId = tool_call_id as string | undefined;
+        const context = { db: ctx.db, sql: ctx.sql, tenantId: ctx.tenantId };
+        if (tool.recordsItsCall) return tool.run({ ...context, toolCallId }, args);
+        return withToolCall(ctx.db, ctx.tenantId, tool.name, toolCallId, (db) => tool.run({ ...context, db }, args));
+      })
+  );
 }
 
 const listToolsInput = z.strictObject({
@@ -43,7 +51,7 @@ const listToolsInput = z.strictObject({
     .enum(CATALOG_FORMATS, { error: `must be one of ${CATALOG_FORMATS.join(", ")}` })
     .optional()
     .describe(
-      '`detailed` (default): name, title, description, required_scope, input_schema, output_schema, example; `openai`: `{ type: "function", function: { name, description, parameters } }`; `anthropic`: `{ name, description, input_schema }`; `mcp`: `{ name, title, description, inputSchema, outputSchema }`',
+      '`detailed` (default): name, title, description, required_scope, input_schema, output_schema, example; `openai`: `{ type: "function", function: { name, description, parameters, strict: true } }`, its parameters in the form OpenAI\'s strict mode takes (every field required, optional ones nullable, maps as `{ key, value }` pairs); `anthropic`: `{ name, description, input_schema }`; `mcp`: `{ name, title, description, inputSchema, outputSchema }`',
     ),
 });
 

@@ -19,9 +19,6 @@ import { createSlaCheckFunction } from "../conversations/sla-monitor.inngest";
 export const DELIVERY_REQUESTED = "webhooks/delivery.requested";
 export type DeliveryRequested = { name: typeof DELIVERY_REQUESTED; id?: string; data: { delivery_id: string; tenant_id: string; cycle: number } };
 
-// Decided in engine.ts, which must not load the inngest package for a process that never uses it.
-export { inngestConfigured } from "./engine";
-
 export const inngest = new Inngest({ id: "tenant-data-platform" });
 
 const DISPATCHED = "dispatched";

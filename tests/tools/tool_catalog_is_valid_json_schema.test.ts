@@ -4,7 +4,7 @@
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
-import { CATALOG_FORMATS, toolCatalog, toolCatalogAs } from "../../server/tools/catalog";
+import { CATALOG_FORMATS, strictToolSchemas, toolCatalog, toolCatalogAs } from "../../server/tools/catalog";
 import { REGISTERED_TOOLS } from "../../server/tools/tools";
 import { newKey, tenantWithKey } from "../helpers/api";
 import { callTool } from "../helpers/agent";
@@ -98,8 +98,12 @@ describe("tool catalog", () => {
     const catalog = toolCatalog();
     const byFormat = Object.fromEntries(CATALOG_FORMATS.map((f) => [f, toolCatalogAs(f)]));
     expect(byFormat.detailed).toEqual(catalog);
+    // OpenAI's form is strict: its parameters are the strict form of the input schema (openai_strict_mode_tool_calls.test.ts).
     expect(byFormat.openai).toEqual(
-      catalog.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.input_schema } })),
+      catalog.map((t) => ({
+        type: "function",
+        function: { name: t.name, description: t.description, parameters: strictToolSchemas().get(t.name), strict: true },
+      })),
     );
     expect(byFormat.anthropic).toEqual(catalog.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema })));
     expect(byFormat.mcp).toEqual(

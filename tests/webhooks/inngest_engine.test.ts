@@ -7,7 +7,8 @@ import { InngestTestEngine } from "@inngest/test";
 import { call, tenantWithKey } from "../helpers/api";
 import { startConsumer, eventually, type Consumer } from "../helpers/webhook-consumer";
 import { dashboardCaller, deliveriesOf } from "../helpers/webhooks";
-import { createInngestDispatcher, deliverWebhook, inngestConfigured, type DeliveryRequested } from "../../server/webhooks/inngest-engine";
+import { inngestConfigured } from "../../server/webhooks/engine";
+import { createInngestDispatcher, deliverWebhook, type DeliveryRequested } from "../../server/webhooks/inngest-engine";
 import { getDb } from "../../server/db/client";
 
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
