@@ -11,7 +11,7 @@ const SERVER = path.resolve(__dirname, "../../server");
 const LAYERS: string[][] = [
   ["lib"],
   ["db"],
-  ["crypto", "tenants", "audit", "ratelimit", "outbox", "auth"],
+  ["crypto", "tenants", "audit", "ratelimit", "outbox", "auth", "idempotency"],
   ["trpc"],
   ["offerings", "appointments", "analytics", "csat", "channels", "conversations", "leads", "calls", "crm", "dashboard", "events", "webhooks", "tools"],
   ["receivers", "demo"],
