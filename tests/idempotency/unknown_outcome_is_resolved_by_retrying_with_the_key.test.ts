@@ -3,31 +3,12 @@
 // the same key gets the committed create's answer (replayed), not a second create. And a repeat
 // while the first is still running is a 409 at once, with Retry-After. Real PostgreSQL: a deferred
 // constraint trigger holds the COMMIT of offerings titled "Slow commit <seconds>".
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
 import { DATABASE_UNAVAILABLE_MESSAGE } from "../../server/lib/database-errors";
 import { tenantWithKey } from "../helpers/api";
 import { startMount } from "../helpers/http-mounts";
-
-const SLOW_COMMIT_SQL = [
-  `CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-   BEGIN
-     IF NEW.title LIKE 'Slow commit %' THEN PERFORM pg_sleep(split_part(NEW.title, ' ', 3)::float); END IF;
-     RETURN NULL;
-   END $$`,
-  "CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON offerings DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()",
-];
-
-async function onTestDatabase<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
+import { installSlowCommit, offeringIdsTitled } from "../helpers/slow-commit";
 
 describe.skipIf(!process.env.DATABASE_URL)("a create whose outcome the client could not know (PostgreSQL)", () => {
   let server: Running;
@@ -35,9 +16,7 @@ describe.skipIf(!process.env.DATABASE_URL)("a create whose outcome the client co
 
   beforeAll(async () => {
     ({ key } = await tenantWithKey());
-    await onTestDatabase(async (client) => {
-      for (const statement of SLOW_COMMIT_SQL) await client.query(statement);
-    });
+    await installSlowCommit();
     server = await startMount("lean", { DATABASE_QUERY_TIMEOUT_MS: "1000" });
   }, 180_000);
 
@@ -54,8 +33,6 @@ describe.skipIf(!process.env.DATABASE_URL)("a create whose outcome the client co
     });
     return { status: res.status, text: await res.text(), retryAfter: res.headers.get("retry-after"), replayed: res.headers.get("idempotent-replayed") };
   }
-  const idsTitled = (title: string) =>
-    onTestDatabase(async (client) => (await client.query<{ id: string }>("SELECT id FROM offerings WHERE title = $1", [title])).rows.map((r) => r.id));
 
   it("a_503_whose_create_committed_is_answered_by_the_retry_with_the_committed_201_not_a_second_create", async () => {
     const title = "Slow commit 2.5";
@@ -77,7 +54,7 @@ describe.skipIf(!process.env.DATABASE_URL)("a create whose outcome the client co
       expect(seen.length).toBeLessThan(40);
     }
     expect([answer.status, answer.replayed]).toEqual([201, "true"]);
-    expect(await idsTitled(title)).toEqual([JSON.parse(answer.text).id]);
+    expect(await offeringIdsTitled(title)).toEqual([JSON.parse(answer.text).id]);
   }, 60_000);
 
   it("a_repeat_while_the_first_is_still_running_is_409_with_retry_after_then_the_first_answer_is_replayed", async () => {
@@ -94,6 +71,6 @@ describe.skipIf(!process.env.DATABASE_URL)("a create whose outcome the client co
     expect([answered.status, answered.replayed]).toEqual([201, null]);
     const after = await create(title, "concurrent");
     expect([after.status, after.text, after.replayed]).toEqual([201, answered.text, "true"]);
-    expect(await idsTitled(title)).toEqual([JSON.parse(answered.text).id]);
+    expect(await offeringIdsTitled(title)).toEqual([JSON.parse(answered.text).id]);
   }, 60_000);
 });
