@@ -29,6 +29,11 @@ export const IDEMPOTENCY_KEY_RETENTION_MS = 24 * 3_600_000;
 const PRUNE_INTERVAL_MS = 3_600_000;
 const PRUNE_BATCH = 1_000;
 const PRUNE_JOB = "idempotency-key pruning";
+/**
+ * The request's transaction may last as long as its procedure: a send or a CRM call waits for the
+ * provider up to its own timeout (10 s by default) inside it, past Prisma's default of 5 s.
+ */
+const TRANSACTION = { timeout: 30_000 } as const;
 
 /** Printable ASCII (space to tilde), 1 to 255 characters. */
 const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/;
@@ -126,7 +131,7 @@ export async function runIdempotently<R extends ChainResult>(call: IdempotentCal
       // The very text the bridge sends (JSON.stringify of the same data), so a replay is byte for byte.
       await tx.$executeRawUnsafe(STORE_SQL, call.tenantId, call.apiKeyId, key, fingerprint, status, JSON.stringify(result.data));
       return result;
-    });
+    }, TRANSACTION);
   } catch (err) {
     if (err instanceof RolledBack) return err.result as R;
     throw err;
