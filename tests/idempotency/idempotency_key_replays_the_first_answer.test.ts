@@ -121,6 +121,21 @@ describe("Idempotency-Key on POST /api/v1", () => {
     expect(JSON.parse(messages.text).data.filter((m: { body: string }) => m.body === "Hello")).toHaveLength(1);
   });
 
+  it("a_booking_one_statement_write_is_replayed_too_and_books_once", async () => {
+    const booking = {
+      customer_name: "Replayed booking",
+      customer_phone: "+15550100003",
+      scheduled_start: "2026-12-02T09:00:00.000Z",
+      scheduled_end: "2026-12-02T10:00:00.000Z",
+    };
+    const first = await send("POST", "/appointments", { body: booking, idempotencyKey: "booking-1" });
+    expect(first.status).toBe(201);
+    const again = await send("POST", "/appointments", { body: booking, idempotencyKey: "booking-1" });
+    expect([again.status, again.text, again.headers.get("idempotent-replayed")]).toEqual([201, first.text, "true"]);
+    const listed = JSON.parse((await send("GET", "/appointments?limit=100")).text).data as { customer_name: string }[];
+    expect(listed.filter((a) => a.customer_name === "Replayed booking")).toHaveLength(1);
+  });
+
   it("without_the_header_every_post_runs_as_before", async () => {
     const answers = await Promise.all([1, 2].map(() => send("POST", "/offerings", { body: offering("No key") })));
     expect(answers.map((a) => [a.status, a.headers.get("idempotent-replayed")])).toEqual([

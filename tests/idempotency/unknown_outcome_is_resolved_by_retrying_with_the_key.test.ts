@@ -8,7 +8,7 @@ import type { Running } from "../../scripts/bench/services";
 import { DATABASE_UNAVAILABLE_MESSAGE } from "../../server/lib/database-errors";
 import { tenantWithKey } from "../helpers/api";
 import { startMount } from "../helpers/http-mounts";
-import { installSlowCommit, offeringIdsTitled } from "../helpers/slow-commit";
+import { appointmentIdsNamed, installSlowCommit, offeringIdsTitled } from "../helpers/slow-commit";
 
 describe.skipIf(!process.env.DATABASE_URL)("a create whose outcome the client could not know (PostgreSQL)", () => {
   let server: Running;
@@ -25,13 +25,31 @@ describe.skipIf(!process.env.DATABASE_URL)("a create whose outcome the client co
   });
 
   type Answer = { status: number; text: string; retryAfter: string | null; replayed: string | null };
-  async function create(title: string, idempotencyKey: string): Promise<Answer> {
-    const res = await fetch(`${server.url}/api/v1/offerings`, {
+  async function post(path: string, body: unknown, idempotencyKey: string): Promise<Answer> {
+    const res = await fetch(`${server.url}/api/v1${path}`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": idempotencyKey },
-      body: JSON.stringify({ title, price: "9.00", price_currency: "USD" }),
+      body: JSON.stringify(body),
     });
     return { status: res.status, text: await res.text(), retryAfter: res.headers.get("retry-after"), replayed: res.headers.get("idempotent-replayed") };
+  }
+  const create = (title: string, idempotencyKey: string) => post("/offerings", { title, price: "9.00", price_currency: "USD" }, idempotencyKey);
+  const book = (name: string, idempotencyKey: string) =>
+    post(
+      "/appointments",
+      { customer_name: name, customer_phone: "+15550100002", scheduled_start: "2026-12-01T09:00:00.000Z", scheduled_end: "2026-12-01T09:30:00.000Z" },
+      idempotencyKey,
+    );
+
+  /** Retries as a client obeying Retry-After would, until the answer is not "wait" (503 or 409). */
+  async function retryUntilAnswered(send: () => Promise<Answer>): Promise<Answer> {
+    for (let attempt = 0; ; attempt++) {
+      await new Promise((r) => setTimeout(r, 300));
+      const answer = await send();
+      if (answer.status !== 503 && answer.status !== 409) return answer;
+      expect(answer.retryAfter).not.toBeNull();
+      expect(attempt).toBeLessThan(40);
+    }
   }
 
   it("a_503_whose_create_committed_is_answered_by_the_retry_with_the_committed_201_not_a_second_create", async () => {
@@ -43,18 +61,19 @@ describe.skipIf(!process.env.DATABASE_URL)("a create whose outcome the client co
       "2",
     ]);
     // The client obeys: it retries with the same key until it has an answer that is not "wait".
-    const seen: number[] = [];
-    let answer: Answer;
-    for (;;) {
-      await new Promise((r) => setTimeout(r, 300));
-      answer = await create(title, "unknown-outcome");
-      if (answer.status !== 503 && answer.status !== 409) break;
-      seen.push(answer.status);
-      expect(answer.retryAfter).not.toBeNull();
-      expect(seen.length).toBeLessThan(40);
-    }
+    const answer = await retryUntilAnswered(() => create(title, "unknown-outcome"));
     expect([answer.status, answer.replayed]).toEqual([201, "true"]);
     expect(await offeringIdsTitled(title)).toEqual([JSON.parse(answer.text).id]);
+  }, 60_000);
+
+  it("a_503_whose_booking_committed_is_answered_by_the_retry_with_the_committed_201_not_a_second_booking", async () => {
+    // A booking is one prepared statement; with a key it runs in the transaction that stores the answer.
+    const name = "Slow commit 2.5";
+    const first = await book(name, "unknown-booking");
+    expect([first.status, first.retryAfter]).toEqual([503, "2"]);
+    const answer = await retryUntilAnswered(() => book(name, "unknown-booking"));
+    expect([answer.status, answer.replayed]).toEqual([201, "true"]);
+    expect(await appointmentIdsNamed(name)).toEqual([JSON.parse(answer.text).id]);
   }, 60_000);
 
   it("a_repeat_while_the_first_is_still_running_is_409_with_retry_after_then_the_first_answer_is_replayed", async () => {
