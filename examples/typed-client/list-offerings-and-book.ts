@@ -18,7 +18,9 @@ if (!created.data) throw new Error(`create failed: ${created.response.status} ${
 const page = await client.GET("/offerings", { params: { query: { limit: 5 } } });
 if (!page.data) throw new Error(`list failed: ${page.error?.error.message}`);
 
+// A retry of this request with the same Idempotency-Key (after a timeout or a 503) books once.
 const booked = await client.POST("/appointments", {
+  params: { header: { "Idempotency-Key": crypto.randomUUID() } },
   body: {
     customer_name: "Layla Haddad",
     customer_phone: "+971501234567",

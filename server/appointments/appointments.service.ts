@@ -1,5 +1,6 @@
 // Appointment actions: create (booking.created), and a PATCH whose status and schedule changes
 // emit booking.cancelled / booking.completed / booking.rescheduled.
+import { joinedTransactionSql } from "../db/join-transaction";
 import { Prisma } from "../db/generated/client";
 import { modelColumns, rowInsert } from "../db/columns";
 import { scopeSqlToTenant, type TenantDb, type TenantSql, type TenantTx } from "../db/tenant-scope";
@@ -54,7 +55,8 @@ export async function getAppointment(db: TenantDb, id: string): Promise<Appointm
 
 /** POST /appointments (and the demo's seeds): the same one statement as the assistant's book_appointment. */
 export async function createAppointment(db: TenantDb, input: CreateAppointmentInput): Promise<Appointment> {
-  const booking = await bookAppointment(scopeSqlToTenant(await getSql(), db.tenantId), input);
+  // In the caller's transaction when there is one (an Idempotency-Key's: the booking commits with its stored answer).
+  const booking = await bookAppointment(joinedTransactionSql(db) ?? scopeSqlToTenant(await getSql(), db.tenantId), input);
   if (!("booked" in booking)) throw notFound();
   return booking.booked;
 }
@@ -70,7 +72,8 @@ export async function createAppointment(db: TenantDb, input: CreateAppointmentIn
 // through the resource declaration's toWire. The tool-call record is the one
 // server/tools/tool-calls.ts describes: claimed with ON CONFLICT DO NOTHING on (tenant_id, tool,
 // tool_call_id), so a concurrent repeat waits for this statement and then books nothing; here it
-// is written with its result at once.
+// is written with its result at once. (Its pg_notify's void is read as text: Prisma, which runs it
+// inside an Idempotency-Key's transaction, reads no void column.)
 const APPOINTMENT = modelColumns(Prisma.AppointmentScalarFieldEnum);
 const APPOINTMENT_ROW = rowInsert<AppointmentRow>(Prisma.AppointmentScalarFieldEnum);
 const TC = modelColumns(Prisma.ToolCallScalarFieldEnum);
@@ -96,7 +99,7 @@ const BOOK_SQL = {
 counted AS (SELECT count(*)::int AS n FROM deliveries)
 SELECT (SELECT ok FROM visible) AS visible, EXISTS (SELECT 1 FROM booked) AS booked, counted.n AS deliveries,
   (SELECT t.${TC.result} #>> '{}' FROM tool_calls t WHERE t.${TC.tenantId} = $1::uuid AND t.${TC.tool} = $4::text AND t.${TC.toolCallId} = $5::text) AS earlier,
-  ${wakeDeliveryWorkersSql("counted.n > 0", "$7::boolean")} AS notified
+  (${wakeDeliveryWorkersSql("counted.n > 0", "$7::boolean")})::text AS notified
 FROM counted`,
 };
 

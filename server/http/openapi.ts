@@ -19,6 +19,7 @@ import { leadsExamples } from "../leads/leads.examples";
 import { offeringsExamples } from "../offerings/offerings.examples";
 import type { OperationExamples } from "../lib/examples";
 import { BEARER_SCHEME, completeDocument, declareScope } from "./openapi-common";
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_RETENTION_MS, IDEMPOTENT_REPLAYED_HEADER, MAX_IDEMPOTENCY_KEY } from "../idempotency/idempotency";
 
 /** Every operation's examples, keyed `METHOD /path`. */
 export const OPERATION_EXAMPLES: OperationExamples = {
@@ -48,10 +49,10 @@ const DESCRIPTIONS: Record<number, string> = {
   403: "The API key lacks the scope this operation needs",
   404: "Not found: the resource does not exist or is not visible to this key's tenant (the same body in both cases)",
   409: "Conflict with the resource's current state",
+  503: "The database is unreachable or busy; retry after `Retry-After` seconds (code `internal_error`)",
   413: "Request body larger than 1 MiB (code `bad_request`)",
   429: "Rate limited (per key or per tenant, or too many failed authentications from one address); the headers describe the refusing layer",
   500: "Internal error; the message is generic and the request id identifies it in the logs",
-  503: "The database is unreachable; retry after `Retry-After` seconds (code `internal_error`)",
 };
 
 const intHeader = (description: string) => ({ description, schema: { type: "integer" } });
@@ -62,9 +63,27 @@ const RATE_LIMIT_HEADERS = {
 };
 const REQUEST_ID_HEADER = { "x-request-id": { description: "Request id (echoed when the request sent a valid one)", schema: { type: "string" } } };
 
+const IDEMPOTENCY_HOURS = IDEMPOTENCY_KEY_RETENTION_MS / 3_600_000;
+/** Every POST's optional header (server/idempotency/). */
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: IDEMPOTENCY_KEY_HEADER,
+  in: "header",
+  required: false,
+  description: `Makes a retry safe: the first answer (2xx) to a key is stored for ${IDEMPOTENCY_HOURS} hours, and a repeat with the same key and the same body answers it again, byte for byte, with \`${IDEMPOTENT_REPLAYED_HEADER}: true\`, changing nothing. Another body (or endpoint) with the key, or a repeat while the first is still running, is a 409. Error answers are not stored: their retry runs again. Keys are per API key; 1 to ${MAX_IDEMPOTENCY_KEY} printable ASCII characters (a UUID is a good choice), else 400.`,
+  schema: { type: "string", minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY, pattern: "^[\\x20-\\x7E]+$" },
+  example: "5f0c8a8e-2b7d-4a39-9d61-0b4f7f3c2a11",
+};
+const REPLAYED_HEADER = {
+  [IDEMPOTENT_REPLAYED_HEADER]: {
+    description: `\`true\` when this is the stored answer to an earlier request with the same ${IDEMPOTENCY_KEY_HEADER}`,
+    schema: { type: "string", enum: ["true"] },
+  },
+};
+const IDEMPOTENCY_CONFLICT = `${DESCRIPTIONS[409]}; or the ${IDEMPOTENCY_KEY_HEADER} was already used with another body or endpoint, or its first request is still running (with \`Retry-After\`)`;
+
 const API_DESCRIPTION = `Tenant data API of the AI receptionist platform.
 
-Every request needs \`Authorization: Bearer <API key>\` (\`xapk_live_\` + 48 hex characters); each operation's \`security\` names the scope its key needs (without it: 403). A key sees only its own tenant: another tenant's row answers exactly like a missing one.
+Every request needs \`Authorization: Bearer <API key>\` (\`xapk_live_\` + 48 hex characters); each operation's \`x-required-scopes\` names the scopes that let a key call it (without one: 403). A key sees only its own tenant: another tenant's row answers exactly like a missing one.
 
 Errors always have the body \`{"error": {"code": "...", "message": "..."}}\`. Lists are keyset-paginated: pass \`next_cursor\` back as \`cursor\`; \`limit\` is 1 to 100 (default 20, larger values are capped).`;
 
@@ -95,31 +114,42 @@ function buildDocument(): OpenAPIObject {
     const statuses = new Set<number>([400, 401, 403, 429, 500, 503]);
     if (path.includes("{") || method === "POST") statuses.add(404);
     if (method !== "GET") statuses.add(413);
+    if (method === "POST") {
+      statuses.add(409);
+      operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY_PARAMETER as never];
+    }
+    const successHeaders =
+      method === "POST" ? { ...RATE_LIMIT_HEADERS, ...REQUEST_ID_HEADER, ...REPLAYED_HEADER } : { ...RATE_LIMIT_HEADERS, ...REQUEST_ID_HEADER };
     for (const s of Array.isArray(errorResponses) ? errorResponses : Object.keys(errorResponses ?? {}).map(Number)) statuses.add(s);
 
     operation.responses = {
       [successStatus]: {
         ...success,
         description: successStatus === "201" ? "Created" : (success?.description ?? "OK"),
-        headers: { ...RATE_LIMIT_HEADERS, ...REQUEST_ID_HEADER },
+        headers: successHeaders,
       },
     };
     if (meta.alsoAnswers) {
       operation.responses[String(meta.alsoAnswers.status)] = {
         ...success,
         description: meta.alsoAnswers.description,
-        headers: { ...RATE_LIMIT_HEADERS, ...REQUEST_ID_HEADER },
+        headers: successHeaders,
       };
     }
     for (const status of [...statuses].sort()) {
       operation.responses[String(status)] = {
-        description: DESCRIPTIONS[status] ?? "Error",
+        description: status === 409 && method === "POST" ? IDEMPOTENCY_CONFLICT : (DESCRIPTIONS[status] ?? "Error"),
         headers:
           status === 429
             ? { "Retry-After": intHeader("Seconds until the refusing layer resets"), ...RATE_LIMIT_HEADERS, ...REQUEST_ID_HEADER }
             : status === 503
               ? { "Retry-After": intHeader("Seconds after which to try again"), ...REQUEST_ID_HEADER }
-              : REQUEST_ID_HEADER,
+              : status === 409 && method === "POST"
+                ? {
+                    "Retry-After": intHeader(`Only while the ${IDEMPOTENCY_KEY_HEADER}'s first request is still running: seconds after which to retry`),
+                    ...REQUEST_ID_HEADER,
+                  }
+                : REQUEST_ID_HEADER,
         content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } },
       };
     }

@@ -214,6 +214,8 @@ export type RestBridgeOptions = {
   router: AnyRouter;
   /** GET documents served as they are, by path below the base (e.g. "/openapi.json"). */
   documents?: Record<string, () => unknown>;
+  /** POSTs take an `Idempotency-Key` header (server/idempotency/): /api/v1, not the agent tools (their `tool_call_id`). */
+  idempotencyKeys?: boolean;
 };
 
 export type RestBridge = {
@@ -225,11 +227,11 @@ export type RestBridge = {
 
 /** A REST surface over `router` under `basePath`, with the whole /api/v1 contract. */
 export function createRestBridge(options: RestBridgeOptions): RestBridge {
-  const { basePath, router, documents = {} } = options;
+  const { basePath, router, documents = {}, idempotencyKeys = false } = options;
   let routes: Route[] | undefined;
   const match = (method: string, path: string) => matchIn((routes ??= buildRouteTable(router, basePath)), method, path);
   const templates = { unmatched: `${basePath}/{unmatched}`, documents: Object.fromEntries(Object.keys(documents).map((p) => [p, basePath + p])) };
-  const answer = (req: RestRequest) => answerWith(basePath, templates, match, documents, req);
+  const answer = (req: RestRequest) => answerWith(basePath, templates, match, documents, idempotencyKeys, req);
   return {
     answer,
     async handle(req) {
@@ -245,6 +247,7 @@ async function answerWith(
   templates: { unmatched: string; documents: Record<string, string> },
   match: (method: string, path: string) => Match,
   documents: Record<string, () => unknown>,
+  idempotencyKeys: boolean,
   req: RestRequest,
 ): Promise<RestAnswer> {
   const incomingId = req.headers.get("x-request-id");
@@ -273,7 +276,8 @@ async function answerWith(
 
     const resHeaders = { set: (name: string, value: string) => void (headers[name.toLowerCase()] = value) };
     const clientIp = resolveClientIp({ remoteAddress: req.remoteAddress, forwardedFor: req.headers.get("x-forwarded-for") });
-    const ctx: RequestContext = { transport: "rest", headers: req.headers, clientIp, requestId, resHeaders, response: {} };
+    const idempotencyKey = idempotencyKeys && method === "POST" ? req.headers.get("idempotency-key") : null;
+    const ctx: RequestContext = { transport: "rest", headers: req.headers, clientIp, requestId, resHeaders, response: {}, idempotencyKey };
     const data = await callProcedure(route.procedure, {
       ctx,
       type: route.procedure._def.type,
@@ -284,6 +288,9 @@ async function answerWith(
       signal: undefined,
       batchIndex: 0,
     });
+    // A repeated Idempotency-Key: the first answer's stored text, byte for byte.
+    const replayed = ctx.response.replayed;
+    if (replayed) return { status: replayed.status, headers: { ...headers, "content-type": "application/json" }, body: replayed.body, route: template };
     return json(ctx.response.status ?? route.successStatus, data, headers, template);
   } catch (err) {
     let error = toAppError(err);
@@ -299,7 +306,7 @@ async function answerWith(
   }
 }
 
-const v1 = createRestBridge({ basePath: API_BASE_PATH, router: appRouter, documents: { "/openapi.json": getOpenApiDocument } });
+const v1 = createRestBridge({ basePath: API_BASE_PATH, router: appRouter, documents: { "/openapi.json": getOpenApiDocument }, idempotencyKeys: true });
 
 /** Answers one /api/v1 request. Never throws: every failure is an error envelope. */
 export const answerRestRequest = v1.answer;

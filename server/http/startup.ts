@@ -26,6 +26,7 @@ export function startServerProcess(): Promise<void> {
     (await import("../conversations/send-recovery")).startSendRecovery();
     (await import("../conversations/sla-monitor")).startSlaMonitor();
     (await import("../tools/tool-calls")).startToolCallPruning();
+    (await import("../idempotency/idempotency")).startIdempotencyKeyPruning();
     // Seeded behind the ready server (a few seconds of provider traffic on a first embedded start):
     // nothing can refer to the demo tenant before its key and owner login are printed, at the end.
     seeding = seedDemoTenantIfEnabled().catch((err) => log.error("seeding the demo tenant failed", { error: String(err) }));
@@ -55,20 +56,21 @@ export async function seedDemoTenantIfEnabled(): Promise<void> {
 /**
  * Graceful stop, first half: the background work this process started takes no new work and
  * finishes what it holds (the demo tenant's seeding; webhook attempts sent and recorded, or past
- * `deadline` (epoch ms) their leases released; a send-recovery sweep, an SLA check or a tool-call
- * pruning in progress completed). The database stays open.
+ * `deadline` (epoch ms) their leases released; a send-recovery sweep, an SLA check, a tool-call or
+ * idempotency-key pruning in progress completed). The database stays open.
  */
 export async function stopBackgroundWork(deadline: number): Promise<void> {
   if (!started) return;
   await started.catch(() => {});
   await seeding; // a demo tenant cut off halfway would never be seeded again (its slug exists)
-  const [{ stopWebhookEngine }, { stopSendRecovery }, { stopSlaMonitor }, { stopToolCallPruning }] = await Promise.all([
+  const [{ stopWebhookEngine }, { stopSendRecovery }, { stopSlaMonitor }, { stopToolCallPruning }, { stopIdempotencyKeyPruning }] = await Promise.all([
     import("../webhooks/engine"),
     import("../conversations/send-recovery"),
     import("../conversations/sla-monitor"),
     import("../tools/tool-calls"),
+    import("../idempotency/idempotency"),
   ]);
-  await Promise.all([stopWebhookEngine(deadline), stopSendRecovery(), stopSlaMonitor(), stopToolCallPruning()]);
+  await Promise.all([stopWebhookEngine(deadline), stopSendRecovery(), stopSlaMonitor(), stopToolCallPruning(), stopIdempotencyKeyPruning()]);
 }
 
 /** Graceful stop, second half (after requests and background work ended): the metrics listener, the rate-limit store, then the database (the embedded one's lock with it). */

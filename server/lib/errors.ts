@@ -4,7 +4,7 @@ import { TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import { ZodError, type core } from "zod";
 import { isMissingFieldMessage } from "./field-messages";
-import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable, RETRY_AFTER_SECONDS } from "./database-errors";
+import { DATABASE_BUSY_MESSAGE, DATABASE_UNAVAILABLE_MESSAGE, isDatabaseBusy, isDatabaseUnavailable, RETRY_AFTER_SECONDS } from "./database-errors";
 
 export type ErrorCode = "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "rate_limited" | "internal_error";
 
@@ -83,11 +83,16 @@ export function fromZodError(err: ZodError): AppError {
 export const databaseUnavailable = (cause?: unknown) =>
   new AppError("internal_error", DATABASE_UNAVAILABLE_MESSAGE, { status: 503, headers: { "Retry-After": String(RETRY_AFTER_SECONDS) }, cause });
 
+/** No pooled database connection came free in time: a 503 the client may retry (nothing was written), not a 500. */
+export const databaseBusy = (cause?: unknown) =>
+  new AppError("internal_error", DATABASE_BUSY_MESSAGE, { status: 503, headers: { "Retry-After": String(RETRY_AFTER_SECONDS) }, cause });
+
 /** Whatever was thrown, the AppError the client is told about. Unknown errors become a bare 500. */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof TRPCError && err.cause instanceof AppError) return err.cause;
   if (isDatabaseUnavailable(err)) return databaseUnavailable(err);
+  if (isDatabaseBusy(err)) return databaseBusy(err);
   if (err instanceof ZodError) return fromZodError(err);
   if (err instanceof TRPCError) {
     if (err.cause instanceof ZodError) return fromZodError(err.cause);

@@ -9,7 +9,7 @@ import { createLead, leadToWire, updateLead } from "../leads/leads.service";
 import { appointmentSchema } from "../appointments/appointments.types";
 import { appointmentToWire } from "../appointments/appointments.service";
 import { notFound } from "../lib/errors";
-import { joinTransaction } from "./tool-calls";
+import { joinTransaction } from "../db/join-transaction";
 
 export const CONTEXT_MESSAGES = 20;
 export const CONTEXT_APPOINTMENTS = 10;

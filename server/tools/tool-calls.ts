@@ -12,7 +12,8 @@
 import { getDb } from "../db/client";
 import { modelColumns } from "../db/columns";
 import { Prisma } from "../db/generated/client";
-import type { TenantDb, TenantSql, TenantTx } from "../db/tenant-scope";
+import type { TenantDb, TenantSql } from "../db/tenant-scope";
+import { joinTransaction } from "../db/join-transaction";
 import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../lib/periodic-job";
 
 export const MAX_TOOL_CALL_ID = 255;
@@ -20,17 +21,6 @@ export const TOOL_CALL_RETENTION_MS = 7 * 24 * 3_600_000;
 const PRUNE_INTERVAL_MS = 3_600_000;
 const PRUNE_BATCH = 1_000;
 const PRUNE_JOB = "tool-call pruning";
-
-/**
- * The tenant database as seen from inside `tx`: a domain service's own `db.$transaction(fn)` runs
- * `fn` in `tx` instead of opening a second transaction, so the unchanged services (the ones
- * /api/v1 calls) write in the tool call's transaction.
- */
-export function joinTransaction(tx: TenantTx): TenantDb {
-  const $transaction = (work: ((tx: TenantTx) => Promise<unknown>) | Promise<unknown>[]) => (typeof work === "function" ? work(tx) : Promise.all(work));
-  // The proxy is a TenantDb for every member a service uses (models, raw queries, $transaction).
-  return new Proxy(tx, { get: (target, prop) => (prop === "$transaction" ? $transaction : Reflect.get(target, prop)) }) as unknown as TenantDb;
-}
 
 // Plain statements, not model calls: this bookkeeping runs on every write tool call. Their column
 // names come from the model (server/db/columns.ts).

@@ -4,7 +4,7 @@ import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { AppError, MESSAGES, toAppError } from "../lib/errors";
 import { getDb, getReadSql } from "../db/client";
-import { scopeSqlToTenant, scopeToTenant } from "../db/tenant-scope";
+import { scopeSqlToTenant, scopeToTenant, type TenantDb } from "../db/tenant-scope";
 import { assertBoundedInput } from "../lib/bounded-input";
 import { authenticateApiKey, type AuthenticatedKey } from "../auth/authenticate";
 import type { Principal, Scope } from "../auth/principal";
@@ -12,6 +12,7 @@ import { forbiddenFor } from "../auth/principal";
 import { limitAgentToolRequest, limitApiRequest, limitDashboardRequest, limitInboundRequest, type LimitDecision } from "../ratelimit";
 import { clientIpFromHeaders } from "../lib/client-ip";
 import { refusalOfFailedAuth } from "../ratelimit/failed-auth";
+import { runIdempotently, type ReplayedAnswer } from "../idempotency/idempotency";
 
 export type DashboardIdentity = { userId: string; tenantId: string; role: "owner" | "admin" | "member"; email?: string };
 
@@ -34,12 +35,14 @@ export type RequestContext = {
    * `meta.successStatus` (e.g. 200 for a create that found the existing row). An object, because
    * tRPC copies the context between middlewares and the bridge must see what the handler set.
    */
-  response: { status?: number };
+  response: { status?: number; replayed?: ReplayedAnswer };
 } & (
   | {
       /** The /api/v1 bridge, with API keys. */
       transport: "rest";
       headers: HeaderReader;
+      /** A POST's `Idempotency-Key` header as sent, on the bridges that take one (server/idempotency/). */
+      idempotencyKey?: string | null;
     }
   /** The dashboard's tRPC endpoint, with a signed-in user. */
   | {
@@ -130,7 +133,7 @@ function limit(principal: Principal, tool: string | undefined): Promise<LimitDec
  * `opts.tool` names the agent tool a procedure is (its limit layer joins the check).
  */
 export function tenantProcedure(scope: Scope, opts: { tool?: string } = {}) {
-  return t.procedure.meta({ scope }).use(async ({ ctx, next, getRawInput }) => {
+  return t.procedure.meta({ scope }).use(async ({ ctx, next, getRawInput, path, meta }) => {
     const principal = await authenticate(ctx);
     const decision = await limit(principal, opts.tool);
     for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
@@ -138,12 +141,27 @@ export function tenantProcedure(scope: Scope, opts: { tool?: string } = {}) {
     const forbidden = forbiddenFor(principal, scope);
     if (forbidden) throw forbidden;
     // The same bounds on every surface (depth, NUL, lone surrogates, non-finite numbers): a 400 naming the field.
-    assertBoundedInput(await getRawInput());
+    const input = await getRawInput();
+    assertBoundedInput(input);
     const db = scopeToTenant(await getDb(), principal.tenantId);
     // Procedures read through it (the hot lists, search): short indexed reads, on the read connection.
     const sql = scopeSqlToTenant(await getReadSql(), principal.tenantId);
     // tRPC (and the REST bridge's caller) merge these into the context: no copy of it here.
-    return next({ ctx: { principal, tenantId: principal.tenantId, db, sql } });
+    const run = (db: TenantDb) => next({ ctx: { principal, tenantId: principal.tenantId, db, sql } });
+    if (ctx.transport !== "rest" || ctx.idempotencyKey == null || principal.kind !== "api_key") return run(db);
+    // The change and its stored answer in one transaction; a repeat of the key gets that answer.
+    return runIdempotently({
+      key: ctx.idempotencyKey,
+      tenantId: principal.tenantId,
+      apiKeyId: principal.keyId,
+      db,
+      endpoint: path,
+      input,
+      response: ctx.response,
+      successStatus: meta?.successStatus ?? 200,
+      setHeader: (name, value) => ctx.resHeaders.set(name, value),
+      run,
+    });
   });
 }
 

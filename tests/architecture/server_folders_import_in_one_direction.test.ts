@@ -11,7 +11,7 @@ const LAYERS: string[][] = [
   ["lib"],
   ["observability"],
   ["db"],
-  ["crypto", "tenants", "audit", "ratelimit", "outbox", "auth"],
+  ["crypto", "tenants", "audit", "ratelimit", "outbox", "auth", "idempotency"],
   ["trpc"],
   ["offerings", "appointments", "analytics", "csat", "channels", "conversations", "leads", "calls", "crm", "dashboard", "events", "webhooks", "tools"],
   ["receivers", "demo"],
