@@ -11,13 +11,14 @@
 // the input, coerces by rewriting the zod schemas in place (bodies and the dashboard endpoint
 // included) and sends an unexpected exception's message to the client.
 import { randomUUID } from "node:crypto";
-import { forEachOpenApiProcedure, getPathRegExp, normalizePath, type OpenApiProcedure } from "trpc-to-openapi";
+import { getPathRegExp, normalizePath, type OpenApiProcedure } from "trpc-to-openapi";
 import { AppError, badRequest, errorBody, notFound, toAppError } from "../lib/errors";
 import { log } from "../lib/log";
 import { appRouter } from "./router";
-import { getTRPCErrorFromUnknown, type AnyRouter } from "@trpc/server";
+import type { AnyRouter } from "@trpc/server";
+import { callProcedure, forEachOpenApiProcedureOf, numericFields, procedureInput, procedureMeta, procedureType } from "../trpc/internals";
 import { resolveClientIp } from "../lib/client-ip";
-import type { HeaderReader, ProcedureMeta, RequestContext } from "../trpc/trpc";
+import type { HeaderReader, RequestContext } from "../trpc/trpc";
 import { assertJsonContentType, readLimitedBody } from "../lib/request-body";
 import { assertBoundedInput } from "../lib/bounded-input";
 import { getOpenApiDocument } from "./openapi";
@@ -40,23 +41,11 @@ type Route = {
   successStatus: number;
 };
 
-function unwrap(schema: any): any {
-  let s = schema;
-  while (s?._zod?.def && ["optional", "nullable", "default", "prefault"].includes(s._zod.def.type)) s = s._zod.def.innerType;
-  return s;
-}
-
 function buildRouteTable(router: AnyRouter, basePath: string): Route[] {
   const routes: Route[] = [];
-  forEachOpenApiProcedure(router._def.procedures as any, ({ path, procedure, meta }: { path: string; procedure: OpenApiProcedure; meta: ProcedureMeta }) => {
-    const openapi = meta.openapi!;
-    const input = (procedure._def as { inputs: any[] }).inputs[0];
-    const numericQuery = new Set<string>();
-    if (openapi.method === "GET" && input?._zod?.def?.shape) {
-      for (const [key, field] of Object.entries(input._zod.def.shape)) {
-        if (unwrap(field)?._zod?.def?.type === "number") numericQuery.add(key);
-      }
-    }
+  forEachOpenApiProcedureOf(router, ({ path, procedure, meta }) => {
+    const openapi = meta.openapi;
+    const numericQuery = new Set(openapi.method === "GET" ? numericFields(procedureInput(procedure)) : []);
     const routePath = normalizePath(openapi.path);
     routes.push({
       method: openapi.method,
@@ -74,55 +63,6 @@ function buildRouteTable(router: AnyRouter, basePath: string): Route[] {
 }
 
 type Match = { route: Route; params: Record<string, string> } | null;
-
-/** What a procedure's middlewares (tenantProcedure's, the input and output parsers, the resolver) are called with. */
-type ChainCall = {
-  ctx: RequestContext;
-  type: string;
-  path: string;
-  input: unknown;
-  getRawInput: () => Promise<unknown>;
-  meta: unknown;
-  signal: undefined;
-  batchIndex: number;
-};
-type NextOptions = { ctx?: object; input?: unknown; getRawInput?: () => Promise<unknown> };
-type ChainResult = { ok: true; data: unknown } | { ok: false; error: unknown };
-type Middleware = (call: ChainCall & { next: (opts?: NextOptions) => Promise<ChainResult> }) => Promise<ChainResult>;
-
-/**
- * Calls a procedure as tRPC's own caller does — its middlewares in order, each `next` merging the
- * context, input and raw-input reader it is given, a throw becoming a failed result, the failure
- * thrown at the end — with plain object spreads: tRPC's caller copies its options through a
- * transpiled spread helper at every step, about a twentieth of a list request's CPU on the lean front.
- */
-async function callProcedure(procedure: OpenApiProcedure, call: ChainCall): Promise<unknown> {
-  const middlewares = (procedure._def as unknown as { middlewares: Middleware[] }).middlewares;
-  const result = await runMiddleware(middlewares, 0, call);
-  if (!result.ok) throw result.error;
-  return result.data;
-}
-
-async function runMiddleware(middlewares: Middleware[], index: number, call: ChainCall): Promise<ChainResult> {
-  try {
-    const next = (opts?: NextOptions) =>
-      runMiddleware(
-        middlewares,
-        index + 1,
-        opts
-          ? {
-              ...call,
-              ctx: opts.ctx ? { ...call.ctx, ...opts.ctx } : call.ctx,
-              input: "input" in opts ? opts.input : call.input,
-              getRawInput: opts.getRawInput ?? call.getRawInput,
-            }
-          : call,
-      );
-    return await middlewares[index]({ ...call, next });
-  } catch (cause) {
-    return { ok: false, error: getTRPCErrorFromUnknown(cause) };
-  }
-}
 
 function matchIn(routes: Route[], method: string, path: string): Match {
   for (const route of routes) {
@@ -280,11 +220,11 @@ async function answerWith(
     const ctx: RequestContext = { transport: "rest", headers: req.headers, clientIp, requestId, resHeaders, response: {}, idempotencyKey };
     const data = await callProcedure(route.procedure, {
       ctx,
-      type: route.procedure._def.type,
+      type: procedureType(route.procedure),
       path: route.procedurePath,
       input: undefined,
       getRawInput: () => (input ??= readInput()),
-      meta: route.procedure._def.meta,
+      meta: procedureMeta(route.procedure),
       signal: undefined,
       batchIndex: 0,
     });
