@@ -1,5 +1,5 @@
 // Thin mount of the readiness probe (starts the server process here, as any API route does); server/http/probes.ts answers, as on the lean front.
-import { handleProbeRequest } from "@/server/http/probes";
+import { handleProbeRequest } from "@/server/http/probe-route";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";

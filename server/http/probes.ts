@@ -16,7 +16,21 @@ import { isDatabaseUnavailable } from "../lib/database-errors";
 import { setting } from "../lib/settings";
 import { rateLimitStoreDown, type Readiness } from "../observability/metrics";
 import { rateLimitConfigFromEnv } from "../ratelimit/config";
-import { startServerProcess, webhookEngineState } from "./startup";
+import type { DeliveryWorker } from "../webhooks/embedded-worker";
+
+/** This process's webhook engine (startup.ts registers it): undefined until started, null with WEBHOOK_ENGINE=off. */
+let webhookEngine: DeliveryWorker | null | undefined;
+
+export function watchWebhookEngine(engine: DeliveryWorker | null): void {
+  webhookEngine = engine;
+}
+
+/** For /readyz: `ok` (running), `off` (WEBHOOK_ENGINE=off), `starting` or `stopped`. */
+function webhookEngineState(): "ok" | "off" | "starting" | "stopped" {
+  if (webhookEngine === undefined) return "starting";
+  if (webhookEngine === null) return "off";
+  return webhookEngine.isRunning ? "ok" : "stopped";
+}
 
 export const PROBE_PATHS = ["/healthz", "/readyz"] as const;
 
@@ -138,12 +152,4 @@ export async function answerProbeFromNode(req: IncomingMessage, res: ServerRespo
   const q = url.indexOf("?");
   const answered = await probeAnswer(q === -1 ? url : url.slice(0, q), req.method ?? "GET");
   res.writeHead(answered.status, { ...answered.headers, "content-length": String(Buffer.byteLength(answered.body)) }).end(answered.body);
-}
-
-/** The Next route files' mount (app/healthz, app/readyz). /readyz first starts the server process there, as any API route does. */
-export async function handleProbeRequest(req: Request): Promise<Response> {
-  const path = new URL(req.url).pathname;
-  if (path === "/readyz") await startServerProcess().catch(() => {}); // a failed start shows as its failing checks
-  const answered = await probeAnswer(path, req.method);
-  return new Response(req.method === "HEAD" ? null : answered.body, { status: answered.status, headers: answered.headers });
 }

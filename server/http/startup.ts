@@ -2,18 +2,9 @@ import { closeDb, databaseKind, getDb } from "../db/client";
 import { log } from "../lib/log";
 import { closeRateLimitStore, warmUpRateLimiter } from "../ratelimit";
 import { checkSettings, setting } from "../lib/settings";
-import type { DeliveryWorker } from "../webhooks/embedded-worker";
+import { watchWebhookEngine } from "./probes";
 
 let started: Promise<void> | undefined;
-/** This process's webhook engine: undefined until started, null with WEBHOOK_ENGINE=off. */
-let webhookEngine: DeliveryWorker | null | undefined;
-
-/** For /readyz: `ok` (running), `off` (WEBHOOK_ENGINE=off), `starting` or `stopped`. */
-export function webhookEngineState(): "ok" | "off" | "starting" | "stopped" {
-  if (webhookEngine === undefined) return "starting";
-  if (webhookEngine === null) return "off";
-  return webhookEngine.isRunning ? "ok" : "stopped";
-}
 /** The demo tenant's seeding, which runs behind a ready server (see startServerProcess). */
 let seeding: Promise<void> | undefined;
 
@@ -22,7 +13,7 @@ export function startServerProcess(): Promise<void> {
   started ??= (async () => {
     checkSettings(); // a malformed setting stops the process here, named, before anything is opened
     await Promise.all([getDb(), warmUpRateLimiter()]);
-    webhookEngine = await (await import("../webhooks/engine")).startWebhookEngine();
+    watchWebhookEngine(await (await import("../webhooks/engine")).startWebhookEngine());
     (await import("../conversations/send-recovery")).startSendRecovery();
     (await import("../conversations/sla-monitor")).startSlaMonitor();
     (await import("../tools/tool-calls")).startToolCallPruning();
