@@ -9,7 +9,7 @@ import { freePort } from "../../scripts/bench/services";
 import { isDatabaseUnavailable } from "../../server/lib/database-errors";
 import { hasPgbouncer, type Pgbouncer, startPgbouncer } from "../helpers/pgbouncer";
 
-const direct = () => process.env.DIRECT_DATABASE_URL ?? process.env.DATABASE_URL!;
+const direct = () => process.env.DIRECT_DATABASE_URL || process.env.DATABASE_URL!;
 
 /** The error `run` fails with on a connection of its own to `url`. */
 async function errorOf(url: string, run: (client: pg.Client) => Promise<unknown>): Promise<Error & { code?: string; routine?: string }> {

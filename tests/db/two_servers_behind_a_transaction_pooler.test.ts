@@ -17,7 +17,7 @@ process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 const CLIENTS = 40;
 const LOAD_MS = 6_000;
 /** The direct URL of this file's database (under TEST_POOLER the suite's DATABASE_URL is itself a pooler). */
-const direct = () => process.env.DIRECT_DATABASE_URL ?? process.env.DATABASE_URL!;
+const direct = () => process.env.DIRECT_DATABASE_URL || process.env.DATABASE_URL!;
 
 describe.skipIf(!process.env.DATABASE_URL || !hasPgbouncer())("two servers behind PgBouncer in transaction mode", () => {
   let bouncer: Pgbouncer;
