@@ -176,8 +176,10 @@ async function open(): Promise<DbState> {
     // under load each write then carries the statements of many requests, and PostgreSQL answers
     // them in one read (with several connections, postgres.js spreads them thin and its busy queue
     // is scanned linearly per query). Writes that may wait on a row lock (ingest) stay on the pool
-    // above, so they never hold up the reads queued behind them.
-    const reads = pipelinedConnections(url, 1, prepare);
+    // above, so they never hold up the reads queued behind them. Behind a transaction pooler nothing
+    // pipelines (see pipelinedConnections): one connection would answer one statement at a time, so
+    // the reads get as many as the pool above (client connections to a pooler are cheap).
+    const reads = pipelinedConnections(url, prepare ? 1 : setting("DATABASE_STATEMENT_POOL_SIZE"), prepare);
     readSql = runnerOver(reads, prepare);
     watchDatabase(() => probePostgres(url));
     closeDriver = async () => {

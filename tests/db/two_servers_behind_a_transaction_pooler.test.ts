@@ -3,11 +3,12 @@
 // transaction only (no named prepared statements, LISTEN or session locks survive between them).
 // Session work (LISTEN, migrations) goes to DIRECT_DATABASE_URL. Under 40 concurrent clients
 // writing and reading for several seconds: no 5xx, every webhook event reaches a real local
-// consumer exactly once, and a burst afterwards is answered at once (nothing wedged).
+// consumer exactly once, a burst afterwards is answered at once (nothing wedged), and an event
+// another process writes wakes the servers' workers through LISTEN on the direct connection.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
 import { closeDb } from "../../server/db/client";
-import { tenantWithKey } from "../helpers/api";
+import { call, tenantWithKey } from "../helpers/api";
 import { startMount } from "../helpers/http-mounts";
 import { hasPgbouncer, type Pgbouncer, startPgbouncer } from "../helpers/pgbouncer";
 import { eventually, startConsumer, type Consumer } from "../helpers/webhook-consumer";
@@ -41,6 +42,9 @@ describe.skipIf(!process.env.DATABASE_URL || !hasPgbouncer())("two servers behin
       DATABASE_URL: bouncer.url(direct()),
       DIRECT_DATABASE_URL: direct(),
       RATE_LIMIT_DISABLED: "1",
+      // Only a wake-up delivers within the test: its own writes wake a server's worker in process,
+      // another process's only through LISTEN (on the direct URL: a pooler would lose it).
+      WEBHOOK_POLL_INTERVAL_MS: "60000",
       REDIS_URL: undefined,
       LOG_LEVEL: "warn",
     };
@@ -122,6 +126,13 @@ describe.skipIf(!process.env.DATABASE_URL || !hasPgbouncer())("two servers behin
     const burst = await Promise.all(Array.from({ length: CLIENTS }, (_, i) => send(servers[i % servers.length]!, "GET", "/offerings?limit=20")));
     expect(burst.map((r) => r.status)).toEqual(Array(CLIENTS).fill(200));
     expect(Date.now() - startedAt).toBeLessThan(10_000);
+    // An event another process writes (this test's, in process) wakes the servers through LISTEN.
+    const before = consumer.received.length;
+    const made = await call("POST", "/offerings", { key, body: { title: "From elsewhere", price: "1.00", price_currency: "USD" } });
+    expect(made.status).toBe(201);
+    await consumer.waitFor(before + 1, 10_000);
+    expect(consumer.received.at(-1)!.body.data.object.id).toBe(made.body.id);
+
     // Neither server logged an error (a failed claim, a lost LISTEN, an unhandled error).
     for (const s of servers) expect(s.output()).not.toMatch(/"level":"error"|unhandled/);
   }, 180_000);
