@@ -1,10 +1,11 @@
-// `npm run migrate`: applies pending migrations (prisma/migrations) to DATABASE_URL, or to the
+// `npm run migrate`: applies pending migrations (prisma/migrations) to DATABASE_URL (through
+// DIRECT_DATABASE_URL when set: never through a transaction-mode pooler), or to the
 // embedded PGlite under DATA_DIR when it is unset, and prints what it applied as JSON. Servers
 // also migrate on start; this is for deploy pipelines that migrate before rolling out.
 import { PrismaPg } from "@prisma/adapter-pg";
 import { applyMigrations } from "../server/db/schema-engine";
 
-const url = process.env.DATABASE_URL;
+const url = process.env.DIRECT_DATABASE_URL || process.env.DATABASE_URL;
 if (url) {
   const applied = await applyMigrations(new PrismaPg({ connectionString: url, max: 1 }));
   console.log(JSON.stringify({ database: "postgres", applied }));

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Throwaway PostgreSQL and Redis servers for tests and benchmarks, on 127.0.0.1.
 # Source it, then: start_postgres (exports DATABASE_URL), start_redis (exports REDIS_URL);
-# stop_services stops both (install it as an EXIT trap).
+# start_pgbouncer puts PgBouncer (transaction mode) in front of DATABASE_URL's server: DATABASE_URL
+# then goes through it and DIRECT_DATABASE_URL is the server itself;
+# stop_services stops them all (install it as an EXIT trap).
 set -euo pipefail
 
 SERVICES_DIR="${SERVICES_DIR:-$(mktemp -d /tmp/tdp-services.XXXXXX)}"
@@ -32,6 +34,28 @@ start_postgres() {
   echo "postgres on 127.0.0.1:$port" >&2
 }
 
+start_pgbouncer() {
+  local bin dir="$SERVICES_DIR/pgbouncer" port direct="${DATABASE_URL:?start_pgbouncer needs DATABASE_URL}" server
+  bin="$(command -v pgbouncer || echo /usr/sbin/pgbouncer)"
+  [ -x "$bin" ] || { echo "pgbouncer not found: apt-get install pgbouncer" >&2; return 1; }
+  port="$(free_port)"
+  mkdir -p "$dir"
+  server="${direct#*://}"; server="${server#*@}"; server="${server%%/*}" # host:port
+  printf '"postgres" ""\n' >"$dir/users.txt"
+  # Every database name goes to the one server (the tests make a database per file); trust, as the server.
+  printf '%s\n' "[databases]" "* = host=${server%%:*} port=${server##*:}" "[pgbouncer]" \
+    "listen_addr = 127.0.0.1" "listen_port = $port" "unix_socket_dir =" "auth_type = trust" "auth_file = $dir/users.txt" \
+    "pool_mode = transaction" "max_client_conn = 2000" "default_pool_size = 20" \
+    "ignore_startup_parameters = extra_float_digits,options" "logfile = $dir/pgbouncer.log" "pidfile = $dir/pgbouncer.pid" >"$dir/pgbouncer.ini"
+  # Like PostgreSQL, PgBouncer refuses to run as root.
+  [ "$(id -u)" = "0" ] && { id -u "$PG_USER_NAME" >/dev/null 2>&1 || useradd --system --no-create-home "$PG_USER_NAME"; chown -R "$PG_USER_NAME" "$dir"; chmod 755 "$SERVICES_DIR"; }
+  as_pg_user "'$bin' -d '$dir/pgbouncer.ini'"
+  for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+  export DIRECT_DATABASE_URL="$direct"
+  export DATABASE_URL="${direct/$server/127.0.0.1:$port}"
+  echo "pgbouncer (transaction mode) on 127.0.0.1:$port in front of $server" >&2
+}
+
 start_redis() {
   command -v redis-server >/dev/null || { echo "redis-server not found: apt-get install redis-server" >&2; return 1; }
   local port
@@ -44,6 +68,7 @@ start_redis() {
 }
 
 stop_services() {
+  if [ -f "$SERVICES_DIR/pgbouncer/pgbouncer.pid" ]; then kill "$(cat "$SERVICES_DIR/pgbouncer/pgbouncer.pid")" 2>/dev/null || true; fi
   # Only what start_postgres started here: a server named by an exported PG_DATA_DIR is the caller's own.
   if [ -d "$SERVICES_DIR/pg/data" ]; then as_pg_user "pg_ctl -D '$SERVICES_DIR/pg/data' -m immediate stop >/dev/null 2>&1" || true; fi
   if [ -f "$SERVICES_DIR/redis.pid" ]; then kill "$(cat "$SERVICES_DIR/redis.pid")" 2>/dev/null || true; fi

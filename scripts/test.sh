@@ -4,7 +4,8 @@
 #   2. vitest again on the embedded defaults (PGlite, in-process rate-limit store);
 #   3. the API contract suite over real HTTP through both mounts (lean front and Next route), after `npm run build`;
 #   4. browser tests (Playwright driving Debian's Chromium) against `next start`.
-# Set TEST_PHASES to a subset (e.g. "postgres pglite") to run fewer.
+# Set TEST_PHASES to a subset (e.g. "postgres pglite") to run fewer. TEST_POOLER=pgbouncer runs the
+# PostgreSQL phase through PgBouncer in transaction mode (migrations and the template databases direct).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NEXT_TELEMETRY_DISABLED=1 CHECKPOINT_DISABLE=1
@@ -20,6 +21,8 @@ trap stop_services EXIT
 [ -n "${DATABASE_URL:-}" ] || start_postgres
 [ -n "${REDIS_URL:-}" ] || start_redis
 PG_URL="$DATABASE_URL"
+PG_DIRECT_URL="${DIRECT_DATABASE_URL:-}"
+if [ "${TEST_POOLER:-}" = "pgbouncer" ]; then start_pgbouncer; PG_URL="$DATABASE_URL"; PG_DIRECT_URL="$DIRECT_DATABASE_URL"; fi
 
 # The HTTP-mount and browser tests run the production build; a fresh embedded start copies its database template.
 if [ -z "${SKIP_BUILD:-}" ]; then
@@ -41,13 +44,13 @@ for phase in $PHASES; do
     postgres)
       # Webhook tests run apart, one file at a time: on a shared PostgreSQL another file's delivery
       # worker (or a mounted server's) would claim their pending deliveries.
-      run_vitest postgres DATABASE_URL="$PG_URL" REDIS_URL="$REDIS_URL" -- --exclude "tests/webhooks/**"
-      run_vitest postgres-webhooks DATABASE_URL="$PG_URL" REDIS_URL="$REDIS_URL" -- --no-file-parallelism tests/webhooks ;;
-    pglite) run_vitest pglite -u DATABASE_URL -u REDIS_URL -u UPSTASH_REDIS_REST_URL ;;
+      run_vitest postgres DATABASE_URL="$PG_URL" DIRECT_DATABASE_URL="$PG_DIRECT_URL" REDIS_URL="$REDIS_URL" -- --exclude "tests/webhooks/**"
+      run_vitest postgres-webhooks DATABASE_URL="$PG_URL" DIRECT_DATABASE_URL="$PG_DIRECT_URL" REDIS_URL="$REDIS_URL" -- --no-file-parallelism tests/webhooks ;;
+    pglite) run_vitest pglite -u DATABASE_URL -u DIRECT_DATABASE_URL -u REDIS_URL -u UPSTASH_REDIS_REST_URL ;;
     mounts)
       if [ -x scripts/test-mounts.sh ]; then
         echo; echo "=== API suite over HTTP through both mounts"
-        DATABASE_URL="$PG_URL" REDIS_URL="$REDIS_URL" RESULTS_DIR="$RESULTS" scripts/test-mounts.sh || { status=1; FAILED_PHASES+=(mounts); }
+        DATABASE_URL="$PG_URL" DIRECT_DATABASE_URL="$PG_DIRECT_URL" REDIS_URL="$REDIS_URL" RESULTS_DIR="$RESULTS" scripts/test-mounts.sh || { status=1; FAILED_PHASES+=(mounts); }
       fi ;;
     e2e)
       if [ -f playwright.config.ts ]; then

@@ -30,6 +30,19 @@ let operationCount = 0;
 
 export const dataDir = () => path.resolve(setting("DATA_DIR"));
 export const databaseKind = () => (setting("DATABASE_URL") ? "postgres" : "pglite");
+/**
+ * Where work that needs a session of its own goes (migrations and their session advisory lock,
+ * the webhook worker's LISTEN): DIRECT_DATABASE_URL, else DATABASE_URL. Behind a transaction-mode
+ * pooler a session lasts one transaction, so these must bypass it.
+ */
+export const directDatabaseUrl = () => setting("DIRECT_DATABASE_URL") || setting("DATABASE_URL");
+/**
+ * Whether DATABASE_URL is a transaction-mode pooler (PgBouncer, RDS Proxy, Supavisor): then no
+ * named prepared statement is used, since the next call may land on a server connection where it
+ * does not exist (or names another statement). Explicit DATABASE_POOLER, else implied by a
+ * DIRECT_DATABASE_URL (a direct URL is only needed beside a pooler).
+ */
+export const behindTransactionPooler = () => (setting("DATABASE_POOLER") ?? (setting("DIRECT_DATABASE_URL") ? "transaction" : "none")) === "transaction";
 const embeddedDir = () => path.join(dataDir(), "pglite");
 /** Whether the embedded database was created already (PostgreSQL's own marker file). */
 export const embeddedDatabaseExists = () => existsSync(path.join(embeddedDir(), "PG_VERSION"));
@@ -102,11 +115,16 @@ function embeddedPostgresConf(): string[] {
   return [`shared_buffers=${setting("EMBEDDED_DB_SHARED_BUFFERS")}`, "wal_buffers=1MB", "temp_buffers=2MB", "work_mem=4MB", "maintenance_work_mem=16MB"];
 }
 
-/** A postgres.js pool of `max` connections: prepared statements, pipelined (see `open`). */
-function pipelinedConnections(url: string, max: number) {
+/**
+ * A postgres.js pool of `max` connections: prepared statements, pipelined (see `open`). Behind a
+ * transaction pooler (`prepare` false) each statement is parsed unnamed on every call: postgres.js
+ * then asks for the parameter types first and binds after (two round trips, not pipelined), the
+ * price of statements that survive a change of server connection.
+ */
+function pipelinedConnections(url: string, max: number, prepare: boolean) {
   return postgres(url, {
     max,
-    prepare: true,
+    prepare,
     onnotice: () => {},
     connect_timeout: connectTimeoutMs() / 1000,
     // Its default backoff grows to 20 s across failed connects, and queries wait for it: after an
@@ -116,12 +134,11 @@ function pipelinedConnections(url: string, max: number) {
 }
 
 /** Runs statements on `connections` through the breaker and the query timeout, counting each. */
-function runnerOver(connections: postgres.Sql): SqlRunner {
+function runnerOver(connections: postgres.Sql, prepare: boolean): SqlRunner {
   return async <Row>(statement: Statement, values: unknown[]) => {
     operationCount++;
     return guarded(
-      async () =>
-        (await withinQueryTimeout(connections.unsafe(statement.text, values as postgres.ParameterOrJSON<never>[], { prepare: true }))) as unknown as Row[],
+      async () => (await withinQueryTimeout(connections.unsafe(statement.text, values as postgres.ParameterOrJSON<never>[], { prepare }))) as unknown as Row[],
     );
   };
 }
@@ -152,15 +169,18 @@ async function open(): Promise<DbState> {
     // postgres.js, which pipelines: queries from concurrent requests share a connection, leave in one
     // write and come back in one read. Under load that halves PostgreSQL's CPU per request and cuts
     // this process's socket writes (docs/architecture.md, "Hot paths"); few connections suffice.
-    const statements = pipelinedConnections(url, setting("DATABASE_STATEMENT_POOL_SIZE"));
-    sql = runnerOver(statements);
+    const prepare = !behindTransactionPooler();
+    const statements = pipelinedConnections(url, setting("DATABASE_STATEMENT_POOL_SIZE"), prepare);
+    sql = runnerOver(statements, prepare);
     // Every API request's key lookup and the hot lists (short indexed reads) share ONE connection:
     // under load each write then carries the statements of many requests, and PostgreSQL answers
     // them in one read (with several connections, postgres.js spreads them thin and its busy queue
     // is scanned linearly per query). Writes that may wait on a row lock (ingest) stay on the pool
-    // above, so they never hold up the reads queued behind them.
-    const reads = pipelinedConnections(url, 1);
-    readSql = runnerOver(reads);
+    // above, so they never hold up the reads queued behind them. Behind a transaction pooler nothing
+    // pipelines (see pipelinedConnections): one connection would answer one statement at a time, so
+    // the reads get as many as the pool above (client connections to a pooler are cheap).
+    const reads = pipelinedConnections(url, prepare ? 1 : setting("DATABASE_STATEMENT_POOL_SIZE"), prepare);
+    readSql = runnerOver(reads, prepare);
     watchDatabase(() => probePostgres(url));
     closeDriver = async () => {
       await Promise.all([statements.end({ timeout: 5 }), reads.end({ timeout: 5 })]);
@@ -191,8 +211,9 @@ async function open(): Promise<DbState> {
     const { applyMigrations } = await import("./schema-engine");
     // On PostgreSQL, migrations take a session-level advisory lock: they get connections of their
     // own, closed afterwards, so the lock can never stay behind in the shared pool (where it would
-    // stop every other process from migrating, i.e. from starting).
-    const applied = await applyMigrations(url ? new PrismaPg({ connectionString: url, max: 1 }) : adapter);
+    // stop every other process from migrating, i.e. from starting). Direct, never through a
+    // transaction pooler: the lock and the engine's statements need one session throughout.
+    const applied = await applyMigrations(url ? new PrismaPg({ connectionString: directDatabaseUrl(), max: 1 }) : adapter);
     if (applied.length) log.info("migrations applied", { applied });
   }
   const base = new PrismaClient({ adapter });

@@ -67,11 +67,22 @@ const BUSY_MESSAGES = /^timeout exceeded when trying to connect|Unable to start 
 const BUSY_CODES = new Set(["P2024"]);
 
 const isConnectionCode = (code: unknown) => typeof code === "string" && (CONNECTION_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code));
+/**
+ * PostgreSQL itself rejecting a message (08P01 with the server's source routine, e.g. a Bind that
+ * does not match the prepared statement of that name on a pooled connection): the server answered,
+ * so it is a client-side bug (a 500), not an outage. A pooler's own 08P01 (PgBouncer's wait
+ * timeout, no server to connect to) names no routine and still counts as one.
+ */
+const isServerRejectedMessage = (err: object) => {
+  const e = err as { code?: unknown; routine?: unknown };
+  return e.code === "08P01" && typeof e.routine === "string" && e.routine !== "";
+};
 
 /** True when `err` (or an error it wraps) says the database could not be reached or dropped the connection. */
 export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== "object" || depth > 6) return false;
   if (err instanceof DatabaseUnavailableError || err instanceof DatabaseTimeoutError) return true;
+  if (isServerRejectedMessage(err)) return false;
   const e = err as { code?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: unknown; code?: unknown } } } };
   if (isConnectionCode(e.code)) return true;
   const adapter = e.meta?.driverAdapterError?.cause;

@@ -93,11 +93,23 @@ export const SETTINGS = {
     "PostgreSQL (`@prisma/adapter-pg`) instead of the embedded PGlite; migrations are applied on start (or beforehand with `npm run migrate`)",
     { secret: true },
   ),
+  DIRECT_DATABASE_URL: declare(
+    DB,
+    text().optional(),
+    "a direct PostgreSQL connection (not through a connection pooler) for what needs a session of its own: migrations (their session advisory lock) and the webhook worker's LISTEN; set it when DATABASE_URL is a pooler such as PgBouncer in transaction mode (README, 'Behind a connection pooler')",
+    { secret: true, shown: "`DATABASE_URL`" },
+  ),
+  DATABASE_POOLER: declare(
+    DB,
+    oneOf(["none", "transaction"] as const).optional(),
+    "`transaction`: DATABASE_URL is a transaction-mode pooler, so no named prepared statements are used (each statement is parsed again per call); `none`: a direct connection or a session-mode pooler, statements are prepared once per connection",
+    { shown: "`transaction` when `DIRECT_DATABASE_URL` is set, else `none`" },
+  ),
   DATABASE_POOL_SIZE: declare(DB, positiveInt().default(10), "connections per process for Prisma (writes, transactions, most reads)"),
   DATABASE_STATEMENT_POOL_SIZE: declare(
     DB,
     positiveInt().default(4),
-    "connections per process for the pipelined prepared statements that may wait on a lock (ingest); the key lookups and hot lists pipeline on one more connection of their own, so a process opens at most the sum of the two pools plus one",
+    "connections per process for the pipelined prepared statements that may wait on a lock (ingest); the key lookups and hot lists pipeline on one more connection of their own, so a process opens at most the sum of the two pools plus one (behind a transaction pooler, where nothing pipelines, the key lookups get this many of their own instead of one)",
   ),
   DATABASE_CONNECT_TIMEOUT_MS: declare(DB, positiveInt().default(3000), "how long to wait for a database connection before answering 503"),
   DATABASE_QUERY_TIMEOUT_MS: declare(

@@ -8,7 +8,7 @@ import pg from "pg";
 import { modelColumns } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
 import { isDatabaseUnavailable } from "../lib/database-errors";
-import { databaseKind, getDb } from "../db/client";
+import { databaseKind, directDatabaseUrl, getDb } from "../db/client";
 import { OUTBOX_CHANNEL, onOutboxWrite } from "../outbox/outbox-signal";
 import { log } from "../lib/log";
 import { attemptDelivery, type DeliveryTarget } from "./delivery-attempt";
@@ -147,9 +147,10 @@ export class DeliveryWorker {
    * Keeps a LISTEN connection open (cross-process wake-ups). When it is lost it reconnects with
    * backoff for as long as the worker runs, and wakes the worker once it is back (deliveries
    * written meanwhile were only announced to the lost connection). Resolves after the first try.
+   * On the direct URL: LISTEN is a session's, which a transaction-mode pooler would not keep.
    */
   private listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: setting("DATABASE_URL"), connectionTimeoutMillis: 5_000 });
+    const client = new pg.Client({ connectionString: directDatabaseUrl(), connectionTimeoutMillis: 5_000 });
     let lost = false;
     const onLost = (err?: Error) => {
       if (lost) return;

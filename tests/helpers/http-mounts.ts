@@ -30,6 +30,8 @@ export async function startMount(kind: MountKind, env: Record<string, string | u
 export function mountEnv(env: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   return {
     DATABASE_URL: process.env.DATABASE_URL,
+    // The suite's direct URL (TEST_POOLER) belongs to its DATABASE_URL, not to a cluster a test passes.
+    DIRECT_DATABASE_URL: "DATABASE_URL" in env ? undefined : process.env.DIRECT_DATABASE_URL,
     DATA_DIR: process.env.DATA_DIR,
     DEMO_SEED: "0",
     LOG_LEVEL: "warn",

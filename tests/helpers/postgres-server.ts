@@ -123,13 +123,16 @@ export class PostgresServer {
 export async function onDatabase<T>(url: string, fn: () => Promise<T>): Promise<T> {
   const { closeDb } = await import("../../server/db/client");
   const own = process.env.DATABASE_URL;
+  const ownDirect = process.env.DIRECT_DATABASE_URL;
   await closeDb();
   process.env.DATABASE_URL = url;
+  delete process.env.DIRECT_DATABASE_URL; // the suite's may name a pooler's server (TEST_POOLER)
   try {
     return await fn();
   } finally {
     await closeDb();
     process.env.DATABASE_URL = own;
+    if (ownDirect !== undefined) process.env.DIRECT_DATABASE_URL = ownDirect;
   }
 }
 
@@ -142,13 +145,16 @@ export async function moveToOwnCluster(): Promise<{ cluster: PostgresServer; res
   const { closeDb } = await import("../../server/db/client");
   const cluster = await PostgresServer.start();
   const own = process.env.DATABASE_URL;
+  const ownDirect = process.env.DIRECT_DATABASE_URL;
   await closeDb();
   process.env.DATABASE_URL = cluster.url;
+  delete process.env.DIRECT_DATABASE_URL;
   return {
     cluster,
     restore: async () => {
       await closeDb();
       process.env.DATABASE_URL = own;
+      if (ownDirect !== undefined) process.env.DIRECT_DATABASE_URL = ownDirect;
       await cluster.destroy();
     },
   };

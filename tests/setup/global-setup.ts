@@ -8,8 +8,12 @@ import { applyMigrations } from "../../server/db/schema-engine";
 import { databaseUrl, onServer, runDatabasePrefix } from "./database-template";
 
 export default async function setup() {
-  const url = process.env.DATABASE_URL;
-  console.log(`[tests] database: ${url ? "postgres" : "pglite (embedded)"}; rate-limit store: ${process.env.REDIS_URL ? "redis" : "memory"}`);
+  // Behind a pooler (TEST_POOLER=pgbouncer) databases are made and migrated on the direct URL:
+  // CREATE DATABASE … TEMPLATE needs the template free of sessions, which a pooler would keep open.
+  const url = process.env.DIRECT_DATABASE_URL || process.env.DATABASE_URL;
+  console.log(
+    `[tests] database: ${url ? (url === process.env.DATABASE_URL ? "postgres" : "postgres through a pooler") : "pglite (embedded)"}; rate-limit store: ${process.env.REDIS_URL ? "redis" : "memory"}`,
+  );
   const root = mkdtempSync(path.join(tmpdir(), "tdp-run-"));
   const runId = `${process.pid}_${Date.now().toString(36)}`;
   // Test workers inherit these (they are forked after global setup).

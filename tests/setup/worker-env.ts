@@ -2,7 +2,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { dataDirFromTemplate, databaseFromTemplate, runDatabasePrefix } from "./database-template";
+import { dataDirFromTemplate, databaseFromTemplate, databaseUrl, runDatabasePrefix } from "./database-template";
 
 process.env.LOG_LEVEL ??= "silent";
 process.env.RATE_LIMIT_STORE_TIMEOUT_MS ??= "5000"; // a loaded CI machine must not mark a healthy Redis down (exact-count tests)
@@ -16,7 +16,12 @@ if (process.env.DATABASE_URL) {
   const template = process.env.TDP_PG_TEMPLATE;
   if (template && !process.env.TDP_OWN_DATABASE) {
     const name = `${runDatabasePrefix(process.env.TDP_TEST_RUN_ID ?? "x")}${label}_${Math.random().toString(36).slice(2, 8)}`;
-    process.env.DATABASE_URL = await databaseFromTemplate(process.env.DATABASE_URL, template, name);
+    const direct = process.env.DIRECT_DATABASE_URL;
+    if (direct) {
+      // Through a pooler (TEST_POOLER=pgbouncer): the copy is made directly, then used through both.
+      process.env.DIRECT_DATABASE_URL = await databaseFromTemplate(direct, template, name);
+      process.env.DATABASE_URL = databaseUrl(process.env.DATABASE_URL, name);
+    } else process.env.DATABASE_URL = await databaseFromTemplate(process.env.DATABASE_URL, template, name);
     process.env.TDP_OWN_DATABASE = name;
   }
 } else if (!process.env.DATA_DIR) {
