@@ -8,23 +8,37 @@ let started: Promise<void> | undefined;
 /** The demo tenant's seeding, which runs behind a ready server (see startServerProcess). */
 let seeding: Promise<void> | undefined;
 
-/** Once per server process: at boot under `npm start`, at the first API request under `next start` (app/_lib/server-route.ts). */
+/**
+ * Once per server process: at boot under `npm start`, at the first API request under `next start`
+ * (app/_lib/server-route.ts). A start that fails before anything runs (the database unreachable at
+ * the first request) is tried again by the next call: under `next start` the process lives on, and
+ * a start remembered as failed would fail every request until a restart that nothing asks for.
+ */
 export function startServerProcess(): Promise<void> {
-  started ??= (async () => {
-    checkSettings(); // a malformed setting stops the process here, named, before anything is opened
-    await Promise.all([getDb(), warmUpRateLimiter()]);
-    watchWebhookEngine(await (await import("../webhooks/engine")).startWebhookEngine());
-    (await import("../conversations/send-recovery")).startSendRecovery();
-    (await import("../conversations/sla-monitor")).startSlaMonitor();
-    (await import("../tools/tool-calls")).startToolCallPruning();
-    (await import("../idempotency/idempotency")).startIdempotencyKeyPruning();
-    // Seeded behind the ready server (a few seconds of provider traffic on a first embedded start):
-    // nothing can refer to the demo tenant before its key and owner login are printed, at the end.
-    seeding = seedDemoTenantIfEnabled().catch((err) => log.error("seeding the demo tenant failed", { error: String(err) }));
-    await (await import("./metrics-listener")).startMetricsListener(); // METRICS_PORT: Prometheus scrapes this process there
-    log.info("server process ready", { database: databaseKind() });
-  })();
+  started ??= openDependencies().then(startBackgroundWork, (err) => {
+    started = undefined;
+    throw err;
+  });
   return started;
+}
+
+async function openDependencies(): Promise<void> {
+  checkSettings(); // a malformed setting stops the process here, named, before anything is opened
+  await Promise.all([getDb(), warmUpRateLimiter()]);
+}
+
+/** What runs beside the requests; started once (a failure here is not retried: part of it may run). */
+async function startBackgroundWork(): Promise<void> {
+  watchWebhookEngine(await (await import("../webhooks/engine")).startWebhookEngine());
+  (await import("../conversations/send-recovery")).startSendRecovery();
+  (await import("../conversations/sla-monitor")).startSlaMonitor();
+  (await import("../tools/tool-calls")).startToolCallPruning();
+  (await import("../idempotency/idempotency")).startIdempotencyKeyPruning();
+  // Seeded behind the ready server (a few seconds of provider traffic on a first embedded start):
+  // nothing can refer to the demo tenant before its key and owner login are printed, at the end.
+  seeding = seedDemoTenantIfEnabled().catch((err) => log.error("seeding the demo tenant failed", { error: String(err) }));
+  await (await import("./metrics-listener")).startMetricsListener(); // METRICS_PORT: Prometheus scrapes this process there
+  log.info("server process ready", { database: databaseKind() });
 }
 
 /** On a fresh embedded database (or with DEMO_SEED=1): the demo tenant, its key printed that one time. */
