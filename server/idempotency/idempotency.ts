@@ -13,8 +13,8 @@
 // Answers are kept for IDEMPOTENCY_KEY_RETENTION_MS (24 h), then pruned hourly by every server
 // process (as tool-call records are, server/tools/tool-calls.ts); an expired key runs anew.
 import { createHash } from "node:crypto";
-import { getDb } from "../db/client";
 import { modelColumns } from "../db/columns";
+import { pruneByAge } from "../db/prune-by-age";
 import { Prisma } from "../db/generated/client";
 import { joinTransaction } from "../db/join-transaction";
 import type { TenantDb } from "../db/tenant-scope";
@@ -27,7 +27,6 @@ export const IDEMPOTENT_REPLAYED_HEADER = "Idempotent-Replayed";
 export const MAX_IDEMPOTENCY_KEY = 255;
 export const IDEMPOTENCY_KEY_RETENTION_MS = 24 * 3_600_000;
 const PRUNE_INTERVAL_MS = 3_600_000;
-const PRUNE_BATCH = 1_000;
 const PRUNE_JOB = "idempotency-key pruning";
 /**
  * The request's transaction may last as long as its procedure: a send or a CRM call waits for the
@@ -138,23 +137,10 @@ export async function runIdempotently<R extends ChainResult>(call: IdempotentCal
   }
 }
 
-// Batches (the created_at index) keep each statement short; processes pruning at once only race
-// to delete the same rows, which is harmless.
-const PRUNE_SQL = `
-DELETE FROM idempotent_responses WHERE ${IR.id} IN (
-  SELECT ${IR.id} FROM idempotent_responses WHERE ${IR.createdAt} < now() - make_interval(secs => $1::double precision / 1000) LIMIT $2::int
-)`;
+const pruneOlderThan = pruneByAge("idempotent_responses", IR);
 
 /** Deletes the stored answers older than `retentionMs`, in every tenant: how many it deleted. */
-export async function pruneIdempotentResponses(retentionMs = IDEMPOTENCY_KEY_RETENTION_MS): Promise<number> {
-  const db = await getDb();
-  let pruned = 0;
-  for (;;) {
-    const deleted = await db.$executeRawUnsafe(PRUNE_SQL, retentionMs, PRUNE_BATCH);
-    pruned += deleted;
-    if (deleted < PRUNE_BATCH) return pruned;
-  }
-}
+export const pruneIdempotentResponses = (retentionMs = IDEMPOTENCY_KEY_RETENTION_MS): Promise<number> => pruneOlderThan(retentionMs);
 
 /** Prunes every `intervalMs` (hourly) in this process. */
 export const startIdempotencyKeyPruning = (intervalMs = PRUNE_INTERVAL_MS): PeriodicJob =>

@@ -9,8 +9,8 @@
 // Records are kept for TOOL_CALL_RETENTION_MS (7 days) and then pruned by every server process,
 // hourly: a runtime retries a call within seconds or minutes, so a week is ample, and after it a
 // repeated id simply runs again.
-import { getDb } from "../db/client";
 import { modelColumns } from "../db/columns";
+import { pruneByAge } from "../db/prune-by-age";
 import { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantSql } from "../db/tenant-scope";
 import { joinTransaction } from "../db/join-transaction";
@@ -19,7 +19,6 @@ import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../lib/peri
 export const MAX_TOOL_CALL_ID = 255;
 export const TOOL_CALL_RETENTION_MS = 7 * 24 * 3_600_000;
 const PRUNE_INTERVAL_MS = 3_600_000;
-const PRUNE_BATCH = 1_000;
 const PRUNE_JOB = "tool-call pruning";
 
 // Plain statements, not model calls: this bookkeeping runs on every write tool call. Their column
@@ -72,23 +71,10 @@ export async function storedToolCallResult(sql: TenantSql, tool: string, toolCal
   return stored?.text ?? null;
 }
 
-// Batches (the created_at index) keep each statement short; processes pruning at once only race
-// to delete the same rows, which is harmless.
-const PRUNE_SQL = `
-DELETE FROM tool_calls WHERE ${TC.id} IN (
-  SELECT ${TC.id} FROM tool_calls WHERE ${TC.createdAt} < now() - make_interval(secs => $1::double precision / 1000) LIMIT $2::int
-)`;
+const pruneOlderThan = pruneByAge("tool_calls", TC);
 
 /** Deletes the tool-call records older than `retentionMs`, in every tenant: how many it deleted. */
-export async function pruneToolCalls(retentionMs = TOOL_CALL_RETENTION_MS): Promise<number> {
-  const db = await getDb();
-  let pruned = 0;
-  for (;;) {
-    const deleted = await db.$executeRawUnsafe(PRUNE_SQL, retentionMs, PRUNE_BATCH);
-    pruned += deleted;
-    if (deleted < PRUNE_BATCH) return pruned;
-  }
-}
+export const pruneToolCalls = (retentionMs = TOOL_CALL_RETENTION_MS): Promise<number> => pruneOlderThan(retentionMs);
 
 /** Prunes every `intervalMs` (hourly) in this process. */
 export const startToolCallPruning = (intervalMs = PRUNE_INTERVAL_MS): PeriodicJob => startPeriodicJob(PRUNE_JOB, intervalMs, () => pruneToolCalls());
