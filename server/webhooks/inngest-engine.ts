@@ -45,11 +45,11 @@ const NEW_CYCLE_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.cycle} = ${DELIV
      WHERE ${DELIVERY.id} = $1::uuid RETURNING ${DELIVERY.cycle}, 0 AS attempts`;
 /**
  * A run held back too long (an open breaker, a disabled subscription) gives its delivery back to
- * the dispatcher ($1 delivery, $2 run, $3 ms until due): claimable again then, attempts as they are.
+ * the dispatcher ($1 delivery, $2 cycle, $3 ms until due): claimable again then, attempts as they are.
  */
 const HAND_BACK_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = NULL, ${DELIVERY.lockedUntil} = NULL,
        ${DELIVERY.nextAttemptAt} = now() + make_interval(secs => $3::int / 1000.0), ${DELIVERY.updatedAt} = now()
-     WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.inngestRunId} = $2 AND ${DELIVERY.status} = 'pending'`;
+     WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.cycle} = $2::int AND ${DELIVERY.status} = 'pending' AND ${DELIVERY.inngestRunId} <> '${DISPATCHED}'`;
 /** The deliveries handed to Inngest ($1 ids): no longer claimable, their leases released. */
 const MARK_DISPATCHED_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = '${DISPATCHED}', ${DELIVERY.lockedUntil} = NULL WHERE ${DELIVERY.id} = ANY($1::uuid[]) AND ${DELIVERY.inngestRunId} IS NULL`;
 
@@ -142,7 +142,7 @@ export const deliverWebhook = inngest.createFunction(
       // and its subscription enabled (a new run, same cycle, its attempts kept).
       if (result.slot_in_ms !== undefined) {
         const dueInMs = result.slot_in_ms;
-        await step.run(`hand-back-${n}`, async () => (await getDb()).$executeRawUnsafe(HAND_BACK_SQL, deliveryId, runId, dueInMs));
+        await step.run(`hand-back-${n}`, async () => (await getDb()).$executeRawUnsafe(HAND_BACK_SQL, deliveryId, cycle, dueInMs));
         return { delivery_id: deliveryId, cycle, status: "held" };
       }
       if (result.status !== "pending" || result.next_delay_ms === null) return { delivery_id: deliveryId, cycle, ...result };
