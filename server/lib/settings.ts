@@ -232,7 +232,11 @@ export const SETTINGS = {
     positiveInt().default(8),
     "attempts in flight at once to one subscription, across every worker process (a slow or hanging endpoint holds no more)",
   ),
-  WEBHOOK_MAX_IN_FLIGHT_PER_TENANT: declare(HOOKS, positiveInt().default(16), "attempts in flight at once for one tenant's subscriptions together"),
+  WEBHOOK_MAX_IN_FLIGHT_PER_TENANT: declare(
+    HOOKS,
+    positiveInt().default(24),
+    "attempts in flight at once for one tenant's subscriptions together (below the worker's concurrency, so other tenants always find room)",
+  ),
   WEBHOOK_BREAKER_FAILURES: declare(
     HOOKS,
     positiveInt().default(5),

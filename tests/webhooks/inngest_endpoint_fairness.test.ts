@@ -59,7 +59,7 @@ describe("Inngest engine: one endpoint's failures cost only that endpoint", () =
   it("concurrency_is_keyed_per_subscription_and_per_tenant_with_the_settings_limits", () => {
     expect(deliverWebhook.opts.concurrency).toEqual([
       { key: "event.data.subscription_id", limit: 8 },
-      { key: "event.data.tenant_id", limit: 16 },
+      { key: "event.data.tenant_id", limit: 24 },
     ]);
   });
 
