@@ -88,8 +88,10 @@ WITH d AS (
   FROM a WHERE w.${DELIVERY.id} = a.${ATTEMPT.deliveryId}
   RETURNING w.${DELIVERY.id}, w.${DELIVERY.tenantId}, w.${DELIVERY.status}, w.${DELIVERY.subscriptionId}
 ), h AS (
-  -- Whether this failure disables the subscription (read before the update below changes the row).
+  -- Whether this failure disables the subscription (read before the update below changes the row;
+  -- locked, so of two failures recorded at once only the first disables and audits).
   SELECT s.${SUBSCRIPTION.id}, ${disableNow} AS disable FROM webhook_subscriptions s JOIN u ON s.${SUBSCRIPTION.id} = u.${DELIVERY.subscriptionId}
+  FOR UPDATE OF s
 ), p AS (
   -- The endpoint's health, beside the delivery's: a consumer's Retry-After holds back the whole
   -- subscription; the breaker counts failures ($21 'failure') and opens at $22 in a row, its next
