@@ -56,6 +56,8 @@ export default defineConfig({
       // Webhooks to the local consumer, with a short retry ladder so dead letters happen in seconds.
       WEBHOOK_ALLOW_LOOPBACK: "1",
       WEBHOOK_RETRY_DELAYS_MS: "0,300,300,300,300,300",
+      // A whole failing ladder opens the endpoint's breaker: its last rung then waits for a probe this soon.
+      WEBHOOK_BREAKER_PROBE_INTERVAL_MS: "300",
       WEBHOOK_POLL_INTERVAL_MS: "200",
       LOG_LEVEL: "warn",
     },

@@ -149,3 +149,4 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   console.log(JSON.stringify(result, null, 2));
   process.exit(0);
 }
+export { benchWebhookIsolation } from "./webhook-isolation";

@@ -241,6 +241,27 @@ export const SETTINGS = {
     "the retry ladder's delays before each attempt",
     { shown: "`0,60000,300000,1800000,7200000,43200000`" },
   ),
+  WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: declare(
+    HOOKS,
+    positiveInt().default(8),
+    "attempts in flight at once to one subscription, across every worker process (a slow or hanging endpoint holds no more)",
+  ),
+  WEBHOOK_MAX_IN_FLIGHT_PER_TENANT: declare(
+    HOOKS,
+    positiveInt().default(24),
+    "attempts in flight at once for one tenant's subscriptions together (below the worker's concurrency, so other tenants always find room)",
+  ),
+  WEBHOOK_BREAKER_FAILURES: declare(
+    HOOKS,
+    positiveInt().default(5),
+    "consecutive failed attempts that open a subscription's circuit breaker (then only spaced probes are sent)",
+  ),
+  WEBHOOK_BREAKER_PROBE_INTERVAL_MS: declare(HOOKS, positiveInt().default(30_000), "while a breaker is open: the time from a failure to the next probe"),
+  WEBHOOK_AUTO_DISABLE_AFTER_SECONDS: declare(
+    HOOKS,
+    positiveInt().default(432_000),
+    "a subscription failing this long without a single success is disabled (audited, shown on its page); 5 days by default",
+  ),
   WEBHOOK_SECRET_OVERLAP_SECONDS: declare(HOOKS, nonNegativeInt().default(86_400), "how long a rolled webhook secret keeps signing beside the new one"),
   WEBHOOK_ALLOW_LOOPBACK: declare(HOOKS, flag(), "allow webhook and CRM targets on loopback addresses (local testing only)"),
   INNGEST_EVENT_KEY: declare(

@@ -43,14 +43,17 @@ const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
 /**
  * The outbox's write as two CTEs of one statement (each argument an SQL expression): `event`, the
  * event row (once for each row of the CTE `source` when given: none, nothing is written), and
- * `deliveries`, one pending delivery per subscription that gets the event: every enabled
- * subscription of the tenant whose `events` holds its type, or, given `only`, that one
+ * `deliveries`, one pending delivery per subscription that gets the event: every enabled (or
+ * auto-disabled) subscription of the tenant whose `events` holds its type, or, given `only`, that one
  * subscription (the dashboard's test event). writeEvent and bookAppointment's one statement both
  * write through it, so which subscriptions get a delivery is said once. The statement then says
  * `wakeDeliveryWorkersSql` when `deliveries` has rows (or the caller calls wakeDeliveryWorkers).
  */
 export function eventFanOutSql(p: { tenant: string; type: string; data: string; source?: string; only?: string }): string {
-  const recipients = p.only ? `s.${SUBSCRIPTION.id} = ${p.only}` : `s.${SUBSCRIPTION.enabled} AND ${p.type} = ANY (s.${SUBSCRIPTION.events})`;
+  // A subscription the platform disabled for failing still queues (held until re-enabled, then sent from where it stopped).
+  const recipients = p.only
+    ? `s.${SUBSCRIPTION.id} = ${p.only}`
+    : `(s.${SUBSCRIPTION.enabled} OR s.${SUBSCRIPTION.disabledReason} IS NOT NULL) AND ${p.type} = ANY (s.${SUBSCRIPTION.events})`;
   // created_at is the insert's time, as Prisma's @default(now()) gives it (not the transaction's start).
   return `event AS (
   INSERT INTO events (${EVENT.id}, ${EVENT.tenantId}, ${EVENT.type}, ${EVENT.data}, ${EVENT.createdAt})

@@ -1,9 +1,11 @@
 // The SQL that claims due deliveries: FOR UPDATE SKIP LOCKED and a lease (`locked_until`), so
 // several processes on one PostgreSQL never take the same delivery; the paced claim also hands out
-// each subscription's send slots (max_deliveries_per_second) across processes.
+// each subscription's send slots (max_deliveries_per_second) across processes, and keeps each
+// endpoint's and tenant's attempts in flight under their caps and an open breaker to its probes.
 import { modelColumns } from "../db/columns";
 import { Prisma } from "../db/generated/client";
 import { TARGET_COLUMNS } from "./delivery-attempt";
+import { setting } from "../lib/settings";
 
 // Columns named through the model (server/db/columns.ts).
 const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
@@ -22,34 +24,62 @@ const dueDeliveries = (engineFilter: string) => `d.${DELIVERY.status} = 'pending
     AND NOT (d.${DELIVERY.id} = ANY($3::uuid[]))`;
 
 /**
- * The paced claim ($1 capacity, $2 lease ms, $3 own in-flight ids, $4 horizon ms). Each subscription
- * with due deliveries is locked (SKIP LOCKED: one claimer at a time per subscription, in every
- * process), its due deliveries get consecutive send slots 1/rate apart from its next free slot, in
- * creation order, as far as the horizon reaches; the subscription's next free slot moves past the
- * last one taken. Every row says how long to wait for its slot (`wait_ms`); the lease runs from the slot.
+ * Attempts in flight: unexpired leases of pending deliveries, per subscription and tenant. Every
+ * process's claims hold leases, so the caps below hold across processes sharing PostgreSQL.
+ */
+const leasedSql = () => `leased AS (
+  SELECT l.${DELIVERY.subscriptionId}, l.${DELIVERY.tenantId}, count(*)::int AS n FROM webhook_deliveries l
+  WHERE l.${DELIVERY.lockedUntil} > now() AND l.${DELIVERY.status} = 'pending'
+  GROUP BY l.${DELIVERY.subscriptionId}, l.${DELIVERY.tenantId}
+), tenant_leased AS (
+  SELECT ${DELIVERY.tenantId}, sum(n)::int AS n FROM leased GROUP BY ${DELIVERY.tenantId}
+)`;
+
+/**
+ * The paced, fair claim ($1 capacity, $2 lease ms, $3 own in-flight ids, $4 horizon ms, $5 in-flight
+ * cap per subscription, $6 per tenant, $7 breaker probe interval ms). Each subscription with due
+ * deliveries and room under its caps is locked (SKIP LOCKED: one claimer at a time per subscription,
+ * in every process); an open breaker gives room for one probe once its time has come (and moves the
+ * next probe a probe interval on). Its due deliveries get consecutive send slots 1/rate apart from
+ * its next free slot, in creation order, as far as the horizon and its room reach; tenants take
+ * turns (every tenant's first before anyone's second), each within its own room. The subscription's
+ * next free slot moves past the last one taken. Deliveries held back are untouched: same order, no
+ * attempt spent. Every row says how long to wait for its slot (`wait_ms`); the lease runs from the slot.
  */
 export function pacedClaimSql(engineFilter: string) {
+  const room = `CASE WHEN s.${SUBSCRIPTION.breakerProbeAt} IS NULL THEN $5::int ELSE 1 END
+      - coalesce((SELECT sum(n) FROM leased WHERE leased.${DELIVERY.subscriptionId} = s.${SUBSCRIPTION.id}), 0)`;
+  const tenantRoom = `$6::int - coalesce((SELECT n FROM tenant_leased t WHERE t.${DELIVERY.tenantId} = s.${SUBSCRIPTION.tenantId}), 0)`;
   return `
-WITH subs AS (
-  SELECT s.${SUBSCRIPTION.id}, greatest(s.${SUBSCRIPTION.nextDeliveryAt}, now()) AS first_slot,
+WITH ${leasedSql()}, subs AS (
+  SELECT s.${SUBSCRIPTION.id}, s.${SUBSCRIPTION.tenantId}, greatest(s.${SUBSCRIPTION.nextDeliveryAt}, now()) AS first_slot,
     make_interval(secs => 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond}) AS gap,
-    now() + make_interval(secs => greatest($4::int / 1000.0, 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond})) AS horizon
+    now() + make_interval(secs => greatest($4::int / 1000.0, 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond})) AS horizon,
+    ${room} AS room, ${tenantRoom} AS tenant_room,
+    s.${SUBSCRIPTION.breakerProbeAt} IS NOT NULL AS probing
   FROM webhook_subscriptions s
   WHERE s.${SUBSCRIPTION.enabled}
+    AND (s.${SUBSCRIPTION.breakerProbeAt} IS NULL OR s.${SUBSCRIPTION.breakerProbeAt} <= now())
+    AND ${room} > 0 AND ${tenantRoom} > 0
     AND s.${SUBSCRIPTION.nextDeliveryAt} < now() + make_interval(secs => greatest($4::int / 1000.0, 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond}))
     AND s.${SUBSCRIPTION.id} IN (SELECT d.${DELIVERY.subscriptionId} FROM webhook_deliveries d WHERE ${dueDeliveries(engineFilter)})
   ORDER BY s.${SUBSCRIPTION.nextDeliveryAt}
   LIMIT $1::int
   FOR UPDATE OF s SKIP LOCKED
 ), slotted AS (
-  SELECT d.${DELIVERY.id}, d.${DELIVERY.subscriptionId}, subs.horizon,
+  SELECT d.${DELIVERY.id}, d.${DELIVERY.subscriptionId}, subs.${SUBSCRIPTION.tenantId}, subs.horizon, subs.room, subs.tenant_room,
+    row_number() OVER (PARTITION BY d.${DELIVERY.subscriptionId} ORDER BY d.${DELIVERY.seq}) AS rank,
     subs.first_slot + (row_number() OVER (PARTITION BY d.${DELIVERY.subscriptionId} ORDER BY d.${DELIVERY.seq}) - 1) * subs.gap AS slot
   FROM webhook_deliveries d JOIN subs ON subs.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId}
   WHERE ${dueDeliveries(engineFilter)}
+), eligible AS (
+  SELECT *, row_number() OVER (PARTITION BY ${SUBSCRIPTION.tenantId} ORDER BY slot) AS tenant_rank
+  FROM slotted WHERE slot < horizon AND rank <= room
 ), picked AS (
-  SELECT ${DELIVERY.id}, ${DELIVERY.subscriptionId}, slot FROM slotted WHERE slot < horizon ORDER BY slot LIMIT $1::int
+  SELECT ${DELIVERY.id}, ${DELIVERY.subscriptionId}, slot FROM eligible WHERE tenant_rank <= tenant_room ORDER BY tenant_rank, slot LIMIT $1::int
 ), paced AS (
-  UPDATE webhook_subscriptions s SET ${SUBSCRIPTION.nextDeliveryAt} = last.slot + make_interval(secs => 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond})
+  UPDATE webhook_subscriptions s SET ${SUBSCRIPTION.nextDeliveryAt} = last.slot + make_interval(secs => 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond}),
+    ${SUBSCRIPTION.breakerProbeAt} = CASE WHEN s.${SUBSCRIPTION.breakerProbeAt} IS NULL THEN NULL ELSE now() + make_interval(secs => $7::int / 1000.0) END
   FROM (SELECT ${DELIVERY.subscriptionId}, max(slot) AS slot FROM picked GROUP BY ${DELIVERY.subscriptionId}) last
   WHERE s.${SUBSCRIPTION.id} = last.${DELIVERY.subscriptionId}
   RETURNING s.${SUBSCRIPTION.id}
@@ -60,6 +90,11 @@ WHERE d.${DELIVERY.id} = p.${DELIVERY.id} AND s.${SUBSCRIPTION.id} = d.${DELIVER
   AND d.${DELIVERY.status} = 'pending' AND (d.${DELIVERY.lockedUntil} IS NULL OR d.${DELIVERY.lockedUntil} <= now())
 RETURNING ${TARGET_COLUMNS}, s.${SUBSCRIPTION.maxDeliveriesPerSecond} AS rate,
   greatest(0, ceil(extract(epoch FROM p.slot - clock_timestamp()) * 1000))::int AS wait_ms`;
+}
+
+/** The fairness limits a paced claim applies ($5..$7 of pacedClaimSql), from the settings. */
+export function fairnessLimits(): [perEndpoint: number, perTenant: number, probeIntervalMs: number] {
+  return [setting("WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT"), setting("WEBHOOK_MAX_IN_FLIGHT_PER_TENANT"), setting("WEBHOOK_BREAKER_PROBE_INTERVAL_MS")];
 }
 
 /** The unpaced claim (the Inngest dispatcher): due deliveries, oldest first, with a lease. */
@@ -76,5 +111,6 @@ WITH due AS (
 UPDATE webhook_deliveries d SET ${DELIVERY.lockedUntil} = now() + make_interval(secs => $2::int / 1000.0)
 FROM due, webhook_subscriptions s, events e
 WHERE d.${DELIVERY.id} = due.${DELIVERY.id} AND s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId} AND e.${EVENT.id} = d.${DELIVERY.eventId}
-RETURNING ${TARGET_COLUMNS}, s.${SUBSCRIPTION.maxDeliveriesPerSecond} AS rate, 0 AS wait_ms`;
+RETURNING ${TARGET_COLUMNS}, s.${SUBSCRIPTION.maxDeliveriesPerSecond} AS rate, 0 AS wait_ms,
+  (extract(epoch FROM d.${DELIVERY.nextAttemptAt}) * 1000)::bigint::text AS due_ms`;
 }

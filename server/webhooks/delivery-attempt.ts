@@ -9,6 +9,7 @@ import { decryptSecret } from "../crypto/secret-box";
 import { toEnvelope } from "../events/catalog";
 import { log } from "../lib/log";
 import { recordWebhookAttempt } from "../observability/metrics";
+import { setting } from "../lib/settings";
 import { attemptTimeoutMs, parseRetryAfter, planNext, truncateBody, type AttemptOutcome, type DeliveryStatus } from "./retry-ladder";
 import { sendWebhook, type SendResult } from "./send-webhook";
 import { REQUEST_BODY_LIMIT } from "./webhooks.types";
@@ -39,6 +40,7 @@ const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
 const EVENT = modelColumns(Prisma.EventScalarFieldEnum);
 const ATTEMPT = modelColumns(Prisma.WebhookAttemptScalarFieldEnum);
 const NOTIFICATION = modelColumns(Prisma.NotificationScalarFieldEnum);
+const AUDIT = modelColumns(Prisma.AuditLogScalarFieldEnum);
 
 /** Columns selected by every query that produces a DeliveryTarget (`d` deliveries, `s` subscriptions, `e` events). */
 export const TARGET_COLUMNS = `d.${DELIVERY.id}::text AS delivery_id, d.${DELIVERY.tenantId}::text AS tenant_id, d.${DELIVERY.subscriptionId}::text AS subscription_id,
@@ -59,6 +61,11 @@ export type AttemptResult = {
   /** false when the delivery moved on meanwhile (replayed, or recorded by another runner). */
   recorded: boolean;
 };
+
+/** `disabled_reason` of a subscription the platform disabled because it kept failing. */
+export const DISABLED_FAILING = "endpoint_failing";
+/** The subscription (`s`, before the update) is to be disabled by this failure. */
+const disableNow = `coalesce($21::text = 'failure' AND s.${SUBSCRIPTION.enabled} AND s.${SUBSCRIPTION.failingSince} <= now() - make_interval(secs => $24::int), false)`;
 
 const RECORD_SQL = `
 WITH d AS (
@@ -81,17 +88,55 @@ WITH d AS (
     ${DELIVERY.updatedAt} = now()
   FROM a WHERE w.${DELIVERY.id} = a.${ATTEMPT.deliveryId}
   RETURNING w.${DELIVERY.id}, w.${DELIVERY.tenantId}, w.${DELIVERY.status}, w.${DELIVERY.subscriptionId}
+), h AS (
+  -- Whether this failure disables the subscription (read before the update below changes the row;
+  -- locked, so of two failures recorded at once only the first disables and audits).
+  SELECT s.${SUBSCRIPTION.id}, ${disableNow} AS disable FROM webhook_subscriptions s JOIN u ON s.${SUBSCRIPTION.id} = u.${DELIVERY.subscriptionId}
+  FOR UPDATE OF s
 ), p AS (
-  -- A consumer's Retry-After holds back the whole subscription, not only this delivery.
-  UPDATE webhook_subscriptions s SET ${SUBSCRIPTION.nextDeliveryAt} = greatest(s.${SUBSCRIPTION.nextDeliveryAt}, now() + make_interval(secs => $20::int / 1000.0))
-  FROM u WHERE $20::int IS NOT NULL AND s.${SUBSCRIPTION.id} = u.${DELIVERY.subscriptionId}
-  RETURNING s.${SUBSCRIPTION.id}
+  -- The endpoint's health, beside the delivery's: a consumer's Retry-After holds back the whole
+  -- subscription; the breaker counts failures ($21 'failure') and opens at $22 in a row, its next
+  -- probe $23 ms after each failure; a success closes it. Failing without a success for $24 seconds
+  -- disables the subscription (its deliveries keep waiting, in order, for it to be enabled again).
+  UPDATE webhook_subscriptions s SET
+    ${SUBSCRIPTION.nextDeliveryAt} = CASE WHEN $20::int IS NULL THEN s.${SUBSCRIPTION.nextDeliveryAt}
+      ELSE greatest(s.${SUBSCRIPTION.nextDeliveryAt}, now() + make_interval(secs => $20::int / 1000.0)) END,
+    ${SUBSCRIPTION.consecutiveFailures} = CASE $21::text WHEN 'success' THEN 0 WHEN 'failure' THEN s.${SUBSCRIPTION.consecutiveFailures} + 1
+      ELSE s.${SUBSCRIPTION.consecutiveFailures} END,
+    ${SUBSCRIPTION.breakerProbeAt} = CASE $21::text WHEN 'success' THEN NULL
+      WHEN 'failure' THEN CASE WHEN s.${SUBSCRIPTION.consecutiveFailures} + 1 >= $22::int THEN clock_timestamp() + make_interval(secs => $23::int / 1000.0)
+        ELSE s.${SUBSCRIPTION.breakerProbeAt} END
+      ELSE s.${SUBSCRIPTION.breakerProbeAt} END,
+    ${SUBSCRIPTION.failingSince} = CASE $21::text WHEN 'success' THEN NULL WHEN 'failure' THEN coalesce(s.${SUBSCRIPTION.failingSince}, now())
+      ELSE s.${SUBSCRIPTION.failingSince} END,
+    ${SUBSCRIPTION.lastSuccessAt} = CASE $21::text WHEN 'success' THEN now() ELSE s.${SUBSCRIPTION.lastSuccessAt} END,
+    ${SUBSCRIPTION.enabled} = s.${SUBSCRIPTION.enabled} AND NOT h.disable,
+    ${SUBSCRIPTION.disabledReason} = CASE WHEN h.disable THEN '${DISABLED_FAILING}' ELSE s.${SUBSCRIPTION.disabledReason} END,
+    ${SUBSCRIPTION.disabledAt} = CASE WHEN h.disable THEN now() ELSE s.${SUBSCRIPTION.disabledAt} END
+  FROM u, h WHERE s.${SUBSCRIPTION.id} = u.${DELIVERY.subscriptionId} AND h.${SUBSCRIPTION.id} = s.${SUBSCRIPTION.id}
+  RETURNING s.${SUBSCRIPTION.id}, s.${SUBSCRIPTION.tenantId}, s.${SUBSCRIPTION.targetUrl}, s.${SUBSCRIPTION.failingSince}, s.${SUBSCRIPTION.lastSuccessAt},
+    h.disable AS just_disabled
+), audit AS (
+  INSERT INTO audit_logs (${AUDIT.id}, ${AUDIT.tenantId}, ${AUDIT.actorType}, ${AUDIT.actorId}, ${AUDIT.actorLabel}, ${AUDIT.action}, ${AUDIT.targetType}, ${AUDIT.targetId}, ${AUDIT.details}, ${AUDIT.createdAt})
+  SELECT gen_random_uuid(), p.${SUBSCRIPTION.tenantId}, 'system', NULL, 'webhook delivery', 'webhook_subscription.auto_disabled', 'webhook_subscription', p.${SUBSCRIPTION.id}::text,
+    jsonb_build_object('reason', '${DISABLED_FAILING}', 'url', p.${SUBSCRIPTION.targetUrl}, 'failing_since', p.${SUBSCRIPTION.failingSince},
+      'last_success_at', p.${SUBSCRIPTION.lastSuccessAt}, 'disabled_after_seconds', $24::int), now()
+  FROM p WHERE p.just_disabled
+  RETURNING ${AUDIT.id}
+), disabled_notice AS (
+  INSERT INTO notifications (${NOTIFICATION.id}, ${NOTIFICATION.tenantId}, ${NOTIFICATION.kind}, ${NOTIFICATION.title}, ${NOTIFICATION.body}, ${NOTIFICATION.data}, ${NOTIFICATION.createdAt})
+  SELECT gen_random_uuid(), p.${SUBSCRIPTION.tenantId}, 'webhook.disabled', 'Webhook endpoint disabled',
+    'Deliveries to ' || p.${SUBSCRIPTION.targetUrl} || ' failed without a success since ' || to_char(p.${SUBSCRIPTION.failingSince} AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI "UTC"')
+      || '. Its undelivered events wait; enable the endpoint to resume.',
+    jsonb_build_object('subscription_id', p.${SUBSCRIPTION.id}), now()
+  FROM p WHERE p.just_disabled
+  RETURNING ${NOTIFICATION.id}
 ), n AS (
   INSERT INTO notifications (${NOTIFICATION.id}, ${NOTIFICATION.tenantId}, ${NOTIFICATION.kind}, ${NOTIFICATION.title}, ${NOTIFICATION.body}, ${NOTIFICATION.data}, ${NOTIFICATION.createdAt})
   SELECT gen_random_uuid(), u.${DELIVERY.tenantId}, 'webhook.dead_letter', $14::text, $15::text, $16::jsonb, now() FROM u WHERE u.${DELIVERY.status} = 'dead_letter'
   RETURNING ${NOTIFICATION.id}
 )
-SELECT (SELECT count(*) FROM u)::int AS updated, (SELECT count(*) FROM n)::int AS notified`;
+SELECT (SELECT count(*) FROM u)::int AS updated, (SELECT count(*) FROM n)::int AS notified, (SELECT count(*) FROM audit)::int AS disabled`;
 
 // Decrypting per attempt is wasted work at hundreds of deliveries a second; the ciphertext is the
 // key, so a changed secret is simply a different entry. Bounded, and never logged.
@@ -172,7 +217,7 @@ export async function attemptDelivery(
   const lastText = truncateBody(sent.error ?? sent.responseBody);
   const recordBy = opts.recordBy ?? Date.now() + DEFAULT_RECORD_WINDOW_MS;
   const record = () =>
-    db.$queryRawUnsafe<{ updated: number; notified: number }[]>(
+    db.$queryRawUnsafe<{ updated: number; notified: number; disabled: number }[]>(
       RECORD_SQL,
       target.delivery_id,
       target.cycle,
@@ -195,10 +240,21 @@ export async function attemptDelivery(
       body.slice(0, REQUEST_BODY_LIMIT),
       next.throttled,
       next.pauseMs,
+      // What the attempt says of the endpoint's health: an honoured 429 says nothing.
+      outcome === "delivered" ? "success" : next.throttled ? "none" : "failure",
+      setting("WEBHOOK_BREAKER_FAILURES"),
+      setting("WEBHOOK_BREAKER_PROBE_INTERVAL_MS"),
+      setting("WEBHOOK_AUTO_DISABLE_AFTER_SECONDS"),
     );
   let recorded: boolean;
   try {
     const { value: rows, tries } = await retryWhileUnreachable(record, recordBy);
+    if (rows[0]?.disabled) {
+      log.warn("webhook subscription disabled: failing without a success for the auto-disable period", {
+        tenant_id: target.tenant_id,
+        subscription_id: target.subscription_id,
+      });
+    }
     // A retry after a try whose commit was lost in the outage finds the attempt already there.
     recorded = rows[0]?.updated === 1 || (tries > 1 && (await retryWhileUnreachable(() => attemptRowExists(db, sent.attemptId), recordBy)).value);
   } catch (err) {

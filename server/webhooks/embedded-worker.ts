@@ -12,7 +12,7 @@ import { databaseKind, directDatabaseUrl, getDb } from "../db/client";
 import { OUTBOX_CHANNEL, onOutboxWrite } from "../outbox/outbox-signal";
 import { log } from "../lib/log";
 import { attemptDelivery, type DeliveryTarget } from "./delivery-attempt";
-import { claimSql, PACE_HORIZON_MS, pacedClaimSql } from "./claim-deliveries";
+import { claimSql, fairnessLimits, PACE_HORIZON_MS, pacedClaimSql } from "./claim-deliveries";
 import { attemptTimeoutMs } from "./retry-ladder";
 import { setting } from "../lib/settings";
 
@@ -208,7 +208,7 @@ export class DeliveryWorker {
           // Never its own attempts again, even past their lease (a stalled event loop): only another process may.
           const own = [...this.inFlight.values()].flat();
           claimed = await (this.paced
-            ? db.$queryRawUnsafe<Claimed[]>(this.sql, capacity, this.leaseMs, own, PACE_HORIZON_MS)
+            ? db.$queryRawUnsafe<Claimed[]>(this.sql, capacity, this.leaseMs, own, PACE_HORIZON_MS, ...fairnessLimits())
             : db.$queryRawUnsafe<Claimed[]>(this.sql, capacity, this.leaseMs, own));
           this.claimFailing = false;
         } catch (err) {

@@ -13,11 +13,17 @@ import { log } from "../lib/log";
 import { attemptDelivery, loadDeliveryTarget, type DeliveryTarget } from "./delivery-attempt";
 import { DeliveryWorker } from "./embedded-worker";
 import { reserveSendSlot, waitForSendSlot } from "./send-slots";
+import { takeBreakerTurn } from "./breaker";
+import { setting } from "../lib/settings";
 import { MAX_ATTEMPTS, MAX_THROTTLED_ATTEMPTS, type DeliveryStatus } from "./retry-ladder";
 import { createSlaCheckFunction } from "../conversations/sla-monitor.inngest";
 
 export const DELIVERY_REQUESTED = "webhooks/delivery.requested";
-export type DeliveryRequested = { name: typeof DELIVERY_REQUESTED; id?: string; data: { delivery_id: string; tenant_id: string; cycle: number } };
+export type DeliveryRequested = {
+  name: typeof DELIVERY_REQUESTED;
+  id?: string;
+  data: { delivery_id: string; tenant_id: string; subscription_id: string; cycle: number };
+};
 
 export const inngest = new Inngest({ id: "tenant-data-platform" });
 
@@ -29,11 +35,18 @@ const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
 /** The dispatched cycle, or the cycle this run already owns ($1 delivery, $2 cycle, $3 run). */
 const OWN_CYCLE_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = $3, ${DELIVERY.updatedAt} = now()
      WHERE ${DELIVERY.id} = $1::uuid AND ((${DELIVERY.cycle} = $2::int AND ${DELIVERY.inngestRunId} = '${DISPATCHED}' AND ${DELIVERY.status} = 'pending') OR ${DELIVERY.inngestRunId} = $3)
-     RETURNING ${DELIVERY.cycle}`;
+     RETURNING ${DELIVERY.cycle}, ${DELIVERY.attemptCount} AS attempts`;
 /** A new cycle for this run ($1 delivery, $2 run). */
 const NEW_CYCLE_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.cycle} = ${DELIVERY.cycle} + 1, ${DELIVERY.attemptCount} = 0, ${DELIVERY.status} = 'pending', ${DELIVERY.inngestRunId} = $2,
        ${DELIVERY.nextAttemptAt} = NULL, ${DELIVERY.lockedUntil} = NULL, ${DELIVERY.deliveredAt} = NULL, ${DELIVERY.updatedAt} = now()
-     WHERE ${DELIVERY.id} = $1::uuid RETURNING ${DELIVERY.cycle}`;
+     WHERE ${DELIVERY.id} = $1::uuid RETURNING ${DELIVERY.cycle}, 0 AS attempts`;
+/**
+ * A run held back too long (an open breaker, a disabled subscription) gives its delivery back to
+ * the dispatcher ($1 delivery, $2 cycle, $3 ms until due): claimable again then, attempts as they are.
+ */
+const HAND_BACK_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = NULL, ${DELIVERY.lockedUntil} = NULL,
+       ${DELIVERY.nextAttemptAt} = now() + make_interval(secs => $3::int / 1000.0), ${DELIVERY.updatedAt} = now()
+     WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.cycle} = $2::int AND ${DELIVERY.status} = 'pending' AND ${DELIVERY.inngestRunId} <> '${DISPATCHED}'`;
 /** The deliveries handed to Inngest ($1 ids): no longer claimable, their leases released. */
 const MARK_DISPATCHED_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = '${DISPATCHED}', ${DELIVERY.lockedUntil} = NULL WHERE ${DELIVERY.id} = ANY($1::uuid[]) AND ${DELIVERY.inngestRunId} IS NULL`;
 
@@ -42,21 +55,32 @@ const MARK_DISPATCHED_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRun
  * takes the dispatched cycle; any other run of the same delivery (a rerun from the Inngest console,
  * a duplicate event) starts a new cycle, like a dashboard replay, so earlier attempts stay intact.
  */
-export async function beginCycle(db: PrismaClient, deliveryId: string, requestedCycle: number, runId: string): Promise<number | null> {
-  const own = await db.$queryRawUnsafe<{ cycle: number }[]>(OWN_CYCLE_SQL, deliveryId, requestedCycle, runId);
-  if (own.length) return own[0].cycle;
-  const next = await db.$queryRawUnsafe<{ cycle: number }[]>(NEW_CYCLE_SQL, deliveryId, runId);
-  return next[0]?.cycle ?? null; // null: the delivery (or its subscription) was deleted
+export async function beginCycle(db: PrismaClient, deliveryId: string, requestedCycle: number, runId: string): Promise<Cycle | null> {
+  const own = await db.$queryRawUnsafe<Cycle[]>(OWN_CYCLE_SQL, deliveryId, requestedCycle, runId);
+  if (own.length) return own[0];
+  const next = await db.$queryRawUnsafe<Cycle[]>(NEW_CYCLE_SQL, deliveryId, runId);
+  return next[0] ?? null; // null: the delivery (or its subscription) was deleted
 }
+
+/** The cycle a run owns and the attempts already made in it (a delivery handed back resumes after them). */
+type Cycle = { cycle: number; attempts: number };
 
 export type StepResult = {
   attempt: number;
   status: DeliveryStatus;
   status_code: number | null;
   next_delay_ms: number | null;
-  /** Set when the attempt was not made: its send slot is this far away (a durable sleep, then the attempt). */
+  /**
+   * Set when the attempt was not made: its send slot, or its subscription's next breaker probe, is
+   * this far away (a durable sleep, then the attempt).
+   */
   slot_in_ms?: number;
+  /** Set when the attempt was not made because the subscription is disabled. */
+  disabled?: true;
 };
+
+/** A run held back by an open breaker sleeps at most this many times per attempt (Inngest bounds a run's steps). */
+export const MAX_HELD_SLEEPS = 100;
 
 /** A wait for a send slot up to this long happens inside the attempt's step; a longer one is a step.sleep. */
 export const IN_STEP_SLOT_WAIT_MS = 1_000;
@@ -72,6 +96,10 @@ export async function runAttemptStep(db: PrismaClient, deliveryId: string, cycle
   if (target.attempt_count !== attemptNumber - 1 || target.status !== "pending") {
     return { attempt: attemptNumber, status: target.status as DeliveryStatus, status_code: null, next_delay_ms: null };
   }
+  // An open breaker holds the attempt (no rung spent) until it may be the probe; a disabled subscription, until enabled.
+  const breaker = await takeBreakerTurn(db, deliveryId);
+  if (breaker.disabled) return { attempt: attemptNumber, status: "pending", status_code: null, next_delay_ms: null, slot_in_ms: 0, disabled: true };
+  if (breaker.waitMs > 0) return { attempt: attemptNumber, status: "pending", status_code: null, next_delay_ms: null, slot_in_ms: breaker.waitMs };
   if (!slotTaken) {
     const waitMs = await reserveSendSlot(db, deliveryId);
     if (waitMs > IN_STEP_SLOT_WAIT_MS) return { attempt: attemptNumber, status: "pending", status_code: null, next_delay_ms: null, slot_in_ms: waitMs };
@@ -82,18 +110,37 @@ export async function runAttemptStep(db: PrismaClient, deliveryId: string, cycle
 }
 
 export const deliverWebhook = inngest.createFunction(
-  { id: "deliver-webhook", retries: 0, triggers: [{ event: DELIVERY_REQUESTED }] },
+  {
+    id: "deliver-webhook",
+    retries: 0,
+    triggers: [{ event: DELIVERY_REQUESTED }],
+    // The same caps as the embedded worker's claim: attempts executing at once per subscription and per tenant.
+    concurrency: [
+      { key: "event.data.subscription_id", limit: setting("WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT") },
+      { key: "event.data.tenant_id", limit: setting("WEBHOOK_MAX_IN_FLIGHT_PER_TENANT") },
+    ],
+  },
   async ({ event, step, runId }) => {
     const { delivery_id: deliveryId, cycle: requested } = (event as unknown as DeliveryRequested).data;
-    const cycle = await step.run("begin-cycle", async () => beginCycle(await getDb(), deliveryId, requested, runId));
-    if (cycle === null) return { delivery_id: deliveryId, status: "gone" };
+    const begun = await step.run("begin-cycle", async () => beginCycle(await getDb(), deliveryId, requested, runId));
+    if (begun === null) return { delivery_id: deliveryId, status: "gone" };
+    const cycle = begun.cycle;
     // Attempt numbers count the throttled attempts too (a 429 honoured spends no rung).
-    for (let n = 1; n <= MAX_ATTEMPTS + MAX_THROTTLED_ATTEMPTS; n++) {
+    for (let n = begun.attempts + 1; n <= MAX_ATTEMPTS + MAX_THROTTLED_ATTEMPTS; n++) {
       let result = await step.run(`attempt-${n}`, async () => runAttemptStep(await getDb(), deliveryId, cycle, n));
+      // The rate limit's slot is far off (a backlog, or the consumer's Retry-After), or an open breaker
+      // holds the attempt until its next probe: sleep durably, then send (or ask the breaker again).
+      for (let k = 1; result.slot_in_ms !== undefined && !result.disabled && k <= MAX_HELD_SLEEPS; k++) {
+        const suffix = k === 1 ? "" : `-${k}`;
+        await step.sleep(`slot-${n}${suffix}`, result.slot_in_ms);
+        result = await step.run(`attempt-${n}-in-slot${suffix}`, async () => runAttemptStep(await getDb(), deliveryId, cycle, n, true));
+      }
+      // Disabled, or still held after that many sleeps: the dispatcher sends the delivery again once it is due
+      // and its subscription enabled (a new run, same cycle, its attempts kept).
       if (result.slot_in_ms !== undefined) {
-        // The rate limit's slot is far off (a backlog, or the consumer's Retry-After): sleep durably, then send.
-        await step.sleep(`slot-${n}`, result.slot_in_ms);
-        result = await step.run(`attempt-${n}-in-slot`, async () => runAttemptStep(await getDb(), deliveryId, cycle, n, true));
+        const dueInMs = result.slot_in_ms;
+        await step.run(`hand-back-${n}`, async () => (await getDb()).$executeRawUnsafe(HAND_BACK_SQL, deliveryId, cycle, dueInMs));
+        return { delivery_id: deliveryId, cycle, status: "held" };
       }
       if (result.status !== "pending" || result.next_delay_ms === null) return { delivery_id: deliveryId, cycle, ...result };
       await step.sleep(`backoff-${n + 1}`, result.next_delay_ms);
@@ -104,14 +151,17 @@ export const deliverWebhook = inngest.createFunction(
 
 type Send = (events: DeliveryRequested[]) => Promise<unknown>;
 
-/** Hands claimed deliveries to Inngest: one event per (delivery, cycle), deduplicated by its id. */
-export async function dispatchToInngest(db: PrismaClient, claimed: DeliveryTarget[], send: Send): Promise<void> {
+/**
+ * Hands claimed deliveries to Inngest: one event per (delivery, cycle, due time), deduplicated by
+ * its id (a delivery handed back by a held run is due later: a new id, not a duplicate).
+ */
+export async function dispatchToInngest(db: PrismaClient, claimed: (DeliveryTarget & { due_ms?: string })[], send: Send): Promise<void> {
   if (!claimed.length) return;
   await send(
     claimed.map((c) => ({
       name: DELIVERY_REQUESTED,
-      id: `${c.delivery_id}-${c.cycle}`,
-      data: { delivery_id: c.delivery_id, tenant_id: c.tenant_id, cycle: c.cycle },
+      id: `${c.delivery_id}-${c.cycle}-${c.due_ms ?? 0}`,
+      data: { delivery_id: c.delivery_id, tenant_id: c.tenant_id, subscription_id: c.subscription_id, cycle: c.cycle },
     })),
   );
   // After a failed send the claims simply expire and the next pass sends again.

@@ -102,7 +102,10 @@ export async function updateSubscription(db: TenantDb, input: UpdateSubscription
   return db.$transaction(async (tx) => {
     const before = await tx.webhookSubscription.findFirst({ where: { id: input.id } });
     if (!before) throw notFound();
-    const data = subscriptionResource.patchToColumns({ ...input, url });
+    const data: Prisma.WebhookSubscriptionUpdateInput = subscriptionResource.patchToColumns({ ...input, url });
+    // Enabling starts the endpoint afresh (breaker closed, no failure streak); any change of `enabled` ends an auto-disable.
+    if (input.enabled !== undefined && input.enabled !== before.enabled) Object.assign(data, { disabledReason: null, disabledAt: null });
+    if (input.enabled && !before.enabled) Object.assign(data, { consecutiveFailures: 0, breakerProbeAt: null, failingSince: null });
     const after = await tx.webhookSubscription.update({ where: { id: input.id }, data });
     const previous = subscriptionToWire(before);
     const next = subscriptionToWire(after);

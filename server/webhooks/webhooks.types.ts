@@ -46,6 +46,29 @@ export const subscriptionResource = column.define("WebhookSubscription", {
     // A replaced secret that no longer signs is not worth mentioning.
     (s) => (s.previousSecretExpiresAt && s.previousSecretExpiresAt > new Date() ? s.previousSecretExpiresAt.toISOString() : null),
   ),
+  disabled_reason: column.value(
+    "disabledReason",
+    z
+      .enum(["endpoint_failing"])
+      .nullable()
+      .describe(
+        "Why the platform disabled it: `endpoint_failing`, no successful attempt for the auto-disable period (5 days by default); null when enabled or disabled by a person. Its undelivered events wait and are sent, in order, once it is enabled again",
+      ),
+  ),
+  disabled_at: column.timestamp("disabledAt", z.string().nullable().describe("When the platform disabled it (with `disabled_reason`)")),
+  circuit: column.computed(
+    z
+      .enum(["closed", "open"])
+      .describe(
+        "`open`: its last attempts failed in a row, so only a probe is sent now and then (held deliveries keep their place and attempts) until one succeeds",
+      ),
+    (s) => (s.breakerProbeAt ? "open" : "closed"),
+  ),
+  failing_since: column.timestamp(
+    "failingSince",
+    z.string().nullable().describe("The first failed attempt since the last success; null when the last attempt succeeded"),
+  ),
+  last_success_at: column.timestamp("lastSuccessAt", z.string().nullable()),
   created_at: column.timestamp("createdAt", z.string()),
   updated_at: column.timestamp("updatedAt", z.string()),
 });

@@ -14,7 +14,12 @@ export async function startConsumer(initial: Behaviour | ((req: Received, index:
   let behaviour = initial;
   const waiters: { count: number; resolve: () => void }[] = [];
   const hanging = new Set<http.ServerResponse>();
+  // Requests open at once (arrived, not yet answered or abandoned by the sender), and the most ever.
+  const open = { now: 0, most: 0 };
   const server = http.createServer((req, res) => {
+    open.now++;
+    open.most = Math.max(open.most, open.now);
+    res.once("close", () => open.now--);
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
@@ -51,6 +56,8 @@ export async function startConsumer(initial: Behaviour | ((req: Received, index:
   return {
     url: (path = "/hook") => `http://127.0.0.1:${port}${path}`,
     received,
+    /** Requests open right now and the most open at once so far. */
+    open: open as Readonly<typeof open>,
     setBehaviour(next: typeof behaviour) {
       behaviour = next;
     },

@@ -16,6 +16,8 @@ const DELAYS = [0, 150, 300, 450, 600, 750];
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 process.env.WEBHOOK_RETRY_DELAYS_MS = DELAYS.join(",");
 process.env.WEBHOOK_ATTEMPT_TIMEOUT_MS = "1500";
+// The ladder alone: a whole ladder of failures would open the endpoint's breaker (endpoint_fairness.test.ts).
+process.env.WEBHOOK_BREAKER_FAILURES = "1000";
 
 const consumers: Consumer[] = [];
 async function consumer(...args: Parameters<typeof startConsumer>) {

@@ -15,6 +15,8 @@ import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/e
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 process.env.WEBHOOK_RETRY_DELAYS_MS = "0,8000,0,0,0,0";
 process.env.WEBHOOK_ATTEMPT_TIMEOUT_MS = "1500";
+// The ladder alone: a whole ladder of failures would open the endpoint's breaker (endpoint_fairness.test.ts).
+process.env.WEBHOOK_BREAKER_FAILURES = "1000";
 
 const consumers: Consumer[] = [];
 async function consumer(...args: Parameters<typeof startConsumer>) {

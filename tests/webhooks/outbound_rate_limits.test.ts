@@ -20,6 +20,8 @@ process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 // The second rung waits 4 s: a retry well before that cannot be the ladder's.
 const LADDER = [0, 4000, 4000, 4000, 4000, 4000];
 process.env.WEBHOOK_RETRY_DELAYS_MS = LADDER.join(",");
+// The ladder alone: a consumer throttling forever would open its endpoint's breaker (endpoint_fairness.test.ts).
+process.env.WEBHOOK_BREAKER_FAILURES = "1000";
 
 const consumers: { close(): unknown }[] = [];
 const children: ChildProcess[] = [];

@@ -16,6 +16,7 @@ const ACTION_LABELS: Record<string, string> = {
   "webhook_subscription.created": "Created webhook subscription",
   "webhook_subscription.changed": "Changed webhook subscription",
   "webhook_subscription.deleted": "Deleted webhook subscription",
+  "webhook_subscription.auto_disabled": "Disabled failing webhook endpoint",
   "delivery.replayed": "Replayed delivery",
   "crm_connection.changed": "Changed CRM connection",
   "member.invited": "Invited member",

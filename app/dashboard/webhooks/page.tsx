@@ -70,6 +70,8 @@ export default function WebhooksPage() {
                     </p>
                     <div className="mt-1.5 flex flex-wrap gap-1">
                       {s.enabled ? <Badge tone="good">Enabled</Badge> : <Badge>Disabled</Badge>}
+                      {s.disabled_reason === "endpoint_failing" ? <Badge tone="bad">Disabled: failing</Badge> : null}
+                      {s.enabled && s.circuit === "open" ? <Badge tone="bad">Failing: probing</Badge> : null}
                       {s.events.slice(0, 4).map((e) => (
                         <Badge key={e} tone="info">
                           {e}

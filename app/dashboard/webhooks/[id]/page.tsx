@@ -30,6 +30,11 @@ type Subscription = {
   previous_secret_expires_at: string | null;
   max_deliveries_per_second: number;
   pending_deliveries: number;
+  disabled_reason: "endpoint_failing" | null;
+  disabled_at: string | null;
+  circuit: "closed" | "open";
+  failing_since: string | null;
+  last_success_at: string | null;
 };
 
 export default function EndpointPage() {
@@ -84,8 +89,10 @@ export default function EndpointPage() {
       />
       <div className="mb-4 flex flex-wrap items-center gap-2">
         {s.enabled ? <Badge tone="good">Enabled</Badge> : <Badge>Disabled</Badge>}
+        {s.enabled && s.circuit === "open" ? <Badge tone="bad">Failing: probing</Badge> : null}
         {s.description ? <span className="text-sm text-slate-700">{s.description}</span> : null}
       </div>
+      <EndpointHealth sub={s} />
       {!canManage ? <p className="mb-4 rounded-md bg-slate-100 px-3 py-2 text-sm text-slate-700">{READ_ONLY_HINT}</p> : null}
       {testId ? <TestEventResult deliveryId={testId} /> : null}
       <DeliveryLog subscriptionId={s.id} />
@@ -368,4 +375,32 @@ function SecretCard({ sub }: { sub: Subscription }) {
       ) : null}
     </Card>
   );
+}
+
+/**
+ * Why deliveries are not going out: disabled by the platform after failing too long (with when, and
+ * that enabling resumes where it stopped), or a breaker open (only probes are sent until one succeeds).
+ */
+function EndpointHealth({ sub }: { sub: Subscription }) {
+  if (sub.disabled_reason === "endpoint_failing") {
+    return (
+      <div role="alert" data-testid="endpoint-auto-disabled" className="mb-4 rounded-md border border-red-200 bg-red-50 px-3 py-2 text-sm text-red-900">
+        <p className="font-medium">Disabled automatically{sub.disabled_at ? ` on ${formatDateTime(sub.disabled_at)}` : ""}</p>
+        <p>
+          Every delivery to this URL failed{sub.failing_since ? ` since ${formatDateTime(sub.failing_since)}` : ""}
+          {sub.last_success_at ? ` (last success ${formatDateTime(sub.last_success_at)})` : " and none ever succeeded"}. New events are kept for it (
+          {sub.pending_deliveries} waiting); fix the endpoint, then enable it to deliver them in order from where it stopped.
+        </p>
+      </div>
+    );
+  }
+  if (sub.enabled && sub.circuit === "open") {
+    return (
+      <div role="status" data-testid="endpoint-circuit-open" className="mb-4 rounded-md border border-amber-200 bg-amber-50 px-3 py-2 text-sm text-amber-900">
+        Its last attempts failed in a row{sub.failing_since ? ` (failing since ${formatDateTime(sub.failing_since)})` : ""}: one delivery at a time is sent as a
+        probe now and then; the others wait in order without spending attempts, and all resume once a probe succeeds.
+      </div>
+    );
+  }
+  return null;
 }
