@@ -12,6 +12,7 @@ export type { TenantSql };
  */
 export const TENANT_MODELS: ReadonlySet<Prisma.ModelName> = new Set<Prisma.ModelName>([
   "ApiKey",
+  "IdempotentResponse",
   "AuditLog",
   "Offering",
   "Appointment",

@@ -49,6 +49,8 @@ describe("metrics scraped by Prometheus", () => {
       WEBHOOK_ALLOW_LOOPBACK: "1",
       // A ladder without waits: the failing consumer's delivery is dead-lettered after its 6 attempts at once.
       WEBHOOK_RETRY_DELAYS_MS: "0,0,0,0,0,0",
+      // and no breaker between them (it would hold the 6th attempt for a probe after the 5th failure).
+      WEBHOOK_BREAKER_FAILURES: "1000",
       METRICS_PORT: String(metricsPort),
       METRICS_TOKEN: TOKEN,
     });
