@@ -15,6 +15,8 @@ import { startMount } from "../helpers/http-mounts";
 import { TWILIO_SID, uniqueBusinessNumber } from "../channels/fixtures";
 import { connectCrm } from "../crm/connect";
 import { startFakeCrm, type FakeCrm } from "../crm/fake-crm-server";
+import { userInTenant } from "../helpers/dashboard";
+import { SIGN_IN_ENV, signInOverHttp } from "../dashboard/http-session";
 
 // The fake CRM listens on 127.0.0.1, which only development and tests may call.
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
@@ -30,6 +32,7 @@ let key: string;
 let unknownKey: string;
 let webhookSecret: string;
 let number: string;
+let owner: string;
 
 beforeAll(async () => {
   // The CRM fails and echoes the Authorization header it was sent into its error body.
@@ -50,6 +53,7 @@ beforeAll(async () => {
     url: "http://127.0.0.1:9/receiver",
     events: ["offering.created"] as never,
   }));
+  owner = await userInTenant(tenant.tenantId, "owner");
   mount = await startMount("lean", { LOG_LEVEL: "info", WEBHOOK_ALLOW_LOOPBACK: "1" });
 }, 180_000);
 afterAll(async () => {
@@ -156,5 +160,45 @@ describe("request ids on every surface's answers and log lines, secrets on none"
     for (const secret of [key, unknownKey, webhookSecret, TWILIO_AUTH_TOKEN, CRM_TOKEN]) expect(output).not.toContain(secret);
     // The check reads real output: the lines are there.
     expect(logLines().filter((l) => requests.some((r) => r.requestId === l.request_id)).length).toBeGreaterThanOrEqual(requests.length);
+  });
+});
+
+describe("429s carry their X-Request-Id on every surface", () => {
+  let limited: Running;
+  beforeAll(async () => {
+    await mount.stop(); // one server at a time on the embedded database
+    limited = await startMount("lean", { ...SIGN_IN_ENV, RATE_LIMIT_FAILED_AUTH_PER_IP: "1", RATE_LIMIT_PER_IP: "2", RATE_LIMIT_PER_USER: "1" });
+  }, 180_000);
+  afterAll(async () => limited?.stop());
+
+  const sendTo = async (path: string, init: Init) => {
+    const res = await fetch(limited.url + path, init);
+    await res.text();
+    return { status: res.status, requestId: res.headers.get("x-request-id") };
+  };
+
+  it("429_answers_echo_the_request_id_on_rest_agent_rest_mcp_and_the_receivers_and_carry_one_on_trpc", async () => {
+    const refused = { authorization: `Bearer ${unknownKey}`, "content-type": "application/json" };
+    // A failed authentication spends the client address's one (if the requests above have not); every surface's next is a 429.
+    expect((await sendTo("/api/v1/offerings", { headers: { ...refused, "x-request-id": "spends-the-one" } })).requestId).toBe("spends-the-one");
+    const surfaces: [string, Init][] = [
+      ["/api/v1/offerings", { headers: { ...refused, "x-request-id": "rest-429" } }],
+      ["/api/agent/v1/tools", { headers: { ...refused, "x-request-id": "agent-429" } }],
+      ["/api/agent/mcp", { method: "POST", body: "{}", headers: { ...refused, "x-request-id": "mcp-429" } }],
+    ];
+    for (const [path, init] of surfaces) {
+      expect({ path, ...(await sendTo(path, init)) }).toEqual({ path, status: 429, requestId: init.headers["x-request-id"] });
+    }
+    // The receivers: two requests per client address (these two, or the ones above), then 429.
+    const receiver = (id: string): Init => ({ method: "POST", body: "", headers: { "content-type": "application/x-www-form-urlencoded", "x-request-id": id } });
+    for (const id of ["receiver-1", "receiver-2"]) expect((await sendTo("/api/webhooks/twilio/messaging", receiver(id))).requestId).toBe(id);
+    expect(await sendTo("/api/webhooks/twilio/messaging", receiver("receiver-429"))).toEqual({ status: 429, requestId: "receiver-429" });
+    // The dashboard: one call per user, then 429; its id is always its own.
+    const cookie = await signInOverHttp(limited.url, owner);
+    const trpc = () => sendTo("/api/trpc/dashboard.members.list", { headers: { cookie, origin: limited.url } });
+    const [first, second] = [await trpc(), await trpc()];
+    expect([first.status, second.status]).toEqual([200, 429]);
+    expect(second.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(second.requestId).not.toBe(first.requestId);
   });
 });
