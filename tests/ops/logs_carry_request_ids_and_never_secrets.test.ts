@@ -2,7 +2,7 @@
 // tools over REST and MCP, the dashboard's tRPC, the providers' receivers) is driven with known
 // secrets (a valid and an invalid API key, a webhook secret, a Twilio auth token, a CRM token) in
 // requests that fail in ways that log (unknown key, malformed key, no session, bad signature,
-// upstream CRM failure). Each answer carries its X-Request-Id (401s included), each of those ids
+// upstream CRM failure), and dashboard sign-in with a wrong password. Each answer carries its X-Request-Id (401s included), each of those ids
 // is on the request's log lines, and no secret is anywhere in the process's stderr.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
@@ -23,6 +23,7 @@ process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 
 const CRM_TOKEN = "crm-token-never-logged-4c1d9e";
 const TWILIO_AUTH_TOKEN = "twilio-token-never-logged-7b2e";
+const WRONG_PASSWORD = "password-never-logged-9d3a";
 
 type Line = { level: string; msg: string; request_id?: string; [field: string]: unknown };
 
@@ -131,6 +132,13 @@ describe("request ids on every surface's answers and log lines, secrets on none"
         status: 401,
         msg: "webhook request refused",
       },
+      {
+        what: "dashboard_sign_in_wrong_password",
+        path: "/api/auth/sign-in/email",
+        init: { method: "POST", body: JSON.stringify({ email: owner, password: WRONG_PASSWORD }), headers: { origin: mount.url } },
+        status: 401,
+        msg: "Invalid password",
+      },
     ];
     for (const [i, c] of cases.entries()) {
       const sent = `logs-${c.what}-${i}`;
@@ -155,9 +163,9 @@ describe("request ids on every surface's answers and log lines, secrets on none"
   });
 
   it("no_secret_is_in_the_logs_of_those_requests", () => {
-    expect(requests.length).toBe(7);
+    expect(requests.length).toBe(8);
     const output = mount.output();
-    for (const secret of [key, unknownKey, webhookSecret, TWILIO_AUTH_TOKEN, CRM_TOKEN]) expect(output).not.toContain(secret);
+    for (const secret of [key, unknownKey, webhookSecret, TWILIO_AUTH_TOKEN, CRM_TOKEN, WRONG_PASSWORD]) expect(output).not.toContain(secret);
     // The check reads real output: the lines are there.
     expect(logLines().filter((l) => requests.some((r) => r.requestId === l.request_id)).length).toBeGreaterThanOrEqual(requests.length);
   });
