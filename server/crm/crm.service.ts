@@ -41,7 +41,7 @@ export async function createCrmRecord(db: TenantDb, input: CreateRecordInput, co
   try {
     token = (JSON.parse(decryptSecret(connection.credentialsEncrypted)) as { token: string }).token;
   } catch (err) {
-    throw failed({ reason: `stored credentials unreadable: ${(err as Error).message}` });
+    throw failed({ reason: "stored credentials unreadable", error: err });
   }
 
   try {
