@@ -18,17 +18,18 @@ const KEY_BY_PREFIX = {
   ${KEY.revokedAt} IS NOT NULL AS revoked FROM api_keys WHERE ${KEY.prefix} = $1`,
 };
 
-export async function authenticateApiKey(header: string | null, requestId: string): Promise<AuthenticatedKey> {
+/** The key a request carries, or a 401 (logged with the request's id: see server/lib/log.ts). */
+export async function authenticateApiKey(header: string | null): Promise<AuthenticatedKey> {
   const token = parseBearerToken(header);
   if (!token) {
-    log.info("api auth refused", { requestId, reason: "malformed" });
+    log.info("api auth refused", { reason: "malformed" });
     throw new AppError("unauthorized", MESSAGES.malformedAuth);
   }
   // Revocation must apply on the next request, so this is read from the database every time.
   const sql = readSqlIfOpen() ?? (await getReadSql()); // no await when open: the lookup is sent before this returns
   const [key] = await sql<KeyRow>(KEY_BY_PREFIX, [token.slice(0, LOOKUP_PREFIX_LENGTH)]);
   if (!key || key.revoked || !verifySecret(token, key.salt, key.hash)) {
-    log.info("api auth refused", { requestId, reason: key?.revoked ? "revoked" : "unknown" });
+    log.info("api auth refused", { reason: key?.revoked ? "revoked" : "unknown" });
     throw new AppError("unauthorized", MESSAGES.unknownKey);
   }
   touchLastUsed(key.id);
@@ -52,7 +53,7 @@ function touchLastUsed(keyId: string): void {
         data: { lastUsedAt: new Date(now) },
       }),
     )
-    .catch((err) => log.warn("last-used update failed", { keyId, error: String(err) }))
+    .catch((err) => log.warn("last-used update failed", { key_id: keyId, error: err }))
     .finally(() => writesInFlight.delete(write));
   writesInFlight.add(write);
 }

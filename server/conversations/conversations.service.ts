@@ -205,9 +205,9 @@ export async function deliverQueuedMessage(db: TenantDb, driver: ChannelDriver, 
     });
   } catch (err) {
     result = { ok: false, error: `channel driver '${driver.name}' failed` };
-    log.error("channel driver threw", { driver: driver.name, messageId: queued.id, error: err instanceof Error ? err.message : String(err) });
+    log.error("channel driver threw", { driver: driver.name, message_id: queued.id, error: err });
   }
-  if (!result.ok) log.warn("outbound message failed", { driver: driver.name, messageId: queued.id, error: result.error });
+  if (!result.ok) log.warn("outbound message failed", { driver: driver.name, message_id: queued.id, error: result.error });
   return recordSendOutcome(db, driver, conversation, queued.id, result);
 }
 

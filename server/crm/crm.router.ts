@@ -31,7 +31,7 @@ export const crmRouter = router({
     })
     .input(createRecordInput)
     .output(crmRecordSchema)
-    .mutation(({ ctx, input }) => createCrmRecord(ctx.db, input, { tenantId: ctx.tenantId, requestId: ctx.requestId })),
+    .mutation(({ ctx, input }) => createCrmRecord(ctx.db, input, { tenantId: ctx.tenantId })),
 
   // Dashboard only (no openapi meta): members read, owners and admins change; credentials never leave.
   connection: memberProcedure.output(crmConnectionSchema.nullable()).query(({ ctx }) => getCrmConnection(ctx.db)),

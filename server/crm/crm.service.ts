@@ -13,7 +13,7 @@ import { setting } from "../lib/settings";
 /** Upstream timeout (CRM_TIMEOUT_MS; tests use a short one). */
 export const crmTimeoutMs = () => setting("CRM_TIMEOUT_MS");
 
-export async function createCrmRecord(db: TenantDb, input: CreateRecordInput, context: { tenantId: string; requestId: string }): Promise<CrmRecord> {
+export async function createCrmRecord(db: TenantDb, input: CreateRecordInput, context: { tenantId: string }): Promise<CrmRecord> {
   const connection = await db.crmConnection.findFirst();
   if (!connection) throw conflict("no CRM connection is configured for this tenant; set one up in the dashboard");
   const provider = connection.provider as CrmProvider;
@@ -34,14 +34,14 @@ export async function createCrmRecord(db: TenantDb, input: CreateRecordInput, co
   }
 
   const failed = (detail: Record<string, unknown>) => {
-    log.error("crm provider failed", { requestId: context.requestId, tenant_id: context.tenantId, provider, object: input.object, ...detail });
+    log.error("crm provider failed", { tenant_id: context.tenantId, provider, object: input.object, ...detail });
     return new AppError("internal_error", `CRM provider '${provider}' failed`);
   };
   let token: string;
   try {
     token = (JSON.parse(decryptSecret(connection.credentialsEncrypted)) as { token: string }).token;
   } catch (err) {
-    throw failed({ reason: `stored credentials unreadable: ${(err as Error).message}` });
+    throw failed({ reason: "stored credentials unreadable", error: err });
   }
 
   try {
@@ -57,6 +57,6 @@ export async function createCrmRecord(db: TenantDb, input: CreateRecordInput, co
     return { provider, object: input.object, crm_record_id: recordId, fields: properties };
   } catch (err) {
     if (err instanceof CrmUpstreamError) throw failed(err.detail);
-    throw failed({ reason: "driver error", error: (err as Error).message });
+    throw failed({ reason: "driver error", error: err });
   }
 }

@@ -12,6 +12,7 @@ import { authIpOptions, trustedOriginsFor } from "./request-origin";
 import { refuseOrganizationChanges } from "./organization-endpoints";
 import { INVITATION_TTL_SECONDS } from "./invitations";
 import { setting } from "../lib/settings";
+import { log, requestIdOf, withRequestLogger } from "../lib/log";
 
 /**
  * The signing secret: BETTER_AUTH_SECRET, or (embedded / local runs) one generated once and kept
@@ -56,6 +57,18 @@ async function createAuth() {
       database: { generateId: () => randomUUID() },
       cookiePrefix: "tdp",
     },
+    // Its lines (a refused sign-in: "Invalid password") in the platform's format, with the request's
+    // id; only the message and an error, never the other arguments (they may hold what was sent).
+    logger: {
+      level: "info",
+      log: (level, message, ...args) => {
+        const error = args.find((arg) => arg instanceof Error);
+        const fields = error ? { source: "better-auth", error } : { source: "better-auth" };
+        if (level === "error") log.error(message, fields);
+        else if (level === "warn") log.warn(message, fields);
+        else if (level === "info") log.info(message, fields);
+      },
+    },
     // Tenants, members and roles change only through the platform's audited procedures.
     hooks: { before: refuseOrganizationChanges },
     databaseHooks: {
@@ -99,5 +112,10 @@ export function getAuth(): Promise<Auth> {
 
 /** better-auth's endpoints (sign-in, sign-out, session) at /api/auth/*: the one handler both fronts mount. */
 export async function answerAuthRequest(req: Request): Promise<Response> {
-  return (await getAuth()).handler(req);
+  // Every line logged while it runs carries its request id (server/lib/log.ts), echoed as on the API.
+  const requestId = requestIdOf(req.headers);
+  const res = await withRequestLogger(requestId, async () => (await getAuth()).handler(req));
+  const answer = new Response(res.body, res); // its own headers: a redirect's are immutable
+  answer.headers.set("x-request-id", requestId);
+  return answer;
 }

@@ -43,7 +43,7 @@ async function probeUntilReachable(probe: Probe): Promise<void> {
     } catch (err) {
       if (state.probe !== probe) return;
       if (!state.down) {
-        log.warn("database unreachable: answering 503 until it is back", { error: err instanceof Error ? err.message : String(err) });
+        log.warn("database unreachable: answering 503 until it is back", { error: err });
       }
       state.down = true;
     }

@@ -65,7 +65,7 @@ async function main() {
     const [drained] = await Promise.all([http.drain(shutdownTimeoutMs), withDeadline(stopBackgroundWork(deadline), deadline)]);
     if (!drained) log.warn("lean front: requests still in flight at the shutdown deadline were cut off");
     // Releases the embedded database's lock; a clean exit also lets --cpu-prof write its profile.
-    await withDeadline(closeServerProcess(), Date.now() + 5_000).catch((err) => log.warn("lean front: close failed", { error: String(err) }));
+    await withDeadline(closeServerProcess(), Date.now() + 5_000).catch((err) => log.warn("lean front: close failed", { error: err }));
     log.info("lean front stopped");
     process.exit(0);
   };
@@ -121,11 +121,11 @@ function nextOnFirstUse(): NodeHandler {
 async function withDeadline(work: Promise<void>, deadline: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))));
-  await Promise.race([work.catch((err) => log.error("lean front: stopping background work failed", { error: String(err) })), late]);
+  await Promise.race([work.catch((err) => log.error("lean front: stopping background work failed", { error: err })), late]);
   clearTimeout(timer);
 }
 
 main().catch((err) => {
-  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+  log.error("lean front failed to start", { error: err });
   process.exit(1);
 });

@@ -10,7 +10,6 @@
 // message; see countMessages): past the limit the whole HTTP request is the 429 envelope with the
 // refusing layer's headers, before anything runs. A tool call is left to its procedure, which
 // counts it once with its tool layer.
-import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import {
@@ -23,7 +22,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { AppError, badRequest, errorBody, toAppError } from "../lib/errors";
-import { log } from "../lib/log";
+import { type Logger, requestIdOf, withRequestLogger } from "../lib/log";
 import { resolveClientIp } from "../lib/client-ip";
 import { assertBoundedInput } from "../lib/bounded-input";
 import { assertJsonContentType, readLimitedBody } from "../lib/request-body";
@@ -36,7 +35,6 @@ import { toolCatalogAs } from "../tools/catalog";
 
 export const AGENT_MCP_PATH = "/api/agent/mcp";
 const SERVER_INFO = { name: "tenant-data-platform-tools", version: "0.1.0" };
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 type Procedures = Record<string, (input: unknown) => Promise<unknown>>;
 const createCaller = createCallerFactory(agentRouter);
@@ -65,7 +63,7 @@ function mcpServerFor(ctx: RequestContext, principal: Principal, toolCalls: { re
       return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
     } catch (err) {
       const error = toAppError(err);
-      if (error.errorCode === "internal_error") log.error("tool call failed", { requestId: ctx.requestId, tool: name, error: String(error.cause ?? err) });
+      if (error.errorCode === "internal_error") ctx.logger.error({ tool: name, error: error.cause ?? err }, "tool call failed");
       return toolError(error);
     }
   });
@@ -115,12 +113,16 @@ async function countMessages(principal: Principal, messages: number, headers: Re
 
 /** Answers one MCP request (POST; GET and DELETE are 405: this server keeps no sessions or streams). */
 export async function handleMcpRequest(req: Request): Promise<Response> {
-  const incomingId = req.headers.get("x-request-id");
-  const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : randomUUID();
+  const requestId = requestIdOf(req.headers);
+  // Every line logged while it runs carries its request id (server/lib/log.ts).
+  return withRequestLogger(requestId, (logger) => answerMcp(req, requestId, logger));
+}
+
+async function answerMcp(req: Request, requestId: string, logger: Logger): Promise<Response> {
   const headers: Record<string, string> = { "x-request-id": requestId };
   const resHeaders = { set: (name: string, value: string) => void (headers[name.toLowerCase()] = value) };
   const clientIp = resolveClientIp({ remoteAddress: null, forwardedFor: req.headers.get("x-forwarded-for") });
-  const ctx: RequestContext = { transport: "rest", headers: req.headers, clientIp, requestId, resHeaders, response: {} };
+  const ctx: RequestContext = { transport: "rest", headers: req.headers, clientIp, requestId, logger, resHeaders, response: {} };
   try {
     const principal = await authenticate(ctx);
     if (req.method !== "POST") {
@@ -161,7 +163,7 @@ export async function handleMcpRequest(req: Request): Promise<Response> {
     }
   } catch (err) {
     const error = toAppError(err);
-    if (error.errorCode === "internal_error") log.error("MCP request failed", { requestId, error: String(error.cause ?? err) });
+    if (error.errorCode === "internal_error") logger.error({ error: error.cause ?? err }, "MCP request failed");
     return envelope(error, headers);
   }
 }

@@ -47,7 +47,7 @@ export async function startMetricsListener(): Promise<void> {
     renderMetrics().then(
       (text) => send(200, text, { "content-type": registry.contentType }),
       (err) => {
-        log.error("metrics: rendering failed", { error: err instanceof Error ? err.message : String(err) });
+        log.error("metrics: rendering failed", { error: err });
         send(500, "metrics could not be rendered\n");
       },
     );

@@ -10,10 +10,9 @@
 // its route table per request, shapes error bodies its own way, spreads non-object JSON bodies into
 // the input, coerces by rewriting the zod schemas in place (bodies and the dashboard endpoint
 // included) and sends an unexpected exception's message to the client.
-import { randomUUID } from "node:crypto";
 import { getPathRegExp, normalizePath, type OpenApiProcedure } from "trpc-to-openapi";
 import { AppError, badRequest, errorBody, notFound, toAppError } from "../lib/errors";
-import { log } from "../lib/log";
+import { type Logger, requestIdOf, withRequestLogger } from "../lib/log";
 import { appRouter } from "./router";
 import type { AnyRouter } from "@trpc/server";
 import { callProcedure, forEachOpenApiProcedureOf, numericFields, procedureInput, procedureMeta, procedureType } from "../trpc/internals";
@@ -25,7 +24,6 @@ import { getOpenApiDocument } from "./openapi";
 
 export const API_BASE_PATH = "/api/v1";
 export { MAX_BODY_BYTES } from "../lib/request-body";
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 type Route = {
   method: string;
@@ -190,8 +188,21 @@ async function answerWith(
   idempotencyKeys: boolean,
   req: RestRequest,
 ): Promise<RestAnswer> {
-  const incomingId = req.headers.get("x-request-id");
-  const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : randomUUID();
+  const requestId = requestIdOf(req.headers);
+  // Every line logged while it runs carries its request id (server/lib/log.ts).
+  return withRequestLogger(requestId, (logger) => answerInScope(basePath, templates, match, documents, idempotencyKeys, req, requestId, logger));
+}
+
+async function answerInScope(
+  basePath: string,
+  templates: { unmatched: string; documents: Record<string, string> },
+  match: (method: string, path: string) => Match,
+  documents: Record<string, () => unknown>,
+  idempotencyKeys: boolean,
+  req: RestRequest,
+  requestId: string,
+  logger: Logger,
+): Promise<RestAnswer> {
   const headers: Record<string, string> = { "x-request-id": requestId };
   const url = new URL(req.target, "http://localhost");
   const method = req.method.toUpperCase();
@@ -217,7 +228,7 @@ async function answerWith(
     const resHeaders = { set: (name: string, value: string) => void (headers[name.toLowerCase()] = value) };
     const clientIp = resolveClientIp({ remoteAddress: req.remoteAddress, forwardedFor: req.headers.get("x-forwarded-for") });
     const idempotencyKey = idempotencyKeys && method === "POST" ? req.headers.get("idempotency-key") : null;
-    const ctx: RequestContext = { transport: "rest", headers: req.headers, clientIp, requestId, resHeaders, response: {}, idempotencyKey };
+    const ctx: RequestContext = { transport: "rest", headers: req.headers, clientIp, requestId, logger, resHeaders, response: {}, idempotencyKey };
     const data = await callProcedure(route.procedure, {
       ctx,
       type: procedureType(route.procedure),
@@ -238,8 +249,7 @@ async function answerWith(
     if (error.errorCode === "bad_request" && error.field && match(method, path)?.route.pathParams.includes(error.field)) error = notFound();
     // A 503 (database unreachable) is logged once per outage by the breaker (server/db/availability.ts), not per request.
     if (error.errorCode === "internal_error" && error.status !== 503) {
-      const cause = error.cause ?? err;
-      log.error("unhandled error", { requestId, method, path, error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause) });
+      logger.error({ method, path, error: error.cause ?? err }, "unhandled error");
     }
     for (const [name, value] of Object.entries(error.headers ?? {})) headers[name.toLowerCase()] = value;
     return json(error.status, errorBody(error), headers, template);

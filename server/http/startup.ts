@@ -36,7 +36,7 @@ async function startBackgroundWork(): Promise<void> {
   (await import("../idempotency/idempotency")).startIdempotencyKeyPruning();
   // Seeded behind the ready server (a few seconds of provider traffic on a first embedded start):
   // nothing can refer to the demo tenant before its key and owner login are printed, at the end.
-  seeding = seedDemoTenantIfEnabled().catch((err) => log.error("seeding the demo tenant failed", { error: String(err) }));
+  seeding = seedDemoTenantIfEnabled().catch((err) => log.error("seeding the demo tenant failed", { error: err }));
   await (await import("./metrics-listener")).startMetricsListener(); // METRICS_PORT: Prometheus scrapes this process there
   log.info("server process ready", { database: databaseKind() });
 }
@@ -81,6 +81,6 @@ export async function stopBackgroundWork(deadline: number): Promise<void> {
 /** Graceful stop, second half (after requests and background work ended): the metrics listener, the rate-limit store, then the database (the embedded one's lock with it). */
 export async function closeServerProcess(): Promise<void> {
   await (await import("./metrics-listener")).stopMetricsListener();
-  await closeRateLimitStore().catch((err) => log.warn("rate-limit store did not close cleanly", { error: String(err) }));
+  await closeRateLimitStore().catch((err) => log.warn("rate-limit store did not close cleanly", { error: err }));
   await closeDb();
 }

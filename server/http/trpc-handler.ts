@@ -5,7 +5,7 @@ import { appRouter } from "./router";
 import type { DashboardIdentity } from "../trpc/trpc";
 import { procedureType, proceduresOf } from "../trpc/internals";
 import { AppError, badRequest, errorBody, toAppError } from "../lib/errors";
-import { log } from "../lib/log";
+import { type Logger, withRequestLogger } from "../lib/log";
 import { isTrustedOrigin } from "../dashboard/request-origin";
 import { resolveDashboardIdentity } from "../dashboard/identity";
 import { assertJsonContentType, readLimitedBody } from "../lib/request-body";
@@ -29,6 +29,11 @@ const METHOD_OF_TYPE: Record<string, string> = { query: "GET", mutation: "POST" 
 
 export async function handleTrpcRequest(req: Request): Promise<Response> {
   const requestId = randomUUID();
+  // Every line logged while it runs carries its request id (server/lib/log.ts).
+  return withRequestLogger(requestId, (logger) => answerTrpc(req, requestId, logger));
+}
+
+async function answerTrpc(req: Request, requestId: string, logger: Logger): Promise<Response> {
   const resHeaders = new Headers({ "x-request-id": requestId });
   // Session cookies ride along on cross-site requests: a mutation must come from a trusted origin.
   if (req.method !== "GET" && req.method !== "HEAD" && !isTrustedOrigin(req.headers)) {
@@ -51,6 +56,7 @@ export async function handleTrpcRequest(req: Request): Promise<Response> {
       transport: "trpc" as const,
       headers: req.headers,
       requestId,
+      logger,
       resHeaders,
       response: {},
       dashboardIdentity: () => dashboardIdentityOf(req.headers),
@@ -62,8 +68,7 @@ export async function handleTrpcRequest(req: Request): Promise<Response> {
     },
     onError: ({ error, path }) => {
       // A 503 (database unreachable) is logged once per outage by the breaker (server/db/availability.ts), not per call.
-      if (error.code === "INTERNAL_SERVER_ERROR" && toAppError(error).status !== 503)
-        log.error("trpc error", { requestId, path, error: error.cause?.stack ?? error.stack });
+      if (error.code === "INTERNAL_SERVER_ERROR" && toAppError(error).status !== 503) logger.error({ path, error: error.cause ?? error }, "trpc error");
     },
   });
 }

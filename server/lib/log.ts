@@ -1,19 +1,92 @@
-// Structured JSON log lines, all on stderr: stdout belongs to command output (the CLI's JSON).
-// Never pass a secret (API key, webhook secret, CRM credential) in `fields`.
+// Structured JSON log lines through pino, all on stderr: stdout belongs to command output (the CLI's JSON).
+// A request's front opens a request scope (`withRequestLogger`): a child logger bound to its
+// `request_id`, carried in the procedure context (`ctx.logger`) and, through AsyncLocalStorage,
+// read by `log` itself, so every line written while the request runs (domain code included) carries
+// its request id without threading a parameter. Field names are snake_case; an error goes in one
+// `error` field (serialized once: type, message, code, stack, cause). Secrets are redacted by the
+// configuration below whatever path they take; still, never pass one on purpose.
+import { AsyncLocalStorage } from "node:async_hooks";
+import { randomUUID } from "node:crypto";
+import pino, { type Logger } from "pino";
 import { setting } from "./settings";
 
+export type { Logger };
 type Fields = Record<string, unknown>;
-const quiet = () => setting("LOG_LEVEL") === "silent";
-const line = (level: string, msg: string, fields?: Fields) => JSON.stringify({ level, time: new Date().toISOString(), msg, ...fields });
 
-export const log = {
-  info: (msg: string, fields?: Fields) => {
-    if (setting("LOG_LEVEL") === "info") console.error(line("info", msg, fields));
-  },
-  warn: (msg: string, fields?: Fields) => {
-    if (!quiet()) console.warn(line("warn", msg, fields));
-  },
-  error: (msg: string, fields?: Fields) => {
-    if (!quiet()) console.error(line("error", msg, fields));
+/** Field paths whose values are replaced by "[redacted]" (a header map, a body, a detail object one or two levels down). */
+export const REDACTED_PATHS = ["authorization", "cookie", "api_key", "key", "secret", "token", "auth_token", "password", "credentials"].flatMap((name) => [
+  name,
+  `*.${name}`,
+  `*.*.${name}`,
+]);
+
+/** An error as one `error` field: type, message, code, stack and its causes (three deep); a non-error as its text. */
+export function serializeError(err: unknown, depth = 0): Fields {
+  if (!(err instanceof Error)) return { message: typeof err === "string" ? err : String(err) };
+  const { code, errorCode } = err as { code?: unknown; errorCode?: unknown };
+  const serialized: Fields = { type: err.name, message: err.message };
+  if (code !== undefined || errorCode !== undefined) serialized.code = code ?? errorCode;
+  serialized.stack = err.stack;
+  if (err.cause !== undefined && depth < 3) serialized.cause = serializeError(err.cause, depth + 1);
+  return serialized;
+}
+
+// Through the console (to stderr): warnings by console.warn, everything else by console.error, as
+// before pino, so in-process tests that capture the console still read every line.
+const stderr = {
+  write(line: string) {
+    const text = line.endsWith("\n") ? line.slice(0, -1) : line;
+    if (text.startsWith('{"level":"warn"')) console.warn(text);
+    else console.error(text);
   },
 };
+
+let root: Logger | undefined;
+
+/** The process's logger, at LOG_LEVEL (read each time: one memoized lookup; tests change it at run time). */
+export function rootLogger(): Logger {
+  const level = setting("LOG_LEVEL");
+  root ??= pino(
+    {
+      level,
+      base: null,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      serializers: { error: serializeError },
+      redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
+    },
+    stderr,
+  );
+  if (root.level !== level) root.level = level;
+  return root;
+}
+
+const requestScope = new AsyncLocalStorage<Logger>();
+
+/** A request's logger: every line carries `request_id` (and `fields`, snake_case). */
+export function requestLogger(requestId: string, fields?: Fields): Logger {
+  return rootLogger().child({ request_id: requestId, ...fields });
+}
+
+/** Runs one request's work in its scope: `log` (and `ctx.logger`) write with its request id. */
+export function withRequestLogger<T>(requestId: string, run: (logger: Logger) => T): T {
+  const logger = requestLogger(requestId);
+  return requestScope.run(logger, run, logger);
+}
+
+/** The logger of the request running now, or the process's outside any request. */
+export const currentLogger = (): Logger => requestScope.getStore() ?? rootLogger();
+
+export const log = {
+  info: (msg: string, fields?: Fields) => currentLogger().info(fields ?? {}, msg),
+  warn: (msg: string, fields?: Fields) => currentLogger().warn(fields ?? {}, msg),
+  error: (msg: string, fields?: Fields) => currentLogger().error(fields ?? {}, msg),
+};
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The request's id: the client's `X-Request-Id` when it is a sane token, else a new UUID (echoed on the answer). */
+export function requestIdOf(headers: { get(name: string): string | null }): string {
+  const incoming = headers.get("x-request-id");
+  return incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}

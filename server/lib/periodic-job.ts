@@ -22,7 +22,7 @@ export function startPeriodicJob(name: string, intervalMs: number, run: () => Pr
     inProgress = run()
       .then(
         () => {},
-        (err) => log.error(`${name} failed`, { error: err instanceof Error ? err.message : String(err) }),
+        (err) => log.error(`${name} failed`, { error: err }),
       )
       .finally(() => {
         inProgress = null;

@@ -23,7 +23,6 @@ export type FallbackOptions = {
 
 type Outage = { startedAt: number; flaps: number; upSince: number | null };
 
-const errorMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
 const isTimeout = (err: unknown) => err instanceof Error && (err.name === "TimeoutError" || /timed? ?out/i.test(err.message));
 
 export function withMemoryFallback(primary: LimitStore, opts: FallbackOptions = {}): LimitStore {
@@ -48,7 +47,7 @@ export function withMemoryFallback(primary: LimitStore, opts: FallbackOptions = 
       log.warn("rate limiter store unavailable; limiting in this process's memory until it recovers", {
         store: primary.kind,
         reason: isTimeout(err) ? "timeout" : "error",
-        error: errorMessage(err),
+        error: err,
       });
     }
     probeTimer = setTimeout(probe, probeIntervalMs).unref();

@@ -15,6 +15,7 @@ import { errorBody, AppError } from "../lib/errors";
 import { resolveClientIp } from "../lib/client-ip";
 import { limitInboundRequest, type LimitDecision } from "../ratelimit";
 import { failedAuthBucketOf } from "../ratelimit/failed-auth";
+import { requestIdOf, withRequestLogger } from "../lib/log";
 
 type Handler = (req: ReceiverRequest) => Promise<ReceiverAnswer>;
 
@@ -54,8 +55,18 @@ function withHeaders(answer: ReceiverAnswer, headers: Record<string, string>): R
   return answer;
 }
 
-/** Answers one request under /api/webhooks. Never throws for anything a caller sent. */
+/**
+ * Answers one request under /api/webhooks. Never throws for anything a caller sent. Its answer
+ * carries `X-Request-Id`, as the API's do, and every line logged while it runs the same id.
+ */
 export async function answerWebhook(req: ReceiverRequest): Promise<ReceiverAnswer> {
+  const requestId = requestIdOf(req.headers);
+  const answer = await withRequestLogger(requestId, () => answerInScope(req));
+  answer.headers["x-request-id"] = requestId;
+  return answer;
+}
+
+async function answerInScope(req: ReceiverRequest): Promise<ReceiverAnswer> {
   const decision = await limitClientIp(req);
   if (decision && !decision.allowed) {
     return withHeaders(jsonAnswer(429, errorBody(new AppError("rate_limited", decision.message))), decision.headers);

@@ -13,6 +13,7 @@ import { limitAgentToolRequest, limitApiRequest, limitDashboardRequest, limitInb
 import { clientIpFromHeaders } from "../lib/client-ip";
 import { refusalOfFailedAuth } from "../ratelimit/failed-auth";
 import { runIdempotently, type ReplayedAnswer } from "../idempotency/idempotency";
+import type { Logger } from "../lib/log";
 
 export type DashboardIdentity = { userId: string; tenantId: string; role: "owner" | "admin" | "member"; email?: string };
 
@@ -23,6 +24,8 @@ export type HeaderWriter = { set(name: string, value: string): void };
 
 export type RequestContext = {
   requestId: string;
+  /** The request's logger: every line carries `request_id` (server/lib/log.ts; `log` reads the same one in its scope). */
+  logger: Logger;
   /**
    * The client's address (server/lib/client-ip.ts): the REST bridge resolves it; the dashboard's
    * endpoint may (the lean front has already put it in X-Forwarded-For). Absent for in-process callers.
@@ -101,14 +104,17 @@ export async function authenticate(ctx: RequestContext): Promise<Principal> {
   if (ctx.transport === "rest") {
     let key: AuthenticatedKey;
     try {
-      key = await authenticateApiKey(ctx.headers.get("authorization"), ctx.requestId);
+      key = await authenticateApiKey(ctx.headers.get("authorization"));
     } catch (err) {
       throw err instanceof AppError && err.errorCode === "unauthorized" ? await refusalOfFailedAuth(ctx.clientIp, err) : err;
     }
     return { kind: "api_key", tenantId: key.tenantId, keyId: key.id, scopes: key.scopes };
   }
   const identity = await ctx.dashboardIdentity();
-  if (!identity) throw new AppError("unauthorized", "sign in to continue");
+  if (!identity) {
+    ctx.logger.info({ reason: "no session" }, "dashboard auth refused");
+    throw new AppError("unauthorized", "sign in to continue");
+  }
   return { kind: "user", tenantId: identity.tenantId, userId: identity.userId, role: identity.role, email: identity.email };
 }
 

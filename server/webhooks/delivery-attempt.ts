@@ -261,8 +261,9 @@ export async function attemptDelivery(
     log.error("webhook attempt sent but not recorded; it will be sent again after its lease", {
       tenant_id: target.tenant_id,
       delivery_id: target.delivery_id,
+      event_id: envelope.id,
       attempt: attemptNumber,
-      error: (err as Error).message,
+      error: err,
     });
     throw err;
   }

@@ -9,6 +9,7 @@ import { createTenant } from "../../server/tenants/tenants";
 import { handleRestRequest } from "../../server/http/rest-bridge";
 import { appRouter } from "../../server/http/router";
 import { createCallerFactory } from "../../server/trpc/trpc";
+import { requestLogger } from "../../server/lib/log";
 import { contractMismatch } from "./openapi-contract";
 
 export const ALL_SCOPES = [...SCOPES] as Scope[];
@@ -72,6 +73,7 @@ export function dashboardCaller(tenantId: string, role: "owner" | "admin" | "mem
     transport: "trpc",
     headers: new Headers(),
     requestId: "test",
+    logger: requestLogger("test"),
     resHeaders: new Headers(),
     response: {},
     dashboardIdentity: async () => ({ userId, tenantId, role, email: `${role}@example.test` }),

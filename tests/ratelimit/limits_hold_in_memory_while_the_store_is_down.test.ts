@@ -223,7 +223,7 @@ describe("outage logging", () => {
     state.failing = true;
     for (let i = 0; i < 20; i++) await api.check({ key: "k", tenant: "t" });
     expect(warnings()).toHaveLength(1);
-    expect(warnings()[0]).toMatchObject({ msg: OUTAGE, store: "redis", reason: "error", error: "connect ECONNREFUSED 127.0.0.1:6379" });
+    expect(warnings()[0]).toMatchObject({ msg: OUTAGE, store: "redis", reason: "error", error: { message: "connect ECONNREFUSED 127.0.0.1:6379" } });
     state.failing = false;
     await untilPrimaryDecides(api, state);
     state.failing = true; // within the 300 ms settle time: the same outage

@@ -43,6 +43,8 @@ function comparable(answer: Answer) {
   const { date: _date, connection: _connection, "keep-alive": _keepAlive, ...headers } = answer.headers;
   const reset = headers["x-ratelimit-reset"];
   if (reset !== undefined) headers["x-ratelimit-reset"] = /^\d+$/.test(String(reset)) ? "<epoch seconds>" : String(reset);
+  // Each answer has its own request id: both carry one.
+  headers["x-request-id"] = /^[0-9a-f-]{36}$/.test(String(headers["x-request-id"])) ? "<uuid>" : String(headers["x-request-id"]);
   return { status: answer.status, headers, text: answer.text };
 }
 

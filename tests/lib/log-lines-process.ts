@@ -1,0 +1,12 @@
+// A process that logs one line of each kind (run by log_lines_*.test.ts, which reads its stderr).
+import { log, withRequestLogger } from "../../server/lib/log";
+
+log.info("outside a request", { tenant_id: "t-1" });
+await withRequestLogger("req-42", async (logger) => {
+  await Promise.resolve();
+  log.warn("inside a request", { headers: { authorization: "Bearer tdp_secret_a" }, token: "secret-b", detail: { password: "secret-c" } });
+  const cause = Object.assign(new Error("connection refused"), { code: "ECONNREFUSED" });
+  logger.error({ error: new Error("upstream failed", { cause }) }, "through the context's logger");
+});
+log.error("not an error object", { error: "plain text" });
+process.stdout.write("stdout stays clean\n");
