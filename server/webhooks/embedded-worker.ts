@@ -124,7 +124,7 @@ export class DeliveryWorker {
       const db = await getDb();
       await db.$executeRawUnsafe(RELEASE_LEASES_SQL, ids);
     } catch (err) {
-      log.error("webhook worker: could not release leases; they expire on their own", { error: (err as Error).message });
+      log.error("webhook worker: could not release leases; they expire on their own", { error: err });
     }
   }
 
@@ -159,7 +159,7 @@ export class DeliveryWorker {
       void client.end().catch(() => {});
       if (!this.running) return;
       if (this.listenFailures++ === 0) {
-        log.warn("webhook worker: LISTEN connection lost; polling until it reconnects", { error: err?.message ?? "connection ended" });
+        log.warn("webhook worker: LISTEN connection lost; polling until it reconnects", { error: err ?? "connection ended" });
       }
       const delay = Math.min(100 * 2 ** (this.listenFailures - 1), LISTEN_RETRY_MAX_MS) * (0.5 + Math.random() / 2);
       this.listenRetry = setTimeout(() => void this.listen(), delay);
@@ -224,8 +224,8 @@ export class DeliveryWorker {
 
   /** An outage fails every poll: said once until a claim works again, not once a second. */
   private logClaimFailure(err: unknown) {
-    if (!isDatabaseUnavailable(err)) return log.error("webhook worker: claim failed", { error: (err as Error).message });
-    if (!this.claimFailing) log.warn("webhook worker: database unavailable; claiming again when it is back", { error: (err as Error).message });
+    if (!isDatabaseUnavailable(err)) return log.error("webhook worker: claim failed", { error: err });
+    if (!this.claimFailing) log.warn("webhook worker: database unavailable; claiming again when it is back", { error: err });
     this.claimFailing = true;
   }
 
@@ -236,7 +236,7 @@ export class DeliveryWorker {
       : claimed.map((target) => [this.attempt(db, target, leaseEnds + target.wait_ms), [target.delivery_id]]);
     for (const [run, ids] of runs) {
       const p = run
-        .catch((err) => log.error("webhook worker: attempt failed unexpectedly", { error: (err as Error).message }))
+        .catch((err) => log.error("webhook worker: attempt failed unexpectedly", { error: err }))
         .finally(() => {
           this.inFlight.delete(p);
           this.wake();

@@ -177,7 +177,7 @@ export function createInngestDispatcher(send: Send = (events) => inngest.send(ev
     paced: false,
     handle: (db, claimed) =>
       dispatchToInngest(db, claimed, send).catch((err) => {
-        log.warn("webhook dispatch to Inngest failed; will retry", { error: (err as Error).message, deliveries: claimed.length });
+        log.warn("webhook dispatch to Inngest failed; will retry", { error: err, deliveries: claimed.length });
       }),
     leaseMs: 30_000,
   });
