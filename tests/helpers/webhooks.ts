@@ -7,6 +7,7 @@ import { exitOf } from "./http-client";
 import { getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { listDeliveries } from "../../server/webhooks/webhooks.service";
+import { emitEvent } from "../../server/events/emit-any-event";
 
 /** Every delivery of a tenant (or of one subscription), newest first: all pages. */
 export async function deliveriesOf(tenantId: string, subscriptionId?: string) {
@@ -50,4 +51,19 @@ export async function killWorkerProcess(child: ChildProcess): Promise<void> {
   const exited = exitOf(child, 30_000);
   child.kill("SIGKILL");
   await exited;
+}
+
+/** Emits `count` csat.received events one after another (one transaction each); their envelope ids in order. */
+export async function emitInOrder(tenantId: string, count: number): Promise<string[]> {
+  const db = scopeToTenant(await getDb(), tenantId);
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const { eventId } = await db.$transaction((tx) =>
+      emitEvent(tx, "csat.received", {
+        object: { id: crypto.randomUUID(), conversation_id: crypto.randomUUID(), score: 5, comment: `#${i}`, created_at: new Date().toISOString() },
+      }),
+    );
+    ids.push(`evt_${eventId}`);
+  }
+  return ids;
 }

@@ -7,12 +7,10 @@
 import type { ChildProcess } from "node:child_process";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { getDb } from "../../server/db/client";
-import { scopeToTenant } from "../../server/db/tenant-scope";
-import { emitEvent } from "../../server/events/emit-any-event";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
 import { tenantWithKey, call } from "../helpers/api";
 import { startConsumer, eventually, type Consumer } from "../helpers/webhook-consumer";
-import { dashboardCaller, deliveriesOf, killWorkerProcess, startWorkerProcess } from "../helpers/webhooks";
+import { dashboardCaller, deliveriesOf, emitInOrder, killWorkerProcess, startWorkerProcess } from "../helpers/webhooks";
 
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 // A failed delivery's next rung is a minute away: within a test, every later request is a new delivery or a probe.
@@ -49,21 +47,6 @@ afterAll(cleanUp);
 
 function configure(settings: Partial<Record<(typeof FAIRNESS_SETTINGS)[number], number>>) {
   for (const [name, value] of Object.entries(settings)) process.env[name] = String(value);
-}
-
-/** Emits `count` csat.received events one after another; their envelope ids in order. */
-async function emitInOrder(tenantId: string, count: number): Promise<string[]> {
-  const db = scopeToTenant(await getDb(), tenantId);
-  const ids: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const { eventId } = await db.$transaction((tx) =>
-      emitEvent(tx, "csat.received", {
-        object: { id: crypto.randomUUID(), conversation_id: crypto.randomUUID(), score: 5, comment: `#${i}`, created_at: new Date().toISOString() },
-      }),
-    );
-    ids.push(`evt_${eventId}`);
-  }
-  return ids;
 }
 
 async function subscribe(tenantId: string, url: string) {

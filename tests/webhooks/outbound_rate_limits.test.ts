@@ -7,14 +7,12 @@ import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../../server/db/client";
-import { scopeToTenant } from "../../server/db/tenant-scope";
-import { emitEvent } from "../../server/events/emit-any-event";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
 import { MAX_ATTEMPTS, MAX_THROTTLED_ATTEMPTS, parseRetryAfter, planNext } from "../../server/webhooks/retry-ladder";
 import { runCli } from "../../server/cli/run-cli";
 import { tenantWithKey } from "../helpers/api";
 import { startConsumer, startCountingConsumerProcess, eventually, type Arrival } from "../helpers/webhook-consumer";
-import { dashboardCaller, deliveriesOf } from "../helpers/webhooks";
+import { dashboardCaller, deliveriesOf, emitInOrder } from "../helpers/webhooks";
 
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 // The second rung waits 4 s: a retry well before that cannot be the ladder's.
@@ -45,21 +43,6 @@ afterAll(async () => {
   await stopEmbeddedWorker();
   for (const c of consumers) await c.close();
 });
-
-/** Emits `count` csat.received events one after another (one transaction each); their envelope ids in order. */
-async function emitInOrder(tenantId: string, count: number): Promise<string[]> {
-  const db = scopeToTenant(await getDb(), tenantId);
-  const ids: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const { eventId } = await db.$transaction((tx) =>
-      emitEvent(tx, "csat.received", {
-        object: { id: crypto.randomUUID(), conversation_id: crypto.randomUUID(), score: 5, comment: `#${i}`, created_at: new Date().toISOString() },
-      }),
-    );
-    ids.push(`evt_${eventId}`);
-  }
-  return ids;
-}
 
 /** Scheduling jitter allowed per arrival (timers, the loopback, a loaded machine). */
 const JITTER_MS = 100;
