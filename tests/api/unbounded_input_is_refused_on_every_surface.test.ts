@@ -55,7 +55,9 @@ describe("the invitation page's public procedures bound their input", () => {
   let secret: string;
 
   beforeAll(async () => {
-    const invited = await trpcOverHttp(mount.url, cookie, "mutation", "dashboard.members.invite", { email: "bounded-invitee@example.test", role: "member" });
+    // A new address each run: over HTTP (scripts/test-mounts.sh) both mounts' runs share one database.
+    const email = `bounded-invitee-${crypto.randomUUID()}@example.test`;
+    const invited = await trpcOverHttp(mount.url, cookie, "mutation", "dashboard.members.invite", { email, role: "member" });
     expect(invited.status).toBe(200);
     secret = new URL(invited.body.result.data.link).hash.replace("#secret=", "");
   });
