@@ -5,7 +5,7 @@
 // its request id without threading a parameter. Field names are snake_case; an error goes in one
 // `error` field (serialized once: type, message, code, stack, cause). Secrets are redacted by the
 // configuration below whatever path they take; still, never pass one on purpose.
-import { AsyncLocalStorage } from "node:async_hooks";
+import type { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import pino, { type Logger } from "pino";
 import { setting } from "./settings";
@@ -61,7 +61,16 @@ export function rootLogger(): Logger {
   return root;
 }
 
-const requestScope = new AsyncLocalStorage<Logger>();
+/**
+ * Wire schemas (`*.types.ts`, through pagination.ts) bring this module into the dashboard's browser
+ * bundle, where `node:async_hooks` cannot be bundled: the scope comes from Node's built-in module at
+ * run time, and in a browser (never serving a request) there is none.
+ */
+const asyncHooks = typeof process !== "undefined" ? process.getBuiltinModule?.("node:async_hooks") : undefined;
+type RequestScope = { run<T>(logger: Logger, run: (logger: Logger) => T, arg: Logger): T; getStore(): Logger | undefined };
+const requestScope: RequestScope = asyncHooks
+  ? (new asyncHooks.AsyncLocalStorage<Logger>() as AsyncLocalStorage<Logger>)
+  : { run: (_logger, run, arg) => run(arg), getStore: () => undefined };
 
 /** A request's logger: every line carries `request_id` (and `fields`, snake_case). */
 export function requestLogger(requestId: string, fields?: Fields): Logger {
