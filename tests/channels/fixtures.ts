@@ -1,4 +1,4 @@
-// Shared fixtures of the channel tests: provider credentials and unique business numbers.
+// Shared fixtures of the channel tests: provider credentials, unique business numbers, provider payloads.
 import { randomInt } from "node:crypto";
 import { toE164 } from "../../server/lib/customer-identifier";
 
@@ -16,3 +16,25 @@ export function uniqueBusinessNumber(): string {
 
 /** The same number as a person writes it: "+971 4 300 1234". */
 export const spaced = (e164: string) => `${e164.slice(0, 4)} ${e164.slice(4, 5)} ${e164.slice(5, 8)} ${e164.slice(8)}`;
+
+/** A WhatsApp Cloud notification as Meta sends it, for one change of the `messages` field (`value` adds messages or statuses). */
+export function whatsAppNotification(phoneNumberId: string, value: Record<string, unknown>) {
+  return {
+    object: "whatsapp_business_account",
+    entry: [
+      {
+        id: "102290129340398",
+        changes: [
+          {
+            field: "messages",
+            value: {
+              messaging_product: "whatsapp",
+              metadata: { display_phone_number: "97143001234", phone_number_id: phoneNumberId },
+              ...value,
+            },
+          },
+        ],
+      },
+    ],
+  };
+}

@@ -16,7 +16,7 @@ import { OPERATOR } from "../../server/audit/record-audit";
 import { tenantWithKey } from "../helpers/api";
 import { uniquePhone } from "../helpers/conversations";
 import { startReceiverFront } from "../helpers/receiver-front";
-import { uniqueBusinessNumber } from "./fixtures";
+import { uniqueBusinessNumber, whatsAppNotification } from "./fixtures";
 import { startFakeGraph, startFakeTwilio } from "./fake-providers";
 import { eventTypes, tenantState } from "./receivers/api-reader";
 
@@ -134,24 +134,7 @@ describe("sending through the connected provider (real HTTP, fake provider APIs)
 
   /** A WhatsApp Cloud status notification, signed with the app secret. */
   async function cloudStatus(status: Record<string, unknown>) {
-    const raw = JSON.stringify({
-      object: "whatsapp_business_account",
-      entry: [
-        {
-          id: "102290129340398",
-          changes: [
-            {
-              field: "messages",
-              value: {
-                messaging_product: "whatsapp",
-                metadata: { display_phone_number: "97143001234", phone_number_id: cloud.phoneNumberId },
-                statuses: [status],
-              },
-            },
-          ],
-        },
-      ],
-    });
+    const raw = JSON.stringify(whatsAppNotification(cloud.phoneNumberId, { statuses: [status] }));
     const res = await fetch(`${front.url}/api/webhooks/whatsapp/${cloud.phoneNumberId}`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-hub-signature-256": `sha256=${createHmac("sha256", APP_SECRET).update(raw).digest("hex")}` },

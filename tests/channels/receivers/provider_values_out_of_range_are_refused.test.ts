@@ -16,7 +16,7 @@ import { OPERATOR } from "../../../server/audit/record-audit";
 import { tenantWithKey } from "../../helpers/api";
 import { uniquePhone } from "../../helpers/conversations";
 import { startReceiverFront } from "../../helpers/receiver-front";
-import { TWILIO_SID, uniqueBusinessNumber } from "../fixtures";
+import { TWILIO_SID, uniqueBusinessNumber, whatsAppNotification } from "../fixtures";
 import { tenantState } from "./api-reader";
 
 const PUBLIC_BASE_URL = "https://hooks.receptionist.example";
@@ -252,25 +252,12 @@ describe("Vapi: instants and durations outside what is stored", () => {
 describe("WhatsApp Cloud: a number JSON cannot carry back", () => {
   it("whatsapp_1e400_is_400_naming_the_field_and_stores_nothing", async () => {
     const customer = uniquePhone();
-    const raw = JSON.stringify({
-      object: "whatsapp_business_account",
-      entry: [
-        {
-          id: "102290129340398",
-          changes: [
-            {
-              field: "messages",
-              value: {
-                messaging_product: "whatsapp",
-                metadata: { phone_number_id: phoneNumberId },
-                messages: [{ from: customer.slice(1), id: `wamid.bounds${++seq}`, timestamp: "1763719200", type: "text", text: { body: "Hello there" } }],
-                statuses: [{ id: "wamid.unknown", status: "failed", errors: [{ code: 0, title: "x" }] }],
-              },
-            },
-          ],
-        },
-      ],
-    }).replace('"code":0', '"code":1e400');
+    const raw = JSON.stringify(
+      whatsAppNotification(phoneNumberId, {
+        messages: [{ from: customer.slice(1), id: `wamid.bounds${++seq}`, timestamp: "1763719200", type: "text", text: { body: "Hello there" } }],
+        statuses: [{ id: "wamid.unknown", status: "failed", errors: [{ code: 0, title: "x" }] }],
+      }),
+    ).replace('"code":0', '"code":1e400');
     const post = async () =>
       answer(
         await fetch(`${front.url}/api/webhooks/whatsapp/${phoneNumberId}`, {

@@ -16,6 +16,7 @@ import { createConversation } from "../../../server/conversations/conversations.
 import { tenantWithKey } from "../../helpers/api";
 import { uniquePhone } from "../../helpers/conversations";
 import { startReceiverFront } from "../../helpers/receiver-front";
+import { whatsAppNotification } from "../fixtures";
 import { eventTypes, tenantState } from "./api-reader";
 
 type Tenant = { tenantId: string; key: string; phoneNumberId: string; appSecret: string; verifyToken: string };
@@ -40,28 +41,6 @@ async function tenantWithWhatsApp(appSecret: string): Promise<Tenant> {
 }
 
 const waId = (e164: string) => e164.slice(1);
-
-/** A notification as Meta sends it, for one change of the `messages` field. */
-function notification(phoneNumberId: string, value: Record<string, unknown>) {
-  return {
-    object: "whatsapp_business_account",
-    entry: [
-      {
-        id: "102290129340398",
-        changes: [
-          {
-            field: "messages",
-            value: {
-              messaging_product: "whatsapp",
-              metadata: { display_phone_number: "97143001234", phone_number_id: phoneNumberId },
-              ...value,
-            },
-          },
-        ],
-      },
-    ],
-  };
-}
 
 function textMessage(from: string, body: string, id = `wamid.${uniqueId()}`) {
   return { from: waId(from), id, timestamp: "1763719200", type: "text", text: { body } };
@@ -125,7 +104,7 @@ describe("WhatsApp Cloud receiver (real HTTP, documented signature)", () => {
     const customer = uniquePhone();
     const res = await post(
       a.phoneNumberId,
-      notification(a.phoneNumberId, {
+      whatsAppNotification(a.phoneNumberId, {
         contacts: [{ profile: { name: "Omar Khalil" }, wa_id: waId(customer) }],
         messages: [textMessage(customer, "Do you have a 3-bedroom in Arabian Ranches?")],
       }),
@@ -141,7 +120,7 @@ describe("WhatsApp Cloud receiver (real HTTP, documented signature)", () => {
 
   it("one_message_and_one_event_when_meta_redelivers_a_notification_5_times_concurrently", async () => {
     const before = await tenantState(front.url, a.key);
-    const body = notification(a.phoneNumberId, { messages: [textMessage(uniquePhone(), "Hello?")] });
+    const body = whatsAppNotification(a.phoneNumberId, { messages: [textMessage(uniquePhone(), "Hello?")] });
     const answers = await Promise.all(Array.from({ length: 5 }, () => post(a.phoneNumberId, body)));
     expect(answers.map((r) => r.status)).toEqual(Array(5).fill(200));
     const after = await tenantState(front.url, a.key);
@@ -158,8 +137,12 @@ describe("WhatsApp Cloud receiver (real HTTP, documented signature)", () => {
       recipient_id: "971501234567",
       ...extra,
     });
-    expect((await post(a.phoneNumberId, notification(a.phoneNumberId, { statuses: [status(sentId, "delivered"), status(sentId, "read")] }))).status).toBe(200);
-    const failed = notification(a.phoneNumberId, { statuses: [status(failedId, "failed", { errors: [{ code: 131026, title: "Message undeliverable" }] })] });
+    expect(
+      (await post(a.phoneNumberId, whatsAppNotification(a.phoneNumberId, { statuses: [status(sentId, "delivered"), status(sentId, "read")] }))).status,
+    ).toBe(200);
+    const failed = whatsAppNotification(a.phoneNumberId, {
+      statuses: [status(failedId, "failed", { errors: [{ code: 131026, title: "Message undeliverable" }] })],
+    });
     expect((await Promise.all([post(a.phoneNumberId, failed), post(a.phoneNumberId, failed)])).map((r) => r.status)).toEqual([200, 200]);
     const after = await tenantState(front.url, a.key);
     expect(
@@ -180,7 +163,7 @@ describe("WhatsApp Cloud receiver (real HTTP, documented signature)", () => {
       before = await tenantState(front.url, a.key);
     });
     const unchanged = async () => expect(await tenantState(front.url, a.key)).toEqual(before);
-    const message = () => notification(a.phoneNumberId, { messages: [textMessage(uniquePhone(), "hi")] });
+    const message = () => whatsAppNotification(a.phoneNumberId, { messages: [textMessage(uniquePhone(), "hi")] });
 
     it("401_without_the_signature_header", async () => {
       expect(await post(a.phoneNumberId, message(), { signature: null })).toEqual({
@@ -203,7 +186,7 @@ describe("WhatsApp Cloud receiver (real HTTP, documented signature)", () => {
 
     it("404_a_phone_number_id_no_tenant_has_connected", async () => {
       const other = uniqueId();
-      const res = await post(other, notification(other, { messages: [textMessage(uniquePhone(), "hi")] }));
+      const res = await post(other, whatsAppNotification(other, { messages: [textMessage(uniquePhone(), "hi")] }));
       expect(res).toEqual({
         status: 404,
         body: { error: { code: "not_found", message: `no active channel connection for whatsapp_cloud phone_number_id ${other}` } },
@@ -216,20 +199,20 @@ describe("WhatsApp Cloud receiver (real HTTP, documented signature)", () => {
       ["another object", () => JSON.stringify({ ...message(), object: "page" }), "invalid field 'object': must be whatsapp_business_account"],
       [
         "no message id",
-        () => JSON.stringify(notification(a.phoneNumberId, { messages: [{ ...textMessage(uniquePhone(), "hi"), id: undefined }] })),
+        () => JSON.stringify(whatsAppNotification(a.phoneNumberId, { messages: [{ ...textMessage(uniquePhone(), "hi"), id: undefined }] })),
         "missing required field 'entry[0].changes[0].value.messages[0].id'",
       ],
       [
         "a sender that is no number",
         () =>
           JSON.stringify(
-            notification(a.phoneNumberId, { messages: [textMessage(uniquePhone(), "hi"), { ...textMessage(uniquePhone(), "x"), from: "1234567" }] }),
+            whatsAppNotification(a.phoneNumberId, { messages: [textMessage(uniquePhone(), "hi"), { ...textMessage(uniquePhone(), "x"), from: "1234567" }] }),
           ),
         "invalid field 'entry[0].changes[0].value.messages[1].from': not a phone number",
       ],
       [
         "another number's change",
-        () => JSON.stringify(notification(b.phoneNumberId, { messages: [textMessage(uniquePhone(), "hi")] })),
+        () => JSON.stringify(whatsAppNotification(b.phoneNumberId, { messages: [textMessage(uniquePhone(), "hi")] })),
         () => `invalid field 'entry[0].changes[0].value.metadata.phone_number_id': not the phone_number_id of this callback URL (${a.phoneNumberId})`,
       ],
     ])("400_%s_is_named_and_nothing_of_the_notification_is_stored", async (_what, raw, message) => {
@@ -241,7 +224,7 @@ describe("WhatsApp Cloud receiver (real HTTP, documented signature)", () => {
 
   it("cross_tenant_b_s_number_never_lands_data_in_a", async () => {
     const beforeA = await tenantState(front.url, a.key);
-    const body = notification(b.phoneNumberId, { messages: [textMessage(uniquePhone(), "for B")] });
+    const body = whatsAppNotification(b.phoneNumberId, { messages: [textMessage(uniquePhone(), "for B")] });
     expect((await post(b.phoneNumberId, body, { secret: a.appSecret })).status).toBe(403);
     expect((await tenantState(front.url, b.key)).conversations).toEqual([]);
     expect((await post(b.phoneNumberId, body, { secret: b.appSecret })).status).toBe(200);
