@@ -33,7 +33,7 @@ const DISPATCHED = "dispatched";
 const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
 
 /** The dispatched cycle, or the cycle this run already owns ($1 delivery, $2 cycle, $3 run). */
-const OWN_CYCLE_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = $3, ${DELIVERY.updatedAt} = now()
+const OWN_CYCLE_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = $3, ${DELIVERY.lockedUntil} = NULL, ${DELIVERY.updatedAt} = now()
      WHERE ${DELIVERY.id} = $1::uuid AND ((${DELIVERY.cycle} = $2::int AND ${DELIVERY.inngestRunId} = '${DISPATCHED}' AND ${DELIVERY.status} = 'pending') OR ${DELIVERY.inngestRunId} = $3)
      RETURNING ${DELIVERY.cycle}, ${DELIVERY.attemptCount} AS attempts`;
 /** A new cycle for this run ($1 delivery, $2 run). */
@@ -47,8 +47,19 @@ const NEW_CYCLE_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.cycle} = ${DELIV
 const HAND_BACK_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = NULL, ${DELIVERY.lockedUntil} = NULL,
        ${DELIVERY.nextAttemptAt} = now() + make_interval(secs => $3::int / 1000.0), ${DELIVERY.updatedAt} = now()
      WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.cycle} = $2::int AND ${DELIVERY.status} = 'pending' AND ${DELIVERY.inngestRunId} <> '${DISPATCHED}'`;
-/** The deliveries handed to Inngest ($1 ids): no longer claimable, their leases released. */
-const MARK_DISPATCHED_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = '${DISPATCHED}', ${DELIVERY.lockedUntil} = NULL WHERE ${DELIVERY.id} = ANY($1::uuid[]) AND ${DELIVERY.inngestRunId} IS NULL`;
+/**
+ * The deliveries about to be handed to Inngest ($1 ids): no embedded worker claims them any more,
+ * and their dispatcher lease stays until a run takes them (beginCycle). Marked before the event is
+ * sent: Inngest may start the run before `send` returns, and the run must find its cycle dispatched.
+ */
+const MARK_DISPATCHED_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = '${DISPATCHED}'
+     WHERE ${DELIVERY.id} = ANY($1::uuid[]) AND (${DELIVERY.inngestRunId} IS NULL OR ${DELIVERY.inngestRunId} = '${DISPATCHED}')`;
+/**
+ * What the dispatcher claims: deliveries no engine holds, and deliveries it dispatched whose lease
+ * ran out with no run taking them (the send failed, or the process died before or after it): sent
+ * again with the same event id, which Inngest ignores if the first send had arrived.
+ */
+export const DISPATCHER_CLAIMS = `(d.${DELIVERY.inngestRunId} IS NULL OR d.${DELIVERY.inngestRunId} = '${DISPATCHED}')`;
 
 /**
  * First step of a run: take ownership of the delivery's cycle. The run the dispatcher asked for
@@ -105,7 +116,7 @@ export async function runAttemptStep(db: PrismaClient, deliveryId: string, cycle
     if (waitMs > IN_STEP_SLOT_WAIT_MS) return { attempt: attemptNumber, status: "pending", status_code: null, next_delay_ms: null, slot_in_ms: waitMs };
     await waitForSendSlot(db, deliveryId, waitMs);
   }
-  const result = await attemptDelivery(db, target);
+  const result = await attemptDelivery(db, target, { engine: "inngest" });
   return { attempt: attemptNumber, status: result.status, status_code: result.statusCode, next_delay_ms: result.nextDelayMs };
 }
 
@@ -157,6 +168,10 @@ type Send = (events: DeliveryRequested[]) => Promise<unknown>;
  */
 export async function dispatchToInngest(db: PrismaClient, claimed: (DeliveryTarget & { due_ms?: string })[], send: Send): Promise<void> {
   if (!claimed.length) return;
+  await db.$executeRawUnsafe(
+    MARK_DISPATCHED_SQL,
+    claimed.map((c) => c.delivery_id),
+  );
   await send(
     claimed.map((c) => ({
       name: DELIVERY_REQUESTED,
@@ -164,17 +179,14 @@ export async function dispatchToInngest(db: PrismaClient, claimed: (DeliveryTarg
       data: { delivery_id: c.delivery_id, tenant_id: c.tenant_id, subscription_id: c.subscription_id, cycle: c.cycle },
     })),
   );
-  // After a failed send the claims simply expire and the next pass sends again.
-  await db.$executeRawUnsafe(
-    MARK_DISPATCHED_SQL,
-    claimed.map((c) => c.delivery_id),
-  );
+  // After a failed send the leases simply expire and the next pass sends again (same ids).
 }
 
 /** The dispatcher: the embedded worker's claiming with Inngest as the runner. */
 export function createInngestDispatcher(send: Send = (events) => inngest.send(events)) {
   return new DeliveryWorker({
     paced: false,
+    engineFilter: DISPATCHER_CLAIMS,
     handle: (db, claimed) =>
       dispatchToInngest(db, claimed, send).catch((err) => {
         log.warn("webhook dispatch to Inngest failed; will retry", { error: err, deliveries: claimed.length });
