@@ -27,6 +27,9 @@ export type DeliveryRequested = {
 
 export const inngest = new Inngest({ id: "tenant-data-platform" });
 
+/** Inngest's own retries of a delivery run's step after a crash or an error (Inngest's default count). */
+export const INNGEST_RETRIES = 4;
+
 const DISPATCHED = "dispatched";
 
 // Columns named through the model (server/db/columns.ts).
@@ -36,10 +39,30 @@ const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
 const OWN_CYCLE_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = $3, ${DELIVERY.lockedUntil} = NULL, ${DELIVERY.updatedAt} = now()
      WHERE ${DELIVERY.id} = $1::uuid AND ((${DELIVERY.cycle} = $2::int AND ${DELIVERY.inngestRunId} = '${DISPATCHED}' AND ${DELIVERY.status} = 'pending') OR ${DELIVERY.inngestRunId} = $3)
      RETURNING ${DELIVERY.cycle}, ${DELIVERY.attemptCount} AS attempts`;
-/** A new cycle for this run ($1 delivery, $2 run). */
-const NEW_CYCLE_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.cycle} = ${DELIVERY.cycle} + 1, ${DELIVERY.attemptCount} = 0, ${DELIVERY.status} = 'pending', ${DELIVERY.inngestRunId} = $2,
+const AUDIT = modelColumns(Prisma.AuditLogScalarFieldEnum);
+/** The actor of a rerun from the Inngest console in the audit log. */
+export const CONSOLE_RERUN_ACTOR = "Inngest console rerun";
+/**
+ * A new cycle for this run ($1 delivery, $2 run), recorded in the audit log like a replay from the
+ * dashboard (`delivery.replayed`), in the same statement.
+ */
+const NEW_CYCLE_SQL = `WITH before AS (
+  SELECT ${DELIVERY.id}, ${DELIVERY.tenantId}, ${DELIVERY.subscriptionId}, ${DELIVERY.eventId}, ${DELIVERY.cycle}, ${DELIVERY.status}, ${DELIVERY.attemptCount}
+  FROM webhook_deliveries WHERE ${DELIVERY.id} = $1::uuid FOR UPDATE
+), u AS (
+  UPDATE webhook_deliveries w SET ${DELIVERY.cycle} = w.${DELIVERY.cycle} + 1, ${DELIVERY.attemptCount} = 0, ${DELIVERY.status} = 'pending', ${DELIVERY.inngestRunId} = $2,
        ${DELIVERY.nextAttemptAt} = NULL, ${DELIVERY.lockedUntil} = NULL, ${DELIVERY.deliveredAt} = NULL, ${DELIVERY.updatedAt} = now()
-     WHERE ${DELIVERY.id} = $1::uuid RETURNING ${DELIVERY.cycle}, 0 AS attempts`;
+  FROM before WHERE w.${DELIVERY.id} = before.${DELIVERY.id} RETURNING w.${DELIVERY.cycle}
+), audit AS (
+  INSERT INTO audit_logs (${AUDIT.id}, ${AUDIT.tenantId}, ${AUDIT.actorType}, ${AUDIT.actorId}, ${AUDIT.actorLabel}, ${AUDIT.action}, ${AUDIT.targetType}, ${AUDIT.targetId}, ${AUDIT.details}, ${AUDIT.createdAt})
+  SELECT gen_random_uuid(), b.${DELIVERY.tenantId}, 'system', NULL, '${CONSOLE_RERUN_ACTOR}', 'delivery.replayed', 'webhook_delivery', b.${DELIVERY.id}::text,
+    jsonb_build_object('subscription_id', b.${DELIVERY.subscriptionId}, 'event_id', 'evt_' || b.${DELIVERY.eventId}, 'cycle', b.${DELIVERY.cycle} + 1,
+      'previous_state', CASE b.${DELIVERY.status} WHEN 'pending' THEN CASE WHEN b.${DELIVERY.attemptCount} > 0 THEN 'retrying' ELSE 'pending' END
+        WHEN 'permanent_fail' THEN 'failed' WHEN 'dead_letter' THEN 'dead_lettered' ELSE 'delivered' END,
+      'inngest_run_id', $2::text), now()
+  FROM before b
+)
+SELECT ${DELIVERY.cycle}, 0 AS attempts FROM u`;
 /**
  * A run held back too long (an open breaker, a disabled subscription) gives its delivery back to
  * the dispatcher ($1 delivery, $2 cycle, $3 ms until due): claimable again then, attempts as they are.
@@ -63,8 +86,9 @@ export const DISPATCHER_CLAIMS = `(d.${DELIVERY.inngestRunId} IS NULL OR d.${DEL
 
 /**
  * First step of a run: take ownership of the delivery's cycle. The run the dispatcher asked for
- * takes the dispatched cycle; any other run of the same delivery (a rerun from the Inngest console,
- * a duplicate event) starts a new cycle, like a dashboard replay, so earlier attempts stay intact.
+ * takes the dispatched cycle; any other run of the same delivery (a rerun from the Inngest console)
+ * starts a new cycle, like a dashboard replay and audited as one, so earlier attempts stay intact.
+ * (A duplicate event cannot start one: every event carries an id Inngest deduplicates.)
  */
 export async function beginCycle(db: PrismaClient, deliveryId: string, requestedCycle: number, runId: string): Promise<Cycle | null> {
   const own = await db.$queryRawUnsafe<Cycle[]>(OWN_CYCLE_SQL, deliveryId, requestedCycle, runId);
@@ -123,7 +147,11 @@ export async function runAttemptStep(db: PrismaClient, deliveryId: string, cycle
 export const deliverWebhook = inngest.createFunction(
   {
     id: "deliver-webhook",
-    retries: 0,
+    // Inngest's retries are for the run's own failures, never the consumer's (the ladder is the
+    // retry policy: an attempt's outcome is a step's result, not an error). A step that could not
+    // finish — the process died mid-step, the database was unreachable — is run again; an attempt
+    // already recorded is not sent again (runAttemptStep), so a retry never records a second one.
+    retries: INNGEST_RETRIES,
     triggers: [{ event: DELIVERY_REQUESTED }],
     // The same caps as the embedded worker's claim: attempts executing at once per subscription and per tenant.
     concurrency: [

@@ -3,10 +3,10 @@
 // harness (tests/helpers/inngest-server) or on the embedded worker; subscriptions and events made
 // through the app; the delivery state both engines are compared on.
 import { getDb } from "../../server/db/client";
-import { startMount } from "../helpers/http-mounts";
+import { MOUNT_ARGS, mountEnv, ROOT } from "../helpers/http-mounts";
 import { call, tenantWithKey } from "../helpers/api";
 import { dashboardCaller } from "../helpers/webhooks";
-import type { Running } from "../../scripts/bench/services";
+import { freePort, spawnServer, type Running } from "../../scripts/bench/services";
 import { startInngestServer, type InngestServer } from "../helpers/inngest-server/inngest-server";
 
 // Subscriptions are created in this process: their loopback consumers must pass its URL check too.
@@ -27,15 +27,28 @@ export const DELIVERY_ENV = {
 
 export type Engine = "embedded" | "inngest";
 
-/** The app on `engine`; on Inngest, with a harness it is pointed at (synced before returning). */
-export async function startApp(engine: Engine, env: Record<string, string | undefined> = {}, harness?: InngestServer) {
+/**
+ * The app on `engine` (on `port`, e.g. to restart it where Inngest knows it); on Inngest, with a
+ * harness it is pointed at, synced before returning.
+ */
+export async function startApp(engine: Engine, env: Record<string, string | undefined> = {}, harness?: InngestServer, port?: number) {
   const inngest = engine === "inngest" ? (harness ?? (await startInngestServer({ signingKey: SIGNING_KEY, eventKey: EVENT_KEY }))) : undefined;
-  const app: Running = await startMount("lean", { ...DELIVERY_ENV, ...(inngest?.env() ?? {}), ...env });
+  const app: Running = await spawnServer(`app-${engine}`, MOUNT_ARGS.lean, {
+    port: port ?? (await freePort()),
+    cwd: ROOT,
+    readyPath: "/api/v1",
+    timeoutMs: 120_000,
+    env: mountEnv({
+      ...DELIVERY_ENV,
+      ...(inngest?.env() ?? { INNGEST_BASE_URL: undefined, INNGEST_EVENT_KEY: undefined, INNGEST_SIGNING_KEY: undefined }),
+      ...env,
+    }),
+  });
   if (inngest && !inngest.functions().length) {
     const synced = await inngest.sync(`${app.url}/api/inngest`);
     if (synced.status !== 200) throw new Error(`sync failed: ${JSON.stringify(synced)}`);
   }
-  return { app, inngest, endpoint: `${app.url}/api/inngest` };
+  return { app, inngest, endpoint: `${app.url}/api/inngest`, port: Number(new URL(app.url).port) };
 }
 
 /** A tenant with one subscription to offering.created at `url`. */

@@ -164,6 +164,11 @@ class Semaphores {
 export type InngestServerOptions = {
   signingKey: string;
   eventKey: string;
+  /**
+   * Event POSTs to accept and then answer 502, as an event API that stored the events but whose
+   * answer was lost: the SDK sends the same events again.
+   */
+  loseEventAnswers?: number;
   /** Called before each call request is sent (e.g. to restart a crashed app process). */
   beforeCall?: (run: Run, stepId: string, attempt: number) => Promise<void> | void;
 };
@@ -227,6 +232,10 @@ export async function startInngestServer(opts: InngestServerOptions) {
           seenIds.add(event.id);
           accepted.push(event);
           for (const f of functions) if (f.triggers.some((t) => "event" in t && t.event === event.name)) startRun(f.id, event);
+        }
+        if ((opts.loseEventAnswers ?? 0) > 0) {
+          opts.loseEventAnswers!--;
+          return send(502, { error: "bad gateway", status: 502 });
         }
         return send(200, { ids, status: 200 }); // the SDK's sendEventResponseSchema
       }
