@@ -2,12 +2,28 @@
 // (tests/helpers/inngest-server): events deduplicated by their ids, a step retried after the app
 // died between sending an attempt and recording it, a rerun from the Inngest console, and both
 // engines running at once on one database.
+import { spawn } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
 import { getDb } from "../../server/db/client";
 import { CONSOLE_RERUN_ACTOR } from "../../server/webhooks/inngest-engine";
 import { startConsumer, type Consumer } from "../helpers/webhook-consumer";
 import { startInngestServer } from "../helpers/inngest-server/inngest-server";
+import { dashboardCaller } from "../helpers/webhooks";
 import { createOffering, deliveryState, EVENT_KEY, runsReport, settledDeliveries, SIGNING_KEY, startApp, subscribedTenant } from "./helpers";
+
+/** The operator CLI (scripts/cli.ts) on this run's PostgreSQL. */
+function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "scripts/cli.ts", ...args], {
+      env: { ...process.env, SKIP_MIGRATIONS: "1", LOG_LEVEL: "silent" },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
 
 const consumers: Consumer[] = [];
 async function consumer(...args: Parameters<typeof startConsumer>) {
@@ -130,9 +146,15 @@ describe.skipIf(!process.env.DATABASE_URL)("Inngest runs over the wire", () => {
       // No second event: not in the app's events, not sent to Inngest.
       expect(await db.event.count({ where: { tenantId } })).toBe(eventsBefore);
       expect(inngest!.accepted).toHaveLength(1);
-      // The delivery page lists both attempts with the engine that made them.
-      const attempts = await db.webhookAttempt.findMany({ where: { deliveryId: delivery.id }, orderBy: { cycle: "asc" } });
-      expect(attempts.map((a) => a.engine)).toEqual(["inngest", "inngest"]);
+      // The dashboard's delivery page and the CLI show the engine of each attempt.
+      const page = await dashboardCaller(tenantId).webhooks.listDeliveries({});
+      expect(page.data[0].attempts.map((a) => [a.cycle, a.engine])).toEqual([
+        [1, "inngest"],
+        [2, "inngest"],
+      ]);
+      const cli = await runCli(["delivery", "list", "--tenant", tenantId]);
+      expect(cli.code, cli.stderr).toBe(0);
+      expect(JSON.parse(cli.stdout).data[0].attempts.map((a: { engine: string }) => a.engine)).toEqual(["inngest", "inngest"]);
     } finally {
       await app.stop();
       await inngest!.close();
