@@ -15,7 +15,7 @@ import { DeliveryWorker } from "./embedded-worker";
 import { reserveSendSlot, waitForSendSlot } from "./send-slots";
 import { takeBreakerTurn } from "./breaker";
 import { setting } from "../lib/settings";
-import { MAX_ATTEMPTS, MAX_THROTTLED_ATTEMPTS, type DeliveryStatus } from "./retry-ladder";
+import { MAX_ATTEMPTS, MAX_THROTTLED_ATTEMPTS, retryDelays, type DeliveryStatus } from "./retry-ladder";
 import { createSlaCheckFunction } from "../conversations/sla-monitor.inngest";
 
 export const DELIVERY_REQUESTED = "webhooks/delivery.requested";
@@ -70,6 +70,13 @@ SELECT ${DELIVERY.cycle}, 0 AS attempts FROM u`;
 const HAND_BACK_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = NULL, ${DELIVERY.lockedUntil} = NULL,
        ${DELIVERY.nextAttemptAt} = now() + make_interval(secs => $3::int / 1000.0), ${DELIVERY.updatedAt} = now()
      WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.cycle} = $2::int AND ${DELIVERY.status} = 'pending' AND ${DELIVERY.inngestRunId} <> '${DISPATCHED}'`;
+/**
+ * A run that failed for good ($1 delivery, $2 its run id, $3 ms until due) gives its delivery back
+ * to the dispatcher, if it still held it (or had not yet taken it): a new due time, so a new event id.
+ */
+const HAND_BACK_FAILED_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = NULL, ${DELIVERY.lockedUntil} = NULL,
+       ${DELIVERY.nextAttemptAt} = now() + make_interval(secs => $3::int / 1000.0), ${DELIVERY.updatedAt} = now()
+     WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.status} = 'pending' AND ${DELIVERY.inngestRunId} IN ($2, '${DISPATCHED}')`;
 /**
  * The deliveries about to be handed to Inngest ($1 ids): no embedded worker claims them any more,
  * and their dispatcher lease stays until a run takes them (beginCycle). Marked before the event is
@@ -153,6 +160,14 @@ export const deliverWebhook = inngest.createFunction(
     // already recorded is not sent again (runAttemptStep), so a retry never records a second one.
     retries: INNGEST_RETRIES,
     triggers: [{ event: DELIVERY_REQUESTED }],
+    // Retries used up (the app unreachable or failing for that long): the delivery goes back to the
+    // dispatcher, due after the ladder's first retry delay, and a new run picks it up then.
+    onFailure: async ({ event }) => {
+      const failed = event.data as { run_id: string; event: DeliveryRequested };
+      const dueInMs = retryDelays()[1];
+      await (await getDb()).$executeRawUnsafe(HAND_BACK_FAILED_SQL, failed.event.data.delivery_id, failed.run_id, dueInMs);
+      log.warn("webhook delivery run failed; delivery handed back to the dispatcher", { delivery_id: failed.event.data.delivery_id, run_id: failed.run_id });
+    },
     // The same caps as the embedded worker's claim: attempts executing at once per subscription and per tenant.
     concurrency: [
       { key: "event.data.subscription_id", limit: setting("WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT") },

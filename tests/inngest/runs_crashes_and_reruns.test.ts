@@ -112,6 +112,50 @@ describe.skipIf(!process.env.DATABASE_URL)("Inngest runs over the wire", () => {
     }
   }, 180_000);
 
+  it("a_run_that_fails_for_good_hands_its_delivery_back_and_a_new_run_delivers_it", async () => {
+    // The app is unreachable for every call of the first delivery run: its retries run out.
+    let firstRunId: string | undefined;
+    const inngest = await startInngestServer({
+      signingKey: SIGNING_KEY,
+      eventKey: EVENT_KEY,
+      unreachable: (run) => {
+        if (run.functionId !== "tenant-data-platform-deliver-webhook") return false;
+        firstRunId ??= run.id;
+        return run.id === firstRunId;
+      },
+    });
+    const { app } = await startApp("inngest", {}, inngest);
+    try {
+      const c = await consumer(200);
+      const { tenantId, key } = await subscribedTenant(c.url());
+      await createOffering(key);
+      await settledDeliveries(tenantId, 1, 60_000);
+      await inngest.settled();
+      expect(
+        inngest.runs.map((r) => [r.functionId, r.status]),
+        runsReport(inngest),
+      ).toEqual([
+        ["tenant-data-platform-deliver-webhook", "failed"],
+        ["tenant-data-platform-deliver-webhook-failure", "completed"],
+        ["tenant-data-platform-deliver-webhook", "completed"],
+      ]);
+      // Five calls (Inngest's 4 retries), none reached the app; the failure event names the run.
+      expect(inngest.runs[0].calls.map((call) => call.attempt)).toEqual([0, 1, 2, 3, 4]);
+      const [failedEvent] = inngest.accepted.filter((e) => e.name === "inngest/function.failed");
+      expect(failedEvent.data).toMatchObject({ function_id: "tenant-data-platform-deliver-webhook", run_id: firstRunId });
+      // Handed back with a new due time: a new event id, so Inngest runs it (the first id is spent).
+      const requested = inngest.accepted.filter((e) => e.name === "webhooks/delivery.requested");
+      expect(requested).toHaveLength(2);
+      expect(requested[1].id).not.toBe(requested[0].id);
+      const state = await deliveryState(tenantId);
+      expect(state.deliveries).toEqual([expect.objectContaining({ status: "delivered", cycle: 1, attempt_count: 1 })]);
+      expect(c.received).toHaveLength(1);
+    } finally {
+      await app.stop();
+      await inngest.close();
+    }
+  }, 120_000);
+
   it("a_console_rerun_of_a_finished_run_is_one_more_attempt_audited_like_a_dashboard_replay_and_no_new_event", async () => {
     const { app, inngest } = await startApp("inngest");
     try {

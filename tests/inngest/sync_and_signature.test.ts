@@ -35,7 +35,11 @@ describe.skipIf(!process.env.DATABASE_URL)("Inngest over the wire: sync and sign
       sdk: expect.stringMatching(/^js:v4\.24\.0$/),
     });
     const byId = Object.fromEntries(inngest.functions().map((f) => [f.id, f]));
-    expect(Object.keys(byId).sort()).toEqual(["tenant-data-platform-check-handoff-sla", "tenant-data-platform-deliver-webhook"]);
+    expect(Object.keys(byId).sort()).toEqual([
+      "tenant-data-platform-check-handoff-sla",
+      "tenant-data-platform-deliver-webhook",
+      "tenant-data-platform-deliver-webhook-failure",
+    ]);
     const deliver = byId["tenant-data-platform-deliver-webhook"];
     expect(deliver.triggers).toEqual([{ event: "webhooks/delivery.requested" }]);
     expect(deliver.steps.step.retries).toEqual({ attempts: deliverWebhook.opts.retries });
@@ -49,6 +53,10 @@ describe.skipIf(!process.env.DATABASE_URL)("Inngest over the wire: sync and sign
     ]);
     // No throttle, rate limit, debounce or batching: the pacing is the app's own (send slots, breaker).
     for (const k of ["throttle", "rateLimit", "debounce", "batchEvents", "idempotency", "cancel"]) expect(deliver[k]).toBeUndefined();
+    // The delivery function's failure handler: a run that failed for good hands its delivery back.
+    const failure = byId["tenant-data-platform-deliver-webhook-failure"];
+    expect(failure.triggers).toEqual([{ event: "inngest/function.failed", expression: "event.data.function_id == 'tenant-data-platform-deliver-webhook'" }]);
+    expect(failure.steps.step.retries).toEqual({ attempts: 1 });
     const sla = byId["tenant-data-platform-check-handoff-sla"];
     expect(sla.triggers).toEqual([{ cron: "* * * * *" }]);
     expect(sla.steps.step.retries).toEqual({ attempts: checkHandoffSla.opts.retries });

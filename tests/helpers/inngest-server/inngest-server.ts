@@ -169,6 +169,8 @@ export type InngestServerOptions = {
    * answer was lost: the SDK sends the same events again.
    */
   loseEventAnswers?: number;
+  /** Calls answered as if the app were unreachable (no request is made), e.g. to fail a run for good. */
+  unreachable?: (run: Run, stepId: string, attempt: number) => boolean;
   /** Called before each call request is sent (e.g. to restart a crashed app process). */
   beforeCall?: (run: Run, stepId: string, attempt: number) => Promise<void> | void;
 };
@@ -231,7 +233,7 @@ export async function startInngestServer(opts: InngestServerOptions) {
           if (e.id && seenIds.has(e.id)) continue;
           seenIds.add(event.id);
           accepted.push(event);
-          for (const f of functions) if (f.triggers.some((t) => "event" in t && t.event === event.name)) startRun(f.id, event);
+          trigger(event);
         }
         if ((opts.loseEventAnswers ?? 0) > 0) {
           opts.loseEventAnswers!--;
@@ -260,6 +262,42 @@ export async function startInngestServer(opts: InngestServerOptions) {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  /** Starts a run of every function an event triggers (its name, and its expression if any). */
+  function trigger(event: InngestEvent) {
+    for (const f of functions)
+      if (f.triggers.some((t) => "event" in t && t.event === event.name && (!t.expression || matches(t.expression, event)))) startRun(f.id, event);
+  }
+
+  /** `event.a.b == 'x'`: the only trigger Expression (CEL, SPEC#L133) the SDK registers (for onFailure); anything else fails loudly. */
+  function matches(expression: string, event: InngestEvent): boolean {
+    const m = expression.match(/^event\.([\w.]+)\s*==\s*'([^']*)'$/);
+    if (!m) {
+      violations.push(`unsupported trigger expression ${expression}`);
+      return false;
+    }
+    let v: unknown = event;
+    for (const part of m[1].split(".")) v = (v as Record<string, unknown> | undefined)?.[part];
+    return v === m[2];
+  }
+
+  /**
+   * A run failed for good: Inngest sends `inngest/function.failed` (SPEC#L2253-L2259), id the run id,
+   * data `{ function_id, run_id, event, error }` (pkg/execution/executor/finalize.go functionFinishedData).
+   */
+  function emitFailed(run: Run) {
+    if (run.event.name.startsWith("inngest/function.")) return;
+    const event: InngestEvent = {
+      id: run.id,
+      name: "inngest/function.failed",
+      ts: Date.now(),
+      data: { function_id: run.functionId, run_id: run.id, event: run.event, error: run.error },
+    };
+    if (seenIds.has(event.id)) return;
+    seenIds.add(event.id);
+    accepted.push(event);
+    trigger(event);
+  }
 
   function memoize(run: Run, id: string, memo: Memo) {
     if (id in run.steps) return;
@@ -344,6 +382,7 @@ export async function startInngestServer(opts: InngestServerOptions) {
       let text = "";
       let res: Response | null = null;
       try {
+        if (opts.unreachable?.(run, stepId, attempt)) throw new Error("connect ECONNREFUSED (harness: unreachable)");
         res = await post(stepUrl(f, stepId), callBody(run, stepId, attempt, maxAttempts, disableImmediate));
         text = await res.text();
       } catch (err) {
@@ -432,6 +471,7 @@ export async function startInngestServer(opts: InngestServerOptions) {
       stepId = next;
     }
     if (run.status === "running") fail({ message: "harness: too many calls" });
+    if (run.status === "failed") emitFailed(run);
   }
 
   function startRun(functionId: string, event: InngestEvent): Run {
