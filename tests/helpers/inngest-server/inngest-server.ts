@@ -20,7 +20,7 @@ export const SPEC = "https://github.com/inngest/inngest/blob/253303cdffec27f6c70
 
 export type InngestEvent = { id: string; name: string; data: Record<string, unknown>; ts: number; user?: Record<string, unknown> };
 type StepError = { name: string; message: string; stack?: string };
-/** Memoized step state as sent in a call request (SPEC#L929-L951; a finished sleep is `null`, SPEC#L1319). */
+/** Memoized step state as sent in a call request (SPEC#L903-L925; a finished sleep is `null`, SPEC#L1319). */
 type Memo = { data: unknown } | { error: StepError } | null;
 export type Op = { id: string; op: string; displayName?: string; name?: string; data?: unknown; error?: StepError; opts?: Record<string, unknown> };
 
@@ -61,6 +61,8 @@ export type Run = {
   /** Retries the executor scheduled, with the delay it would have waited (Retry-After, else its backoff). */
   retries: { attempt: number; delayMs: number; reason: string }[];
   done: Promise<void>;
+  /** Async checkpoints received for this run. */
+  checkpoints?: number;
 };
 
 /** A step id as the SDK hashes it: SHA-1 of the name (`:n` appended for the n-th repeat) (SPEC#L1172-L1180). */
@@ -114,7 +116,7 @@ export function durationMs(duration: string): number {
   return Math.max(0, at - Date.now());
 }
 
-/** `Retry-After` in seconds or as a date (SPEC#L296; pkg/execution/driver/httpdriver ParseRetry) in ms. */
+/** `Retry-After` in seconds or as a date (SPEC#L294-L295; pkg/execution/driver/httpdriver ParseRetry) in ms. */
 function retryAfterMs(value: string): number {
   if (/^\d+$/.test(value.trim())) return Number(value) * 1000;
   const at = Date.parse(value);
@@ -218,7 +220,7 @@ export async function startInngestServer(opts: InngestServerOptions) {
         for (const f of functions) if (!fnUuids.has(f.id)) fnUuids.set(f.id, randomUUID());
         return send(200, { ok: true, modified }); // SPEC#L837-L846
       }
-      // Event API (SPEC#L366-L370): `/e/:event_key`, one event or an array.
+      // Event API (SPEC#L370): `/e/:event_key`, one event or an array.
       const eventKey = url.pathname.match(/^\/e\/([^/]+)$/)?.[1];
       if (req.method === "POST" && eventKey !== undefined) {
         if (decodeURIComponent(eventKey) !== opts.eventKey) return send(401, { error: "Event key not found", status: 401 });
@@ -227,7 +229,7 @@ export async function startInngestServer(opts: InngestServerOptions) {
         const ids: string[] = [];
         for (const e of list) {
           // An event's id makes it idempotent: "if an event with the same ID is sent again, it will
-          // not trigger any functions" (SPEC#L156-L162). GUESS: forever here (Inngest keeps ids 24 h).
+          // not trigger any functions" (SPEC#L160-L166). GUESS: forever here (Inngest keeps ids 24 h).
           const event: InngestEvent = { ...e, id: e.id || randomUUID(), ts: e.ts ?? Date.now(), data: e.data ?? {} };
           ids.push(event.id);
           if (e.id && seenIds.has(e.id)) continue;
@@ -248,6 +250,7 @@ export async function startInngestServer(opts: InngestServerOptions) {
         checkpoints.push({ runId: checkpointRun, body });
         const run = runs.find((r) => r.id === checkpointRun);
         if (!run) return send(404, { error: "run not found" });
+        run.checkpoints = (run.checkpoints ?? 0) + 1;
         for (const op of body?.steps ?? []) {
           if (op.op !== "StepRun") {
             violations.push(`checkpoint with async op ${op.op}`);
@@ -377,6 +380,7 @@ export async function startInngestServer(opts: InngestServerOptions) {
     for (let n = 0; n < 2_000 && run.status === "running"; n++) {
       await opts.beforeCall?.(run, stepId, attempt);
       const release = await semaphores.acquire(concurrencyKeys(f, run.event));
+      const checkpointsBefore = run.checkpoints ?? 0;
       const record: CallRecord = { runId: run.id, stepId, attempt, status: null, noRetry: null, retryAfter: null, ops: null };
       run.calls.push(record);
       let text = "";
@@ -390,6 +394,8 @@ export async function startInngestServer(opts: InngestServerOptions) {
       } finally {
         release();
       }
+      // A checkpoint during the call resets the retry count: the steps after it start their own (SPEC#L2064).
+      if ((run.checkpoints ?? 0) > checkpointsBefore) attempt = 0;
       if (!res || record.networkError) {
         if (!retry(`no answer: ${record.networkError}`, null)) fail({ message: record.networkError });
         continue;
@@ -446,7 +452,7 @@ export async function startInngestServer(opts: InngestServerOptions) {
             if (!shouldRetry(res.status, record.noRetry) || !retry(`step ${op.displayName ?? op.id}: ${op.error?.message}`, record.retryAfter)) {
               memoize(run, op.id, { error: op.error! });
               attempt = 0;
-            } else next = op.id;
+            } else next = op.id; // GUESS: the retry asks for that step by its id (as for a planned step, SPEC#L1259-L1263)
             break;
           case "StepFailed": // its last attempt failed: memoized as the error (SPEC#L1195-L1206)
             memoize(run, op.id, { error: op.error! });
