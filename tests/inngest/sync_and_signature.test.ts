@@ -68,6 +68,16 @@ describe.skipIf(!process.env.DATABASE_URL)("Inngest over the wire: sync and sign
     expect(again).toEqual({ status: 200, body: { message: expect.any(String), modified: false } });
   });
 
+  it("the_sla_check_runs_on_its_schedule_as_one_step", async () => {
+    // What Inngest sends for a cron trigger: an inngest/scheduled.timer event.
+    const run = started.inngest!.trigger("tenant-data-platform-check-handoff-sla", { name: "inngest/scheduled.timer", data: { cron: "* * * * *" } });
+    await run.done;
+    expect(run.status, JSON.stringify(run.calls)).toBe("completed");
+    expect(run.output).toEqual({ breaches: expect.any(Number) });
+    expect(Object.keys(run.steps)).toHaveLength(1);
+    expect(started.inngest!.violations).toEqual([]);
+  });
+
   it("unsigned_or_wrongly_signed_calls_are_refused_and_change_nothing", async () => {
     const inngest = started.inngest!;
     const { tenantId, key } = await subscribedTenant(consumer.url());
