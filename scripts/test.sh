@@ -42,10 +42,11 @@ run_vitest() { # name, env... [-- vitest args...]
 for phase in $PHASES; do
   case "$phase" in
     postgres)
-      # Webhook tests run apart, one file at a time: on a shared PostgreSQL another file's delivery
-      # worker (or a mounted server's) would claim their pending deliveries.
-      run_vitest postgres DATABASE_URL="$PG_URL" DIRECT_DATABASE_URL="$PG_DIRECT_URL" REDIS_URL="$REDIS_URL" -- --exclude "tests/webhooks/**"
-      run_vitest postgres-webhooks DATABASE_URL="$PG_URL" DIRECT_DATABASE_URL="$PG_DIRECT_URL" REDIS_URL="$REDIS_URL" -- --no-file-parallelism tests/webhooks ;;
+      # Webhook tests (and the Inngest ones, whose app processes run a delivery engine) run apart, one
+      # file at a time: on a shared PostgreSQL another file's delivery worker (or a mounted server's)
+      # would claim their pending deliveries.
+      run_vitest postgres DATABASE_URL="$PG_URL" DIRECT_DATABASE_URL="$PG_DIRECT_URL" REDIS_URL="$REDIS_URL" -- --exclude "tests/webhooks/**" --exclude "tests/inngest/**"
+      run_vitest postgres-webhooks DATABASE_URL="$PG_URL" DIRECT_DATABASE_URL="$PG_DIRECT_URL" REDIS_URL="$REDIS_URL" -- --no-file-parallelism tests/webhooks tests/inngest ;;
     pglite) run_vitest pglite -u DATABASE_URL -u DIRECT_DATABASE_URL -u REDIS_URL -u UPSTASH_REDIS_REST_URL ;;
     mounts)
       if [ -x scripts/test-mounts.sh ]; then

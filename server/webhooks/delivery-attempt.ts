@@ -62,6 +62,9 @@ export type AttemptResult = {
   recorded: boolean;
 };
 
+/** Which engine made an attempt (kept on its row, shown on the dashboard and by the CLI). */
+export type AttemptEngine = "embedded" | "inngest";
+
 /** `disabled_reason` of a subscription the platform disabled because it kept failing. */
 export const DISABLED_FAILING = "endpoint_failing";
 /** The subscription (`s`, before the update) is to be disabled by this failure. */
@@ -72,8 +75,8 @@ WITH d AS (
   SELECT ${DELIVERY.id}, ${DELIVERY.tenantId} FROM webhook_deliveries
   WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.cycle} = $2::int AND ${DELIVERY.attemptCount} = $3::int - 1 AND ${DELIVERY.status} = 'pending'
 ), a AS (
-  INSERT INTO webhook_attempts (${ATTEMPT.id}, ${ATTEMPT.tenantId}, ${ATTEMPT.deliveryId}, ${ATTEMPT.cycle}, ${ATTEMPT.attemptNumber}, ${ATTEMPT.outcome}, ${ATTEMPT.statusCode}, ${ATTEMPT.durationMs}, ${ATTEMPT.responseBody}, ${ATTEMPT.error}, ${ATTEMPT.createdAt}, ${ATTEMPT.requestHeaders}, ${ATTEMPT.requestBody}, ${ATTEMPT.throttled})
-  SELECT $4::uuid, d.${DELIVERY.tenantId}, d.${DELIVERY.id}, $2::int, $3::int, $5::text, $6::int, $7::int, $8::text, $9::text, $10::timestamptz, $17::jsonb, $18::text, $19::boolean FROM d
+  INSERT INTO webhook_attempts (${ATTEMPT.id}, ${ATTEMPT.tenantId}, ${ATTEMPT.deliveryId}, ${ATTEMPT.cycle}, ${ATTEMPT.attemptNumber}, ${ATTEMPT.outcome}, ${ATTEMPT.statusCode}, ${ATTEMPT.durationMs}, ${ATTEMPT.responseBody}, ${ATTEMPT.error}, ${ATTEMPT.createdAt}, ${ATTEMPT.requestHeaders}, ${ATTEMPT.requestBody}, ${ATTEMPT.throttled}, ${ATTEMPT.engine})
+  SELECT $4::uuid, d.${DELIVERY.tenantId}, d.${DELIVERY.id}, $2::int, $3::int, $5::text, $6::int, $7::int, $8::text, $9::text, $10::timestamptz, $17::jsonb, $18::text, $19::boolean, $25::text FROM d
   ON CONFLICT (${ATTEMPT.deliveryId}, ${ATTEMPT.cycle}, ${ATTEMPT.attemptNumber}) DO NOTHING
   RETURNING ${ATTEMPT.deliveryId}
 ), u AS (
@@ -177,7 +180,7 @@ async function retryWhileUnreachable<T>(write: () => Promise<T>, recordBy: numbe
 export async function attemptDelivery(
   db: PrismaClient,
   target: DeliveryTarget,
-  opts: { recordBy?: number; onWritten?: () => void } = {},
+  opts: { recordBy?: number; onWritten?: () => void; engine?: AttemptEngine } = {},
 ): Promise<AttemptResult> {
   const attemptNumber = target.attempt_count + 1;
   const envelope = toEnvelope({
@@ -245,6 +248,7 @@ export async function attemptDelivery(
       setting("WEBHOOK_BREAKER_FAILURES"),
       setting("WEBHOOK_BREAKER_PROBE_INTERVAL_MS"),
       setting("WEBHOOK_AUTO_DISABLE_AFTER_SECONDS"),
+      opts.engine ?? "embedded",
     );
   let recorded: boolean;
   try {

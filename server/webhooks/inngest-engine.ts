@@ -15,7 +15,7 @@ import { DeliveryWorker } from "./embedded-worker";
 import { reserveSendSlot, waitForSendSlot } from "./send-slots";
 import { takeBreakerTurn } from "./breaker";
 import { setting } from "../lib/settings";
-import { MAX_ATTEMPTS, MAX_THROTTLED_ATTEMPTS, type DeliveryStatus } from "./retry-ladder";
+import { MAX_ATTEMPTS, MAX_THROTTLED_ATTEMPTS, retryDelays, type DeliveryStatus } from "./retry-ladder";
 import { createSlaCheckFunction } from "../conversations/sla-monitor.inngest";
 
 export const DELIVERY_REQUESTED = "webhooks/delivery.requested";
@@ -27,19 +27,42 @@ export type DeliveryRequested = {
 
 export const inngest = new Inngest({ id: "tenant-data-platform" });
 
+/** Inngest's own retries of a delivery run's step after a crash or an error (Inngest's default count). */
+export const INNGEST_RETRIES = 4;
+
 const DISPATCHED = "dispatched";
 
 // Columns named through the model (server/db/columns.ts).
 const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
 
 /** The dispatched cycle, or the cycle this run already owns ($1 delivery, $2 cycle, $3 run). */
-const OWN_CYCLE_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = $3, ${DELIVERY.updatedAt} = now()
+const OWN_CYCLE_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = $3, ${DELIVERY.lockedUntil} = NULL, ${DELIVERY.updatedAt} = now()
      WHERE ${DELIVERY.id} = $1::uuid AND ((${DELIVERY.cycle} = $2::int AND ${DELIVERY.inngestRunId} = '${DISPATCHED}' AND ${DELIVERY.status} = 'pending') OR ${DELIVERY.inngestRunId} = $3)
      RETURNING ${DELIVERY.cycle}, ${DELIVERY.attemptCount} AS attempts`;
-/** A new cycle for this run ($1 delivery, $2 run). */
-const NEW_CYCLE_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.cycle} = ${DELIVERY.cycle} + 1, ${DELIVERY.attemptCount} = 0, ${DELIVERY.status} = 'pending', ${DELIVERY.inngestRunId} = $2,
+const AUDIT = modelColumns(Prisma.AuditLogScalarFieldEnum);
+/** The actor of a rerun from the Inngest console in the audit log. */
+export const CONSOLE_RERUN_ACTOR = "Inngest console rerun";
+/**
+ * A new cycle for this run ($1 delivery, $2 run), recorded in the audit log like a replay from the
+ * dashboard (`delivery.replayed`), in the same statement.
+ */
+const NEW_CYCLE_SQL = `WITH before AS (
+  SELECT ${DELIVERY.id}, ${DELIVERY.tenantId}, ${DELIVERY.subscriptionId}, ${DELIVERY.eventId}, ${DELIVERY.cycle}, ${DELIVERY.status}, ${DELIVERY.attemptCount}
+  FROM webhook_deliveries WHERE ${DELIVERY.id} = $1::uuid FOR UPDATE
+), u AS (
+  UPDATE webhook_deliveries w SET ${DELIVERY.cycle} = w.${DELIVERY.cycle} + 1, ${DELIVERY.attemptCount} = 0, ${DELIVERY.status} = 'pending', ${DELIVERY.inngestRunId} = $2,
        ${DELIVERY.nextAttemptAt} = NULL, ${DELIVERY.lockedUntil} = NULL, ${DELIVERY.deliveredAt} = NULL, ${DELIVERY.updatedAt} = now()
-     WHERE ${DELIVERY.id} = $1::uuid RETURNING ${DELIVERY.cycle}, 0 AS attempts`;
+  FROM before WHERE w.${DELIVERY.id} = before.${DELIVERY.id} RETURNING w.${DELIVERY.cycle}
+), audit AS (
+  INSERT INTO audit_logs (${AUDIT.id}, ${AUDIT.tenantId}, ${AUDIT.actorType}, ${AUDIT.actorId}, ${AUDIT.actorLabel}, ${AUDIT.action}, ${AUDIT.targetType}, ${AUDIT.targetId}, ${AUDIT.details}, ${AUDIT.createdAt})
+  SELECT gen_random_uuid(), b.${DELIVERY.tenantId}, 'system', NULL, '${CONSOLE_RERUN_ACTOR}', 'delivery.replayed', 'webhook_delivery', b.${DELIVERY.id}::text,
+    jsonb_build_object('subscription_id', b.${DELIVERY.subscriptionId}, 'event_id', 'evt_' || b.${DELIVERY.eventId}, 'cycle', b.${DELIVERY.cycle} + 1,
+      'previous_state', CASE b.${DELIVERY.status} WHEN 'pending' THEN CASE WHEN b.${DELIVERY.attemptCount} > 0 THEN 'retrying' ELSE 'pending' END
+        WHEN 'permanent_fail' THEN 'failed' WHEN 'dead_letter' THEN 'dead_lettered' ELSE 'delivered' END,
+      'inngest_run_id', $2::text), now()
+  FROM before b
+)
+SELECT ${DELIVERY.cycle}, 0 AS attempts FROM u`;
 /**
  * A run held back too long (an open breaker, a disabled subscription) gives its delivery back to
  * the dispatcher ($1 delivery, $2 cycle, $3 ms until due): claimable again then, attempts as they are.
@@ -47,13 +70,32 @@ const NEW_CYCLE_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.cycle} = ${DELIV
 const HAND_BACK_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = NULL, ${DELIVERY.lockedUntil} = NULL,
        ${DELIVERY.nextAttemptAt} = now() + make_interval(secs => $3::int / 1000.0), ${DELIVERY.updatedAt} = now()
      WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.cycle} = $2::int AND ${DELIVERY.status} = 'pending' AND ${DELIVERY.inngestRunId} <> '${DISPATCHED}'`;
-/** The deliveries handed to Inngest ($1 ids): no longer claimable, their leases released. */
-const MARK_DISPATCHED_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = '${DISPATCHED}', ${DELIVERY.lockedUntil} = NULL WHERE ${DELIVERY.id} = ANY($1::uuid[]) AND ${DELIVERY.inngestRunId} IS NULL`;
+/**
+ * A run that failed for good ($1 delivery, $2 its run id, $3 ms until due) gives its delivery back
+ * to the dispatcher, if it still held it (or had not yet taken it): a new due time, so a new event id.
+ */
+const HAND_BACK_FAILED_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = NULL, ${DELIVERY.lockedUntil} = NULL,
+       ${DELIVERY.nextAttemptAt} = now() + make_interval(secs => $3::int / 1000.0), ${DELIVERY.updatedAt} = now()
+     WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.status} = 'pending' AND ${DELIVERY.inngestRunId} IN ($2, '${DISPATCHED}')`;
+/**
+ * The deliveries about to be handed to Inngest ($1 ids): no embedded worker claims them any more,
+ * and their dispatcher lease stays until a run takes them (beginCycle). Marked before the event is
+ * sent: Inngest may start the run before `send` returns, and the run must find its cycle dispatched.
+ */
+const MARK_DISPATCHED_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = '${DISPATCHED}'
+     WHERE ${DELIVERY.id} = ANY($1::uuid[]) AND (${DELIVERY.inngestRunId} IS NULL OR ${DELIVERY.inngestRunId} = '${DISPATCHED}')`;
+/**
+ * What the dispatcher claims: deliveries no engine holds, and deliveries it dispatched whose lease
+ * ran out with no run taking them (the send failed, or the process died before or after it): sent
+ * again with the same event id, which Inngest ignores if the first send had arrived.
+ */
+export const DISPATCHER_CLAIMS = `(d.${DELIVERY.inngestRunId} IS NULL OR d.${DELIVERY.inngestRunId} = '${DISPATCHED}')`;
 
 /**
  * First step of a run: take ownership of the delivery's cycle. The run the dispatcher asked for
- * takes the dispatched cycle; any other run of the same delivery (a rerun from the Inngest console,
- * a duplicate event) starts a new cycle, like a dashboard replay, so earlier attempts stay intact.
+ * takes the dispatched cycle; any other run of the same delivery (a rerun from the Inngest console)
+ * starts a new cycle, like a dashboard replay and audited as one, so earlier attempts stay intact.
+ * (A duplicate event cannot start one: every event carries an id Inngest deduplicates.)
  */
 export async function beginCycle(db: PrismaClient, deliveryId: string, requestedCycle: number, runId: string): Promise<Cycle | null> {
   const own = await db.$queryRawUnsafe<Cycle[]>(OWN_CYCLE_SQL, deliveryId, requestedCycle, runId);
@@ -105,15 +147,27 @@ export async function runAttemptStep(db: PrismaClient, deliveryId: string, cycle
     if (waitMs > IN_STEP_SLOT_WAIT_MS) return { attempt: attemptNumber, status: "pending", status_code: null, next_delay_ms: null, slot_in_ms: waitMs };
     await waitForSendSlot(db, deliveryId, waitMs);
   }
-  const result = await attemptDelivery(db, target);
+  const result = await attemptDelivery(db, target, { engine: "inngest" });
   return { attempt: attemptNumber, status: result.status, status_code: result.statusCode, next_delay_ms: result.nextDelayMs };
 }
 
 export const deliverWebhook = inngest.createFunction(
   {
     id: "deliver-webhook",
-    retries: 0,
+    // Inngest's retries are for the run's own failures, never the consumer's (the ladder is the
+    // retry policy: an attempt's outcome is a step's result, not an error). A step that could not
+    // finish — the process died mid-step, the database was unreachable — is run again; an attempt
+    // already recorded is not sent again (runAttemptStep), so a retry never records a second one.
+    retries: INNGEST_RETRIES,
     triggers: [{ event: DELIVERY_REQUESTED }],
+    // Retries used up (the app unreachable or failing for that long): the delivery goes back to the
+    // dispatcher, due after the ladder's first retry delay, and a new run picks it up then.
+    onFailure: async ({ event }) => {
+      const failed = event.data as { run_id: string; event: DeliveryRequested };
+      const dueInMs = retryDelays()[1];
+      await (await getDb()).$executeRawUnsafe(HAND_BACK_FAILED_SQL, failed.event.data.delivery_id, failed.run_id, dueInMs);
+      log.warn("webhook delivery run failed; delivery handed back to the dispatcher", { delivery_id: failed.event.data.delivery_id, run_id: failed.run_id });
+    },
     // The same caps as the embedded worker's claim: attempts executing at once per subscription and per tenant.
     concurrency: [
       { key: "event.data.subscription_id", limit: setting("WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT") },
@@ -157,6 +211,10 @@ type Send = (events: DeliveryRequested[]) => Promise<unknown>;
  */
 export async function dispatchToInngest(db: PrismaClient, claimed: (DeliveryTarget & { due_ms?: string })[], send: Send): Promise<void> {
   if (!claimed.length) return;
+  await db.$executeRawUnsafe(
+    MARK_DISPATCHED_SQL,
+    claimed.map((c) => c.delivery_id),
+  );
   await send(
     claimed.map((c) => ({
       name: DELIVERY_REQUESTED,
@@ -164,17 +222,14 @@ export async function dispatchToInngest(db: PrismaClient, claimed: (DeliveryTarg
       data: { delivery_id: c.delivery_id, tenant_id: c.tenant_id, subscription_id: c.subscription_id, cycle: c.cycle },
     })),
   );
-  // After a failed send the claims simply expire and the next pass sends again.
-  await db.$executeRawUnsafe(
-    MARK_DISPATCHED_SQL,
-    claimed.map((c) => c.delivery_id),
-  );
+  // After a failed send the leases simply expire and the next pass sends again (same ids).
 }
 
 /** The dispatcher: the embedded worker's claiming with Inngest as the runner. */
 export function createInngestDispatcher(send: Send = (events) => inngest.send(events)) {
   return new DeliveryWorker({
     paced: false,
+    engineFilter: DISPATCHER_CLAIMS,
     handle: (db, claimed) =>
       dispatchToInngest(db, claimed, send).catch((err) => {
         log.warn("webhook dispatch to Inngest failed; will retry", { error: err, deliveries: claimed.length });

@@ -119,6 +119,13 @@ export const attemptResource = attemptColumn.define(null, {
     (row) => headersOf(row.requestHeaders),
   ),
   request_body: attemptColumn.value("requestBody", z.string().nullable().describe(`The body sent, its first ${REQUEST_BODY_LIMIT} characters`)),
+  engine: attemptColumn.value(
+    "engine",
+    z
+      .enum(["embedded", "inngest"])
+      .nullable()
+      .describe("The engine that made the attempt (the embedded worker or Inngest); null for attempts made before it was kept"),
+  ),
   created_at: attemptColumn.timestamp("createdAt", z.string()),
 });
 export const attemptSchema = attemptResource.schema;

@@ -181,6 +181,7 @@ function AttemptList({ delivery: d }: { delivery: Delivery }) {
             </Badge>
             <span>{a.status_code === null ? "no answer" : `status ${a.status_code}`}</span>
             <span>{a.duration_ms} ms</span>
+            {a.engine ? <span data-testid="attempt-engine">{a.engine === "inngest" ? "via Inngest" : "via embedded worker"}</span> : null}
             <span className="text-slate-600">{formatDateTime(a.created_at)}</span>
           </div>
           {a.error ? <p className="mt-1 break-words text-red-700">{a.error}</p> : null}

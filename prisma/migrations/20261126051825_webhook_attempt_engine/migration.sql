@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "webhook_attempts" ADD COLUMN     "engine" TEXT;
