@@ -90,11 +90,23 @@ export function rootLogger(): Logger {
  */
 const asyncHooks = typeof process !== "undefined" ? process.getBuiltinModule?.("node:async_hooks") : undefined;
 /** What a request's scope holds: its logger and id, and its tenant once authenticated. */
-type Scope = { logger: Logger; requestId: string; tenantId?: string };
-type RequestScope = { run<T>(scope: Scope, run: (logger: Logger) => T, arg: Logger): T; getStore(): Scope | undefined };
-const requestScope: RequestScope = asyncHooks
-  ? (new asyncHooks.AsyncLocalStorage<Scope>() as AsyncLocalStorage<Scope>)
-  : { run: (_scope, run, arg) => run(arg), getStore: () => undefined };
+export type Scope = { logger: Logger; requestId: string; tenantId?: string };
+/** Carries the scope along a request's async work. */
+export type ScopeCarrier = { run<T>(scope: Scope, run: () => T): T; getStore(): Scope | undefined };
+const ownStorage = asyncHooks ? (new asyncHooks.AsyncLocalStorage<Scope>() as AsyncLocalStorage<Scope>) : undefined;
+const ownCarrier: ScopeCarrier = ownStorage
+  ? { run: (scope, run) => ownStorage.run(scope, run), getStore: () => ownStorage.getStore() }
+  : { run: (_scope, run) => run(), getStore: () => undefined };
+let requestScope: ScopeCarrier = ownCarrier;
+
+/**
+ * With tracing on, the scope rides in the OpenTelemetry context (server/observability/tracing.ts)
+ * instead of an AsyncLocalStorage of its own: each AsyncLocalStorage in use costs work on every
+ * promise a request makes, and one is enough. `undefined` restores the process's own.
+ */
+export function setScopeCarrier(carrier: ScopeCarrier | undefined): void {
+  requestScope = carrier ?? ownCarrier;
+}
 
 /** A request's logger: every line carries `request_id` (and `fields`, snake_case). */
 export function requestLogger(requestId: string, fields?: Fields): Logger {
@@ -104,7 +116,7 @@ export function requestLogger(requestId: string, fields?: Fields): Logger {
 /** Runs one request's work in its scope: `log` (and `ctx.logger`) write with its request id. */
 export function withRequestLogger<T>(requestId: string, run: (logger: Logger) => T): T {
   const logger = requestLogger(requestId);
-  return requestScope.run({ logger, requestId }, run, logger);
+  return requestScope.run({ logger, requestId }, () => run(logger));
 }
 
 /**
@@ -113,7 +125,7 @@ export function withRequestLogger<T>(requestId: string, run: (logger: Logger) =>
  */
 export function withLogFields<T>(fields: Fields, run: () => T): T {
   const logger = currentLogger().child(fields);
-  return requestScope.run({ logger, requestId: "" }, run, logger);
+  return requestScope.run({ logger, requestId: "" }, run);
 }
 
 /** The logger of the request running now, or the process's outside any request. */

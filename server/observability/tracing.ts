@@ -12,6 +12,7 @@
 import {
   type Attributes,
   context,
+  createContextKey,
   propagation,
   ROOT_CONTEXT,
   type Span,
@@ -35,7 +36,7 @@ import {
   ATTR_USER_AGENT_ORIGINAL,
   DB_SYSTEM_NAME_VALUE_POSTGRESQL,
 } from "@opentelemetry/semantic-conventions";
-import { setTraceFieldsSource } from "../lib/log";
+import { type Scope, setScopeCarrier, setTraceFieldsSource } from "../lib/log";
 import { setting } from "../lib/settings";
 
 let tracer: Tracer | undefined;
@@ -77,6 +78,12 @@ async function register(): Promise<void> {
   trace.setGlobalTracerProvider(sdk);
   provider = sdk;
   tracer = trace.getTracer("tenant-data-platform");
+  // One AsyncLocalStorage for both: the log scope rides in the trace context (see setScopeCarrier).
+  const scopeKey = createContextKey("tdp.log_scope");
+  setScopeCarrier({
+    run: (scope, run) => context.with(context.active().setValue(scopeKey, scope), run),
+    getStore: () => context.active().getValue(scopeKey) as Scope | undefined,
+  });
   setTraceFieldsSource(() => {
     const span = trace.getActiveSpan();
     if (!span) return undefined;
@@ -92,6 +99,7 @@ export async function stopTracing(): Promise<void> {
   provider = undefined;
   starting = undefined;
   setTraceFieldsSource(undefined);
+  setScopeCarrier(undefined);
   await stopping?.shutdown();
 }
 
@@ -135,7 +143,7 @@ export async function traceRequest<T>(
 ): Promise<T> {
   if (!tracer) return run();
   const method = req.method.toUpperCase();
-  const parent = propagation.extract(ROOT_CONTEXT, req.headers, headerGetter);
+  const parent = propagation.extract(context.active(), req.headers, headerGetter);
   const attributes: Attributes = { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_PATH]: pathOf(req.target), "request.id": requestId };
   const userAgent = req.headers.get("user-agent");
   if (userAgent) attributes[ATTR_USER_AGENT_ORIGINAL] = userAgent.slice(0, 256);
@@ -195,7 +203,7 @@ export async function traceClientCall<T>(
   opts: { parentTraceParent?: string | null; finish?: (result: T, span: Span) => void } = {},
 ): Promise<T> {
   if (!tracer) return run();
-  const parent = opts.parentTraceParent ? propagation.extract(ROOT_CONTEXT, { traceparent: opts.parentTraceParent }) : context.active();
+  const parent = opts.parentTraceParent ? propagation.extract(context.active(), { traceparent: opts.parentTraceParent }) : context.active();
   const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parent);
   try {
     const result = await context.with(trace.setSpan(parent, span), run);
