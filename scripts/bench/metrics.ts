@@ -1,10 +1,14 @@
-// The cost of Prometheus metrics: the full stack (the compiled lean front, GET /api/v1/offerings on
-// PostgreSQL, the in-memory rate limiter on with limits no run reaches, so its decisions are
-// counted too) with METRICS_PORT set over the same without, req/s and CPU per request measured in
-// interleaved slices so that other load on the machine hits both alike. While the metrics-on server
-// is under load it is also scraped once a second (Prometheus' default is every 15 s), so the
-// scrape-time work (the backlog query, the readiness checks, rendering) is in the measure.
-// Target: on/off req/s >= 0.95. Run alone: `BENCH_PARTS=metrics npm run bench`.
+// The cost of Prometheus metrics and OpenTelemetry traces: the full stack (the compiled lean front,
+// GET /api/v1/offerings on PostgreSQL, the in-memory rate limiter on with limits no run reaches, so
+// its decisions are counted too) three ways: both off; METRICS_PORT set; METRICS_PORT and
+// OTEL_EXPORTER_OTLP_ENDPOINT set, every request traced (a server span and its statements' spans)
+// and exported to an OTLP/HTTP sink in this process. req/s and CPU per request are measured in
+// interleaved slices so that other load on the machine hits all alike. While a metrics-on server is
+// under load it is also scraped once a second (Prometheus' default is every 15 s), so the scrape-time
+// work (the backlog query, the readiness checks, rendering) is in the measure.
+// Target: metrics on / off and metrics + tracing on / off req/s >= 0.95. Run alone: `BENCH_PARTS=metrics npm run bench`.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,11 +31,37 @@ type Side = { reqPerSec: number; cpuMsPerRequest: number; requests: number; non2
 export type MetricsBenchResult = {
   on: Side;
   off: Side;
+  /** Metrics and tracing on (every request sampled), exporting to the sink. */
+  traced: Side & { spansExported: number; spansPerRequest: number; exports: number };
   ratio: { reqPerSec: number; cpuPerRequest: number };
+  /** Metrics + tracing on over both off. */
+  tracedRatio: { reqPerSec: number; cpuPerRequest: number };
   target: string;
   met: boolean;
   exposition: { bytes: number; series: number };
 };
+
+/** An OTLP/HTTP trace sink: reads each export, counts its spans (without decoding the JSON) and answers 200. */
+async function startOtlpSink() {
+  const counts = { exports: 0, spans: 0 };
+  const needle = Buffer.from('"spanId"');
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      counts.exports++;
+      for (let at = body.indexOf(needle); at !== -1; at = body.indexOf(needle, at + needle.length)) counts.spans++;
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    counts,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
   const env = {
@@ -48,32 +78,54 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
     WEBHOOK_ENGINE: "off",
   };
   const metricsPort = await freePort();
+  const tracedMetricsPort = await freePort();
   const lean = [path.join(root, "dist/server/main.mjs")];
   const servers: Running[] = [];
+  const sink = await startOtlpSink();
   try {
     const start = async (name: string, extra: Record<string, string>) => {
       const s = await spawnServer(name, lean, { port: await freePort(), cwd: root, env: { ...env, ...extra } });
       servers.push(s);
       return s;
     };
-    const [off, on] = [await start("metrics off", {}), await start("metrics on", { METRICS_PORT: String(metricsPort) })];
-    const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    const [off, on, traced] = [
+      await start("metrics off", {}),
+      await start("metrics on", { METRICS_PORT: String(metricsPort) }),
+      // The SDK's defaults but for the batch delay (1 s, so the export work falls inside each slice).
+      await start("metrics + tracing on", {
+        METRICS_PORT: String(tracedMetricsPort),
+        OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+        OTEL_BSP_SCHEDULE_DELAY: "1000",
+      }),
+    ];
+    const metricsUrls = new Map([
+      [on, `http://127.0.0.1:${metricsPort}/metrics`],
+      [traced, `http://127.0.0.1:${tracedMetricsPort}/metrics`],
+    ]);
     const headers = { authorization: `Bearer ${ctx.apiKey}` };
-    log(`${ROUNDS} interleaved rounds of ${SLICE_S} s per server, -c ${CONNECTIONS}, scraping the metrics-on server every second`);
-    for (const s of [off, on]) await autocannon({ url: s.url + LIST_PATH, connections: CONNECTIONS, duration: 2, headers }); // warm-up
+    log(`${ROUNDS} interleaved rounds of ${SLICE_S} s per server, -c ${CONNECTIONS}, scraping the metrics-on servers every second`);
+    for (const s of [off, on, traced]) await autocannon({ url: s.url + LIST_PATH, connections: CONNECTIONS, duration: 2, headers }); // warm-up
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // the warm-up's spans are exported
+    const spansBefore = sink.counts.spans;
     const acc = new Map<Running, { requests: number; seconds: number; cpuMs: number; non2xx: number; errors: number; scrapes: number }>(
-      [off, on].map((s) => [s, { requests: 0, seconds: 0, cpuMs: 0, non2xx: 0, errors: 0, scrapes: 0 }]),
+      [off, on, traced].map((s) => [s, { requests: 0, seconds: 0, cpuMs: 0, non2xx: 0, errors: 0, scrapes: 0 }]),
     );
+    const orders = [
+      [off, on, traced],
+      [traced, off, on],
+      [on, traced, off],
+    ];
     for (let round = 0; round < ROUNDS; round++) {
-      // Alternate which goes first, so neither always follows the other's leftover work.
-      for (const s of round % 2 ? [on, off] : [off, on]) {
+      // Rotate which goes first, so none always follows another's leftover work.
+      for (const s of orders[round % orders.length]!) {
         const a = acc.get(s)!;
-        let scraping = s === on;
+        const metricsUrl = metricsUrls.get(s);
+        let scraping = metricsUrl !== undefined;
         const scraper = (async () => {
           while (scraping) {
             await new Promise((r) => setTimeout(r, 1000));
             if (!scraping) break;
-            const res = await fetch(metricsUrl);
+            const res = await fetch(metricsUrl!);
             await res.text();
             if (res.status === 200) a.scrapes++;
           }
@@ -100,20 +152,25 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
         scrapes: a.scrapes,
       };
     };
-    const text = await (await fetch(metricsUrl)).text();
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // the last batch of spans is exported
+    const text = await (await fetch(metricsUrls.get(on)!)).text();
+    const spansExported = sink.counts.spans - spansBefore;
     const result = { on: side(on), off: side(off) };
-    const ratio = {
-      reqPerSec: round(result.on.reqPerSec / result.off.reqPerSec, 2),
-      cpuPerRequest: round(result.off.cpuMsPerRequest / result.on.cpuMsPerRequest, 2),
-    };
+    const tracedSide = side(traced);
+    const ratioOf = (a: Side, b: Side) => ({ reqPerSec: round(a.reqPerSec / b.reqPerSec, 2), cpuPerRequest: round(b.cpuMsPerRequest / a.cpuMsPerRequest, 2) });
+    const ratio = ratioOf(result.on, result.off);
+    const tracedRatio = ratioOf(tracedSide, result.off);
     return {
       ...result,
+      traced: { ...tracedSide, spansExported, spansPerRequest: round(spansExported / Math.max(tracedSide.requests, 1), 2), exports: sink.counts.exports },
       ratio,
-      target: `on/off req/s >= ${TARGET}`,
-      met: ratio.reqPerSec >= TARGET,
+      tracedRatio,
+      target: `metrics on/off and metrics+tracing on/off req/s >= ${TARGET}`,
+      met: ratio.reqPerSec >= TARGET && tracedRatio.reqPerSec >= TARGET,
       exposition: { bytes: text.length, series: text.split("\n").filter((l) => l && !l.startsWith("#")).length },
     };
   } finally {
     for (const s of servers) await s.stop();
+    await sink.close();
   }
 }

@@ -111,5 +111,11 @@ export function printResults(
       `\nmetrics cost (GET ${LIST_PATH}, lean front, limiter on in memory; scraped every second): on ${m.on.reqPerSec} req/s, off ${m.off.reqPerSec} req/s, ` +
         `on/off = ${m.ratio.reqPerSec} (${m.target}: ${m.met ? "met" : "NOT met"}); CPU per request off/on = ${m.ratio.cpuPerRequest}`,
     );
+    if (m.tracedRatio) {
+      console.log(
+        `metrics + tracing (every request traced, exported over OTLP/HTTP): ${m.traced.reqPerSec} req/s, over off = ${m.tracedRatio.reqPerSec}; ` +
+          `CPU per request off/traced = ${m.tracedRatio.cpuPerRequest}; ${m.traced.spansPerRequest} spans exported per request`,
+      );
+    }
   }
 }

@@ -7,7 +7,7 @@ import { scopeSqlToTenant, type TenantDb, type TenantSql, type TenantTx } from "
 import { lockTenantRow } from "../db/lock-row";
 import { sqlKeysetPage, sqlList, toListEnvelope } from "../lib/pagination";
 import { badRequest, conflict, notFound } from "../lib/errors";
-import { eventEmitter, eventFanOutSql, wakeDeliveryWorkersSql } from "../outbox/emit-event";
+import { eventEmitter, eventFanOutSql, eventOrigin, wakeDeliveryWorkersSql } from "../outbox/emit-event";
 import { APPOINTMENT_EVENTS } from "./appointments.events";
 import { signalOutboxWrite } from "../outbox/outbox-signal";
 import { databaseKind, getSql } from "../db/client";
@@ -95,7 +95,7 @@ const BOOK_SQL = {
   INSERT INTO appointments (${APPOINTMENT_ROW.columns})
   SELECT ${APPOINTMENT_ROW.columns} FROM r, visible WHERE ok AND ($5::text IS NULL OR EXISTS (SELECT 1 FROM claim))
   RETURNING ${APPOINTMENT.id}
-), ${eventFanOutSql({ tenant: "$1::uuid", type: "'booking.created'", data: "$3::text::jsonb", source: "booked" })},
+), ${eventFanOutSql({ tenant: "$1::uuid", type: "'booking.created'", data: "$3::text::jsonb", origin: { requestId: "$8::text", traceParent: "$9::text" }, source: "booked" })},
 counted AS (SELECT count(*)::int AS n FROM deliveries)
 SELECT (SELECT ok FROM visible) AS visible, EXISTS (SELECT 1 FROM booked) AS booked, counted.n AS deliveries,
   (SELECT t.${TC.result} #>> '{}' FROM tool_calls t WHERE t.${TC.tenantId} = $1::uuid AND t.${TC.tool} = $4::text AND t.${TC.toolCallId} = $5::text) AS earlier,
@@ -144,6 +144,7 @@ export async function bookAppointment(sql: TenantSql, input: CreateAppointmentIn
     call?.id ?? null,
     JSON.stringify(appointment),
     databaseKind() === "postgres",
+    ...eventOrigin(),
   ]);
   if (outcome.booked) {
     if (outcome.deliveries > 0) signalOutboxWrite();

@@ -6,6 +6,7 @@ import type { TenantDb } from "../db/tenant-scope";
 import { conflict } from "../lib/errors";
 import { decryptSecret } from "../crypto/secret-box";
 import { guardedPost } from "../lib/guarded-post";
+import { traceClientCall } from "../observability/tracing";
 import type { CrmProvider } from "./drivers/providers";
 import { crmTimeoutMs } from "./crm.service";
 import type { CrmConnectionTest } from "./crm.types";
@@ -36,14 +37,20 @@ export async function testCrmConnection(db: TenantDb): Promise<CrmConnectionTest
   const token = (JSON.parse(decryptSecret(connection.credentialsEncrypted)) as { token: string }).token;
   const timeoutMs = crmTimeoutMs();
   const started = performance.now();
-  const result = await guardedPost(url, {
-    method: "GET",
-    headers: { accept: "application/json", authorization: `Bearer ${token}` },
-    body: Buffer.alloc(0),
-    timeoutMs,
-    keepBytes: 0,
-    maxBytes: 64 * 1024,
-  });
+  const result = await traceClientCall(
+    "crm test_connection",
+    { "crm.provider": provider, "http.request.method": "GET" },
+    () =>
+      guardedPost(url, {
+        method: "GET",
+        headers: { accept: "application/json", authorization: `Bearer ${token}` },
+        body: Buffer.alloc(0),
+        timeoutMs,
+        keepBytes: 0,
+        maxBytes: 64 * 1024,
+      }),
+    { finish: (r, span) => r.ok && span.setAttribute("http.response.status_code", r.statusCode) },
+  );
   const done = (r: Pick<CrmConnectionTest, "ok" | "outcome" | "status_code" | "message">): CrmConnectionTest => ({
     ...r,
     duration_ms: Math.round(performance.now() - started),

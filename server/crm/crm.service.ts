@@ -9,6 +9,7 @@ import { CRM_DRIVERS, CrmUpstreamError, type CrmFieldValue, type CrmProvider } f
 import { mappingOf } from "./crm-connection";
 import { IDEMPOTENCY_CANONICAL_KEY, type CreateRecordInput, type CrmRecord } from "./crm.types";
 import { setting } from "../lib/settings";
+import { traceClientCall } from "../observability/tracing";
 
 /** Upstream timeout (CRM_TIMEOUT_MS; tests use a short one). */
 export const crmTimeoutMs = () => setting("CRM_TIMEOUT_MS");
@@ -45,15 +46,21 @@ export async function createCrmRecord(db: TenantDb, input: CreateRecordInput, co
   }
 
   try {
-    const { recordId } = await CRM_DRIVERS[provider]({
-      baseUrl: connection.baseUrl,
-      token,
-      object: input.object,
-      properties,
-      idempotencyKey: input.idempotency_key,
-      idempotencyProperty,
-      timeoutMs: crmTimeoutMs(),
-    });
+    // With tracing on, the call is a CLIENT span of the request (observability/tracing.ts).
+    const { recordId } = await traceClientCall(
+      "crm create_record",
+      { "crm.provider": provider, "crm.object": input.object, "http.request.method": "POST" },
+      () =>
+        CRM_DRIVERS[provider]({
+          baseUrl: connection.baseUrl,
+          token,
+          object: input.object,
+          properties,
+          idempotencyKey: input.idempotency_key,
+          idempotencyProperty,
+          timeoutMs: crmTimeoutMs(),
+        }),
+    );
     return { provider, object: input.object, crm_record_id: recordId, fields: properties };
   } catch (err) {
     if (err instanceof CrmUpstreamError) throw failed(err.detail);

@@ -13,6 +13,7 @@ import { refuseOrganizationChanges } from "./organization-endpoints";
 import { INVITATION_TTL_SECONDS } from "./invitations";
 import { setting } from "../lib/settings";
 import { log, requestIdOf, withRequestLogger } from "../lib/log";
+import { traceRequest } from "../observability/tracing";
 
 /**
  * The signing secret: BETTER_AUTH_SECRET, or (embedded / local runs) one generated once and kept
@@ -110,11 +111,20 @@ export function getAuth(): Promise<Auth> {
   return auth;
 }
 
+/** The span route of every /api/auth request (better-auth's paths are not a fixed set a client cannot add to). */
+const AUTH_ROUTE = "/api/auth/{action}";
+
 /** better-auth's endpoints (sign-in, sign-out, session) at /api/auth/*: the one handler both fronts mount. */
 export async function answerAuthRequest(req: Request): Promise<Response> {
   // Every line logged while it runs carries its request id (server/lib/log.ts), echoed as on the API.
   const requestId = requestIdOf(req.headers);
-  const res = await withRequestLogger(requestId, async () => (await getAuth()).handler(req));
+  const res = await traceRequest(
+    { method: req.method, target: req.url, headers: req.headers },
+    AUTH_ROUTE,
+    requestId,
+    () => withRequestLogger(requestId, async () => (await getAuth()).handler(req)),
+    (answer) => ({ status: answer.status, route: AUTH_ROUTE }),
+  );
   const answer = new Response(res.body, res); // its own headers: a redirect's are immutable
   answer.headers.set("x-request-id", requestId);
   return answer;

@@ -13,6 +13,7 @@ import { DatabaseTimeoutError } from "../lib/database-errors";
 import { assertDatabaseReachable, noteDatabaseError, watchDatabase } from "./availability";
 import { log } from "../lib/log";
 import { setting } from "../lib/settings";
+import { traceDbCall } from "../observability/tracing";
 
 export type Db = PrismaClient;
 /** The client handed to `$transaction(async (tx) => …)` callbacks. */
@@ -137,8 +138,11 @@ function pipelinedConnections(url: string, max: number, prepare: boolean) {
 function runnerOver(connections: postgres.Sql, prepare: boolean): SqlRunner {
   return async <Row>(statement: Statement, values: unknown[]) => {
     operationCount++;
-    return guarded(
-      async () => (await withinQueryTimeout(connections.unsafe(statement.text, values as postgres.ParameterOrJSON<never>[], { prepare }))) as unknown as Row[],
+    return traceDbCall({ sql: statement.text }, () =>
+      guarded(
+        async () =>
+          (await withinQueryTimeout(connections.unsafe(statement.text, values as postgres.ParameterOrJSON<never>[], { prepare }))) as unknown as Row[],
+      ),
     );
   };
 }
@@ -198,7 +202,7 @@ async function open(): Promise<DbState> {
     plainQuery = async <Row>(text: string) => (await pglite.query<Row>(text)).rows;
     sql = async <Row>(statement: Statement, values: unknown[]) => {
       operationCount++;
-      return (await pglite.query<Row>(statement.text, values)).rows;
+      return traceDbCall({ sql: statement.text }, async () => (await pglite.query<Row>(statement.text, values)).rows);
     };
     readSql = sql;
     closeDriver = async () => {
@@ -219,9 +223,9 @@ async function open(): Promise<DbState> {
   const base = new PrismaClient({ adapter });
   const prisma = base.$extends({
     query: {
-      async $allOperations({ args, query }) {
+      async $allOperations({ model, operation, args, query }) {
         operationCount++;
-        return guarded(() => query(args));
+        return traceDbCall({ model, operation, args }, () => guarded(() => query(args)));
       },
     },
   }) as unknown as PrismaClient;

@@ -32,6 +32,7 @@ import { authenticate, createCallerFactory, type RequestContext } from "../trpc/
 import { agentRouter } from "../tools/tools.router";
 import { REGISTERED_TOOLS } from "../tools/tools";
 import { toolCatalogAs } from "../tools/catalog";
+import { traceRequest } from "../observability/tracing";
 
 export const AGENT_MCP_PATH = "/api/agent/mcp";
 const SERVER_INFO = { name: "tenant-data-platform-tools", version: "0.1.0" };
@@ -114,8 +115,14 @@ async function countMessages(principal: Principal, messages: number, headers: Re
 /** Answers one MCP request (POST; GET and DELETE are 405: this server keeps no sessions or streams). */
 export async function handleMcpRequest(req: Request): Promise<Response> {
   const requestId = requestIdOf(req.headers);
-  // Every line logged while it runs carries its request id (server/lib/log.ts).
-  return withRequestLogger(requestId, (logger) => answerMcp(req, requestId, logger));
+  // Every line logged while it runs carries its request id (server/lib/log.ts); with tracing on, the request is a span.
+  return traceRequest(
+    { method: req.method, target: req.url, headers: req.headers },
+    AGENT_MCP_PATH,
+    requestId,
+    () => withRequestLogger(requestId, (logger) => answerMcp(req, requestId, logger)),
+    (answer) => ({ status: answer.status, route: AGENT_MCP_PATH }),
+  );
 }
 
 async function answerMcp(req: Request, requestId: string, logger: Logger): Promise<Response> {

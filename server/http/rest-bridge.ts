@@ -21,6 +21,9 @@ import type { HeaderReader, RequestContext } from "../trpc/trpc";
 import { assertJsonContentType, readLimitedBody } from "../lib/request-body";
 import { assertBoundedInput } from "../lib/bounded-input";
 import { getOpenApiDocument } from "./openapi";
+import { traceRequest } from "../observability/tracing";
+
+const identity = (answer: RestAnswer) => answer;
 
 export const API_BASE_PATH = "/api/v1";
 export { MAX_BODY_BYTES } from "../lib/request-body";
@@ -189,8 +192,15 @@ async function answerWith(
   req: RestRequest,
 ): Promise<RestAnswer> {
   const requestId = requestIdOf(req.headers);
-  // Every line logged while it runs carries its request id (server/lib/log.ts).
-  return withRequestLogger(requestId, (logger) => answerInScope(basePath, templates, match, documents, idempotencyKeys, req, requestId, logger));
+  // Every line logged while it runs carries its request id (server/lib/log.ts); with tracing on, the
+  // request is a span named by the route template it matched.
+  return traceRequest(
+    req,
+    templates.unmatched,
+    requestId,
+    () => withRequestLogger(requestId, (logger) => answerInScope(basePath, templates, match, documents, idempotencyKeys, req, requestId, logger)),
+    identity,
+  );
 }
 
 async function answerInScope(

@@ -3,6 +3,7 @@ import { log } from "../lib/log";
 import { closeRateLimitStore, warmUpRateLimiter } from "../ratelimit";
 import { checkSettings, setting } from "../lib/settings";
 import { watchWebhookEngine } from "./probes";
+import { startTracing, stopTracing } from "../observability/tracing";
 
 let started: Promise<void> | undefined;
 /** The demo tenant's seeding, which runs behind a ready server (see startServerProcess). */
@@ -24,6 +25,7 @@ export function startServerProcess(): Promise<void> {
 
 async function openDependencies(): Promise<void> {
   checkSettings(); // a malformed setting stops the process here, named, before anything is opened
+  await startTracing(); // OTEL_EXPORTER_OTLP_ENDPOINT: before anything that makes spans
   await Promise.all([getDb(), warmUpRateLimiter()]);
 }
 
@@ -83,4 +85,5 @@ export async function closeServerProcess(): Promise<void> {
   await (await import("./metrics-listener")).stopMetricsListener();
   await closeRateLimitStore().catch((err) => log.warn("rate-limit store did not close cleanly", { error: err }));
   await closeDb();
+  await stopTracing().catch((err) => log.warn("trace export did not finish cleanly", { error: err })); // the last batch of spans
 }

@@ -9,6 +9,7 @@ import { type Logger, withRequestLogger } from "../lib/log";
 import { isTrustedOrigin } from "../dashboard/request-origin";
 import { resolveDashboardIdentity } from "../dashboard/identity";
 import { assertJsonContentType, readLimitedBody } from "../lib/request-body";
+import { traceRequest } from "../observability/tracing";
 
 export const TRPC_ENDPOINT = "/api/trpc";
 /** Calls in one batch request: each is a procedure call with its own queries and limiter decision. */
@@ -29,8 +30,23 @@ const METHOD_OF_TYPE: Record<string, string> = { query: "GET", mutation: "POST" 
 
 export async function handleTrpcRequest(req: Request): Promise<Response> {
   const requestId = randomUUID();
-  // Every line logged while it runs carries its request id (server/lib/log.ts).
-  return withRequestLogger(requestId, (logger) => answerTrpc(req, requestId, logger));
+  // Every line logged while it runs carries its request id (server/lib/log.ts); with tracing on, the
+  // request is a span named by the procedure it calls.
+  return traceRequest(
+    { method: req.method, target: req.url, headers: req.headers },
+    TRPC_ROUTE,
+    requestId,
+    () => withRequestLogger(requestId, (logger) => answerTrpc(req, requestId, logger)),
+    (answer) => ({ status: answer.status, route: trpcRouteOf(req.url) }),
+  );
+}
+
+const TRPC_ROUTE = `${TRPC_ENDPOINT}/{procedure}`;
+
+/** A span's route: the one procedure called (a name from the router, a fixed set), else the template. */
+function trpcRouteOf(target: string): string {
+  const paths = procedurePaths(new URL(target));
+  return paths.length === 1 && typeOfProcedure(paths[0]) ? `${TRPC_ENDPOINT}/${paths[0]}` : TRPC_ROUTE;
 }
 
 async function answerTrpc(req: Request, requestId: string, logger: Logger): Promise<Response> {

@@ -43,6 +43,27 @@ const stderr = {
 
 let root: Logger | undefined;
 
+/**
+ * Where the active trace's ids come from: set by the tracing module when traces are on
+ * (server/observability/tracing.ts); unset, a line carries no trace fields and costs nothing more.
+ */
+let traceFields: (() => { trace_id: string; span_id: string } | undefined) | undefined;
+export function setTraceFieldsSource(source: typeof traceFields): void {
+  traceFields = source;
+}
+
+/**
+ * Fields every line gets from where it is written: the request's tenant once it is authenticated,
+ * and the active span's `trace_id`/`span_id` when tracing is on. (A fresh object each time: pino
+ * merges the line's own fields into it.)
+ */
+function contextFields(): Fields {
+  const tenantId = requestScope.getStore()?.tenantId;
+  const trace = traceFields?.();
+  if (tenantId === undefined) return trace ? { ...trace } : {};
+  return trace ? { tenant_id: tenantId, ...trace } : { tenant_id: tenantId };
+}
+
 /** The process's logger, at LOG_LEVEL (read each time: one memoized lookup; tests change it at run time). */
 export function rootLogger(): Logger {
   const level = setting("LOG_LEVEL");
@@ -53,6 +74,7 @@ export function rootLogger(): Logger {
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       serializers: { error: serializeError },
+      mixin: contextFields,
       redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
     },
     stderr,
@@ -67,10 +89,24 @@ export function rootLogger(): Logger {
  * run time, and in a browser (never serving a request) there is none.
  */
 const asyncHooks = typeof process !== "undefined" ? process.getBuiltinModule?.("node:async_hooks") : undefined;
-type RequestScope = { run<T>(logger: Logger, run: (logger: Logger) => T, arg: Logger): T; getStore(): Logger | undefined };
-const requestScope: RequestScope = asyncHooks
-  ? (new asyncHooks.AsyncLocalStorage<Logger>() as AsyncLocalStorage<Logger>)
-  : { run: (_logger, run, arg) => run(arg), getStore: () => undefined };
+/** What a request's scope holds: its logger and id, and its tenant once authenticated. */
+export type Scope = { logger: Logger; requestId: string; tenantId?: string };
+/** Carries the scope along a request's async work. */
+export type ScopeCarrier = { run<T>(scope: Scope, run: () => T): T; getStore(): Scope | undefined };
+const ownStorage = asyncHooks ? (new asyncHooks.AsyncLocalStorage<Scope>() as AsyncLocalStorage<Scope>) : undefined;
+const ownCarrier: ScopeCarrier = ownStorage
+  ? { run: (scope, run) => ownStorage.run(scope, run), getStore: () => ownStorage.getStore() }
+  : { run: (_scope, run) => run(), getStore: () => undefined };
+let requestScope: ScopeCarrier = ownCarrier;
+
+/**
+ * With tracing on, the scope rides in the OpenTelemetry context (server/observability/tracing.ts)
+ * instead of an AsyncLocalStorage of its own: each AsyncLocalStorage in use costs work on every
+ * promise a request makes, and one is enough. `undefined` restores the process's own.
+ */
+export function setScopeCarrier(carrier: ScopeCarrier | undefined): void {
+  requestScope = carrier ?? ownCarrier;
+}
 
 /** A request's logger: every line carries `request_id` (and `fields`, snake_case). */
 export function requestLogger(requestId: string, fields?: Fields): Logger {
@@ -80,11 +116,29 @@ export function requestLogger(requestId: string, fields?: Fields): Logger {
 /** Runs one request's work in its scope: `log` (and `ctx.logger`) write with its request id. */
 export function withRequestLogger<T>(requestId: string, run: (logger: Logger) => T): T {
   const logger = requestLogger(requestId);
-  return requestScope.run(logger, run, logger);
+  return requestScope.run({ logger, requestId }, () => run(logger));
+}
+
+/**
+ * Runs background work (a webhook attempt) in a scope of its own whose lines carry `fields`
+ * (its delivery and event ids), as a request's carry its request id.
+ */
+export function withLogFields<T>(fields: Fields, run: () => T): T {
+  const logger = currentLogger().child(fields);
+  return requestScope.run({ logger, requestId: "" }, run);
 }
 
 /** The logger of the request running now, or the process's outside any request. */
-export const currentLogger = (): Logger => requestScope.getStore() ?? rootLogger();
+export const currentLogger = (): Logger => requestScope.getStore()?.logger ?? rootLogger();
+
+/** The id of the request running now (null outside any request). */
+export const currentRequestId = (): string | null => requestScope.getStore()?.requestId || null;
+
+/** The request running now is authenticated as `tenantId`: its later lines carry `tenant_id`. */
+export function noteRequestTenant(tenantId: string): void {
+  const scope = requestScope.getStore();
+  if (scope) scope.tenantId = tenantId;
+}
 
 export const log = {
   info: (msg: string, fields?: Fields) => currentLogger().info(fields ?? {}, msg),

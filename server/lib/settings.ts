@@ -334,6 +334,29 @@ export const SETTINGS = {
     },
   ),
 
+  OTEL_EXPORTER_OTLP_ENDPOINT: declare(
+    OPS,
+    httpUrl().optional(),
+    "send OpenTelemetry traces (OTLP over HTTP, JSON) to this collector base URL (`/v1/traces` is appended); unset: no tracing, and the SDK is never loaded",
+  ),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: declare(OPS, httpUrl().optional(), "the full traces URL, used as given instead of the base URL above"),
+  OTEL_EXPORTER_OTLP_HEADERS: declare(OPS, text().optional(), "headers sent with each export, as `name=value,name2=value2` (a collector's API key)", {
+    secret: true,
+  }),
+  OTEL_SERVICE_NAME: declare(OPS, text().default("tenant-data-platform"), "the `service.name` the spans are reported under"),
+  OTEL_TRACES_SAMPLER: declare(
+    OPS,
+    oneOf(["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"]).optional(),
+    "which requests are traced (the SDK's default: `parentbased_always_on`, every request, following an incoming `traceparent`'s sampled flag)",
+  ),
+  OTEL_TRACES_SAMPLER_ARG: declare(
+    OPS,
+    text()
+      .refine((v) => /^(0(\.\d+)?|1(\.0+)?)$/.test(v), "must be a ratio between 0 and 1")
+      .optional(),
+    "the ratio of the `*traceidratio` samplers, e.g. `0.1`",
+  ),
+
   // Settings added by other parts of the code go above this line, in their group.
 } as const;
 

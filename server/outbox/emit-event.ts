@@ -10,6 +10,8 @@ import { databaseKind } from "../db/client";
 import { modelColumns } from "../db/columns";
 import { OUTBOX_CHANNEL, signalOutboxWrite } from "./outbox-signal";
 import { TEST_EVENT_TYPE, testEventPayload } from "./event-payloads";
+import { currentRequestId } from "../lib/log";
+import { traceParentNow } from "../observability/tracing";
 
 export type EventData = { object: unknown; previous_attributes?: Record<string, unknown>; [extra: string]: unknown };
 
@@ -49,15 +51,15 @@ const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
  * write through it, so which subscriptions get a delivery is said once. The statement then says
  * `wakeDeliveryWorkersSql` when `deliveries` has rows (or the caller calls wakeDeliveryWorkers).
  */
-export function eventFanOutSql(p: { tenant: string; type: string; data: string; source?: string; only?: string }): string {
+export function eventFanOutSql(p: { tenant: string; type: string; data: string; origin: EventOriginSql; source?: string; only?: string }): string {
   // A subscription the platform disabled for failing still queues (held until re-enabled, then sent from where it stopped).
   const recipients = p.only
     ? `s.${SUBSCRIPTION.id} = ${p.only}`
     : `(s.${SUBSCRIPTION.enabled} OR s.${SUBSCRIPTION.disabledReason} IS NOT NULL) AND ${p.type} = ANY (s.${SUBSCRIPTION.events})`;
   // created_at is the insert's time, as Prisma's @default(now()) gives it (not the transaction's start).
   return `event AS (
-  INSERT INTO events (${EVENT.id}, ${EVENT.tenantId}, ${EVENT.type}, ${EVENT.data}, ${EVENT.createdAt})
-  SELECT gen_random_uuid(), ${p.tenant}, ${p.type}, ${p.data}, clock_timestamp()${p.source ? ` FROM ${p.source}` : ""}
+  INSERT INTO events (${EVENT.id}, ${EVENT.tenantId}, ${EVENT.type}, ${EVENT.data}, ${EVENT.createdAt}, ${EVENT.requestId}, ${EVENT.traceParent})
+  SELECT gen_random_uuid(), ${p.tenant}, ${p.type}, ${p.data}, clock_timestamp(), ${p.origin.requestId}, ${p.origin.traceParent}${p.source ? ` FROM ${p.source}` : ""}
   RETURNING ${EVENT.id}
 ), deliveries AS (
   INSERT INTO webhook_deliveries (${DELIVERY.id}, ${DELIVERY.tenantId}, ${DELIVERY.subscriptionId}, ${DELIVERY.eventId})
@@ -67,17 +69,27 @@ export function eventFanOutSql(p: { tenant: string; type: string; data: string; 
 )`;
 }
 
+/**
+ * Where an event came from, as two SQL expressions (text parameters): the id of the request that
+ * caused it and, when tracing is on, that request's `traceparent`, so its delivery attempts join the
+ * request's trace (server/webhooks/delivery-attempt.ts). `eventOrigin()` gives their values.
+ */
+export type EventOriginSql = { requestId: string; traceParent: string };
+
+/** The values of an event's origin, read from the request running now (nulls outside any request). */
+export const eventOrigin = (): [string | null, string | null] => [currentRequestId(), traceParentNow()];
+
 /** The statement's wake-up of the delivery workers: NOTIFY at commit when `when` holds (`notify`: PostgreSQL only). */
 export const wakeDeliveryWorkersSql = (when: string, notify: string) => `CASE WHEN ${notify} AND ${when} THEN pg_notify('${OUTBOX_CHANNEL}', '') END`;
 
 const writeEventSql = (only: boolean) =>
-  `WITH ${eventFanOutSql({ tenant: "$1::uuid", type: "$2::text", data: "$3::text::jsonb", only: only ? "$4::uuid" : undefined })}
+  `WITH ${eventFanOutSql({ tenant: "$1::uuid", type: "$2::text", data: "$3::text::jsonb", origin: { requestId: "$4::text", traceParent: "$5::text" }, only: only ? "$6::uuid" : undefined })}
 SELECT (SELECT ${EVENT.id} FROM event) AS "eventId", (SELECT count(*)::int FROM deliveries) AS deliveries`;
 const WRITE_EVENT_SQL = writeEventSql(false);
 const WRITE_TEST_EVENT_SQL = writeEventSql(true);
 
 async function writeEvent(tx: TenantTx, type: string, data: EventData, onlySubscriptionId?: string) {
-  const values = [tx.tenantId, type, JSON.stringify(data), ...(onlySubscriptionId ? [onlySubscriptionId] : [])];
+  const values = [tx.tenantId, type, JSON.stringify(data), ...eventOrigin(), ...(onlySubscriptionId ? [onlySubscriptionId] : [])];
   const [written] = await tx.$queryRawUnsafe<{ eventId: string; deliveries: number }[]>(onlySubscriptionId ? WRITE_TEST_EVENT_SQL : WRITE_EVENT_SQL, ...values);
   if (written.deliveries > 0) await wakeDeliveryWorkers(tx);
   return written;

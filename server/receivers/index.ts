@@ -16,6 +16,7 @@ import { resolveClientIp } from "../lib/client-ip";
 import { limitInboundRequest, type LimitDecision } from "../ratelimit";
 import { failedAuthBucketOf } from "../ratelimit/failed-auth";
 import { requestIdOf, withRequestLogger } from "../lib/log";
+import { traceRequest } from "../observability/tracing";
 
 type Handler = (req: ReceiverRequest) => Promise<ReceiverAnswer>;
 
@@ -61,7 +62,14 @@ function withHeaders(answer: ReceiverAnswer, headers: Record<string, string>): R
  */
 export async function answerWebhook(req: ReceiverRequest): Promise<ReceiverAnswer> {
   const requestId = requestIdOf(req.headers);
-  const answer = await withRequestLogger(requestId, () => answerInScope(req));
+  // With tracing on, the request is a span named by its receiver's route (a connection's id is never in it).
+  const answer = await traceRequest(
+    { method: req.method, target: req.url.pathname, headers: req.headers },
+    "/api/webhooks/{unmatched}",
+    requestId,
+    () => withRequestLogger(requestId, () => answerInScope(req)),
+    (answered) => ({ status: answered.status, route: receiverRouteOf(req.url.pathname) }),
+  );
   answer.headers["x-request-id"] = requestId;
   return answer;
 }

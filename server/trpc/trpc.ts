@@ -13,7 +13,8 @@ import { limitAgentToolRequest, limitApiRequest, limitDashboardRequest, limitInb
 import { clientIpFromHeaders } from "../lib/client-ip";
 import { refusalOfFailedAuth } from "../ratelimit/failed-auth";
 import { runIdempotently, type ReplayedAnswer } from "../idempotency/idempotency";
-import type { Logger } from "../lib/log";
+import { type Logger, noteRequestTenant } from "../lib/log";
+import { noteSpanTenant } from "../observability/tracing";
 
 export type DashboardIdentity = { userId: string; tenantId: string; role: "owner" | "admin" | "member"; email?: string };
 
@@ -108,6 +109,7 @@ export async function authenticate(ctx: RequestContext): Promise<Principal> {
     } catch (err) {
       throw err instanceof AppError && err.errorCode === "unauthorized" ? await refusalOfFailedAuth(ctx.clientIp, err) : err;
     }
+    noteTenant(key.tenantId);
     return { kind: "api_key", tenantId: key.tenantId, keyId: key.id, scopes: key.scopes };
   }
   const identity = await ctx.dashboardIdentity();
@@ -115,7 +117,14 @@ export async function authenticate(ctx: RequestContext): Promise<Principal> {
     ctx.logger.info({ reason: "no session" }, "dashboard auth refused");
     throw new AppError("unauthorized", "sign in to continue");
   }
+  noteTenant(identity.tenantId);
   return { kind: "user", tenantId: identity.tenantId, userId: identity.userId, role: identity.role, email: identity.email };
+}
+
+/** The request is now known to act for `tenantId`: its later log lines and its span say so. */
+function noteTenant(tenantId: string): void {
+  noteRequestTenant(tenantId);
+  noteSpanTenant(tenantId);
 }
 
 /**

@@ -6,8 +6,9 @@ import { isDatabaseUnavailable } from "../lib/database-errors";
 import { modelColumns } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
 import { decryptSecret } from "../crypto/secret-box";
-import { toEnvelope } from "../events/catalog";
-import { log } from "../lib/log";
+import { eventWireId, toEnvelope } from "../events/catalog";
+import { log, withLogFields } from "../lib/log";
+import { traceClientCall } from "../observability/tracing";
 import { recordWebhookAttempt } from "../observability/metrics";
 import { setting } from "../lib/settings";
 import { attemptTimeoutMs, parseRetryAfter, planNext, truncateBody, type AttemptOutcome, type DeliveryStatus } from "./retry-ladder";
@@ -32,6 +33,9 @@ export type DeliveryTarget = {
   event_type: string;
   event_data: unknown;
   event_created_at: Date;
+  /** The request that caused the event, and its span when tracing was on (`traceparent`): the attempt joins that trace. */
+  event_request_id?: string | null;
+  event_trace_parent?: string | null;
 };
 
 // Every column below is named through the model (server/db/columns.ts); the aliases are DeliveryTarget's keys.
@@ -48,7 +52,8 @@ export const TARGET_COLUMNS = `d.${DELIVERY.id}::text AS delivery_id, d.${DELIVE
   s.${SUBSCRIPTION.targetUrl} AS target_url, s.${SUBSCRIPTION.secretEncrypted} AS secret_encrypted,
   (SELECT count(*)::int FROM webhook_attempts t WHERE t.${ATTEMPT.deliveryId} = d.${DELIVERY.id} AND t.${ATTEMPT.cycle} = d.${DELIVERY.cycle} AND t.${ATTEMPT.throttled}) AS throttled_count,
   CASE WHEN s.${SUBSCRIPTION.previousSecretExpiresAt} > now() THEN s.${SUBSCRIPTION.previousSecretEncrypted} END AS previous_secret_encrypted,
-  e.${EVENT.id}::text AS event_id, e.${EVENT.type} AS event_type, e.${EVENT.data} AS event_data, e.${EVENT.createdAt} AS event_created_at`;
+  e.${EVENT.id}::text AS event_id, e.${EVENT.type} AS event_type, e.${EVENT.data} AS event_data, e.${EVENT.createdAt} AS event_created_at,
+  e.${EVENT.requestId} AS event_request_id, e.${EVENT.traceParent} AS event_trace_parent`;
 
 export type AttemptResult = {
   attemptNumber: number;
@@ -177,10 +182,42 @@ async function retryWhileUnreachable<T>(write: () => Promise<T>, recordBy: numbe
  * Sends attempt `attempt_count + 1` of the target's cycle and records it. `recordBy`: until when
  * (epoch ms) recording may be retried through a database outage (the worker: before its lease ends).
  */
-export async function attemptDelivery(
+export function attemptDelivery(
   db: PrismaClient,
   target: DeliveryTarget,
   opts: { recordBy?: number; onWritten?: () => void; engine?: AttemptEngine } = {},
+): Promise<AttemptResult> {
+  // Every line it logs carries its delivery and event ids (and the request that caused the event);
+  // with tracing on it is a span in the trace of that request (observability/tracing.ts).
+  const eventId = eventWireId(target.event_id); // as the consumer sees it (`webhook-id`)
+  const fields = { delivery_id: target.delivery_id, event_id: eventId, event_request_id: target.event_request_id ?? undefined };
+  return withLogFields(fields, () =>
+    traceClientCall(
+      "webhook attempt",
+      {
+        "webhook.delivery_id": target.delivery_id,
+        "webhook.event_id": eventId,
+        "webhook.event_type": target.event_type,
+        "webhook.attempt": target.attempt_count + 1,
+        "http.request.method": "POST",
+        "tenant.id": target.tenant_id,
+      },
+      () => attemptAndRecord(db, target, opts),
+      {
+        parentTraceParent: target.event_trace_parent,
+        finish: (result, span) => {
+          if (result.statusCode !== null) span.setAttribute("http.response.status_code", result.statusCode);
+          span.setAttribute("webhook.outcome", result.outcome);
+        },
+      },
+    ),
+  );
+}
+
+async function attemptAndRecord(
+  db: PrismaClient,
+  target: DeliveryTarget,
+  opts: { recordBy?: number; onWritten?: () => void; engine?: AttemptEngine },
 ): Promise<AttemptResult> {
   const attemptNumber = target.attempt_count + 1;
   const envelope = toEnvelope({

@@ -236,7 +236,7 @@ export class DeliveryWorker {
       : claimed.map((target) => [this.attempt(db, target, leaseEnds + target.wait_ms), [target.delivery_id]]);
     for (const [run, ids] of runs) {
       const p = run
-        .catch((err) => log.error("webhook worker: attempt failed unexpectedly", { error: err }))
+        .catch((err) => log.error("webhook worker: attempt failed unexpectedly", { delivery_ids: ids, error: err }))
         .finally(() => {
           this.inFlight.delete(p);
           this.wake();

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "events" ADD COLUMN     "request_id" TEXT,
+ADD COLUMN     "trace_parent" TEXT;

@@ -1,0 +1,262 @@
+// OpenTelemetry traces, off unless OTEL_EXPORTER_OTLP_ENDPOINT is set. Off, nothing of the SDK is
+// loaded and every helper below runs its work straight away (one boolean test). On, `startTracing`
+// registers the SDK's tracer provider (batched OTLP/HTTP JSON export, the W3C trace-context
+// propagator, an AsyncLocalStorage context manager) and:
+// - each inbound request is a SERVER span named by its route template (`GET /api/v1/offerings/{id}`),
+//   continuing the caller's `traceparent` when it sends one (`traceRequest`);
+// - each database statement is a CLIENT child span (`traceDbCall`, from server/db/client.ts);
+// - each CRM call and each webhook attempt is a CLIENT span (`traceClientCall`); an attempt joins
+//   the trace of the request that caused its event (`traceParentNow` is stored with the event);
+// - log lines carry `trace_id` and `span_id` (server/lib/log.ts).
+// The exporter, sampler and batch settings are the SDK's own OTEL_* variables (see the README).
+import {
+  type Attributes,
+  context,
+  createContextKey,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type TextMapGetter,
+  type Tracer,
+  trace,
+} from "@opentelemetry/api";
+import {
+  ATTR_DB_COLLECTION_NAME,
+  ATTR_DB_OPERATION_NAME,
+  ATTR_DB_QUERY_TEXT,
+  ATTR_DB_SYSTEM_NAME,
+  ATTR_ERROR_TYPE,
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
+  ATTR_SERVICE_NAME,
+  ATTR_URL_PATH,
+  ATTR_USER_AGENT_ORIGINAL,
+  DB_SYSTEM_NAME_VALUE_POSTGRESQL,
+} from "@opentelemetry/semantic-conventions";
+import { type Scope, setScopeCarrier, setTraceFieldsSource } from "../lib/log";
+import { setting } from "../lib/settings";
+
+let tracer: Tracer | undefined;
+let provider: { forceFlush(): Promise<void>; shutdown(): Promise<void> } | undefined;
+let starting: Promise<void> | undefined;
+
+/** Whether spans are being recorded (the hot paths test this one boolean). */
+export const tracingEnabled = (): boolean => tracer !== undefined;
+
+/** Once per process, before serving: registers the SDK when OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+export function startTracing(): Promise<void> {
+  if (!setting("OTEL_EXPORTER_OTLP_ENDPOINT") && !setting("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")) return Promise.resolve();
+  starting ??= register();
+  return starting;
+}
+
+async function register(): Promise<void> {
+  const [
+    { BasicTracerProvider, BatchSpanProcessor },
+    { OTLPTraceExporter },
+    { defaultResource, resourceFromAttributes },
+    { W3CTraceContextPropagator },
+    { AsyncLocalStorageContextManager },
+  ] = await Promise.all([
+    import("@opentelemetry/sdk-trace-base"),
+    import("@opentelemetry/exporter-trace-otlp-http"),
+    import("@opentelemetry/resources"),
+    import("@opentelemetry/core"),
+    import("@opentelemetry/context-async-hooks"),
+  ]);
+  // The exporter reads OTEL_EXPORTER_OTLP_ENDPOINT (+ /v1/traces), _TRACES_ENDPOINT and _HEADERS itself;
+  // the provider OTEL_TRACES_SAMPLER(_ARG); the batch processor OTEL_BSP_*.
+  const sdk = new BasicTracerProvider({
+    resource: defaultResource().merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: setting("OTEL_SERVICE_NAME") })),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+  });
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  trace.setGlobalTracerProvider(sdk);
+  provider = sdk;
+  tracer = trace.getTracer("tenant-data-platform");
+  // One AsyncLocalStorage for both: the log scope rides in the trace context (see setScopeCarrier).
+  const scopeKey = createContextKey("tdp.log_scope");
+  setScopeCarrier({
+    run: (scope, run) => context.with(context.active().setValue(scopeKey, scope), run),
+    getStore: () => context.active().getValue(scopeKey) as Scope | undefined,
+  });
+  setTraceFieldsSource(() => {
+    const span = trace.getActiveSpan();
+    if (!span) return undefined;
+    const { traceId, spanId } = span.spanContext();
+    return { trace_id: traceId, span_id: spanId };
+  });
+}
+
+/** Graceful stop: the spans still batched are exported (bounded by the exporter's timeout). */
+export async function stopTracing(): Promise<void> {
+  const stopping = provider;
+  tracer = undefined;
+  provider = undefined;
+  starting = undefined;
+  setTraceFieldsSource(undefined);
+  setScopeCarrier(undefined);
+  await stopping?.shutdown();
+}
+
+// ---------- inbound requests ----------
+
+/** What a request span needs of the request: its method, target (a path or an absolute URL) and a header lookup. */
+export type TracedRequest = { method: string; target: string; headers: { get(name: string): string | null } };
+
+/** The path of a request target, without its query. */
+function pathOf(target: string): string {
+  let path = target;
+  if (!path.startsWith("/")) {
+    try {
+      path = new URL(target).pathname;
+    } catch {
+      return "";
+    }
+  }
+  const q = path.indexOf("?");
+  return q === -1 ? path : path.slice(0, q);
+}
+/** What the answer says: its status and the route template it matched (never the raw path). */
+export type TracedAnswer = { status: number; route: string };
+
+const headerGetter: TextMapGetter<TracedRequest["headers"]> = {
+  get: (carrier, key) => carrier.get(key) ?? undefined,
+  keys: () => ["traceparent", "tracestate"],
+};
+
+/**
+ * Runs one inbound request in a SERVER span: a child of the caller's `traceparent` when it sent a
+ * valid one, else a new trace. `readAnswer` reads the status and route template off the answer; the
+ * span is named `METHOD route` once it is known (`fallbackRoute` for a request that threw).
+ */
+export async function traceRequest<T>(
+  req: TracedRequest,
+  fallbackRoute: string,
+  requestId: string,
+  run: () => Promise<T>,
+  readAnswer: (answer: T) => TracedAnswer,
+): Promise<T> {
+  if (!tracer) return run();
+  const method = req.method.toUpperCase();
+  const parent = propagation.extract(context.active(), req.headers, headerGetter);
+  const attributes: Attributes = { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_PATH]: pathOf(req.target), "request.id": requestId };
+  const userAgent = req.headers.get("user-agent");
+  if (userAgent) attributes[ATTR_USER_AGENT_ORIGINAL] = userAgent.slice(0, 256);
+  const span = tracer.startSpan(`${method} ${fallbackRoute}`, { kind: SpanKind.SERVER, attributes }, parent);
+  try {
+    const answer = await context.with(trace.setSpan(parent, span), run);
+    const { status, route } = readAnswer(answer);
+    span.updateName(`${method} ${route}`);
+    span.setAttribute(ATTR_HTTP_ROUTE, route);
+    span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR }).setAttribute(ATTR_ERROR_TYPE, String(status));
+    return answer;
+  } catch (err) {
+    span.setAttribute(ATTR_HTTP_ROUTE, fallbackRoute);
+    failed(span, err);
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+/** The request's span learns its tenant once the caller is authenticated. */
+export function noteSpanTenant(tenantId: string): void {
+  if (tracer) trace.getActiveSpan()?.setAttribute("tenant.id", tenantId);
+}
+
+/**
+ * The active span as a W3C `traceparent` (stored with an event, so the deliveries it causes join
+ * this trace), or null when tracing is off or nothing is being traced.
+ */
+export function traceParentNow(): string | null {
+  if (!tracer) return null;
+  const span = trace.getActiveSpan();
+  if (!span) return null;
+  const carrier: Record<string, string> = {};
+  propagation.inject(trace.setSpan(ROOT_CONTEXT, span), carrier);
+  return carrier.traceparent ?? null;
+}
+
+// ---------- outbound work ----------
+
+function failed(span: Span, err: unknown): void {
+  const name = err instanceof Error ? err.name : "Error";
+  span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message.slice(0, 200) : undefined });
+  span.setAttribute(ATTR_ERROR_TYPE, name);
+}
+
+/**
+ * A CLIENT span around an outbound call (a CRM request, a webhook attempt). `parentTraceParent`
+ * (a stored `traceparent`) makes it a child in that trace instead of the active one. `finish` may
+ * add attributes from the result (its status code); a thrown error marks the span failed.
+ */
+export async function traceClientCall<T>(
+  name: string,
+  attributes: Attributes,
+  run: () => Promise<T>,
+  opts: { parentTraceParent?: string | null; finish?: (result: T, span: Span) => void } = {},
+): Promise<T> {
+  if (!tracer) return run();
+  const parent = opts.parentTraceParent ? propagation.extract(context.active(), { traceparent: opts.parentTraceParent }) : context.active();
+  const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parent);
+  try {
+    const result = await context.with(trace.setSpan(parent, span), run);
+    opts.finish?.(result, span);
+    return result;
+  } catch (err) {
+    failed(span, err);
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+// ---------- database ----------
+
+/** `SELECT`, `INSERT`, `WITH`...: the statement's first keyword, the span's operation name. */
+function operationOf(text: string): string {
+  const m = /^\s*([A-Za-z]+)/.exec(text);
+  return m ? m[1].toUpperCase() : "SQL";
+}
+
+/**
+ * A database call as a CLIENT span, when a traced request or attempt is running (statements outside
+ * any trace, the worker's claims and the probes, make no root spans of their own). A raw statement
+ * carries its text (parameters only, never values); a Prisma call its model and operation.
+ */
+export function traceDbCall<T>(call: { sql: string } | { model?: string; operation: string; args?: unknown }, run: () => Promise<T>): Promise<T> {
+  if (!tracer) return run();
+  const parent = context.active();
+  if (!trace.getSpan(parent)) return run();
+  let name = "SQL";
+  const attributes: Attributes = { [ATTR_DB_SYSTEM_NAME]: DB_SYSTEM_NAME_VALUE_POSTGRESQL };
+  // Prisma's `$queryRawUnsafe(text, ...values)` is a statement like any other.
+  const sql = "sql" in call ? call.sql : "args" in call && Array.isArray(call.args) && typeof call.args[0] === "string" ? call.args[0] : undefined;
+  if (sql !== undefined) {
+    name = operationOf(sql);
+    attributes[ATTR_DB_OPERATION_NAME] = name;
+    attributes[ATTR_DB_QUERY_TEXT] = sql.length > 2000 ? `${sql.slice(0, 2000)}…` : sql;
+  } else if (!("sql" in call)) {
+    name = call.model ? `${call.operation} ${call.model}` : call.operation;
+    attributes[ATTR_DB_OPERATION_NAME] = call.operation;
+    if (call.model) attributes[ATTR_DB_COLLECTION_NAME] = call.model;
+  }
+  const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parent);
+  return context.with(trace.setSpan(parent, span), run).then(
+    (result) => {
+      span.end();
+      return result;
+    },
+    (err) => {
+      failed(span, err);
+      span.end();
+      throw err;
+    },
+  );
+}
