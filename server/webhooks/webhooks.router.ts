@@ -6,6 +6,7 @@ import { router } from "../trpc/trpc";
 import { managerProcedure, managerReadProcedure, memberProcedure } from "../trpc/procedures";
 import { actorOf } from "../auth/principal";
 import { EVENT_TYPES } from "../events/catalog";
+import { loopbackAllowed } from "../lib/target-url";
 import {
   createdSubscriptionSchema,
   deliveryListSchema,
@@ -41,6 +42,9 @@ import {
 
 export const webhooksRouter = router({
   eventTypes: memberProcedure.output(z.array(z.string())).query(() => [...EVENT_TYPES]),
+
+  /** What the URL field's hint says: whether this server takes loopback targets (WEBHOOK_ALLOW_LOOPBACK). */
+  targetRules: memberProcedure.output(z.object({ loopback_allowed: z.boolean() })).query(() => ({ loopback_allowed: loopbackAllowed() })),
 
   listSubscriptions: memberProcedure
     .input(listSubscriptionsInput)
