@@ -1,5 +1,5 @@
-// Dashboard procedures for webhooks (tRPC only: replay and subscription management are not part of
-// the REST API). Reads are open to every member; changes need an owner or admin. Dead-letter
+// Dashboard procedures for webhooks (tRPC only; REST manages the endpoints themselves through the
+// same service functions: webhook-endpoints.router.ts; deliveries and replays stay here). Reads are open to every member; changes need an owner or admin. Dead-letter
 // notifications are for owners and admins only (seeing them and marking them read).
 import { z } from "zod";
 import { router } from "../trpc/trpc";
