@@ -18,7 +18,7 @@ describe("npm run client:types", () => {
   it("no_server_at_API_BASE_URL_is_one_line_and_exit_1", async () => {
     const port = await closedPort();
     const res = spawnSync(process.execPath, [path.join(ROOT, "scripts/client-types.mjs")], {
-      env: { PATH: process.env.PATH, API_BASE_URL: `http://127.0.0.1:${port}` },
+      env: { ...process.env, API_BASE_URL: `http://127.0.0.1:${port}` },
       encoding: "utf8",
     });
     expect(res.status).toBe(1);
