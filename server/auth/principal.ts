@@ -1,7 +1,16 @@
 // Who is calling, and what they may do.
 import { AppError, MESSAGES } from "../lib/errors";
 
-export const SCOPES = ["read", "leads:write", "appointments:write", "offerings:write", "conversations:write", "crm:write", "assistant:read"] as const;
+export const SCOPES = [
+  "read",
+  "leads:write",
+  "appointments:write",
+  "offerings:write",
+  "conversations:write",
+  "crm:write",
+  "webhooks:write",
+  "assistant:read",
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export type Role = "owner" | "admin" | "member";
@@ -14,16 +23,20 @@ export type Principal =
 /** A scope another one grants too: `read` also allows the assistant's read tools (`assistant:read`, which allows nothing else). */
 const ALSO_GRANTED_BY: Partial<Record<Scope, Scope>> = { "assistant:read": "read" };
 
-/** The scopes any one of which lets a key act with `scope`: itself, then the one that also grants it. */
-export function scopesAllowing(scope: Scope): Scope[] {
+/**
+ * The scopes any one of which lets a key act with `scope`: itself, then the one that also grants it,
+ * then the procedure's own `also` (the webhook endpoints' reads take `read` or `webhooks:write`, so
+ * a deploy script's key with only `webhooks:write` can find its endpoint).
+ */
+export function scopesAllowing(scope: Scope, also: readonly Scope[] = []): Scope[] {
   const alternative = ALSO_GRANTED_BY[scope];
-  return alternative ? [scope, alternative] : [scope];
+  return [...new Set([scope, ...(alternative ? [alternative] : []), ...also])];
 }
 
-/** Why `principal` may not act with `scope` (a 403), or null when it may. */
-export function forbiddenFor(principal: Principal, scope: Scope): AppError | null {
+/** Why `principal` may not act with `scope` (or one of `also`) (a 403), or null when it may. */
+export function forbiddenFor(principal: Principal, scope: Scope, also: readonly Scope[] = []): AppError | null {
   if (principal.kind === "api_key") {
-    const allowing = scopesAllowing(scope);
+    const allowing = scopesAllowing(scope, also);
     if (allowing.some((s) => principal.scopes.includes(s))) return null;
     return new AppError(
       "forbidden",

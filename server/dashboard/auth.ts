@@ -63,6 +63,12 @@ async function createAuth() {
     logger: {
       level: "info",
       log: (level, message, ...args) => {
+        // Without BETTER_AUTH_URL the origin comes from each request on purpose (see request-origin.ts):
+        // what better-auth warns about is this platform's documented default, so it is no warning here.
+        if (level === "warn" && message.includes("Base URL is not set") && !setting("BETTER_AUTH_URL")) {
+          log.info("dashboard origin taken from each request (BETTER_AUTH_URL unset)", { source: "better-auth" });
+          return;
+        }
         const error = args.find((arg) => arg instanceof Error);
         const fields = error ? { source: "better-auth", error } : { source: "better-auth" };
         if (level === "error") log.error(message, fields);

@@ -11,6 +11,7 @@ import { checkSettingsOrExit, setting } from "../lib/settings";
 import { drainable } from "./drain";
 import { markDraining } from "./probes";
 import { createLeanServer, onFirstUse, type NodeHandler } from "./lean-server";
+import { startOperatorSocket, stopOperatorSocket } from "../cli/operator-socket";
 
 (process.env as Record<string, string | undefined>).NODE_ENV ??= "production";
 process.env.NEXT_TELEMETRY_DISABLED ??= "1";
@@ -34,6 +35,8 @@ async function main() {
   if (databaseKind() === "pglite" && !embeddedDatabaseExists() && !embeddedTemplateExists()) await prepareEmbeddedDatabaseInChild();
   // Opens the database (and, on the embedded default, takes its lock) before anything is served.
   await startServerProcess();
+  // On the embedded database, a CLI command given beside this server runs here (PGlite allows one process).
+  await startOperatorSocket().catch((err) => log.warn("operator CLI socket not started: CLI commands wait until this server stops", { error: err }));
 
   const server = createLeanServer({
     next: nextOnFirstUse(),
@@ -64,6 +67,7 @@ async function main() {
     log.info("lean front stopping", { signal, timeout_ms: shutdownTimeoutMs });
     const [drained] = await Promise.all([http.drain(shutdownTimeoutMs), withDeadline(stopBackgroundWork(deadline), deadline)]);
     if (!drained) log.warn("lean front: requests still in flight at the shutdown deadline were cut off");
+    await stopOperatorSocket().catch(() => {});
     // Releases the embedded database's lock; a clean exit also lets --cpu-prof write its profile.
     await withDeadline(closeServerProcess(), Date.now() + 5_000).catch((err) => log.warn("lean front: close failed", { error: err }));
     log.info("lean front stopped");

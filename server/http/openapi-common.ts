@@ -20,8 +20,8 @@ export const REQUIRED_SCOPES = "x-required-scopes";
  * scheme: OpenAPI 3.1 allows role names there, but linters (spectral:oas) read scopes of a non-OAuth
  * scheme as undefined, so the extension carries them.
  */
-export function declareScope(operation: object, scope: Scope): void {
-  Object.assign(operation, { security: [{ bearerAuth: [] }], [REQUIRED_SCOPES]: scopesAllowing(scope) });
+export function declareScope(operation: object, scope: Scope, also: readonly Scope[] = []): void {
+  Object.assign(operation, { security: [{ bearerAuth: [] }], [REQUIRED_SCOPES]: scopesAllowing(scope, also) });
 }
 
 const ERROR_ENVELOPE = {

@@ -17,6 +17,7 @@ import { crmExamples } from "../crm/crm.examples";
 import { eventsExamples } from "../events/events.examples";
 import { leadsExamples } from "../leads/leads.examples";
 import { offeringsExamples } from "../offerings/offerings.examples";
+import { webhookEndpointsExamples } from "../webhooks/webhook-endpoints.examples";
 import type { OperationExamples } from "../lib/examples";
 import { BEARER_SCHEME, completeDocument, declareScope } from "./openapi-common";
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_RETENTION_MS, IDEMPOTENT_REPLAYED_HEADER, MAX_IDEMPOTENCY_KEY } from "../idempotency/idempotency";
@@ -31,6 +32,7 @@ export const OPERATION_EXAMPLES: OperationExamples = {
   ...crmExamples,
   ...eventsExamples,
   ...callsExamples,
+  ...webhookEndpointsExamples,
 };
 
 const TAG_DESCRIPTIONS: Record<string, string> = {
@@ -41,6 +43,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Analytics: "The tenant's daily counts, rolled up.",
   CRM: "A proxy to the tenant's connected CRM.",
   Events: "Every change as an event: the feed to reconcile with, and the webhooks that carry it.",
+  "Webhook endpoints": "Where the events are sent: register, change, roll the signing secret of and delete the tenant's endpoints (scope `webhooks:write`).",
 };
 
 const DESCRIPTIONS: Record<number, string> = {
@@ -108,12 +111,12 @@ function buildDocument(): OpenAPIObject {
     const { method, path, errorResponses } = meta.openapi;
     const operation = doc.paths?.[normalizePath(path)]?.[method.toLowerCase() as "get"];
     if (!operation?.responses) return;
-    if (meta.scope) declareScope(operation, meta.scope);
+    if (meta.scope) declareScope(operation, meta.scope, meta.alsoScopes);
     const success = operation.responses["200"];
     const successStatus = String(meta.successStatus ?? 200);
     const statuses = new Set<number>([400, 401, 403, 429, 500, 503]);
     if (path.includes("{") || method === "POST") statuses.add(404);
-    if (method !== "GET") statuses.add(413);
+    if (method !== "GET" && method !== "DELETE") statuses.add(413); // a DELETE's body is never read
     if (method === "POST") {
       statuses.add(409);
       operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY_PARAMETER as never];

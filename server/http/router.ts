@@ -8,6 +8,7 @@ import { leadsRouter } from "../leads/leads.router";
 import { dashboardRouter } from "../dashboard/dashboard.router";
 import { analyticsRouter } from "../analytics/analytics.router";
 import { webhooksRouter } from "../webhooks/webhooks.router";
+import { webhookEndpointsRouter } from "../webhooks/webhook-endpoints.router";
 import { crmRouter } from "../crm/crm.router";
 import { eventsRouter } from "../events/events.router";
 import { channelsRouter } from "../channels/channels.router";
@@ -22,6 +23,7 @@ export const appRouter = router({
   dashboard: dashboardRouter,
   analytics: analyticsRouter,
   webhooks: webhooksRouter,
+  webhookEndpoints: webhookEndpointsRouter,
   crm: crmRouter,
   events: eventsRouter,
   channels: channelsRouter,

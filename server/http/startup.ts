@@ -56,6 +56,11 @@ export async function seedDemoTenantIfEnabled(): Promise<void> {
           `Try: curl -H "Authorization: Bearer ${demo.apiKey}" http://127.0.0.1:${setting("PORT")}/api/v1/offerings\n`,
       );
       if (demo.owner) console.log(`Dashboard owner login (shown once): ${demo.owner.email} / ${demo.owner.password}\n`);
+    } else {
+      console.log(
+        `Demo tenant ${demo.tenantId} is ready (its API key was shown when it was created; another: ` +
+          `npm run cli -- key create --tenant ${demo.tenantId} --name mine --scopes read)`,
+      );
     }
   }
 }

@@ -1,12 +1,17 @@
 // The operator CLI's shared pieces (`npm run cli -- <group> <action> …`): argument parsing and the
 // usage errors every domain's commands (`server/<domain>/<domain>.cli.ts`) raise. Usage errors
 // exit 2 with their message; anything else exits 1 (server/cli/run-cli.ts).
+import { parseArgs } from "node:util";
 import { z } from "zod";
 
 export class UsageError extends Error {}
 
 export type Flags = Record<string, string | boolean | undefined>;
-export type CliCommand = (args: string[], flags: Flags) => Promise<unknown>;
+/**
+ * One command of a domain's table (`server/<domain>/<domain>.cli.ts`): what it answers is printed as
+ * JSON on stdout. `usage` (optional) is its `--help` text: the synopsis line, then any notes.
+ */
+export type CliCommand = ((args: string[], flags: Flags) => Promise<unknown>) & { usage?: string };
 
 /** A flag's text, or undefined when absent or given bare (`--flag` alone is `true`). */
 export const flagText = (value: string | boolean | undefined): string | undefined => (typeof value === "string" ? value : undefined);
@@ -24,20 +29,28 @@ export function uuidArg(value: unknown, what: string): string {
   return value.trim().toLowerCase();
 }
 
-/** `--flag value`, `--flag=value`, or a bare `--flag` (true); everything else is positional. */
+/**
+ * `--flag value`, `--flag=value`, or a bare `--flag` (true); `-h` is `--help`; everything else (and
+ * all after `--`) is positional. Tokenized by Node's own parser (node:util parseArgs: no dependency,
+ * maintained with Node); commands take open-ended flags (a channel's credentials are one flag per
+ * field of its provider), so options are not declared up front: a value-less `--flag` takes the
+ * positional right after it as its value, as the commands' usage lines read.
+ */
 export function parseCliArgs(argv: string[]): { positionals: string[]; flags: Flags } {
+  const { tokens } = parseArgs({ args: argv, strict: false, allowPositionals: true, tokens: true });
   const positionals: string[] = [];
   const flags: Flags = {};
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (!arg.startsWith("--")) {
-      positionals.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf("=");
-    if (eq > 0) flags[arg.slice(2, eq)] = arg.slice(eq + 1);
-    else if (i + 1 < argv.length && !argv[i + 1].startsWith("--")) flags[arg.slice(2)] = argv[++i];
-    else flags[arg.slice(2)] = true;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i];
+    if (token.kind === "positional") positionals.push(token.value);
+    if (token.kind !== "option") continue;
+    const name = token.name === "h" && token.rawName === "-h" ? "help" : token.name;
+    const next = tokens[i + 1];
+    if (token.value !== undefined) flags[name] = token.value;
+    else if (token.rawName.startsWith("--") && name !== "help" && next?.kind === "positional" && next.index === token.index + 1) {
+      flags[name] = next.value;
+      i++;
+    } else flags[name] = true;
   }
   return { positionals, flags };
 }

@@ -124,10 +124,33 @@ export function checkUrlShape(raw: string, allowLoopback = loopbackAllowed()): {
 export async function assertAllowedTargetUrl(raw: string, field = "url"): Promise<string> {
   const allowLoopback = loopbackAllowed();
   const shape = checkUrlShape(raw, allowLoopback);
-  if ("reason" in shape) throw badRequest(`invalid field '${field}': ${shape.reason}`, field);
+  if ("reason" in shape) throw badRequest(`invalid field '${field}': ${withLocalTestingHint(shape.reason, raw, allowLoopback)}`, field);
   const refused = await refusedHostReason(shape.url.hostname, allowLoopback);
-  if (refused) throw badRequest(`invalid field '${field}': ${refused}`, field);
+  if (refused) throw badRequest(`invalid field '${field}': ${withLocalTestingHint(refused, raw, allowLoopback)}`, field);
   return shape.url.toString();
+}
+
+export const LOOPBACK_HINT =
+  "to allow loopback targets (http or https on 127.0.0.1, ::1 or localhost) for local testing, run the platform with WEBHOOK_ALLOW_LOOPBACK=1";
+
+/**
+ * A refusal with what a developer can do about it: loopback targets (the usual local test) are
+ * allowed by WEBHOOK_ALLOW_LOOPBACK=1; private ranges never are; http is for loopback only.
+ */
+export function withLocalTestingHint(reason: string, raw: string, allowLoopback: boolean): string {
+  let host = "";
+  try {
+    host = bare(new URL(raw).hostname);
+  } catch {
+    return reason;
+  }
+  const loopbackTarget = LOOPBACK_HOSTS.has(host) || isLocalName(host) || reason.endsWith("is a loopback address");
+  if (loopbackTarget && !allowLoopback) return `${reason}; ${LOOPBACK_HINT}`;
+  if (reason === "must be an https URL")
+    return allowLoopback ? `${reason} (http is allowed for loopback hosts only: 127.0.0.1, ::1, localhost)` : `${reason}; ${LOOPBACK_HINT}`;
+  if (/ address$/.test(reason))
+    return `${reason}; webhooks go to public addresses only (WEBHOOK_ALLOW_LOOPBACK=1 allows loopback for local testing, never private ranges)`;
+  return reason;
 }
 
 /** Why a host may not be connected to, or null: it does not resolve, or some address it resolves to is inside our network. */

@@ -63,7 +63,13 @@ export type RequestContext = {
  * (e.g. 200 for a create that found the existing row). `scope` is set by tenantProcedure itself (the
  * scope it checks), so the OpenAPI documents state what is enforced, not a copy of it.
  */
-export type ProcedureMeta = OpenApiMeta<{ successStatus?: 200 | 201; alsoAnswers?: { status: 200; description: string }; scope?: Scope }>;
+export type ProcedureMeta = OpenApiMeta<{
+  successStatus?: 200 | 201;
+  alsoAnswers?: { status: 200; description: string };
+  scope?: Scope;
+  /** Other scopes that let a key call it too (set by tenantProcedure's `opts.also`). */
+  alsoScopes?: readonly Scope[];
+}>;
 
 const t = initTRPC
   .meta<ProcedureMeta>()
@@ -145,15 +151,16 @@ function limit(principal: Principal, tool: string | undefined): Promise<LimitDec
  * authenticate (401), limit (429), authorize (403), then read and bound the input (400; on REST
  * the body is read only here, so an unauthenticated client cannot hold a socket with a slow
  * body), then run the handler. Rate-limit headers are on every answer past the limiter.
- * `opts.tool` names the agent tool a procedure is (its limit layer joins the check).
+ * `opts.tool` names the agent tool a procedure is (its limit layer joins the check); `opts.also`
+ * names other scopes that let a key call it too.
  */
-export function tenantProcedure(scope: Scope, opts: { tool?: string } = {}) {
-  return t.procedure.meta({ scope }).use(async ({ ctx, next, getRawInput, path, meta }) => {
+export function tenantProcedure(scope: Scope, opts: { tool?: string; also?: readonly Scope[] } = {}) {
+  return t.procedure.meta({ scope, alsoScopes: opts.also }).use(async ({ ctx, next, getRawInput, path, meta }) => {
     const principal = await authenticate(ctx);
     const decision = await limit(principal, opts.tool);
     for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
     if (!decision.allowed) throw new AppError("rate_limited", decision.message, { headers: decision.headers });
-    const forbidden = forbiddenFor(principal, scope);
+    const forbidden = forbiddenFor(principal, scope, opts.also);
     if (forbidden) throw forbidden;
     // The same bounds on every surface (depth, NUL, lone surrogates, non-finite numbers): a 400 naming the field.
     const input = await getRawInput();

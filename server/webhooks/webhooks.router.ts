@@ -1,11 +1,12 @@
-// Dashboard procedures for webhooks (tRPC only: replay and subscription management are not part of
-// the REST API). Reads are open to every member; changes need an owner or admin. Dead-letter
+// Dashboard procedures for webhooks (tRPC only; REST manages the endpoints themselves through the
+// same service functions: webhook-endpoints.router.ts; deliveries and replays stay here). Reads are open to every member; changes need an owner or admin. Dead-letter
 // notifications are for owners and admins only (seeing them and marking them read).
 import { z } from "zod";
 import { router } from "../trpc/trpc";
 import { managerProcedure, managerReadProcedure, memberProcedure } from "../trpc/procedures";
 import { actorOf } from "../auth/principal";
 import { EVENT_TYPES } from "../events/catalog";
+import { loopbackAllowed } from "../lib/target-url";
 import {
   createdSubscriptionSchema,
   deliveryListSchema,
@@ -41,6 +42,9 @@ import {
 
 export const webhooksRouter = router({
   eventTypes: memberProcedure.output(z.array(z.string())).query(() => [...EVENT_TYPES]),
+
+  /** What the URL field's hint says: whether this server takes loopback targets (WEBHOOK_ALLOW_LOOPBACK). */
+  targetRules: memberProcedure.output(z.object({ loopback_allowed: z.boolean() })).query(() => ({ loopback_allowed: loopbackAllowed() })),
 
   listSubscriptions: memberProcedure
     .input(listSubscriptionsInput)

@@ -102,6 +102,7 @@ describe("every operation of /api/v1, the agent tools and MCP", () => {
       startedAt: new Date(),
     });
     const events = await fetch(`${base}/api/v1/events?limit=1`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.json());
+    const webhookEndpoint = await post("/webhook-endpoints", webhookEndpointBody());
     const rows: Rows = {
       offerings: offering,
       conversations: conversation,
@@ -110,11 +111,32 @@ describe("every operation of /api/v1, the agent tools and MCP", () => {
       appointments: appointment,
       calls: { id: reported.call.id, conversation: reported.conversation.id },
       events: { id: events.data[0].id },
+      "webhook-endpoints": webhookEndpoint,
     };
     return { tenantId, key, rows };
   }
 
+  /** The documented example with a URL this process accepts (loopback, allowed below): nothing listens there. */
+  const webhookEndpointBody = () => ({
+    ...served.apiDocument.paths["/webhook-endpoints"].post.requestBody.content["application/json"].example,
+    url: `http://127.0.0.1:9/walk-${randomUUID()}`,
+  });
+
+  /** A DELETE took the tenant's own row of that kind: a new one takes its place for the operations walked after it. */
+  async function replaceDeleted(operation: Operation, tenant: Tenant, kind: string | undefined) {
+    if (!operation.label.startsWith("DELETE ") || kind !== "webhook-endpoints") return;
+    const res = await fetch(`${base}/api/v1/webhook-endpoints`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${tenant.key}`, "content-type": "application/json" },
+      body: JSON.stringify(webhookEndpointBody()),
+    });
+    if (res.status !== 201) throw new Error(`POST /webhook-endpoints answered ${res.status}: ${await res.text()}`);
+    tenant.rows[kind] = (await res.json()) as { id: string };
+  }
+
+  const previousLoopback = process.env.WEBHOOK_ALLOW_LOOPBACK;
   beforeAll(async () => {
+    process.env.WEBHOOK_ALLOW_LOOPBACK = "1"; // the webhook endpoints' rows point at 127.0.0.1
     server = createLeanServer({ next: (_req, res) => void res.writeHead(404).end(), origin: "http://127.0.0.1" });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -127,6 +149,8 @@ describe("every operation of /api/v1, the agent tools and MCP", () => {
   });
 
   afterAll(async () => {
+    if (previousLoopback === undefined) delete process.env.WEBHOOK_ALLOW_LOOPBACK;
+    else process.env.WEBHOOK_ALLOW_LOOPBACK = previousLoopback;
     server?.closeAllConnections();
     await new Promise((resolve) => server?.close(resolve));
   });
@@ -225,6 +249,7 @@ describe("every operation of /api/v1, the agent tools and MCP", () => {
       for (const scope of operation.scopes) {
         const res = refusalOf(operation, await operation.send(await keyWith([scope]), ownValues(operation, c.rows)));
         if (res.status === 401 || res.status === 403) wrong.push(`${operation.label} with only '${scope}': ${res.status} ${res.text}`);
+        for (const field of operation.ids) if (field.in === "path") await replaceDeleted(operation, c, field.kind);
       }
     }
     expect(wrong).toEqual([]);
@@ -254,6 +279,7 @@ describe("every operation of /api/v1, the agent tools and MCP", () => {
         const missingAnswer = await operation.send(key, { ...values, [field.name]: randomUUID() });
         const theirAnswer = await operation.send(key, { ...values, [field.name]: theirs.id });
         const ownAnswer = await operation.send(key, { ...values, [field.name]: own.id });
+        await replaceDeleted(operation, b, field.kind);
         const missing = comparable(missingAnswer);
         compared++;
         if (JSON.stringify(comparable(theirAnswer)) !== JSON.stringify(missing)) {

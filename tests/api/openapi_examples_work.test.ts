@@ -2,6 +2,7 @@
 // true: each response example matches the documented schema, each event example matches its
 // webhook schema and the event catalog, and each request example, sent to the server (in-process, or
 // the running mount under API_BASE_URL), gets the documented success status.
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATION_EXAMPLES } from "../../server/http/openapi";
 import { EVENT_PAYLOADS, EVENT_TYPES, eventEnvelopeSchema } from "../../server/events/catalog";
@@ -97,6 +98,16 @@ describe("OpenAPI examples", () => {
       const lead = await call("POST", "/leads", { key, body: { ...leadExample.body, conversation_id: conversationId } });
       expect(lead.status).toBe(201);
       ids["/leads/{id}"] = ids["/leads/{id}/handoff"] = lead.body.id;
+      // The documented endpoint URL does not resolve here: this tenant's endpoints point at loopback (allowed above), where nothing listens.
+      const hookUrl = () => `http://127.0.0.1:9/examples-${randomUUID()}`;
+      const endpoint = async () => {
+        const res = await call("POST", "/webhook-endpoints", { key, body: { ...OPERATION_EXAMPLES["POST /webhook-endpoints"]!.body, url: hookUrl() } });
+        expect(res.status, `POST /webhook-endpoints: ${res.text}`).toBe(201);
+        return res.body.id as string;
+      };
+      // One endpoint for the reads and the DELETE, another to roll (the DELETE may come first).
+      ids["/webhook-endpoints/{id}"] = await endpoint();
+      ids["/webhook-endpoints/{id}/roll-secret"] = await endpoint();
 
       for (const { key: name, path, method, op } of operationsOf(doc)) {
         const example = OPERATION_EXAMPLES[name]!;
@@ -104,6 +115,7 @@ describe("OpenAPI examples", () => {
         const query = new URLSearchParams(Object.entries(example.query ?? {}).map(([k, v]) => [k, String(v)])).toString();
         let body = example.body;
         if (body && "conversation_id" in body) body = { ...body, conversation_id: conversationId };
+        if (body && path.startsWith("/webhook-endpoints") && "url" in body) body = { ...body, url: hookUrl() };
         const res = await call(method.toUpperCase(), `${target}${query ? `?${query}` : ""}`, { key, body });
         // A documented success: POST /conversations with the example's pair (created above) answers its documented 200.
         const successes = Object.keys(op.responses).filter((s) => s.startsWith("2"));

@@ -21,7 +21,7 @@ async function cli(positionals: string[], flags: Record<string, string>) {
   const stderr = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => ((err += String(chunk)), true));
   try {
     const code = await runCli(positionals, flags);
-    return { code, out: out ? JSON.parse(out) : undefined, err: err ? JSON.parse(err) : undefined, raw: out + err };
+    return { code, out: out ? JSON.parse(out) : undefined, err: err ? { error: err.split("\n")[0].replace(/^error: /, "") } : undefined, raw: out + err };
   } finally {
     stdout.mockRestore();
     stderr.mockRestore();

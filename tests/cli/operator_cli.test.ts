@@ -66,14 +66,14 @@ describe("npm run cli", () => {
     expect(again.json.revoked_at).toBe(revoked.json.revoked_at);
   });
 
-  it("usage_errors_exit_2_with_json_on_stderr", async () => {
+  it("usage_errors_exit_2_with_a_plain_line_and_the_usage_on_stderr", async () => {
     const bad = await cli(["key", "create", "--tenant", "nope", "--name", "x", "--scopes", "read"], cliEnv);
     expect(bad.code).toBe(2);
     expect(bad.stdout).toBe("");
-    expect(JSON.parse(bad.stderr)).toEqual({ error: "--tenant must be a uuid" });
+    expect(bad.stderr).toBe("error: --tenant must be a uuid\nUsage: npm run cli -- key create --tenant TENANT_ID --name NAME --scopes SCOPE[,SCOPE…]\n");
     const scopes = await cli(["key", "create", "--tenant", "00000000-0000-4000-8000-000000000000", "--name", "x", "--scopes", "read,admin"], cliEnv);
     expect(scopes.code).toBe(2);
-    expect(JSON.parse(scopes.stderr).error).toMatch(/^--scopes must be a comma list of: read, /);
+    expect(scopes.stderr).toMatch(/^error: --scopes must be a comma list of: read, /);
   });
 
   it("embedded_database_held_by_another_process_is_refused_with_instructions", async () => {
@@ -83,7 +83,8 @@ describe("npm run cli", () => {
     writeFileSync(path.join(dir, "pglite.lock"), String(process.pid));
     const res = await cli(["tenant", "create", "--name", "x"], { DATABASE_URL: undefined, DATA_DIR: dir });
     expect(res.code).toBe(1);
-    const message = JSON.parse(res.stderr).error as string;
+    expect(res.stderr).toMatch(/^error: .*\n$/);
+    const message = res.stderr;
     expect(message).toContain(`in use by process ${process.pid}`);
     expect(message).toContain("set DATABASE_URL");
   });

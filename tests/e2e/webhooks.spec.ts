@@ -77,9 +77,12 @@ test("an owner adds an endpoint, sends a test event and reads its request and re
   await signIn(page, fixtures().logins.ownerA);
   await page.getByRole("link", { name: "Webhooks" }).click();
   await expect(page.getByTestId("local-development-note")).toContainText("WEBHOOK_ALLOW_LOOPBACK=1");
+  // This server allows loopback (playwright.config.ts): the note and the URL hint say so, not that it is refused.
+  await expect(page.getByTestId("loopback-allowed")).toBeVisible();
 
   // The server's zod schema, run in the browser, refuses a subscription without events; its message sits beside the field.
   await page.getByRole("button", { name: "Add endpoint" }).first().click();
+  await expect(page.getByRole("dialog").getByText("this server allows loopback targets")).toBeVisible();
   await page.getByRole("dialog").getByLabel("Endpoint URL").fill(`http://127.0.0.1:${port}/ok`);
   await page.getByRole("dialog").getByRole("button", { name: "Add endpoint" }).click();
   await expect(page.getByRole("dialog").locator("[data-field-error]")).toHaveText("must list at least one event");

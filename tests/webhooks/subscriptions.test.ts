@@ -68,13 +68,30 @@ describe("webhook subscriptions", () => {
         process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
       }
     };
-    expect(await refused("http://example.com/hook")).toBe("invalid field 'url': must be an https URL");
-    expect(await refused("https://10.1.2.3/hook")).toBe("invalid field 'url': host 10.1.2.3 is a private address");
-    expect(await refused("https://169.254.169.254/latest")).toBe("invalid field 'url': host 169.254.169.254 is a linkLocal address");
-    expect(await refused("https://100.64.0.1/")).toBe("invalid field 'url': host 100.64.0.1 is a carrierGradeNat address");
-    expect(await refused("https://[::ffff:127.0.0.1]/")).toBe("invalid field 'url': host ::ffff:7f00:1 is a loopback address");
-    expect(await refused("https://localhost/hook")).toMatch(/^invalid field 'url': host localhost resolves to .*, which is a loopback address$/);
-    expect(await refused(c.url())).toBe("invalid field 'url': must be an https URL");
+    expect(await refused("http://example.com/hook")).toBe(
+      "invalid field 'url': must be an https URL; to allow loopback targets (http or https on 127.0.0.1, ::1 or localhost) for local testing, run the platform with WEBHOOK_ALLOW_LOOPBACK=1",
+    );
+    expect(await refused("http://example.com/hook", "1")).toBe(
+      "invalid field 'url': must be an https URL (http is allowed for loopback hosts only: 127.0.0.1, ::1, localhost)",
+    );
+    expect(await refused("https://10.1.2.3/hook")).toBe(
+      "invalid field 'url': host 10.1.2.3 is a private address; webhooks go to public addresses only (WEBHOOK_ALLOW_LOOPBACK=1 allows loopback for local testing, never private ranges)",
+    );
+    expect(await refused("https://169.254.169.254/latest")).toBe(
+      "invalid field 'url': host 169.254.169.254 is a linkLocal address; webhooks go to public addresses only (WEBHOOK_ALLOW_LOOPBACK=1 allows loopback for local testing, never private ranges)",
+    );
+    expect(await refused("https://100.64.0.1/")).toBe(
+      "invalid field 'url': host 100.64.0.1 is a carrierGradeNat address; webhooks go to public addresses only (WEBHOOK_ALLOW_LOOPBACK=1 allows loopback for local testing, never private ranges)",
+    );
+    expect(await refused("https://[::ffff:127.0.0.1]/")).toBe(
+      "invalid field 'url': host ::ffff:7f00:1 is a loopback address; to allow loopback targets (http or https on 127.0.0.1, ::1 or localhost) for local testing, run the platform with WEBHOOK_ALLOW_LOOPBACK=1",
+    );
+    expect(await refused("https://localhost/hook")).toMatch(
+      /^invalid field 'url': host localhost resolves to .*, which is a loopback address; to allow loopback targets .* WEBHOOK_ALLOW_LOOPBACK=1$/,
+    );
+    expect(await refused(c.url())).toBe(
+      "invalid field 'url': must be an https URL; to allow loopback targets (http or https on 127.0.0.1, ::1 or localhost) for local testing, run the platform with WEBHOOK_ALLOW_LOOPBACK=1",
+    );
     expect(await refused(c.url(), "1")).toBe("accepted");
     expect(await refused("https://8.8.8.8/hook")).toBe("accepted");
     expect(refusedAddressReason("fd00:ec2::254", false)).toBe("is a uniqueLocal address");

@@ -22,6 +22,7 @@ const SCOPE_HELP: Record<string, string> = {
   "offerings:write": "Create and update offerings",
   "conversations:write": "Create, update, send messages",
   "crm:write": "Write records into the connected CRM",
+  "webhooks:write": "Register, change, roll and delete webhook endpoints",
   "assistant:read": "Assistant access",
 };
 

@@ -15,6 +15,7 @@ import { Badge, Card, EmptyState, ErrorState, LoadingState, PageHeader } from ".
 import { READ_ONLY_HINT, useAccount } from "../account";
 import { EventPicker } from "./event-picker";
 import { LocalDevelopmentNote } from "./local-development-note";
+import { useUrlHint } from "./url-hint";
 
 export default function WebhooksPage() {
   const trpc = useTRPC();
@@ -101,6 +102,7 @@ function CreateSubscriptionDialog({ onClose }: { onClose: () => void }) {
   const [description, setDescription] = useState("");
   const [events, setEvents] = useState<string[]>([]);
   const form = useFormErrors();
+  const urlHint = useUrlHint();
   const create = useMutation(
     trpc.webhooks.createSubscription.mutationOptions({
       onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.webhooks.listSubscriptions.queryKey() }),
@@ -132,7 +134,7 @@ function CreateSubscriptionDialog({ onClose }: { onClose: () => void }) {
         </div>
       ) : (
         <form ref={form.ref} onSubmit={submit} className="space-y-5" noValidate>
-          <Field label="Endpoint URL" error={form.errors.url} hint="HTTPS; private and loopback addresses are refused.">
+          <Field label="Endpoint URL" error={form.errors.url} hint={urlHint}>
             {(id, d) => (
               <Input
                 id={id}

@@ -18,6 +18,7 @@ import { formatDateTime } from "../../../_ui/format";
 import { READ_ONLY_HINT, useAccount } from "../../account";
 import { EventPicker } from "../event-picker";
 import { LocalDevelopmentNote } from "../local-development-note";
+import { useUrlHint } from "../url-hint";
 import { DeliveryLog, DeliveryOutcome } from "./deliveries";
 
 type Subscription = {
@@ -217,6 +218,7 @@ function SettingsForm({ sub }: { sub: Subscription }) {
   const trpc = useTRPC();
   const refresh = useRefreshEndpoint();
   const { canManage } = useAccount();
+  const urlHint = useUrlHint();
   const [url, setUrl] = useState(sub.url);
   const [description, setDescription] = useState(sub.description ?? "");
   const [events, setEvents] = useState(sub.events);
@@ -242,7 +244,7 @@ function SettingsForm({ sub }: { sub: Subscription }) {
     <Card className="p-5">
       <h2 className="mb-4 text-sm font-semibold text-slate-900">Settings</h2>
       <form ref={form.ref} onSubmit={submit} className="space-y-5" noValidate aria-label="Endpoint settings">
-        <Field label="Endpoint URL" error={form.errors.url} hint="HTTPS; private and loopback addresses are refused.">
+        <Field label="Endpoint URL" error={form.errors.url} hint={urlHint}>
           {(id, d) => (
             <Input id={id} value={url} disabled={!canManage} onChange={(e) => setUrl(e.target.value)} aria-invalid={!!form.errors.url} aria-describedby={d} />
           )}
