@@ -34,7 +34,7 @@ export async function startOperatorSocket(): Promise<void> {
     });
     conn.on("error", () => {});
     conn.on("end", async () => {
-      let outcome;
+      let outcome: Awaited<ReturnType<typeof executeCommand>>;
       try {
         const { positionals, flags } = JSON.parse(Buffer.concat(chunks).toString("utf8"));
         if (!Array.isArray(positionals) || typeof flags !== "object" || flags === null) throw new Error("malformed request");

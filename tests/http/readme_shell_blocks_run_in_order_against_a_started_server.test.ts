@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { hasNextBuild, ROOT } from "../helpers/http-mounts";
 
 /** The README's shell blocks, in order, without the skipped ones. */
-export function readmeShellBlocks(readme: string): { skipped: boolean; code: string }[] {
+function readmeShellBlocks(readme: string): { skipped: boolean; code: string }[] {
   const blocks: { skipped: boolean; code: string }[] = [];
   const pattern = /(<!-- readme-test: skip[^>]*-->\s*\n)?```sh\n([\s\S]*?)```/g;
   for (const match of readme.matchAll(pattern)) blocks.push({ skipped: !!match[1], code: match[2] });
