@@ -23,7 +23,7 @@ export const PACE_HORIZON_MS = 250;
  * up to LATE_SEND_MS late (a timer, a claim's round trip, another process) still leaves every
  * sliding second at the consumer with at most `rate` sends.
  */
-export const PACE_MARGIN = 0.05;
+export const PACE_MARGIN = 0.1;
 
 /** The interval between two send slots of a subscription at `rate` deliveries a second (SQL). */
 export const slotGap = (rate: string) => `make_interval(secs => ${1 + PACE_MARGIN} / ${rate})`;
@@ -69,7 +69,7 @@ export function pacedClaimSql(engineFilter: string) {
   const ownDue = (a: string) => `${a}.${DELIVERY.subscriptionId} = s.${SUBSCRIPTION.id} AND ${dueDeliveries(engineFilter, a)}`;
   return `
 WITH ${leasedSql()}, subs AS (
-  SELECT s.${SUBSCRIPTION.id}, s.${SUBSCRIPTION.tenantId}, greatest(s.${SUBSCRIPTION.nextDeliveryAt}, now()) AS first_slot,
+  SELECT s.${SUBSCRIPTION.id}, s.${SUBSCRIPTION.tenantId}, greatest(s.${SUBSCRIPTION.nextDeliveryAt}, clock_timestamp()) AS first_slot,
     ${slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`)} AS gap,
     now() + make_interval(secs => greatest($4::int / 1000.0, 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond})) AS horizon,
     ${room} AS room, ${tenantRoom} AS tenant_room
@@ -108,7 +108,7 @@ FROM picked p, webhook_subscriptions s, events e
 WHERE d.${DELIVERY.id} = p.${DELIVERY.id} AND s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId} AND e.${EVENT.id} = d.${DELIVERY.eventId}
   AND d.${DELIVERY.status} = 'pending' AND (d.${DELIVERY.lockedUntil} IS NULL OR d.${DELIVERY.lockedUntil} <= now())
 RETURNING ${TARGET_COLUMNS}, s.${SUBSCRIPTION.maxDeliveriesPerSecond} AS rate, p.started AS possible_repeat,
-  greatest(0, ceil(extract(epoch FROM p.slot - clock_timestamp()) * 1000))::int AS wait_ms`;
+  ceil(extract(epoch FROM p.slot - clock_timestamp()) * 1000)::int AS wait_ms`;
 }
 
 /** The fairness limits a paced claim applies ($5..$7 of pacedClaimSql), from the settings. */

@@ -12,11 +12,14 @@ export const LATE_SEND_MS = 40;
 const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
 const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
 const RESERVE_SLOT_SQL = `UPDATE webhook_subscriptions s
-       SET ${SUBSCRIPTION.nextDeliveryAt} = greatest(s.${SUBSCRIPTION.nextDeliveryAt}, now()) + ${slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`)}
+       SET ${SUBSCRIPTION.nextDeliveryAt} = greatest(s.${SUBSCRIPTION.nextDeliveryAt}, clock_timestamp()) + ${slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`)}
      FROM webhook_deliveries d WHERE d.${DELIVERY.id} = $1::uuid AND s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId}
-     RETURNING greatest(0, ceil(extract(epoch FROM s.${SUBSCRIPTION.nextDeliveryAt} - ${slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`)} - clock_timestamp()) * 1000))::int AS wait_ms`;
+     RETURNING ceil(extract(epoch FROM s.${SUBSCRIPTION.nextDeliveryAt} - ${slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`)} - clock_timestamp()) * 1000)::int AS wait_ms`;
 
-/** Takes the subscription's next send slot and returns how long until it, in ms (0 when the delivery is gone). */
+/**
+ * Takes the subscription's next send slot and returns how long until it, in ms (0 when the delivery
+ * is gone; below 0 when the statement itself ran that much past the slot: the caller is already late).
+ */
 export async function reserveSendSlot(db: PrismaClient, deliveryId: string): Promise<number> {
   const rows = await db.$queryRawUnsafe<{ wait_ms: number }[]>(RESERVE_SLOT_SQL, deliveryId);
   return rows[0]?.wait_ms ?? 0;
