@@ -72,13 +72,14 @@ async function physical(stopped: () => boolean) {
       );
     }
   };
+  await pool.query("SELECT 1");
   return { run: () => Promise.all(Array.from({ length: LOOPS }, loop)), close: () => pool.end() };
 }
 
 let stop = false;
 if (mode === "physical") {
   const p = await physical(() => stop);
-  // One query before "ready": the pool's first connection is not part of the measurement.
+  // A query before "ready" (in physical()): the pool's first connection is not part of the measurement.
   send("ready");
   process.on("message", async (m) => {
     if (m === "go") void p.run();
