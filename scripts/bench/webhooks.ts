@@ -150,3 +150,4 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   process.exit(0);
 }
 export { benchWebhookIsolation } from "./webhook-isolation";
+export { benchWebhookThroughput } from "./webhook-throughput";

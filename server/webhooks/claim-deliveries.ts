@@ -18,10 +18,23 @@ const EVENT = modelColumns(Prisma.EventScalarFieldEnum);
  */
 export const PACE_HORIZON_MS = 250;
 
-/** Due, unleased, and not this worker's own (`$3`): the deliveries a claim may take. */
-const dueDeliveries = (engineFilter: string) => `d.${DELIVERY.status} = 'pending' AND ${engineFilter} AND d.${DELIVERY.nextAttemptAt} <= now()
-    AND (d.${DELIVERY.lockedUntil} IS NULL OR d.${DELIVERY.lockedUntil} <= now())
-    AND NOT (d.${DELIVERY.id} = ANY($3::uuid[]))`;
+/**
+ * Send slots are spaced a little wider than 1/rate: PACE_MARGIN of a second per second, so a send
+ * up to LATE_SEND_MS late (a timer, a claim's round trip, another process) still leaves every
+ * sliding second at the consumer with at most `rate` sends.
+ */
+export const PACE_MARGIN = 0.1;
+
+/** The interval between two send slots of a subscription at `rate` deliveries a second (SQL). */
+export const slotGap = (rate: string) => `make_interval(secs => ${1 + PACE_MARGIN} / ${rate})`;
+
+/** Due, unleased, and not this worker's own (`$3`): the deliveries a claim may take (`a`: the table's alias). */
+const dueDeliveries = (
+  engineFilter: string,
+  a = "d",
+) => `${a}.${DELIVERY.status} = 'pending' AND ${engineFilter.replaceAll("d.", `${a}.`)} AND ${a}.${DELIVERY.nextAttemptAt} <= now()
+    AND (${a}.${DELIVERY.lockedUntil} IS NULL OR ${a}.${DELIVERY.lockedUntil} <= now())
+    AND NOT (${a}.${DELIVERY.id} = ANY($3::uuid[]))`;
 
 /**
  * Attempts in flight: unexpired leases of pending deliveries, per subscription and tenant. Every
@@ -50,46 +63,52 @@ export function pacedClaimSql(engineFilter: string) {
   const room = `CASE WHEN s.${SUBSCRIPTION.breakerProbeAt} IS NULL THEN $5::int ELSE 1 END
       - coalesce((SELECT sum(n) FROM leased WHERE leased.${DELIVERY.subscriptionId} = s.${SUBSCRIPTION.id}), 0)`;
   const tenantRoom = `$6::int - coalesce((SELECT n FROM tenant_leased t WHERE t.${DELIVERY.tenantId} = s.${SUBSCRIPTION.tenantId}), 0)`;
+  // Index-driven (webhook_deliveries (subscription_id, status, seq)): whether a subscription has a
+  // due delivery, and its first due ones in order, are walks of its own pending deliveries from the
+  // oldest, never a scan of every due delivery of every endpoint.
+  const ownDue = (a: string) => `${a}.${DELIVERY.subscriptionId} = s.${SUBSCRIPTION.id} AND ${dueDeliveries(engineFilter, a)}`;
   return `
 WITH ${leasedSql()}, subs AS (
-  SELECT s.${SUBSCRIPTION.id}, s.${SUBSCRIPTION.tenantId}, greatest(s.${SUBSCRIPTION.nextDeliveryAt}, now()) AS first_slot,
-    make_interval(secs => 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond}) AS gap,
+  SELECT s.${SUBSCRIPTION.id}, s.${SUBSCRIPTION.tenantId}, greatest(s.${SUBSCRIPTION.nextDeliveryAt}, clock_timestamp()) AS first_slot,
+    ${slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`)} AS gap,
     now() + make_interval(secs => greatest($4::int / 1000.0, 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond})) AS horizon,
-    ${room} AS room, ${tenantRoom} AS tenant_room,
-    s.${SUBSCRIPTION.breakerProbeAt} IS NOT NULL AS probing
+    ${room} AS room, ${tenantRoom} AS tenant_room
   FROM webhook_subscriptions s
   WHERE s.${SUBSCRIPTION.enabled}
     AND (s.${SUBSCRIPTION.breakerProbeAt} IS NULL OR s.${SUBSCRIPTION.breakerProbeAt} <= now())
     AND ${room} > 0 AND ${tenantRoom} > 0
     AND s.${SUBSCRIPTION.nextDeliveryAt} < now() + make_interval(secs => greatest($4::int / 1000.0, 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond}))
-    AND s.${SUBSCRIPTION.id} IN (SELECT d.${DELIVERY.subscriptionId} FROM webhook_deliveries d WHERE ${dueDeliveries(engineFilter)})
+    AND EXISTS (SELECT 1 FROM webhook_deliveries x WHERE ${ownDue("x")})
   ORDER BY s.${SUBSCRIPTION.nextDeliveryAt}
   LIMIT $1::int
   FOR UPDATE OF s SKIP LOCKED
 ), slotted AS (
-  SELECT d.${DELIVERY.id}, d.${DELIVERY.subscriptionId}, subs.${SUBSCRIPTION.tenantId}, subs.horizon, subs.room, subs.tenant_room,
-    row_number() OVER (PARTITION BY d.${DELIVERY.subscriptionId} ORDER BY d.${DELIVERY.seq}) AS rank,
-    subs.first_slot + (row_number() OVER (PARTITION BY d.${DELIVERY.subscriptionId} ORDER BY d.${DELIVERY.seq}) - 1) * subs.gap AS slot
-  FROM webhook_deliveries d JOIN subs ON subs.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId}
-  WHERE ${dueDeliveries(engineFilter)}
+  SELECT f.${DELIVERY.id}, s.${SUBSCRIPTION.id} AS ${DELIVERY.subscriptionId}, s.${SUBSCRIPTION.tenantId}, s.horizon, s.room, s.tenant_room, f.rank,
+    s.first_slot + (f.rank - 1) * s.gap AS slot, f.started
+  FROM subs s CROSS JOIN LATERAL (
+    SELECT y.${DELIVERY.id}, y.${DELIVERY.attemptStartedAt} IS NOT NULL AS started, row_number() OVER (ORDER BY y.${DELIVERY.seq}) AS rank
+    FROM (SELECT y.${DELIVERY.id}, y.${DELIVERY.seq}, y.${DELIVERY.attemptStartedAt} FROM webhook_deliveries y WHERE ${ownDue("y")}
+      ORDER BY y.${DELIVERY.status}, y.${DELIVERY.seq} LIMIT greatest(s.room, 0)) y
+  ) f
 ), eligible AS (
   SELECT *, row_number() OVER (PARTITION BY ${SUBSCRIPTION.tenantId} ORDER BY slot) AS tenant_rank
-  FROM slotted WHERE slot < horizon AND rank <= room
+  FROM slotted WHERE slot < horizon
 ), picked AS (
-  SELECT ${DELIVERY.id}, ${DELIVERY.subscriptionId}, slot FROM eligible WHERE tenant_rank <= tenant_room ORDER BY tenant_rank, slot LIMIT $1::int
+  SELECT ${DELIVERY.id}, ${DELIVERY.subscriptionId}, slot, started FROM eligible WHERE tenant_rank <= tenant_room ORDER BY tenant_rank, slot LIMIT $1::int
 ), paced AS (
-  UPDATE webhook_subscriptions s SET ${SUBSCRIPTION.nextDeliveryAt} = last.slot + make_interval(secs => 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond}),
+  UPDATE webhook_subscriptions s SET ${SUBSCRIPTION.nextDeliveryAt} = last.slot + ${slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`)},
     ${SUBSCRIPTION.breakerProbeAt} = CASE WHEN s.${SUBSCRIPTION.breakerProbeAt} IS NULL THEN NULL ELSE now() + make_interval(secs => $7::int / 1000.0) END
   FROM (SELECT ${DELIVERY.subscriptionId}, max(slot) AS slot FROM picked GROUP BY ${DELIVERY.subscriptionId}) last
   WHERE s.${SUBSCRIPTION.id} = last.${DELIVERY.subscriptionId}
   RETURNING s.${SUBSCRIPTION.id}
 )
-UPDATE webhook_deliveries d SET ${DELIVERY.lockedUntil} = greatest(p.slot, now()) + make_interval(secs => $2::int / 1000.0)
+UPDATE webhook_deliveries d SET ${DELIVERY.lockedUntil} = greatest(p.slot, now()) + make_interval(secs => $2::int / 1000.0),
+  ${DELIVERY.attemptStartedAt} = now()
 FROM picked p, webhook_subscriptions s, events e
 WHERE d.${DELIVERY.id} = p.${DELIVERY.id} AND s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId} AND e.${EVENT.id} = d.${DELIVERY.eventId}
   AND d.${DELIVERY.status} = 'pending' AND (d.${DELIVERY.lockedUntil} IS NULL OR d.${DELIVERY.lockedUntil} <= now())
-RETURNING ${TARGET_COLUMNS}, s.${SUBSCRIPTION.maxDeliveriesPerSecond} AS rate,
-  greatest(0, ceil(extract(epoch FROM p.slot - clock_timestamp()) * 1000))::int AS wait_ms`;
+RETURNING ${TARGET_COLUMNS}, s.${SUBSCRIPTION.maxDeliveriesPerSecond} AS rate, p.started AS possible_repeat,
+  ceil(extract(epoch FROM p.slot - clock_timestamp()) * 1000)::int AS wait_ms`;
 }
 
 /** The fairness limits a paced claim applies ($5..$7 of pacedClaimSql), from the settings. */

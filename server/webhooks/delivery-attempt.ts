@@ -11,7 +11,7 @@ import { log, withLogFields } from "../lib/log";
 import { traceClientCall } from "../observability/tracing";
 import { recordWebhookAttempt } from "../observability/metrics";
 import { setting } from "../lib/settings";
-import { attemptTimeoutMs, parseRetryAfter, planNext, truncateBody, type AttemptOutcome, type DeliveryStatus } from "./retry-ladder";
+import { attemptTimeoutMs, parseRetryAfter, planNext, truncateBody, type AttemptOutcome, type AttemptPlan, type DeliveryStatus } from "./retry-ladder";
 import { sendWebhook, type SendResult } from "./send-webhook";
 import { REQUEST_BODY_LIMIT } from "./webhooks.types";
 
@@ -36,6 +36,11 @@ export type DeliveryTarget = {
   /** The request that caused the event, and its span when tracing was on (`traceparent`): the attempt joins that trace. */
   event_request_id?: string | null;
   event_trace_parent?: string | null;
+  /**
+   * Whether the previous run of this attempt was started and never recorded (its worker stopped or
+   * died): set by the claim that marked the attempt started; absent when the caller did not mark it.
+   */
+  possible_repeat?: boolean;
 };
 
 // Every column below is named through the model (server/db/columns.ts); the aliases are DeliveryTarget's keys.
@@ -80,8 +85,8 @@ WITH d AS (
   SELECT ${DELIVERY.id}, ${DELIVERY.tenantId} FROM webhook_deliveries
   WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.cycle} = $2::int AND ${DELIVERY.attemptCount} = $3::int - 1 AND ${DELIVERY.status} = 'pending'
 ), a AS (
-  INSERT INTO webhook_attempts (${ATTEMPT.id}, ${ATTEMPT.tenantId}, ${ATTEMPT.deliveryId}, ${ATTEMPT.cycle}, ${ATTEMPT.attemptNumber}, ${ATTEMPT.outcome}, ${ATTEMPT.statusCode}, ${ATTEMPT.durationMs}, ${ATTEMPT.responseBody}, ${ATTEMPT.error}, ${ATTEMPT.createdAt}, ${ATTEMPT.requestHeaders}, ${ATTEMPT.requestBody}, ${ATTEMPT.throttled}, ${ATTEMPT.engine})
-  SELECT $4::uuid, d.${DELIVERY.tenantId}, d.${DELIVERY.id}, $2::int, $3::int, $5::text, $6::int, $7::int, $8::text, $9::text, $10::timestamptz, $17::jsonb, $18::text, $19::boolean, $25::text FROM d
+  INSERT INTO webhook_attempts (${ATTEMPT.id}, ${ATTEMPT.tenantId}, ${ATTEMPT.deliveryId}, ${ATTEMPT.cycle}, ${ATTEMPT.attemptNumber}, ${ATTEMPT.outcome}, ${ATTEMPT.statusCode}, ${ATTEMPT.durationMs}, ${ATTEMPT.responseBody}, ${ATTEMPT.error}, ${ATTEMPT.createdAt}, ${ATTEMPT.requestHeaders}, ${ATTEMPT.requestBody}, ${ATTEMPT.throttled}, ${ATTEMPT.possibleRepeat}, ${ATTEMPT.engine})
+  SELECT $4::uuid, d.${DELIVERY.tenantId}, d.${DELIVERY.id}, $2::int, $3::int, $5::text, $6::int, $7::int, $8::text, $9::text, $10::timestamptz, $17::jsonb, $18::text, $19::boolean, $25::boolean, $26::text FROM d
   ON CONFLICT (${ATTEMPT.deliveryId}, ${ATTEMPT.cycle}, ${ATTEMPT.attemptNumber}) DO NOTHING
   RETURNING ${ATTEMPT.deliveryId}
 ), u AS (
@@ -90,6 +95,7 @@ WITH d AS (
     ${DELIVERY.attemptCount} = $3::int,
     ${DELIVERY.nextAttemptAt} = CASE WHEN $12::int IS NULL THEN NULL ELSE now() + make_interval(secs => $12::int / 1000.0) END,
     ${DELIVERY.lockedUntil} = NULL,
+    ${DELIVERY.attemptStartedAt} = NULL,
     ${DELIVERY.lastStatusCode} = $6::int,
     ${DELIVERY.responseBody} = $13::text,
     ${DELIVERY.deliveredAt} = CASE WHEN $11::text = 'delivered' THEN now() ELSE w.${DELIVERY.deliveredAt} END,
@@ -98,14 +104,18 @@ WITH d AS (
   RETURNING w.${DELIVERY.id}, w.${DELIVERY.tenantId}, w.${DELIVERY.status}, w.${DELIVERY.subscriptionId}
 ), h AS (
   -- Whether this failure disables the subscription (read before the update below changes the row;
-  -- locked, so of two failures recorded at once only the first disables and audits).
+  -- locked, so of two failures recorded at once only the first disables and audits). Only a
+  -- failure can disable: a success takes no lock here.
   SELECT s.${SUBSCRIPTION.id}, ${disableNow} AS disable FROM webhook_subscriptions s JOIN u ON s.${SUBSCRIPTION.id} = u.${DELIVERY.subscriptionId}
+  WHERE $21::text = 'failure'
   FOR UPDATE OF s
 ), p AS (
   -- The endpoint's health, beside the delivery's: a consumer's Retry-After holds back the whole
   -- subscription; the breaker counts failures ($21 'failure') and opens at $22 in a row, its next
   -- probe $23 ms after each failure; a success closes it. Failing without a success for $24 seconds
   -- disables the subscription (its deliveries keep waiting, in order, for it to be enabled again).
+  -- A success on a healthy endpoint changes nothing but last_success_at, which it moves at most once
+  -- a second: concurrent attempts to one endpoint do not queue on its row (throughput).
   UPDATE webhook_subscriptions s SET
     ${SUBSCRIPTION.nextDeliveryAt} = CASE WHEN $20::int IS NULL THEN s.${SUBSCRIPTION.nextDeliveryAt}
       ELSE greatest(s.${SUBSCRIPTION.nextDeliveryAt}, now() + make_interval(secs => $20::int / 1000.0)) END,
@@ -118,12 +128,16 @@ WITH d AS (
     ${SUBSCRIPTION.failingSince} = CASE $21::text WHEN 'success' THEN NULL WHEN 'failure' THEN coalesce(s.${SUBSCRIPTION.failingSince}, now())
       ELSE s.${SUBSCRIPTION.failingSince} END,
     ${SUBSCRIPTION.lastSuccessAt} = CASE $21::text WHEN 'success' THEN now() ELSE s.${SUBSCRIPTION.lastSuccessAt} END,
-    ${SUBSCRIPTION.enabled} = s.${SUBSCRIPTION.enabled} AND NOT h.disable,
+    ${SUBSCRIPTION.enabled} = s.${SUBSCRIPTION.enabled} AND NOT coalesce(h.disable, false),
     ${SUBSCRIPTION.disabledReason} = CASE WHEN h.disable THEN '${DISABLED_FAILING}' ELSE s.${SUBSCRIPTION.disabledReason} END,
     ${SUBSCRIPTION.disabledAt} = CASE WHEN h.disable THEN now() ELSE s.${SUBSCRIPTION.disabledAt} END
-  FROM u, h WHERE s.${SUBSCRIPTION.id} = u.${DELIVERY.subscriptionId} AND h.${SUBSCRIPTION.id} = s.${SUBSCRIPTION.id}
+  FROM u LEFT JOIN h ON h.${SUBSCRIPTION.id} = u.${DELIVERY.subscriptionId}
+  WHERE s.${SUBSCRIPTION.id} = u.${DELIVERY.subscriptionId}
+    AND ($20::int IS NOT NULL OR $21::text = 'failure' OR ($21::text = 'success' AND (s.${SUBSCRIPTION.consecutiveFailures} <> 0
+      OR s.${SUBSCRIPTION.breakerProbeAt} IS NOT NULL OR s.${SUBSCRIPTION.failingSince} IS NOT NULL OR s.${SUBSCRIPTION.lastSuccessAt} IS NULL
+      OR s.${SUBSCRIPTION.lastSuccessAt} < now() - interval '1 second')))
   RETURNING s.${SUBSCRIPTION.id}, s.${SUBSCRIPTION.tenantId}, s.${SUBSCRIPTION.targetUrl}, s.${SUBSCRIPTION.failingSince}, s.${SUBSCRIPTION.lastSuccessAt},
-    h.disable AS just_disabled
+    coalesce(h.disable, false) AS just_disabled
 ), audit AS (
   INSERT INTO audit_logs (${AUDIT.id}, ${AUDIT.tenantId}, ${AUDIT.actorType}, ${AUDIT.actorId}, ${AUDIT.actorLabel}, ${AUDIT.action}, ${AUDIT.targetType}, ${AUDIT.targetId}, ${AUDIT.details}, ${AUDIT.createdAt})
   SELECT gen_random_uuid(), p.${SUBSCRIPTION.tenantId}, 'system', NULL, 'webhook delivery', 'webhook_subscription.auto_disabled', 'webhook_subscription', p.${SUBSCRIPTION.id}::text,
@@ -146,6 +160,107 @@ WITH d AS (
 )
 SELECT (SELECT count(*) FROM u)::int AS updated, (SELECT count(*) FROM n)::int AS notified, (SELECT count(*) FROM audit)::int AS disabled`;
 
+/**
+ * Successful attempts, many in one statement ($1: a JSON array of rows): the common case, recorded
+ * in batches so a busy worker spends one round trip on many deliveries. The same guard as RECORD_SQL
+ * (the delivery still at that cycle and attempt, the attempt row unique), and a success's effect on
+ * the endpoint's health (breaker closed, failing_since cleared, last_success_at at most a second old).
+ */
+const RECORD_DELIVERED_SQL = `
+WITH i AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(delivery_id uuid, cycle int, attempt_number int, attempt_id uuid, status_code int,
+    duration_ms int, response_body text, created_at timestamptz, request_headers jsonb, request_body text, possible_repeat boolean, engine text)
+), d AS (
+  SELECT w.${DELIVERY.id}, w.${DELIVERY.tenantId}, i.* FROM webhook_deliveries w JOIN i ON w.${DELIVERY.id} = i.delivery_id
+  WHERE w.${DELIVERY.cycle} = i.cycle AND w.${DELIVERY.attemptCount} = i.attempt_number - 1 AND w.${DELIVERY.status} = 'pending'
+), a AS (
+  INSERT INTO webhook_attempts (${ATTEMPT.id}, ${ATTEMPT.tenantId}, ${ATTEMPT.deliveryId}, ${ATTEMPT.cycle}, ${ATTEMPT.attemptNumber}, ${ATTEMPT.outcome}, ${ATTEMPT.statusCode}, ${ATTEMPT.durationMs}, ${ATTEMPT.responseBody}, ${ATTEMPT.error}, ${ATTEMPT.createdAt}, ${ATTEMPT.requestHeaders}, ${ATTEMPT.requestBody}, ${ATTEMPT.throttled}, ${ATTEMPT.possibleRepeat}, ${ATTEMPT.engine})
+  SELECT d.attempt_id, d.${DELIVERY.tenantId}, d.${DELIVERY.id}, d.cycle, d.attempt_number, 'delivered', d.status_code, d.duration_ms, d.response_body, NULL, d.created_at,
+    d.request_headers, d.request_body, false, d.possible_repeat, d.engine FROM d
+  ON CONFLICT (${ATTEMPT.deliveryId}, ${ATTEMPT.cycle}, ${ATTEMPT.attemptNumber}) DO NOTHING
+  RETURNING ${ATTEMPT.deliveryId}, ${ATTEMPT.attemptNumber}, ${ATTEMPT.statusCode}, ${ATTEMPT.responseBody}
+), u AS (
+  UPDATE webhook_deliveries w SET
+    ${DELIVERY.status} = 'delivered',
+    ${DELIVERY.attemptCount} = a.${ATTEMPT.attemptNumber},
+    ${DELIVERY.nextAttemptAt} = NULL,
+    ${DELIVERY.lockedUntil} = NULL,
+    ${DELIVERY.attemptStartedAt} = NULL,
+    ${DELIVERY.lastStatusCode} = a.${ATTEMPT.statusCode},
+    ${DELIVERY.responseBody} = a.${ATTEMPT.responseBody},
+    ${DELIVERY.deliveredAt} = now(),
+    ${DELIVERY.updatedAt} = now()
+  FROM a WHERE w.${DELIVERY.id} = a.${ATTEMPT.deliveryId}
+  RETURNING w.${DELIVERY.id}, w.${DELIVERY.subscriptionId}
+), p AS (
+  UPDATE webhook_subscriptions s SET ${SUBSCRIPTION.consecutiveFailures} = 0, ${SUBSCRIPTION.breakerProbeAt} = NULL,
+    ${SUBSCRIPTION.failingSince} = NULL, ${SUBSCRIPTION.lastSuccessAt} = now()
+  FROM (SELECT DISTINCT ${DELIVERY.subscriptionId} FROM u) x
+  WHERE s.${SUBSCRIPTION.id} = x.${DELIVERY.subscriptionId}
+    AND (s.${SUBSCRIPTION.consecutiveFailures} <> 0 OR s.${SUBSCRIPTION.breakerProbeAt} IS NOT NULL OR s.${SUBSCRIPTION.failingSince} IS NOT NULL
+      OR s.${SUBSCRIPTION.lastSuccessAt} IS NULL OR s.${SUBSCRIPTION.lastSuccessAt} < now() - interval '1 second')
+  RETURNING s.${SUBSCRIPTION.id}
+)
+SELECT u.${DELIVERY.id}::text AS delivery_id FROM u`;
+
+type DeliveredRow = {
+  delivery_id: string;
+  cycle: number;
+  attempt_number: number;
+  attempt_id: string;
+  status_code: number | null;
+  duration_ms: number;
+  response_body: string | null;
+  created_at: string;
+  request_headers: Record<string, string> | null;
+  request_body: string;
+  possible_repeat: boolean;
+  engine: AttemptEngine;
+};
+
+/** Most rows one batch records. */
+const RECORD_BATCH_MAX = 200;
+
+/**
+ * Group commit for successful attempts: the first one is written at once; those that finish while
+ * a batch is being written go together in the next one. No timer: a lone attempt waits for nothing.
+ */
+class DeliveredRecorder {
+  private queue: { row: DeliveredRow; resolve: (recorded: boolean) => void; reject: (err: unknown) => void }[] = [];
+  private writing = false;
+
+  constructor(private readonly db: PrismaClient) {}
+
+  record(row: DeliveredRow): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ row, resolve, reject });
+      if (!this.writing) void this.flush();
+    });
+  }
+
+  private async flush() {
+    this.writing = true;
+    while (this.queue.length) {
+      const batch = this.queue.splice(0, RECORD_BATCH_MAX);
+      try {
+        const rows = await this.db.$queryRawUnsafe<{ delivery_id: string }[]>(RECORD_DELIVERED_SQL, JSON.stringify(batch.map((b) => b.row)));
+        const done = new Set(rows.map((r) => r.delivery_id));
+        for (const b of batch) b.resolve(done.has(b.row.delivery_id));
+      } catch (err) {
+        for (const b of batch) b.reject(err);
+      }
+    }
+    this.writing = false;
+  }
+}
+
+const recorders = new WeakMap<PrismaClient, DeliveredRecorder>();
+function deliveredRecorder(db: PrismaClient): DeliveredRecorder {
+  let r = recorders.get(db);
+  if (!r) recorders.set(db, (r = new DeliveredRecorder(db)));
+  return r;
+}
+
 // Decrypting per attempt is wasted work at hundreds of deliveries a second; the ciphertext is the
 // key, so a changed secret is simply a different entry. Bounded, and never logged.
 const secretCache = new Map<string, string>();
@@ -157,6 +272,24 @@ function openSecret(ciphertext: string): string {
     secretCache.set(ciphertext, plain);
   }
   return plain;
+}
+
+/**
+ * Marks attempt $3 of cycle $2 started, before its POST (when the claim did not: the Inngest step).
+ * Returns whether it had been started already and not recorded: the consumer may have received it.
+ */
+const MARK_STARTED_SQL = `
+WITH old AS (
+  SELECT ${DELIVERY.id}, ${DELIVERY.attemptStartedAt} IS NOT NULL AS started FROM webhook_deliveries
+  WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.cycle} = $2::int AND ${DELIVERY.attemptCount} = $3::int - 1 AND ${DELIVERY.status} = 'pending'
+  FOR UPDATE
+)
+UPDATE webhook_deliveries w SET ${DELIVERY.attemptStartedAt} = now() FROM old WHERE w.${DELIVERY.id} = old.${DELIVERY.id}
+RETURNING old.started`;
+
+async function markStarted(db: PrismaClient, target: DeliveryTarget, attemptNumber: number): Promise<boolean> {
+  const rows = await db.$queryRawUnsafe<{ started: boolean }[]>(MARK_STARTED_SQL, target.delivery_id, target.cycle, attemptNumber);
+  return rows[0]?.started ?? false;
 }
 
 /** Without a lease to respect (the Inngest step), how long recording an attempt keeps trying. */
@@ -228,6 +361,9 @@ async function attemptAndRecord(
     data: typeof target.event_data === "string" ? JSON.parse(target.event_data) : target.event_data,
   });
   const body = JSON.stringify(envelope);
+  // Recorded as started before the POST: a run that dies before recording it leaves the mark, and the
+  // next run of this attempt says it may be a repeat (on the attempt row and in a header).
+  const possibleRepeat = target.possible_repeat ?? (await markStarted(db, target, attemptNumber));
   const startedAt = new Date();
   let sent: SendResult;
   try {
@@ -240,6 +376,7 @@ async function attemptAndRecord(
       eventType: envelope.event,
       timeoutMs: attemptTimeoutMs(),
       onWritten: opts.onWritten,
+      possibleRepeat,
     });
   } catch (err) {
     // Only a broken secret can get here (sendWebhook itself never throws): record it, never leak it.
@@ -252,7 +389,11 @@ async function attemptAndRecord(
       requestHeaders: null,
     };
   }
-  const next = planNext(attemptNumber, target.throttled_count ?? 0, { statusCode: sent.statusCode, retryAfterMs: parseRetryAfter(sent.retryAfter) });
+  // A target the rules refuse stays refused on every rung (the URL or the setting must change): the
+  // delivery fails at once with the reason, and is resent with a replay once fixed.
+  const next: AttemptPlan = sent.refused
+    ? { status: "permanent_fail", nextDelayMs: null, outcome: "permanent_fail", throttled: false, pauseMs: null }
+    : planNext(attemptNumber, target.throttled_count ?? 0, { statusCode: sent.statusCode, retryAfterMs: parseRetryAfter(sent.retryAfter) });
   const outcome = next.outcome;
   const lastText = truncateBody(sent.error ?? sent.responseBody);
   const recordBy = opts.recordBy ?? Date.now() + DEFAULT_RECORD_WINDOW_MS;
@@ -285,28 +426,50 @@ async function attemptAndRecord(
       setting("WEBHOOK_BREAKER_FAILURES"),
       setting("WEBHOOK_BREAKER_PROBE_INTERVAL_MS"),
       setting("WEBHOOK_AUTO_DISABLE_AFTER_SECONDS"),
+      possibleRepeat,
       opts.engine ?? "embedded",
     );
-  let recorded: boolean;
-  try {
-    const { value: rows, tries } = await retryWhileUnreachable(record, recordBy);
-    if (rows[0]?.disabled) {
-      log.warn("webhook subscription disabled: failing without a success for the auto-disable period", {
+  let recorded: boolean | undefined;
+  if (next.status === "delivered") {
+    // The common case, batched; a failed batch falls back to the statement below (which retries through an outage).
+    recorded = await deliveredRecorder(db)
+      .record({
+        delivery_id: target.delivery_id,
+        cycle: target.cycle,
+        attempt_number: attemptNumber,
+        attempt_id: sent.attemptId,
+        status_code: sent.statusCode,
+        duration_ms: sent.durationMs,
+        response_body: truncateBody(sent.responseBody),
+        created_at: startedAt.toISOString(),
+        request_headers: sent.requestHeaders,
+        request_body: body.slice(0, REQUEST_BODY_LIMIT),
+        possible_repeat: possibleRepeat,
+        engine: opts.engine ?? "embedded",
+      })
+      .catch(() => undefined);
+  }
+  if (recorded === undefined) {
+    try {
+      const { value: rows, tries } = await retryWhileUnreachable(record, recordBy);
+      if (rows[0]?.disabled) {
+        log.warn("webhook subscription disabled: failing without a success for the auto-disable period", {
+          tenant_id: target.tenant_id,
+          subscription_id: target.subscription_id,
+        });
+      }
+      // A retry after a try whose commit was lost in the outage finds the attempt already there.
+      recorded = rows[0]?.updated === 1 || (tries > 1 && (await retryWhileUnreachable(() => attemptRowExists(db, sent.attemptId), recordBy)).value);
+    } catch (err) {
+      log.error("webhook attempt sent but not recorded; it will be sent again after its lease", {
         tenant_id: target.tenant_id,
-        subscription_id: target.subscription_id,
+        delivery_id: target.delivery_id,
+        event_id: envelope.id,
+        attempt: attemptNumber,
+        error: err,
       });
+      throw err;
     }
-    // A retry after a try whose commit was lost in the outage finds the attempt already there.
-    recorded = rows[0]?.updated === 1 || (tries > 1 && (await retryWhileUnreachable(() => attemptRowExists(db, sent.attemptId), recordBy)).value);
-  } catch (err) {
-    log.error("webhook attempt sent but not recorded; it will be sent again after its lease", {
-      tenant_id: target.tenant_id,
-      delivery_id: target.delivery_id,
-      event_id: envelope.id,
-      attempt: attemptNumber,
-      error: err,
-    });
-    throw err;
   }
   if (recorded && next.status === "dead_letter") {
     log.warn("webhook delivery dead-lettered", {

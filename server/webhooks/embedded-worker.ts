@@ -13,6 +13,7 @@ import { OUTBOX_CHANNEL, onOutboxWrite } from "../outbox/outbox-signal";
 import { log } from "../lib/log";
 import { attemptDelivery, type DeliveryTarget } from "./delivery-attempt";
 import { claimSql, fairnessLimits, PACE_HORIZON_MS, pacedClaimSql } from "./claim-deliveries";
+import { LATE_SEND_MS, MAX_RESLOT_WAIT_MS, reserveSendSlot } from "./send-slots";
 import { attemptTimeoutMs } from "./retry-ladder";
 import { setting } from "../lib/settings";
 
@@ -43,7 +44,7 @@ const RECORD_MARGIN_MS = 1_000;
 /** A claimed delivery: the target, its subscription's rate, and how long it waits for its send slot. */
 type Claimed = DeliveryTarget & { rate: number; wait_ms: number };
 
-/** One subscription's sends from this process: in claim order, each at least 1/rate after the one before. */
+/** One subscription's sends from this process, in claim order: each takes its turn after the one before. */
 type Lane = { tail: Promise<void>; lastSentAt: number };
 
 /** LISTEN reconnects after 100 ms, doubling up to this (with jitter) while PostgreSQL stays away. */
@@ -51,8 +52,13 @@ const LISTEN_RETRY_MAX_MS = 2_000;
 
 // Columns named through the model (server/db/columns.ts).
 const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
-/** Gives up this process's leases ($1 ids) on stopping, so another worker takes them at once. */
-const RELEASE_LEASES_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.lockedUntil} = NULL WHERE ${DELIVERY.id} = ANY($1::uuid[]) AND ${DELIVERY.status} = 'pending'`;
+/**
+ * Gives up this process's leases ($1 ids) on stopping, so another worker takes them at once. Those
+ * never sent ($2 ids) lose their started mark too: their next attempt is no possible repeat.
+ */
+const RELEASE_LEASES_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.lockedUntil} = NULL,
+  ${DELIVERY.attemptStartedAt} = CASE WHEN ${DELIVERY.id} = ANY($2::uuid[]) THEN NULL ELSE ${DELIVERY.attemptStartedAt} END
+  WHERE ${DELIVERY.id} = ANY($1::uuid[]) AND ${DELIVERY.status} = 'pending'`;
 
 export class DeliveryWorker {
   private running = false;
@@ -68,6 +74,8 @@ export class DeliveryWorker {
   private listenRetry: NodeJS.Timeout | undefined;
   private claimFailing = false;
   private lanes = new Map<string, Lane>();
+  /** Claimed deliveries whose request is not written yet. */
+  private unsent = new Set<string>();
   private readonly concurrency: number;
   private readonly pollIntervalMs: number;
   private readonly leaseMs: number;
@@ -122,7 +130,11 @@ export class DeliveryWorker {
     log.warn("webhook worker: stopping with attempts in flight; releasing their leases", { deliveries: ids.length });
     try {
       const db = await getDb();
-      await db.$executeRawUnsafe(RELEASE_LEASES_SQL, ids);
+      await db.$executeRawUnsafe(
+        RELEASE_LEASES_SQL,
+        ids,
+        ids.filter((id) => this.unsent.has(id)),
+      );
     } catch (err) {
       log.error("webhook worker: could not release leases; they expire on their own", { error: err });
     }
@@ -246,31 +258,36 @@ export class DeliveryWorker {
   }
 
   /**
-   * The subscription's rate limit: the claim gave this delivery a send slot. It is sent no earlier,
-   * after this process's earlier deliveries to the same subscription have been written, and at least
-   * 1/rate after the previous one was (a stall or a slow start here never crowds the sends behind it).
-   * Resolves when it may be sent, with `written`, to call once the request is on the connection.
+   * The subscription's rate limit: the claim gave this delivery a send slot, shared with every other
+   * process. It is sent at its slot, after this process's earlier deliveries to the same subscription
+   * have taken their turn (so they go out in claim order), and never more than LATE_SEND_MS after it:
+   * a send that late (a stall, a slow start, a loaded machine) takes a new slot first. The slots are
+   * spaced PACE_MARGIN wider than 1/rate, more than that lateness, so whatever each process's timing,
+   * no second at the consumer holds more than `rate` sends. Lateness never accumulates along a lane:
+   * each send is measured against its own slot.
    */
-  private async takeTurn(target: Claimed): Promise<() => void> {
-    const due = Date.now() + target.wait_ms;
+  private async takeTurn(db: PrismaClient, target: Claimed): Promise<void> {
+    let due = Date.now() + target.wait_ms;
     const lane = this.lanes.get(target.subscription_id) ?? { tail: Promise.resolve(), lastSentAt: 0 };
     const previous = lane.tail;
-    let written!: () => void;
-    lane.tail = new Promise<void>((resolve) => {
-      let done = false;
-      written = () => {
-        if (done) return;
-        done = true;
-        lane.lastSentAt = Date.now();
-        resolve();
-      };
-    });
+    let taken!: () => void;
+    lane.tail = new Promise<void>((resolve) => (taken = resolve));
     if (this.lanes.size > 10_000) this.forgetIdleLanes();
     this.lanes.set(target.subscription_id, lane);
-    await previous;
-    const at = Math.max(due, lane.lastSentAt + 1000 / target.rate);
-    if (at > Date.now()) await new Promise((resolve) => setTimeout(resolve, at - Date.now()));
-    return written;
+    try {
+      await previous;
+      for (let tries = 0; ; tries++) {
+        if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()));
+        if (Date.now() - due <= LATE_SEND_MS || tries >= 3) break;
+        const wait = await reserveSendSlot(db, target.delivery_id).catch(() => 0);
+        // That far off, the endpoint was paused (a 429) after this claim: the claimed slot stands.
+        if (wait > MAX_RESLOT_WAIT_MS) break;
+        due = Date.now() + wait;
+      }
+    } finally {
+      lane.lastSentAt = Date.now();
+      taken();
+    }
   }
 
   /** Lanes idle for over a second say nothing any more (every gap is at most 1 s). */
@@ -279,13 +296,14 @@ export class DeliveryWorker {
   }
 
   private async attempt(db: PrismaClient, target: Claimed, leaseEnds: number) {
-    const written = this.paced ? await this.takeTurn(target) : undefined;
+    this.unsent.add(target.delivery_id);
     let result: Awaited<ReturnType<typeof attemptDelivery>>;
     try {
+      if (this.paced) await this.takeTurn(db, target);
       // A margin under the lease: the record must land before another worker may claim the delivery.
-      result = await attemptDelivery(db, target, { recordBy: leaseEnds - RECORD_MARGIN_MS, onWritten: written });
+      result = await attemptDelivery(db, target, { recordBy: leaseEnds - RECORD_MARGIN_MS, onWritten: () => this.unsent.delete(target.delivery_id) });
     } finally {
-      written?.(); // nothing was written (a refused target): the next in line may go
+      this.unsent.delete(target.delivery_id);
     }
     // The retry is due at the database's now() + delay; a few ms of margin so the claim finds it.
     if (result.recorded && result.status === "pending" && result.nextDelayMs !== null) this.wakeIn(result.nextDelayMs + 5);

@@ -3,26 +3,30 @@
 // 1 / max_deliveries_per_second after the one before; a consumer's 429 with Retry-After moves it later.
 import { modelColumns } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
+import { slotGap } from "./claim-deliveries";
 
-/** A sender that wakes more than this late for its slot (a stall, a cold start) takes a new slot. */
-export const LATE_SEND_MS = 25;
+/** A sender that wakes more than this late for its slot (a stall, a cold start) takes a new slot: under the slots' margin (PACE_MARGIN of a second), with room left for the network. */
+export const LATE_SEND_MS = 40;
 
 // Columns named through the model (server/db/columns.ts).
 const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
 const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
 const RESERVE_SLOT_SQL = `UPDATE webhook_subscriptions s
-       SET ${SUBSCRIPTION.nextDeliveryAt} = greatest(s.${SUBSCRIPTION.nextDeliveryAt}, now()) + make_interval(secs => 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond})
+       SET ${SUBSCRIPTION.nextDeliveryAt} = greatest(s.${SUBSCRIPTION.nextDeliveryAt}, clock_timestamp()) + ${slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`)}
      FROM webhook_deliveries d WHERE d.${DELIVERY.id} = $1::uuid AND s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId}
-     RETURNING greatest(0, ceil(extract(epoch FROM s.${SUBSCRIPTION.nextDeliveryAt} - make_interval(secs => 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond}) - clock_timestamp()) * 1000))::int AS wait_ms`;
+     RETURNING ceil(extract(epoch FROM s.${SUBSCRIPTION.nextDeliveryAt} - ${slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`)} - clock_timestamp()) * 1000)::int AS wait_ms`;
 
-/** Takes the subscription's next send slot and returns how long until it, in ms (0 when the delivery is gone). */
+/**
+ * Takes the subscription's next send slot and returns how long until it, in ms (0 when the delivery
+ * is gone; below 0 when the statement itself ran that much past the slot: the caller is already late).
+ */
 export async function reserveSendSlot(db: PrismaClient, deliveryId: string): Promise<number> {
   const rows = await db.$queryRawUnsafe<{ wait_ms: number }[]>(RESERVE_SLOT_SQL, deliveryId);
   return rows[0]?.wait_ms ?? 0;
 }
 
 /** The longest wait a late sender accepts for a new slot (within one lease). */
-const MAX_RESLOT_WAIT_MS = 1_000;
+export const MAX_RESLOT_WAIT_MS = 1_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -21,6 +21,8 @@ export type SendInput = {
   attemptId?: string;
   /** Called once the request is written (not for a target refused before sending). */
   onWritten?: () => void;
+  /** The attempt resumes one a stopped worker had started: sent with `webhook-possible-repeat: true`. */
+  possibleRepeat?: boolean;
 };
 
 export type SendResult = {
@@ -33,7 +35,15 @@ export type SendResult = {
   requestHeaders: Record<string, string> | null;
   /** The answer's `Retry-After` header (honoured on a 429), as received. */
   retryAfter?: string | null;
+  /** The target rules refused the URL or the address it resolved to: nothing was sent. */
+  refused?: boolean;
 };
+
+/**
+ * The header on an attempt that repeats one a worker started and never recorded (it stopped or died
+ * in between): the consumer may have received this event already. De-duplicate on `webhook-id`.
+ */
+export const POSSIBLE_REPEAT_HEADER = "webhook-possible-repeat";
 
 export function buildHeaders(input: SendInput, attemptId: string, nowSeconds: number): Record<string, string> {
   const standard = (secret: string) => standardWebhookSignature(secret, input.eventId, nowSeconds, input.body);
@@ -49,6 +59,7 @@ export function buildHeaders(input: SendInput, attemptId: string, nowSeconds: nu
     "webhook-timestamp": String(nowSeconds),
     // Standard Webhooks: space-separated signatures; a verifier accepts any one that matches its secret.
     "webhook-signature": previous ? `${standard(input.secret)} ${standard(previous)}` : standard(input.secret),
+    ...(input.possibleRepeat ? { [POSSIBLE_REPEAT_HEADER]: "true" } : {}),
   };
 }
 
@@ -64,7 +75,7 @@ export async function sendWebhook(input: SendInput): Promise<SendResult> {
   });
 
   const shape = checkUrlShape(input.url);
-  if ("reason" in shape) return done({ statusCode: null, responseBody: null, error: `refused target: url ${shape.reason}` });
+  if ("reason" in shape) return done({ statusCode: null, responseBody: null, error: refusal(`refused target: url ${shape.reason}`), refused: true });
   requestHeaders = buildHeaders(input, attemptId, Math.floor(Date.now() / 1000));
   const result = await guardedPost(shape.url, {
     headers: requestHeaders,
@@ -75,6 +86,16 @@ export async function sendWebhook(input: SendInput): Promise<SendResult> {
     keepBytes: RESPONSE_BODY_LIMIT * 4,
     maxBytes: 64 * 1024,
   });
-  if (!result.ok) return done({ statusCode: null, responseBody: null, error: result.error });
+  if (!result.ok) {
+    const refused = result.reason === "refused";
+    return done({ statusCode: null, responseBody: null, error: refused ? refusal(result.error) : result.error, ...(refused ? { refused } : {}) });
+  }
   return done({ statusCode: result.statusCode, responseBody: result.body.slice(0, RESPONSE_BODY_LIMIT), error: null, retryAfter: result.retryAfter });
+}
+
+/** A refusal's text for the delivery log: the guard's reason, and how to allow loopback for local testing. */
+function refusal(reason: string): string {
+  return /loopback|https URL/.test(reason)
+    ? `${reason} (loopback and plain-http targets are allowed only with WEBHOOK_ALLOW_LOOPBACK=1, for local testing)`
+    : reason;
 }

@@ -113,7 +113,23 @@ export const attemptResource = attemptColumn.define(null, {
   status_code: attemptColumn.value("statusCode", z.number().int().nullable()),
   duration_ms: attemptColumn.value("durationMs", z.number().int()),
   response_body: attemptColumn.value("responseBody", z.string().nullable().describe("The response body's first 2048 characters")),
-  error: attemptColumn.value("error", z.string().nullable()),
+  error: attemptColumn.value(
+    "error",
+    z
+      .string()
+      .nullable()
+      .describe(
+        "Why the attempt got no answer: `timeout: …`, `network error: …`, or `refused target: …` with the reason (the target rules refused the URL or the address it resolved to; such a delivery fails at once, see the delivery log)",
+      ),
+  ),
+  possible_repeat: attemptColumn.value(
+    "possibleRepeat",
+    z
+      .boolean()
+      .describe(
+        "This attempt resumed one that a stopped worker had started and not recorded: the endpoint may have received the event already (sent with `webhook-possible-repeat: true`; de-duplicate on `webhook-id`)",
+      ),
+  ),
   request_headers: attemptColumn.computed(
     z.record(z.string(), z.string()).nullable().describe("The headers sent; null when nothing was sent or for older attempts"),
     (row) => headersOf(row.requestHeaders),

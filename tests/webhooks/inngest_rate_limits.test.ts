@@ -75,21 +75,29 @@ describe("Inngest engine: outbound rate limits", () => {
     const { c, events } = await dispatched(await startCountingConsumerProcess(), 4, 2);
     const results = await Promise.all(events.map(run));
     expect(results.map((r) => r.result)).toEqual(events.map(() => expect.objectContaining({ status: "delivered", attempt: 1 })));
-    // Slots 0, 500, 1000 and 1500 ms away: the last is beyond IN_STEP_SLOT_WAIT_MS, a durable sleep.
+    // Slots 0, 550, 1100 and 1650 ms away (1.1/rate apart): the last is beyond IN_STEP_SLOT_WAIT_MS,
+    // a durable sleep, and so is the third unless its run reserved it a moment late (PGlite runs one
+    // query at a time).
     const slept = results.map(sleepsOf).filter((s) => s.length);
-    expect(slept).toHaveLength(1);
-    expect(slept[0][0][0]).toBe("slot-1");
-    expect(slept[0][0][1]).toBeGreaterThan(IN_STEP_SLOT_WAIT_MS);
-    expect(slept[0][0][1]).toBeLessThanOrEqual(1500);
-    // The three that waited in their steps arrived 1/rate apart (the mocked sleep did not wait).
-    const sleeper = events[results.findIndex((r) => sleepsOf(r).length)].data.delivery_id;
+    expect(slept.length).toBeGreaterThanOrEqual(1);
+    expect(slept.length).toBeLessThanOrEqual(2);
+    for (const s of slept) {
+      expect(s[0][0]).toBe("slot-1");
+      expect(s[0][1]).toBeGreaterThan(IN_STEP_SLOT_WAIT_MS);
+      expect(s[0][1]).toBeLessThanOrEqual(1650);
+    }
+    // Those that waited in their steps arrived 1.1/rate apart (the mocked sleep did not wait).
     const db = await getDb();
-    const sleeperEvent = (await db.webhookDelivery.findUniqueOrThrow({ where: { id: sleeper } })).eventId;
-    const paced = (await c.waitFor(4)).filter((r) => r.id !== `evt_${sleeperEvent}`).map((r) => r.at);
-    expect(paced).toHaveLength(3);
-    // (200 ms of it allowed for scheduling jitter: a run at most 25 ms late keeps its slot, and PGlite
+    const sleepers = new Set<string>();
+    for (const [i, r] of results.entries()) {
+      if (!sleepsOf(r).length) continue;
+      const id = events[i].data.delivery_id;
+      sleepers.add(`evt_${(await db.webhookDelivery.findUniqueOrThrow({ where: { id } })).eventId}`);
+    }
+    const paced = (await c.waitFor(4)).filter((r) => !sleepers.has(r.id)).map((r) => r.at);
+    expect(paced).toHaveLength(4 - slept.length);
+    // (200 ms of it allowed for scheduling jitter: a run at most 40 ms late keeps its slot, and PGlite
     // holds this process's event loop while it runs a query; unpaced, they would arrive together.)
-    expect(paced[1] - paced[0]).toBeGreaterThanOrEqual(500 - 200);
-    expect(paced[2] - paced[1]).toBeGreaterThanOrEqual(500 - 200);
+    for (let i = 1; i < paced.length; i++) expect(paced[i] - paced[i - 1]).toBeGreaterThanOrEqual(550 - 200);
   }, 60_000);
 });

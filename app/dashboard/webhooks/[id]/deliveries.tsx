@@ -18,6 +18,9 @@ type Attempt = Delivery["attempts"][number];
 const lastAttempt = (d: Delivery): Attempt | undefined => d.attempts[d.attempts.length - 1];
 const codeText = (code: number | null) => (code === null ? "no answer" : `HTTP ${code}`);
 
+/** An attempt the target rules refused before sending (its error starts so). */
+const isRefusal = (error: string | null | undefined) => !!error?.startsWith("refused target:");
+
 /** One line saying where a delivery stands: what the last attempt got, and what happens next. */
 export function DeliveryOutcome({ delivery: d }: { delivery: Delivery }) {
   const last = lastAttempt(d);
@@ -39,7 +42,13 @@ export function DeliveryOutcome({ delivery: d }: { delivery: Delivery }) {
           last {codeText(d.last_status_code)} · next attempt {formatDateTime(d.next_attempt_at)}
         </>
       ) : null}
-      {d.state === "failed" ? <>{codeText(d.last_status_code)}: not retried (a 4xx answer is final)</> : null}
+      {d.state === "failed" ? (
+        isRefusal(problem) ? (
+          <>not sent: the target rules refused the endpoint (not retried; fix the URL or the setting, then resend)</>
+        ) : (
+          <>{codeText(d.last_status_code)}: not retried (a 4xx answer is final)</>
+        )
+      ) : null}
       {d.state === "dead_lettered" ? (
         <>
           {codeText(d.last_status_code)} after {d.attempt_count} attempts: the retries are used up; resend it when the endpoint is fixed
@@ -179,12 +188,28 @@ function AttemptList({ delivery: d }: { delivery: Delivery }) {
             <Badge tone={a.outcome === "delivered" ? "good" : a.outcome === "retry" ? "warn" : "bad"}>
               {a.outcome === "retry" ? "will retry" : a.outcome.replace("_", " ")}
             </Badge>
-            <span>{a.status_code === null ? "no answer" : `status ${a.status_code}`}</span>
+            {a.possible_repeat ? (
+              <Badge tone="warn" data-testid="possible-repeat">
+                possible repeat
+              </Badge>
+            ) : null}
+            <span>{a.status_code === null ? (isRefusal(a.error) ? "not sent" : "no answer") : `status ${a.status_code}`}</span>
             <span>{a.duration_ms} ms</span>
             {a.engine ? <span data-testid="attempt-engine">{a.engine === "inngest" ? "via Inngest" : "via embedded worker"}</span> : null}
             <span className="text-slate-600">{formatDateTime(a.created_at)}</span>
           </div>
-          {a.error ? <p className="mt-1 break-words text-red-700">{a.error}</p> : null}
+          {a.error ? (
+            <p className="mt-1 break-words text-red-700" data-testid="attempt-error">
+              {isRefusal(a.error) ? "Refused by the target rules: " : ""}
+              {a.error}
+            </p>
+          ) : null}
+          {a.possible_repeat ? (
+            <p className="mt-1 text-slate-700">
+              A worker stopped after starting this attempt and before recording it, so the endpoint may already have received this event: it was sent again with{" "}
+              <code>webhook-possible-repeat: true</code>. Endpoints de-duplicate on <code>webhook-id</code>.
+            </p>
+          ) : null}
           <div className="mt-2 grid gap-3 lg:grid-cols-2">
             <section>
               <h3 className="mb-1 font-semibold text-slate-800">Request</h3>

@@ -1,0 +1,123 @@
+// The second process of the webhook throughput bench (scripts/bench/webhook-throughput.ts). Told
+// by its parent over IPC: "ours" runs the embedded worker with the default settings; "physical"
+// runs a bare loop, the physical limit the engine is measured against: claim due rows with
+// FOR UPDATE SKIP LOCKED (a batch at a time), sign them, POST them over keep-alive to the receiver,
+// mark the batch delivered in one statement. Nothing else: no attempt rows, no fairness, no pacing,
+// no retries. It sends "ready" once set up, starts on "go", and stops on "stop".
+//   (spawned as: node --import tsx scripts/bench/webhook-drainer.ts ours|physical)
+import http from "node:http";
+import pg from "pg";
+
+const mode = process.argv[2];
+const send = (m: unknown) => process.send?.(m);
+
+async function physical(stopped: () => boolean) {
+  const { decryptSecret } = await import("../../server/crypto/secret-box");
+  const { signBody, standardWebhookSignature } = await import("../../server/webhooks/signing");
+  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 8 });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const secrets = new Map<string, string>();
+  // The same in-flight budget as the worker's default concurrency (32): 4 loops of 8.
+  const LOOPS = 4;
+  const BATCH = 8;
+  const post = (url: string, headers: Record<string, string>, body: string) =>
+    new Promise<void>((resolve, reject) => {
+      const req = http.request(url, { method: "POST", agent, headers: { ...headers, "content-length": String(Buffer.byteLength(body)) } }, (res) => {
+        res.resume();
+        res.on("end", resolve);
+      });
+      req.on("error", reject);
+      req.end(body);
+    });
+  const loop = async () => {
+    while (!stopped()) {
+      const { rows } = await pool.query(
+        `WITH due AS (
+           SELECT id FROM webhook_deliveries
+           WHERE status = 'pending' AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until <= now())
+           ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+         UPDATE webhook_deliveries d SET locked_until = now() + interval '30 seconds'
+         FROM due, webhook_subscriptions s, events e
+         WHERE d.id = due.id AND s.id = d.subscription_id AND e.id = d.event_id
+         RETURNING d.id::text AS id, s.target_url, s.secret_encrypted, e.id::text AS event_id, e.type, e.data, e.created_at, e.tenant_id::text AS tenant_id`,
+        [BATCH],
+      );
+      if (!rows.length) {
+        await new Promise((r) => setTimeout(r, 5));
+        continue;
+      }
+      await Promise.all(
+        rows.map(async (r) => {
+          let secret = secrets.get(r.secret_encrypted);
+          if (!secret) secrets.set(r.secret_encrypted, (secret = decryptSecret(r.secret_encrypted)));
+          const id = `evt_${r.event_id}`;
+          const body = JSON.stringify({ id, event: r.type, created_at: r.created_at, tenant_id: r.tenant_id, data: r.data });
+          const ts = Math.floor(Date.now() / 1000);
+          await post(
+            r.target_url,
+            {
+              "content-type": "application/json",
+              "x-webhook-signature": signBody(secret, body),
+              "webhook-id": id,
+              "webhook-timestamp": String(ts),
+              "webhook-signature": standardWebhookSignature(secret, id, ts, body),
+            },
+            body,
+          );
+        }),
+      );
+      await pool.query(
+        `UPDATE webhook_deliveries SET status = 'delivered', attempt_count = 1, delivered_at = now(), locked_until = NULL, next_attempt_at = NULL WHERE id = ANY($1::uuid[])`,
+        [rows.map((r) => r.id)],
+      );
+    }
+  };
+  await pool.query("SELECT 1");
+  return { run: () => Promise.all(Array.from({ length: LOOPS }, loop)), close: () => pool.end() };
+}
+
+let stop = false;
+if (mode === "physical") {
+  const p = await physical(() => stop);
+  // A query before "ready" (in physical()): the pool's first connection is not part of the measurement.
+  send("ready");
+  process.on("message", async (m) => {
+    if (m === "go") void p.run();
+    if (m === "stop") {
+      stop = true;
+      setTimeout(() => process.exit(0), 200);
+    }
+  });
+} else {
+  const { DeliveryWorker } = await import("../../server/webhooks/embedded-worker");
+  const { getDb } = await import("../../server/db/client");
+  const db = await getDb();
+  await db.$queryRawUnsafe("SELECT 1");
+  // BENCH_WEBHOOK_TIMING=1: time spent per kind of statement, printed on stop (for profiling).
+  const timing = new Map<string, { n: number; ms: number }>();
+  if (process.env.BENCH_WEBHOOK_TIMING) {
+    const raw = db.$queryRawUnsafe.bind(db);
+    (db as { $queryRawUnsafe: unknown }).$queryRawUnsafe = async (sql: string, ...args: unknown[]) => {
+      const t = performance.now();
+      try {
+        return await raw(sql, ...args);
+      } finally {
+        const key = sql.trim().slice(0, 60).replace(/\s+/g, " ");
+        const e = timing.get(key) ?? { n: 0, ms: 0 };
+        e.n++;
+        e.ms += performance.now() - t;
+        timing.set(key, e);
+      }
+    };
+  }
+  const worker = new DeliveryWorker();
+  send("ready");
+  process.on("message", async (m) => {
+    if (m === "go") await worker.start();
+    if (m === "stop") {
+      await worker.stop(Date.now() + 1_000);
+      for (const [k, v] of timing) console.error(`${v.n} × ${(v.ms / v.n).toFixed(2)} ms  ${k}`);
+      process.exit(0);
+    }
+  });
+}

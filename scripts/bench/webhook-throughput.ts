@@ -1,0 +1,153 @@
+// Webhook throughput against a physical limit. 4,000 deliveries already due (400 events to 10
+// subscriptions at 1,000/s each, one local keep-alive receiver), then a second process delivers
+// them: the embedded worker with its default settings ("ours"), or a bare loop that claims due rows
+// with SKIP LOCKED, signs them and POSTs them over keep-alive ("physical", scripts/bench/webhook-drainer.ts).
+// Rounds alternate; each reports deliveries/s from "go" to the last arrival. Target: ours ≥ 0.6 × physical.
+//   DATABASE_URL=postgresql://… npx tsx scripts/bench/webhook-throughput.ts
+import { fork } from "node:child_process";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { randomUUID } from "node:crypto";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+export type WebhookThroughputBench = {
+  database: string;
+  deliveries: number;
+  rounds: { ours_per_s: number; physical_per_s: number }[];
+  ours_per_s_median: number;
+  physical_per_s_median: number;
+  ratio: number;
+  target_met: boolean;
+  duplicates: number;
+};
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+export async function benchWebhookThroughput(opts: { events?: number; rounds?: number } = {}): Promise<WebhookThroughputBench> {
+  process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
+  process.env.LOG_LEVEL ??= "silent";
+  const { getDb, databaseKind, closeDb } = await import("../../server/db/client");
+  if (databaseKind() !== "postgres") throw new Error("the throughput bench needs PostgreSQL (two processes)");
+  const { scopeToTenant } = await import("../../server/db/tenant-scope");
+  const { createTenant } = await import("../../server/tenants/tenants");
+  const { OPERATOR } = await import("../../server/audit/record-audit");
+  const { emitEvent } = await import("../../server/events/emit-any-event");
+  const { createSubscription } = await import("../../server/webhooks/webhooks.service");
+
+  const SUBSCRIPTIONS = 10;
+  const events = opts.events ?? 400;
+  const total = events * SUBSCRIPTIONS;
+  let received = 0;
+  let duplicates = 0;
+  const seen = new Set<string>();
+  let onReceived: (() => void) | undefined;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const key = `${req.url} ${req.headers["webhook-id"]}`;
+      if (seen.has(key)) duplicates++;
+      seen.add(key);
+      received++;
+      onReceived?.();
+      res.writeHead(200).end("ok");
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  const tenants: string[] = [];
+
+  const backlog = async () => {
+    const tenant = await createTenant({ name: `bench throughput ${randomUUID().slice(0, 8)}` });
+    tenants.push(tenant.id);
+    const db = scopeToTenant(await getDb(), tenant.id);
+    // One receiver; a path per subscription so duplicates are told apart.
+    for (let i = 0; i < SUBSCRIPTIONS; i++) {
+      await createSubscription(db, { url: `${base}/${i}`, events: ["csat.received"], max_deliveries_per_second: 1000 }, OPERATOR);
+    }
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next++ < events) {
+          await db.$transaction(async (tx) => {
+            const object = { id: randomUUID(), conversation_id: randomUUID(), score: 5, comment: null, created_at: new Date().toISOString() };
+            await emitEvent(tx, "csat.received", { object });
+          });
+        }
+      }),
+    );
+  };
+
+  const drain = async (mode: "ours" | "physical") => {
+    const child = fork(path.join(here, "webhook-drainer.ts"), [mode], {
+      execArgv: ["--import", "tsx", ...(process.env.BENCH_WEBHOOK_PROFILE === mode ? ["--cpu-prof", "--cpu-prof-dir=bench-results/profiles"] : [])],
+      env: { ...process.env, WEBHOOK_ENGINE: "embedded", LOG_LEVEL: "silent", WEBHOOK_ALLOW_LOOPBACK: "1" },
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.once("message", () => resolve());
+        child.once("exit", (code) => reject(new Error(`drainer (${mode}) exited ${code} before it was ready`)));
+      });
+      const start = received;
+      const t0 = performance.now();
+      child.send("go");
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${mode}: only ${received - start} of ${total} deliveries arrived in 120 s`)), 120_000);
+        const check = () => {
+          if (received - start < total) return;
+          clearTimeout(timer);
+          onReceived = undefined;
+          resolve();
+        };
+        onReceived = check;
+        check();
+      });
+      return Math.round(total / ((performance.now() - t0) / 1000));
+    } finally {
+      const exited = new Promise((r) => child.once("exit", r));
+      child.send("stop");
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
+      child.kill("SIGKILL");
+    }
+  };
+
+  try {
+    const rounds: WebhookThroughputBench["rounds"] = [];
+    for (let i = 0; i < (opts.rounds ?? 2); i++) {
+      await backlog();
+      const ours = await drain("ours");
+      await backlog();
+      const physical = await drain("physical");
+      rounds.push({ ours_per_s: ours, physical_per_s: physical });
+    }
+    const oursMedian = median(rounds.map((r) => r.ours_per_s));
+    const physicalMedian = median(rounds.map((r) => r.physical_per_s));
+    const ratio = Math.round((oursMedian / physicalMedian) * 100) / 100;
+    return {
+      database: databaseKind(),
+      deliveries: total,
+      rounds,
+      ours_per_s_median: oursMedian,
+      physical_per_s_median: physicalMedian,
+      ratio,
+      target_met: ratio >= 0.6,
+      duplicates,
+    };
+  } finally {
+    server.closeAllConnections();
+    server.close();
+    const db = await getDb();
+    for (const id of tenants) await db.tenant.delete({ where: { id } }).catch(() => {});
+    await closeDb();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const result = await benchWebhookThroughput({ rounds: Number(process.env.ROUNDS ?? 2) });
+  console.log(JSON.stringify(result, null, 2));
+  process.exit(0);
+}
