@@ -9,6 +9,8 @@ import { DASHBOARD_COMMANDS } from "../dashboard/dashboard.cli";
 import { WEBHOOK_COMMANDS } from "../webhooks/webhooks.cli";
 import { crmCommands } from "../crm/crm.cli";
 import { channelCommands } from "../channels/channels.cli";
+import { ERASURE_COMMANDS } from "../erasure/erasure.cli";
+import { EXPORT_COMMANDS } from "../export/export.cli";
 
 export { parseCliArgs } from "../lib/cli";
 
@@ -20,6 +22,8 @@ export const COMMANDS: Record<string, CliCommand> = {
   ...channelCommands,
   ...TENANT_COMMANDS,
   ...API_KEY_COMMANDS,
+  ...ERASURE_COMMANDS,
+  ...EXPORT_COMMANDS,
 };
 
 export async function runCli(positionals: string[], flags: Flags): Promise<number> {
@@ -28,7 +32,8 @@ export async function runCli(positionals: string[], flags: Flags): Promise<numbe
   try {
     if (!command) throw new UsageError(`unknown command '${positionals.join(" ")}'. Commands: ${Object.keys(COMMANDS).join(", ")}`);
     const result = await command(args, flags);
-    process.stdout.write(JSON.stringify(result) + "\n");
+    // A command that wrote its own output (an export to stdout) answers undefined.
+    if (result !== undefined) process.stdout.write(JSON.stringify(result) + "\n");
     return 0;
   } catch (err) {
     const message = err instanceof UsageError || err instanceof EmbeddedDatabaseBusyError ? err.message : `failed: ${(err as Error).message}`;

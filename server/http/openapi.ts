@@ -17,6 +17,7 @@ import { crmExamples } from "../crm/crm.examples";
 import { eventsExamples } from "../events/events.examples";
 import { leadsExamples } from "../leads/leads.examples";
 import { offeringsExamples } from "../offerings/offerings.examples";
+import { erasureExamples } from "../erasure/erasure.examples";
 import type { OperationExamples } from "../lib/examples";
 import { BEARER_SCHEME, completeDocument, declareScope } from "./openapi-common";
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_RETENTION_MS, IDEMPOTENT_REPLAYED_HEADER, MAX_IDEMPOTENCY_KEY } from "../idempotency/idempotency";
@@ -31,6 +32,7 @@ export const OPERATION_EXAMPLES: OperationExamples = {
   ...crmExamples,
   ...eventsExamples,
   ...callsExamples,
+  ...erasureExamples,
 };
 
 const TAG_DESCRIPTIONS: Record<string, string> = {
@@ -41,6 +43,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Analytics: "The tenant's daily counts, rolled up.",
   CRM: "A proxy to the tenant's connected CRM.",
   Events: "Every change as an event: the feed to reconcile with, and the webhooks that carry it.",
+  Privacy: "Customers' data rights: erasing one customer (scope `privacy:write`, which only a tenant owner can grant).",
 };
 
 const DESCRIPTIONS: Record<number, string> = {
