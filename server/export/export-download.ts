@@ -22,7 +22,7 @@ export async function answerExportDownload(req: Request): Promise<Response> {
   if (!decision.allowed) return refusal(429, "rate_limited", decision.message, decision.headers);
   if (identity.role !== "owner") return refusal(403, "forbidden", `role '${identity.role}' cannot export the tenant; an owner can`);
   const now = new Date();
-  const lines = await openTenantExport(identity.tenantId, now);
+  const lines = await openTenantExport(identity.tenantId, { now });
   if (!lines) return refusal(404, "not_found", "not found");
   const db = scopeToTenant(await getDb(), identity.tenantId);
   const principal = { kind: "user" as const, tenantId: identity.tenantId, userId: identity.userId, role: identity.role, email: identity.email };

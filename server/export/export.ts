@@ -94,7 +94,7 @@ function wireValue(value: unknown): unknown {
 }
 
 /** Keyset pages of one delegate: `where` plus "after the last row" on the `order` fields (ascending). */
-async function* pages(delegate: Delegate, where: Row, order: readonly string[], extra: object = {}): AsyncGenerator<Row[]> {
+async function* pages(delegate: Delegate, where: Row, order: readonly string[], pageSize: number, extra: object = {}): AsyncGenerator<Row[]> {
   let last: Row | null = null;
   for (;;) {
     const after: Row | null = last ? keysetAfter(order, last) : null;
@@ -102,10 +102,10 @@ async function* pages(delegate: Delegate, where: Row, order: readonly string[], 
       ...extra,
       where: after ? { AND: [where, after] } : where,
       orderBy: order.map((f) => ({ [f]: "asc" })),
-      take: EXPORT_PAGE_SIZE,
+      take: pageSize,
     });
     if (rows.length) yield rows;
-    if (rows.length < EXPORT_PAGE_SIZE) return;
+    if (rows.length < pageSize) return;
     last = rows[rows.length - 1];
   }
 }
@@ -120,20 +120,20 @@ function keysetAfter(order: readonly string[], last: Row): Row {
 const line = (resource: string, data: unknown) => `${JSON.stringify({ resource, data })}\n`;
 
 /** The tenant's export, line by line (each ends with "\n"); null when the tenant does not exist. */
-export async function openTenantExport(tenantId: string, now = new Date()): Promise<AsyncGenerator<string> | null> {
+export async function openTenantExport(tenantId: string, opts: { now?: Date; pageSize?: number } = {}): Promise<AsyncGenerator<string> | null> {
   const db = await getDb();
   const tenant = await db.tenant.findUnique({ where: { id: tenantId } });
   if (!tenant) return null;
-  return exportLines(db, tenant, now);
+  return exportLines(db, tenant, opts.now ?? new Date(), opts.pageSize ?? EXPORT_PAGE_SIZE);
 }
 
-async function* exportLines(db: Db, tenant: Row & { id: string }, now: Date): AsyncGenerator<string> {
+async function* exportLines(db: Db, tenant: Row & { id: string }, now: Date, pageSize: number): AsyncGenerator<string> {
   const counts: Record<string, number> = { tenants: 1 };
   yield line("export", { ...EXPORT_FORMAT, tenant_id: tenant.id, exported_at: now.toISOString() });
   yield line("tenants", exportRow(tenant));
   for (const resource of EXPORT_RESOURCES) {
     counts[resource.name] = 0;
-    for await (const rows of resourcePages(db, tenant.id, resource)) {
+    for await (const rows of resourcePages(db, tenant.id, resource, pageSize)) {
       for (const row of rows) {
         counts[resource.name]++;
         yield line(resource.name, exportRow(row, resource.omit));
@@ -143,17 +143,17 @@ async function* exportLines(db: Db, tenant: Row & { id: string }, now: Date): As
   yield line("export_end", { counts });
 }
 
-async function* resourcePages(db: Db, tenantId: string, resource: Resource): AsyncGenerator<Row[]> {
+async function* resourcePages(db: Db, tenantId: string, resource: Resource, pageSize: number): AsyncGenerator<Row[]> {
   const delegate = delegateOf(db, resource.model);
   const tenantWhere = { [resource.tenantField ?? "tenantId"]: tenantId };
   const extra = resource.include ? { include: resource.include } : {};
   if (!resource.parent) {
-    yield* pages(delegate, tenantWhere, resource.order ?? ["createdAt", "id"], extra);
+    yield* pages(delegate, tenantWhere, resource.order ?? ["createdAt", "id"], pageSize, extra);
     return;
   }
   // A child: pages of the parent's ids (by the parent's tenant index), then the children of each page in keyset pages.
   const parent = delegateOf(db, resource.parent.model);
-  for await (const parents of pages(parent, { tenantId }, ["createdAt", "id"], { select: { id: true, createdAt: true } })) {
-    yield* pages(delegate, { tenantId, [resource.parent.field]: { in: parents.map((p) => p.id) } }, resource.parent.order, extra);
+  for await (const parents of pages(parent, { tenantId }, ["createdAt", "id"], pageSize, { select: { id: true, createdAt: true } })) {
+    yield* pages(delegate, { tenantId, [resource.parent.field]: { in: parents.map((p) => p.id) } }, resource.parent.order, pageSize, extra);
   }
 }
