@@ -27,7 +27,9 @@ describe("erasure against a concurrent inbound message", () => {
       const [erasure, ingested] =
         round % 2 === 0
           ? await Promise.all([eraseCustomer(db, { customer_identifier: phone }, OPERATOR), ingestInboundMessage(db, racing)])
-          : await Promise.all([ingestInboundMessage(db, racing), eraseCustomer(db, { customer_identifier: phone }, OPERATOR)]).then(([i, e]) => [e, i] as const);
+          : await Promise.all([ingestInboundMessage(db, racing), eraseCustomer(db, { customer_identifier: phone }, OPERATOR)]).then(
+              ([i, e]) => [e, i] as const,
+            );
       expect(erasure.status).toBe("erased");
 
       const stored = await (await getDb()).message.findFirstOrThrow({ where: { tenantId, providerMessageId: racing.providerMessageId } });
@@ -49,7 +51,9 @@ describe("erasure against a concurrent inbound message", () => {
     const conversations = await (await getDb()).conversation.findMany({ where: { tenantId }, include: { _count: { select: { messages: true } } } });
     for (const c of conversations) expect(c.messageCount).toBe(c._count.messages);
     // No erased conversation holds a message that is not erased.
-    const leftovers = await (await getDb()).message.count({ where: { tenantId, body: { not: ERASED }, conversation: { customerIdentifier: { startsWith: "erased:" } } } });
+    const leftovers = await (await getDb()).message.count({
+      where: { tenantId, body: { not: ERASED }, conversation: { customerIdentifier: { startsWith: "erased:" } } },
+    });
     expect(leftovers).toBe(0);
     expect(outcomes.erased + outcomes.kept).toBe(ROUNDS);
   }, 60_000);
