@@ -19,5 +19,5 @@ const erasedExample: ErasureResult = {
 };
 
 export const erasureExamples: OperationExamples = {
-  "POST /privacy/erasures": { body: { customer_identifier: "+971 50 123 4567" }, response: erasedExample },
+  "POST /privacy/erasures": { body: { conversation_id: erasedRecordsExample.conversation_ids[0] }, response: erasedExample },
 };
