@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../server/db/client";
 import { ingestInboundMessage } from "../../server/conversations/ingest";
+import { applyCallReport } from "../../server/calls/calls.service";
 import { eraseCustomer } from "../../server/erasure/erasure.service";
 import { ERASED } from "../../server/erasure/erasure.types";
 import { OPERATOR } from "../../server/audit/record-audit";
@@ -56,5 +57,45 @@ describe("erasure against a concurrent inbound message", () => {
     });
     expect(leftovers).toBe(0);
     expect(outcomes.erased + outcomes.kept).toBe(ROUNDS);
+  }, 60_000);
+
+  it("a_call_transcript_racing_the_erasure_is_erased_or_kept_whole_in_a_live_conversation", async () => {
+    const { id: tenantId } = await newTenant();
+    const db = await tenantDb(tenantId);
+    for (let round = 0; round < ROUNDS; round++) {
+      const phone = uniquePhone();
+      await applyCallReport(db, {
+        provider: "retell",
+        providerCallId: `first_${process.pid}_${round}`,
+        direction: "inbound",
+        customerNumber: phone,
+        startedAt: new Date(),
+      });
+      const text = `Racing transcript ${round} of ${phone}`;
+      const at = new Date();
+      const racing = applyCallReport(db, {
+        provider: "retell",
+        providerCallId: `race_${process.pid}_${round}`,
+        direction: "inbound",
+        customerNumber: phone,
+        startedAt: at,
+        ended: { at: new Date(at.getTime() + 5000), answered: true, reason: "user_hangup" },
+        transcript: [{ role: "customer", text, at: new Date(at.getTime() + 1000) }],
+      });
+      const [erasure] = await Promise.all([eraseCustomer(db, { customer_identifier: phone }, OPERATOR), racing]);
+      expect(erasure.status).toBe("erased");
+      const stored = await (await getDb()).message.findMany({ where: { tenantId, OR: [{ body: text }, { id: { in: erasure.message_ids } }] } });
+      const whole = stored.filter((m) => m.body === text);
+      for (const m of whole) {
+        const conversation = await (await getDb()).conversation.findFirstOrThrow({ where: { id: m.conversationId } });
+        expect(conversation.customerIdentifier).toBe(phone);
+      }
+    }
+    const leftovers = await (await getDb()).message.count({
+      where: { tenantId, body: { not: ERASED }, conversation: { customerIdentifier: { startsWith: "erased:" } } },
+    });
+    expect(leftovers).toBe(0);
+    const conversations = await (await getDb()).conversation.findMany({ where: { tenantId }, include: { _count: { select: { messages: true } } } });
+    for (const c of conversations) expect(c.messageCount).toBe(c._count.messages);
   }, 60_000);
 });
