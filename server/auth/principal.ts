@@ -10,8 +10,15 @@ export const SCOPES = [
   "crm:write",
   "webhooks:write",
   "assistant:read",
+  "privacy:write",
 ] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/**
+ * Scopes only a tenant's owner may use in the dashboard or put on a key they issue (the operator's
+ * CLI may too): erasing a customer (`privacy:write`) is irreversible.
+ */
+export const OWNER_ONLY_SCOPES: ReadonlySet<Scope> = new Set<Scope>(["privacy:write"]);
 
 export type Role = "owner" | "admin" | "member";
 export const MANAGER_ROLES: readonly Role[] = ["owner", "admin"];
@@ -47,7 +54,20 @@ export function forbiddenFor(principal: Principal, scope: Scope, also: readonly 
           .join(""),
     );
   }
-  return scope === "read" || scope === "assistant:read" ? null : forbiddenUnlessManager(principal.role, "make changes");
+  if (scope === "read" || scope === "assistant:read") return null;
+  if (OWNER_ONLY_SCOPES.has(scope)) return forbiddenUnlessOwner(principal.role, scope);
+  return forbiddenUnlessManager(principal.role, "make changes");
+}
+
+/** What only an owner may do (use or grant an owner-only scope) is a 403 for any other role. */
+export function forbiddenUnlessOwner(role: Role, scope: Scope): AppError | null {
+  return role === "owner" ? null : new AppError("forbidden", `role '${role}' cannot use or grant scope '${scope}'; an owner can`);
+}
+
+/** Why a dashboard user of `role` may not issue a key with `scopes` (a 403), or null when they may. */
+export function forbiddenToGrant(role: Role, scopes: readonly Scope[]): AppError | null {
+  const ownerOnly = scopes.find((s) => OWNER_ONLY_SCOPES.has(s));
+  return ownerOnly ? forbiddenUnlessOwner(role, ownerOnly) : null;
 }
 
 /** The one role check: what only owners and admins may do is a 403 for any other role. */

@@ -14,6 +14,8 @@ import { crmCommands } from "../crm/crm.cli";
 import { channelCommands } from "../channels/channels.cli";
 import { COMMAND_USAGE } from "./usage";
 import { sendToOperatorSocket } from "./operator-socket-client";
+import { ERASURE_COMMANDS } from "../erasure/erasure.cli";
+import { EXPORT_COMMANDS } from "../export/export.cli";
 
 export { parseCliArgs } from "../lib/cli";
 
@@ -25,6 +27,8 @@ export const COMMANDS: Record<string, CliCommand> = {
   ...channelCommands,
   ...TENANT_COMMANDS,
   ...API_KEY_COMMANDS,
+  ...ERASURE_COMMANDS,
+  ...EXPORT_COMMANDS,
 };
 
 /** What a command printed and its exit code (a server runs it for a CLI beside it and sends this back). */
@@ -78,7 +82,8 @@ export async function executeCommand(positionals: string[], flags: Flags): Promi
   if (flags.help) return ok(`Usage: ${PROGRAM} ${usageOf(name)}\n`);
   try {
     const result = await command(args, flags);
-    return ok(`${JSON.stringify(result)}\n`);
+    // A command that wrote its own output (an export to stdout) answers undefined.
+    return ok(result === undefined ? "" : `${JSON.stringify(result)}\n`);
   } catch (err) {
     if (err instanceof UsageError) return usageError(err.message, `Usage: ${PROGRAM} ${usageOf(name).split("\n")[0]}`);
     const message = err instanceof EmbeddedDatabaseBusyError ? err.message : `failed: ${(err as Error).message}`;
@@ -104,5 +109,14 @@ async function forwardToRunningServer(positionals: string[], flags: Flags): Prom
   if (databaseKind() !== "pglite" || flags.help || !positionals.length) return null;
   const holder = embeddedLockHolder(dataDir());
   if (!holder?.socket) return null;
-  return sendToOperatorSocket(holder.socket, { positionals, flags });
+  const name = positionals.slice(0, 2).join(" ");
+  const forwarding = COMMANDS[name]?.forwardedFlags;
+  let sent = flags;
+  try {
+    if (forwarding) sent = forwarding(flags);
+  } catch (err) {
+    if (err instanceof UsageError) return usageError(err.message, `Usage: ${PROGRAM} ${usageOf(name).split("\n")[0]}`);
+    throw err;
+  }
+  return sendToOperatorSocket(holder.socket, { positionals, flags: sent });
 }

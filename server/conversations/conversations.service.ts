@@ -1,6 +1,7 @@
 // Conversation and message actions. Every read and write goes through the tenant-scoped client.
 import { Prisma } from "../db/generated/client";
 import { rowSelect } from "../db/row-select";
+import { modelColumns } from "../db/columns";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
 import { changedFields, mergeAttributes } from "../lib/wire";
@@ -88,28 +89,37 @@ export async function findOrCreateConversation(
   tx: TenantTx,
   pair: { channel: Channel; customerIdentifier: string; customerName?: string | null; summary?: string | null; attributes?: Record<string, unknown> },
 ): Promise<{ row: ConversationRow; created: boolean }> {
-  const inserted = await tx.conversation.createManyAndReturn({
-    data: [
-      {
-        tenantId: tx.tenantId,
-        channel: pair.channel,
-        customerIdentifier: pair.customerIdentifier,
-        customerName: pair.customerName ?? null,
-        summary: pair.summary ?? null,
-        attributes: mergeAttributes({}, pair.attributes ?? {}),
-      },
-    ],
-    skipDuplicates: true,
-  });
-  if (inserted.length === 1) {
-    const row = inserted[0] as ConversationRow;
-    await emitEvent(tx, "conversation.created", { object: conversationToWire(row) });
-    return { row, created: true };
+  // Twice at most: the pair's row found by the insert's conflict may be erased (its identifier
+  // replaced, server/erasure/) while this waits for its lock; the pair is then free to insert.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const inserted = await tx.conversation.createManyAndReturn({
+      data: [
+        {
+          tenantId: tx.tenantId,
+          channel: pair.channel,
+          customerIdentifier: pair.customerIdentifier,
+          customerName: pair.customerName ?? null,
+          summary: pair.summary ?? null,
+          attributes: mergeAttributes({}, pair.attributes ?? {}),
+        },
+      ],
+      skipDuplicates: true,
+    });
+    if (inserted.length === 1) {
+      const row = inserted[0] as ConversationRow;
+      await emitEvent(tx, "conversation.created", { object: conversationToWire(row) });
+      return { row, created: true };
+    }
+    // Locked by the pair (not by id after a read): what the caller then stores goes into a
+    // conversation that still belongs to this customer, never one erased in between.
+    const [locked] = await tx.$queryRawUnsafe<{ id: string }[]>(LOCK_PAIR_SQL, tx.tenantId, pair.channel, pair.customerIdentifier);
+    if (locked) return { row: (await tx.conversation.findFirstOrThrow({ where: { id: locked.id } })) as ConversationRow, created: false };
   }
-  const existing = await tx.conversation.findFirst({ where: { channel: pair.channel, customerIdentifier: pair.customerIdentifier } });
-  if (!existing) throw new Error("conversation insert skipped but no existing row was found");
-  return { row: existing, created: false };
+  throw new Error("conversation insert skipped but no existing row was found");
 }
+
+const PAIR = modelColumns(Prisma.ConversationScalarFieldEnum);
+const LOCK_PAIR_SQL = `SELECT ${PAIR.id} AS id FROM conversations WHERE ${PAIR.tenantId} = $1::uuid AND ${PAIR.channel} = $2 AND ${PAIR.customerIdentifier} = $3 FOR UPDATE`;
 
 export async function updateConversation(db: TenantDb, input: UpdateConversationInput): Promise<Conversation> {
   const { id, status, attributes, ...rest } = input;

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { getDb } from "../db/client";
 import { publicProcedure, router } from "../trpc/trpc";
-import { actorOf } from "../auth/principal";
+import { actorOf, forbiddenToGrant } from "../auth/principal";
 import { apiKeyToWire, issueApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys";
 import { managerProcedure, memberProcedure } from "../trpc/procedures";
 import {
@@ -35,6 +35,8 @@ export const dashboardRouter = router({
     list: memberProcedure.output(z.array(apiKeySchema)).query(async ({ ctx }) => (await listApiKeys(ctx.db)).map(apiKeyToWire)),
     /** The plaintext is in this response only. */
     issue: managerProcedure.input(issueApiKeyInput).mutation(async ({ ctx, input }) => {
+      const refusal = forbiddenToGrant(ctx.user.role, input.scopes);
+      if (refusal) throw refusal;
       const { key, plaintext } = await issueApiKey(ctx.db, input, actorOf(ctx.principal));
       return { key: apiKeyToWire(key), plaintext };
     }),

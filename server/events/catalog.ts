@@ -1,4 +1,4 @@
-// The event catalog: the 19 event names, the zod schema of each event's `data`, and the envelope
+// The event catalog: the 20 event names, the zod schema of each event's `data`, and the envelope
 // every webhook carries. Each domain declares the events it emits (`<domain>.events.ts`), and
 // checks the payload against that schema when it emits, so what is documented here is what
 // consumers receive. This module only gathers them, in the documented order.
@@ -9,6 +9,7 @@ import { APPOINTMENT_EVENTS } from "../appointments/appointments.events";
 import { OFFERING_EVENTS } from "../offerings/offerings.events";
 import { CALL_EVENTS } from "../calls/calls.events";
 import { CSAT_EVENTS } from "../csat/csat.events";
+import { ERASURE_EVENTS } from "../erasure/erasure.events";
 import { TEST_EVENT_TYPE, testEventPayload } from "../outbox/event-payloads";
 
 export { TEST_EVENT_TYPE, testEventPayload };
@@ -30,6 +31,7 @@ export const EVENT_PAYLOADS = {
   "outbound.failed": CONVERSATION_EVENTS["outbound.failed"],
   "sla.breached": CONVERSATION_EVENTS["sla.breached"],
   ...CSAT_EVENTS,
+  ...ERASURE_EVENTS,
 } as const;
 
 export type EventType = keyof typeof EVENT_PAYLOADS;
@@ -81,6 +83,7 @@ export const FIRES_WHEN: Record<EventType, string> = {
   "sla.breached":
     "a conversation in `handoff` has waited longer than the tenant's `handoff_sla_minutes` (default 15) since the handoff began without an operator message; once per handoff",
   "csat.received": "a customer's satisfaction answer is recorded (the assistant's `record_csat` tool)",
+  "customer.erased": "a customer's personal data is erased (`POST /privacy/erasures`, the dashboard or the CLI); erase your copies of the records it names",
 };
 
 const DATA_SHAPE: Record<EventType, string> = {
@@ -103,6 +106,7 @@ const DATA_SHAPE: Record<EventType, string> = {
   "outbound.failed": "`{ object: Message, conversation: Conversation, driver, error }`",
   "sla.breached": "`{ object: Conversation, waited_seconds, sla_minutes }`",
   "csat.received": "`{ object: CsatResponse }`",
+  "customer.erased": "`{ object: { conversation_ids, message_ids, call_ids, lead_ids, appointment_ids, csat_response_ids } }`",
 };
 
 /** Events and webhooks, for the OpenAPI document's description and the README. */

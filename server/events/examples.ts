@@ -6,6 +6,7 @@ import { callExample } from "../calls/calls.examples";
 import { conversationExample, messageExample } from "../conversations/conversations.examples";
 import { leadExample, qualifiedLeadExample } from "../leads/leads.examples";
 import { offeringExample } from "../offerings/offerings.examples";
+import { erasedRecordsExample } from "../erasure/erasure.examples";
 import type { EventEnvelope, EventType } from "./catalog";
 
 /** The call as it starts: answered, in progress (the calls domain's example is the finished call). */
@@ -78,6 +79,7 @@ const DATA: Record<EventType, Record<string, unknown>> = {
       created_at: EXAMPLE_LATER,
     },
   },
+  "customer.erased": { object: erasedRecordsExample },
 };
 
 /** An example envelope of `type`, as a consumer receives it. */

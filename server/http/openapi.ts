@@ -18,6 +18,7 @@ import { eventsExamples } from "../events/events.examples";
 import { leadsExamples } from "../leads/leads.examples";
 import { offeringsExamples } from "../offerings/offerings.examples";
 import { webhookEndpointsExamples } from "../webhooks/webhook-endpoints.examples";
+import { erasureExamples } from "../erasure/erasure.examples";
 import type { OperationExamples } from "../lib/examples";
 import { BEARER_SCHEME, completeDocument, declareScope } from "./openapi-common";
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_RETENTION_MS, IDEMPOTENT_REPLAYED_HEADER, MAX_IDEMPOTENCY_KEY } from "../idempotency/idempotency";
@@ -33,6 +34,7 @@ export const OPERATION_EXAMPLES: OperationExamples = {
   ...eventsExamples,
   ...callsExamples,
   ...webhookEndpointsExamples,
+  ...erasureExamples,
 };
 
 const TAG_DESCRIPTIONS: Record<string, string> = {
@@ -44,6 +46,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   CRM: "A proxy to the tenant's connected CRM.",
   Events: "Every change as an event: the feed to reconcile with, and the webhooks that carry it.",
   "Webhook endpoints": "Where the events are sent: register, change, roll the signing secret of and delete the tenant's endpoints (scope `webhooks:write`).",
+  Privacy: "Customers' data rights: erasing one customer (scope `privacy:write`, which only a tenant owner can grant).",
 };
 
 const DESCRIPTIONS: Record<number, string> = {

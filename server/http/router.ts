@@ -14,6 +14,7 @@ import { eventsRouter } from "../events/events.router";
 import { channelsRouter } from "../channels/channels.router";
 import { callsRouter } from "../calls/calls.router";
 import { assistantRouter } from "../tools/assistant.router";
+import { erasureRouter } from "../erasure/erasure.router";
 
 export const appRouter = router({
   offerings: offeringsRouter,
@@ -29,6 +30,7 @@ export const appRouter = router({
   channels: channelsRouter,
   calls: callsRouter,
   assistant: assistantRouter,
+  privacy: erasureRouter,
 });
 
 export type AppRouter = typeof appRouter;

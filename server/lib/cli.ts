@@ -11,7 +11,14 @@ export type Flags = Record<string, string | boolean | undefined>;
  * One command of a domain's table (`server/<domain>/<domain>.cli.ts`): what it answers is printed as
  * JSON on stdout. `usage` (optional) is its `--help` text: the synopsis line, then any notes.
  */
-export type CliCommand = ((args: string[], flags: Flags) => Promise<unknown>) & { usage?: string };
+export type CliCommand = ((args: string[], flags: Flags) => Promise<unknown>) & {
+  usage?: string;
+  /**
+   * The flags to send when a running server runs the command (the embedded database): a command
+   * may make a path absolute, or refuse (a UsageError) what cannot cross the socket, such as a stream to stdout.
+   */
+  forwardedFlags?: (flags: Flags) => Flags;
+};
 
 /** A flag's text, or undefined when absent or given bare (`--flag` alone is `true`). */
 export const flagText = (value: string | boolean | undefined): string | undefined => (typeof value === "string" ? value : undefined);

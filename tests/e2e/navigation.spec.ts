@@ -15,6 +15,7 @@ const PAGES: { link: string; path: string; title: string; crumb: string[] | null
   { link: "CRM", path: "/dashboard/crm", title: "CRM · Integrations · Tenant data platform", crumb: ["Settings", "Integrations", "CRM"] },
   { link: "Members", path: "/dashboard/members", title: "Members · Settings · Tenant data platform", crumb: ["Settings", "Members"] },
   { link: "Audit log", path: "/dashboard/audit-log", title: "Audit log · Settings · Tenant data platform", crumb: ["Settings", "Audit log"] },
+  { link: "Privacy", path: "/dashboard/privacy", title: "Privacy · Settings · Tenant data platform", crumb: ["Settings", "Privacy"] },
 ];
 
 test("the sidebar groups pages under Settings › Integrations and Settings, each page has its own title and breadcrumb", async ({ page }) => {

@@ -14,9 +14,9 @@ beforeAll(async () => {
 });
 
 describe("transactional outbox", () => {
-  it("catalogs the 19 event names and documents each", () => {
-    expect(EVENT_TYPES).toHaveLength(19);
-    for (const name of ["lead.qualified", "booking.rescheduled", "call.missed", "outbound.failed", "sla.breached", "csat.received"]) {
+  it("catalogs the 20 event names and documents each", () => {
+    expect(EVENT_TYPES).toHaveLength(20);
+    for (const name of ["lead.qualified", "booking.rescheduled", "call.missed", "outbound.failed", "sla.breached", "csat.received", "customer.erased"]) {
       expect(EVENT_TYPES).toContain(name);
     }
     for (const name of EVENT_TYPES) expect(EVENTS_MARKDOWN).toContain(`\`${name}\``);
