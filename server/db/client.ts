@@ -10,6 +10,7 @@ import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapt
 import { PrismaClient } from "./generated/client";
 import { acquireEmbeddedLock, releaseEmbeddedLock } from "./embedded-lock";
 import { unwatchPool, watchedPgPool, watchPool } from "./watchdog";
+import { DatabaseOutcomeUnknownError, isDatabaseUnavailable, neverReachedTheServer, statementWrites } from "../lib/database-errors";
 import { assertDatabaseReachable, noteDatabaseError, watchDatabase } from "./availability";
 import { log } from "../lib/log";
 import { setting } from "../lib/settings";
@@ -186,6 +187,8 @@ function runnerOver(open: () => postgres.Sql, prepare: boolean): { run: SqlRunne
       return (await connections.unsafe(statement.text, values as postgres.ParameterOrJSON<never>[], { prepare })) as unknown as Row[];
     } catch (err) {
       noteDatabaseError(err);
+      // A write (each runs in a transaction of its own) whose connection was lost once sent: PostgreSQL may have committed it.
+      if (statementWrites(statement.text) && isDatabaseUnavailable(err) && !neverReachedTheServer(err)) throw new DatabaseOutcomeUnknownError(err);
       throw err;
     } finally {
       watched.inflight--;

@@ -12,7 +12,7 @@
 // A write whose fate the client cannot know (its COMMIT, or a write outside a transaction, lost
 // with its connection) fails as DatabaseOutcomeUnknownError instead: it may have committed.
 import pg from "pg";
-import { DatabaseOutcomeUnknownError, DatabaseTimeoutError, isDatabaseUnavailable } from "../lib/database-errors";
+import { DatabaseOutcomeUnknownError, DatabaseTimeoutError, isDatabaseUnavailable, neverReachedTheServer, statementWrites } from "../lib/database-errors";
 import { setting } from "../lib/settings";
 import { noteDatabaseError } from "./availability";
 
@@ -88,8 +88,6 @@ export function unwatchPool(pool: WatchedPool): void {
   }
 }
 
-const WRITE = /^\s*(insert|update|delete|merge|with|call|do)\b/i;
-
 type QueryConfig = { text?: unknown };
 
 /**
@@ -152,9 +150,9 @@ export function watchedPgPool(config: pg.PoolConfig): pg.Pool & { unwatch: () =>
           watched.inflight--;
           watched.progressed = true;
           const committing = /^\s*commit\b/i.test(text);
-          const lostWrite = committing || (!this.inTransaction && WRITE.test(text));
+          const lostWrite = committing || (!this.inTransaction && statementWrites(text));
           if (/^\s*(commit|rollback)\b/i.test(text)) this.inTransaction = false;
-          if (lostWrite && isDatabaseUnavailable(err)) {
+          if (lostWrite && isDatabaseUnavailable(err) && !neverReachedTheServer(err)) {
             noteDatabaseError(err);
             throw new DatabaseOutcomeUnknownError(err);
           }

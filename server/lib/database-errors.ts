@@ -142,6 +142,18 @@ export function isDatabaseBusy(err: unknown, depth = 0): boolean {
   return isDatabaseBusy(e.cause, depth + 1);
 }
 
+/** Whether a statement's text changes rows: INSERT, UPDATE or DELETE, also inside a WITH (not a SELECT … FOR UPDATE). */
+const WRITES = /\b(?:insert\s+into|(?<!for\s+)update\s+"?\w|delete\s+from)/i;
+export const statementWrites = (text: string) => WRITES.test(text);
+
+/** Failures before a statement could reach the server (no connection, the breaker open): nothing ran. */
+const BEFORE_SENDING = new Set(["ECONNREFUSED", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN", "CONNECT_TIMEOUT", "57P03", "53300"]);
+export function neverReachedTheServer(err: unknown): boolean {
+  if (err instanceof DatabaseUnavailableError) return true;
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && BEFORE_SENDING.has(code);
+}
+
 /** True when `err` (or an error it wraps) is a write whose outcome the database did not confirm. */
 export function isOutcomeUnknown(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== "object" || depth > 6) return false;
