@@ -23,14 +23,27 @@ describe.skipIf(!process.env.DATABASE_URL)("statement and lock timeouts enforced
   // front has made the bounds the role's defaults.
   const direct = () => process.env.DIRECT_DATABASE_URL || process.env.DATABASE_URL;
 
+  const bounds = { DATABASE_QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS), DATABASE_LOCK_TIMEOUT_MS: String(LOCK_TIMEOUT_MS) };
+  const own: Record<string, string | undefined> = {};
+
   beforeAll(async () => {
     await installSlowInsert(direct());
-    server = await startMount("lean", { DATABASE_QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS), DATABASE_LOCK_TIMEOUT_MS: String(LOCK_TIMEOUT_MS) });
+    server = await startMount("lean", bounds);
+    // Behind a pooler the bounds are the role's defaults, which every process opening the database
+    // sets (the last one wins): this test process opens it too, with the same bounds.
+    for (const [name, value] of Object.entries(bounds)) {
+      own[name] = process.env[name];
+      process.env[name] = value;
+    }
     ({ key } = await tenantWithKey());
   }, 180_000);
 
   afterAll(async () => {
     await server?.stop();
+    for (const [name, value] of Object.entries(own)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
   });
 
   const send = async (method: string, path: string, body?: unknown) => {
