@@ -13,8 +13,12 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { freePort, processTreeCpuMs, spawnServer, startThrowawayPostgres, startThrowawayRedis } from "./services";
 import { summariseProfile, type ProfileSummary } from "./profile-summary";
+import { resetSettingsOnEnvChange } from "../../server/lib/settings";
 import { buildServer } from "../build-server.mjs";
 import { printResults, type Throughput } from "./report";
+
+// The bench points this process at its own database as it goes (settings are read once otherwise).
+resetSettingsOnEnvChange();
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const require = createRequire(import.meta.url);

@@ -4,7 +4,7 @@
 // connection that cannot come), and the probe keeps checking so calls resume within
 // PROBE_INTERVAL_MS of the server's return.
 import { log } from "../lib/log";
-import { DatabaseUnavailableError, isDatabaseUnavailable } from "../lib/database-errors";
+import { DatabaseUnavailableError, isDatabaseTimeout, isDatabaseUnavailable } from "../lib/database-errors";
 
 const PROBE_INTERVAL_MS = 500;
 
@@ -24,10 +24,20 @@ export function assertDatabaseReachable(): void {
 
 export const databaseKnownDown = () => state.down === true;
 
-/** Called with a failed call's error: a connection failure starts the probe (if none is running). */
+/**
+ * Called with a failed call's error: a connection failure starts the probe (if none is running).
+ * A timeout (no connection within the connect timeout, or the watchdog giving a silent server up)
+ * opens the breaker at once: the probe would only confirm it after another timeout, and meanwhile
+ * each call of a request would wait its own.
+ */
 export function noteDatabaseError(err: unknown): void {
   const probe = state.probe;
-  if (!probe || state.probing || !isDatabaseUnavailable(err)) return;
+  if (!probe || !isDatabaseUnavailable(err)) return;
+  if (!state.down && isDatabaseTimeout(err)) {
+    log.warn("database unreachable: answering 503 until it is back", { error: err });
+    state.down = true;
+  }
+  if (state.probing) return;
   state.probing = probeUntilReachable(probe).finally(() => {
     state.probing = null;
   });

@@ -9,7 +9,8 @@ import postgres from "postgres";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import { PrismaClient } from "./generated/client";
 import { acquireEmbeddedLock, releaseEmbeddedLock } from "./embedded-lock";
-import { DatabaseTimeoutError } from "../lib/database-errors";
+import { unwatchPool, watchedPgPool, watchPool } from "./watchdog";
+import { DatabaseOutcomeUnknownError, isDatabaseUnavailable, neverReachedTheServer, statementWrites } from "../lib/database-errors";
 import { assertDatabaseReachable, noteDatabaseError, watchDatabase } from "./availability";
 import { log } from "../lib/log";
 import { setting } from "../lib/settings";
@@ -71,27 +72,57 @@ function createEmbeddedFromTemplate(dir: string): void {
  * fails as "database unavailable" (a 503), instead of waiting for the driver's own 30 s or forever.
  */
 const connectTimeoutMs = () => setting("DATABASE_CONNECT_TIMEOUT_MS");
-/** How long one call may wait for its answer: a paused server holds connections open without answering. */
+/**
+ * How long one statement may run: PostgreSQL's own `statement_timeout` (it cancels the statement,
+ * which rolls its transaction back, so the 503 that follows is safe to retry).
+ */
 const queryTimeoutMs = () => setting("DATABASE_QUERY_TIMEOUT_MS");
-
-/** `work`, or a DatabaseTimeoutError (a 503, and the breaker's probe) when it has no answer within the query timeout. */
-function withinQueryTimeout<T>(work: Promise<T>): Promise<T> {
-  const ms = queryTimeoutMs();
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DatabaseTimeoutError(ms)), ms);
-  });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+/**
+ * The server-side bounds every session of the pools runs with. Sent as startup parameters on a
+ * direct connection; behind a transaction pooler (which refuses or drops them) they are the
+ * application role's defaults in its database instead (`applyRoleTimeouts`).
+ */
+export function sessionTimeouts(): Record<"statement_timeout" | "lock_timeout" | "idle_in_transaction_session_timeout", number> {
+  return {
+    statement_timeout: queryTimeoutMs(),
+    lock_timeout: setting("DATABASE_LOCK_TIMEOUT_MS"),
+    idle_in_transaction_session_timeout: setting("DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS"),
+  };
 }
 
-/** Runs a database call through the breaker: refused at once during a known outage; a connection failure starts the probe. */
-async function guarded<T>(call: () => Promise<T>): Promise<T> {
-  assertDatabaseReachable();
+/** The same bounds as a libpq `options` string (node-postgres), or "" behind a pooler. */
+const timeoutOptions = (pooled: boolean, timeouts = sessionTimeouts()) =>
+  pooled
+    ? undefined
+    : Object.entries(timeouts)
+        .map(([name, ms]) => `-c ${name}=${ms}`)
+        .join(" ");
+
+/** Options that lift the bounds again, for the migrations' own direct connection (an index build may take long). */
+export const UNBOUNDED_SESSION_OPTIONS = "-c statement_timeout=0 -c lock_timeout=0 -c idle_in_transaction_session_timeout=0";
+
+/**
+ * Behind a transaction pooler no startup parameter reaches PostgreSQL, and a session SET would stay
+ * on a server connection other clients share: the bounds become the application role's defaults in
+ * its own database (`ALTER ROLE … IN DATABASE … SET`, which any role may do for itself), set
+ * through the direct URL before the pools connect. They apply to server connections the pooler
+ * opens from then on (ones it holds already keep their settings until it recycles them,
+ * `server_lifetime`). A role that may not alter itself is logged, and the client-side watchdog
+ * remains the only bound.
+ */
+async function applyRoleTimeouts(directUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: directUrl, connectionTimeoutMillis: connectTimeoutMs(), options: UNBOUNDED_SESSION_OPTIONS });
+  client.on("error", () => {});
   try {
-    return await call();
+    await client.connect();
+    const sets = Object.entries(sessionTimeouts())
+      .map(([name, ms]) => `EXECUTE format('ALTER ROLE %I IN DATABASE %I SET ${name} = %L', current_user, current_database(), '${ms}ms');`)
+      .join(" ");
+    await client.query(`DO $$ BEGIN ${sets} END $$`);
   } catch (err) {
-    noteDatabaseError(err);
-    throw err;
+    log.warn("could not set the statement and lock timeouts as the role's defaults behind the pooler", { error: err });
+  } finally {
+    void client.end().catch(() => {});
   }
 }
 
@@ -126,6 +157,8 @@ function pipelinedConnections(url: string, max: number, prepare: boolean) {
   return postgres(url, {
     max,
     prepare,
+    // Startup parameters on a direct connection; behind a pooler the role's defaults (applyRoleTimeouts).
+    connection: behindTransactionPooler() ? {} : Object.fromEntries(Object.entries(sessionTimeouts()).map(([name, ms]) => [name, String(ms)])),
     onnotice: () => {},
     connect_timeout: connectTimeoutMs() / 1000,
     // Its default backoff grows to 20 s across failed connects, and queries wait for it: after an
@@ -134,16 +167,43 @@ function pipelinedConnections(url: string, max: number, prepare: boolean) {
   });
 }
 
-/** Runs statements on `connections` through the breaker and the query timeout, counting each. */
-function runnerOver(connections: postgres.Sql, prepare: boolean): SqlRunner {
-  return async <Row>(statement: Statement, values: unknown[]) => {
+/**
+ * Runs statements on a postgres.js pool through the breaker, counting each. No timer per call:
+ * PostgreSQL cancels a statement past its statement_timeout, and the watchdog discards the whole
+ * pool (every call in flight fails as "unavailable", a 503) when it gets no answer at all for
+ * longer than that, as from a paused or lost server; the next call opens a new pool.
+ */
+function runnerOver(open: () => postgres.Sql, prepare: boolean): { run: SqlRunner; end: () => Promise<void> } {
+  let connections = open();
+  const watched = watchPool("statements", () => {
+    const stuck = connections;
+    connections = open();
+    void stuck.end({ timeout: 0 }).catch(() => {});
+  });
+  const run = async <Row>(statement: Statement, values: unknown[]) => {
     operationCount++;
-    return traceDbCall({ sql: statement.text }, () =>
-      guarded(
-        async () =>
-          (await withinQueryTimeout(connections.unsafe(statement.text, values as postgres.ParameterOrJSON<never>[], { prepare }))) as unknown as Row[],
-      ),
-    );
+    return traceDbCall({ sql: statement.text }, async () => {
+      assertDatabaseReachable();
+      watched.inflight++;
+      try {
+        return (await connections.unsafe(statement.text, values as postgres.ParameterOrJSON<never>[], { prepare })) as unknown as Row[];
+      } catch (err) {
+        noteDatabaseError(err);
+        // A write (each runs in a transaction of its own) whose connection was lost once sent: PostgreSQL may have committed it.
+        if (statementWrites(statement.text) && isDatabaseUnavailable(err) && !neverReachedTheServer(err)) throw new DatabaseOutcomeUnknownError(err);
+        throw err;
+      } finally {
+        watched.inflight--;
+        watched.progressed = true;
+      }
+    });
+  };
+  return {
+    run,
+    end: async () => {
+      unwatchPool(watched);
+      await connections.end({ timeout: 5 });
+    },
   };
 }
 
@@ -158,12 +218,15 @@ async function open(): Promise<DbState> {
   let plainQuery: <Row>(text: string) => Promise<Row[]>;
   if (url) {
     kind = "postgres";
-    const pool = new pg.Pool({
+    const pooled = behindTransactionPooler();
+    if (pooled) await applyRoleTimeouts(directDatabaseUrl()!);
+    const pool = watchedPgPool({
       connectionString: url,
       max: setting("DATABASE_POOL_SIZE"),
       connectionTimeoutMillis: connectTimeoutMs(),
-      // Prisma's every query: node-postgres fails a call that has no answer in time ("Query read timeout").
-      query_timeout: queryTimeoutMs(),
+      // The bounds as startup parameters (direct); behind a pooler the role's defaults. No
+      // query_timeout (a timer per call that leaves the connection in use): the watchdog's sweep.
+      options: timeoutOptions(pooled),
     });
     // An idle connection the server dropped is removed by the pool; without a listener the event would crash the process.
     pool.on("error", (err) => noteDatabaseError(err));
@@ -173,9 +236,9 @@ async function open(): Promise<DbState> {
     // postgres.js, which pipelines: queries from concurrent requests share a connection, leave in one
     // write and come back in one read. Under load that halves PostgreSQL's CPU per request and cuts
     // this process's socket writes (docs/architecture.md, "Hot paths"); few connections suffice.
-    const prepare = !behindTransactionPooler();
-    const statements = pipelinedConnections(url, setting("DATABASE_STATEMENT_POOL_SIZE"), prepare);
-    sql = runnerOver(statements, prepare);
+    const prepare = !pooled;
+    const statements = runnerOver(() => pipelinedConnections(url, setting("DATABASE_STATEMENT_POOL_SIZE"), prepare), prepare);
+    sql = statements.run;
     // Every API request's key lookup and the hot lists (short indexed reads) share ONE connection:
     // under load each write then carries the statements of many requests, and PostgreSQL answers
     // them in one read (with several connections, postgres.js spreads them thin and its busy queue
@@ -183,11 +246,12 @@ async function open(): Promise<DbState> {
     // above, so they never hold up the reads queued behind them. Behind a transaction pooler nothing
     // pipelines (see pipelinedConnections): one connection would answer one statement at a time, so
     // the reads get as many as the pool above (client connections to a pooler are cheap).
-    const reads = pipelinedConnections(url, prepare ? 1 : setting("DATABASE_STATEMENT_POOL_SIZE"), prepare);
-    readSql = runnerOver(reads, prepare);
+    const reads = runnerOver(() => pipelinedConnections(url, prepare ? 1 : setting("DATABASE_STATEMENT_POOL_SIZE"), prepare), prepare);
+    readSql = reads.run;
     watchDatabase(() => probePostgres(url));
     closeDriver = async () => {
-      await Promise.all([statements.end({ timeout: 5 }), reads.end({ timeout: 5 })]);
+      await Promise.all([statements.end(), reads.end()]);
+      pool.unwatch();
       await pool.end();
     };
   } else {
@@ -217,7 +281,9 @@ async function open(): Promise<DbState> {
     // own, closed afterwards, so the lock can never stay behind in the shared pool (where it would
     // stop every other process from migrating, i.e. from starting). Direct, never through a
     // transaction pooler: the lock and the engine's statements need one session throughout.
-    const applied = await applyMigrations(url ? new PrismaPg({ connectionString: directDatabaseUrl(), max: 1 }) : adapter);
+    // Unbounded by the session timeouts (a role default behind a pooler): an index build may take long.
+    const migrating = url ? new PrismaPg({ connectionString: directDatabaseUrl(), max: 1, options: UNBOUNDED_SESSION_OPTIONS }) : adapter;
+    const applied = await applyMigrations(migrating);
     if (applied.length) log.info("migrations applied", { applied });
   }
   const base = new PrismaClient({ adapter });
@@ -225,7 +291,15 @@ async function open(): Promise<DbState> {
     query: {
       async $allOperations({ model, operation, args, query }) {
         operationCount++;
-        return traceDbCall({ model, operation, args }, () => guarded(() => query(args)));
+        return traceDbCall({ model, operation, args }, async () => {
+          assertDatabaseReachable();
+          try {
+            return await query(args);
+          } catch (err) {
+            noteDatabaseError(err);
+            throw err;
+          }
+        });
       },
     },
   }) as unknown as PrismaClient;

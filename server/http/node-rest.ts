@@ -5,6 +5,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:
 import { answerRestRequest, type RestAnswer, type RestRequest } from "./rest-bridge";
 import type { HeaderReader } from "../trpc/trpc";
 import { observeHttpRequest } from "../observability/metrics";
+import { bodyOfNodeRequest } from "../lib/request-body";
 
 /**
  * Headers as Next hands them to its route handlers: node's parsed headers (a repeated header's
@@ -20,26 +21,15 @@ export function nodeHeaderReader(headers: IncomingHttpHeaders): HeaderReader {
   };
 }
 
-/**
- * The request body chunk by chunk. A reader that stops early (a body over the limit) leaves the
- * rest to be drained instead of destroying the request, which would drop the connection before
- * the 413 is written.
- */
-async function* bodyChunks(req: IncomingMessage): AsyncGenerator<Uint8Array> {
-  try {
-    for await (const chunk of req.iterator({ destroyOnReturn: false })) yield chunk as Buffer;
-  } finally {
-    if (!req.readableEnded) req.resume();
-  }
-}
-
 export function toRestRequest(req: IncomingMessage): RestRequest {
   const method = req.method ?? "GET";
   return {
     method,
     target: req.url ?? "/",
     headers: nodeHeaderReader(req.headers),
-    body: method === "GET" || method === "HEAD" ? null : bodyChunks(req),
+    // Read whole, through the request's events (one promise per body); over the limit the rest is
+    // drained rather than the request destroyed, which would drop the connection before the 413.
+    body: method === "GET" || method === "HEAD" ? null : bodyOfNodeRequest(req),
     // The client's address is resolved from it (and X-Forwarded-For only when it is a trusted proxy).
     remoteAddress: req.socket.remoteAddress ?? null,
   };

@@ -18,7 +18,7 @@ import type { AnyRouter } from "@trpc/server";
 import { callProcedure, forEachOpenApiProcedureOf, numericFields, procedureInput, procedureMeta, procedureType } from "../trpc/internals";
 import { resolveClientIp } from "../lib/client-ip";
 import type { HeaderReader, RequestContext } from "../trpc/trpc";
-import { assertJsonContentType, readLimitedBody } from "../lib/request-body";
+import { assertJsonContentType, readLimitedBody, type RequestBody } from "../lib/request-body";
 import { assertBoundedInput } from "../lib/bounded-input";
 import { getOpenApiDocument } from "./openapi";
 import { traceRequest } from "../observability/tracing";
@@ -111,7 +111,7 @@ export type RestRequest = {
    * The body's bytes, chunk by chunk. Read only once the caller is authenticated, admitted by the
    * limiter and authorized; the bridge stops reading (and calls `return`) past 1 MiB.
    */
-  body: AsyncIterable<Uint8Array> | null;
+  body: RequestBody | null;
   /** The socket's remote address, when the server has one (the lean front); see server/lib/client-ip.ts. */
   remoteAddress?: string | null;
 };

@@ -18,11 +18,26 @@ export class DatabaseUnavailableError extends Error {
   }
 }
 
-/** A database call got no answer within DATABASE_QUERY_TIMEOUT_MS (a paused or overwhelmed server). */
+/** The watchdog (server/db/watchdog.ts) gave a pool up: no call on it was answered within the query timeout and its margin. */
 export class DatabaseTimeoutError extends Error {
   override name = "DatabaseTimeoutError";
   constructor(ms: number) {
     super(`no answer from the database within ${ms} ms`);
+  }
+}
+
+export const OUTCOME_UNKNOWN_MESSAGE =
+  "the database did not confirm whether this write was saved; retry only with the same Idempotency-Key (the retry answers what happened), or look the record up before writing it again";
+
+/**
+ * A write whose connection was lost while its COMMIT (or, outside a transaction, the write itself)
+ * was on its way: PostgreSQL may have committed it, or not. Never a plain "retry" (a client that
+ * retries creates a duplicate when it had committed): errors.ts answers it with its own code.
+ */
+export class DatabaseOutcomeUnknownError extends Error {
+  override name = "DatabaseOutcomeUnknownError";
+  constructor(cause: unknown) {
+    super(OUTCOME_UNKNOWN_MESSAGE, { cause });
   }
 }
 
@@ -65,6 +80,13 @@ const PG_MESSAGES = /^(Connection terminated|Client has encountered a connection
  */
 const BUSY_MESSAGES = /^timeout exceeded when trying to connect|Unable to start a transaction in the given time/;
 const BUSY_CODES = new Set(["P2024"]);
+/**
+ * PostgreSQL's own bounds (client.ts, sessionTimeouts): a statement cancelled by statement_timeout
+ * (57014, "canceling statement due to statement timeout") or a lock not granted within lock_timeout
+ * (55P03). The server answered and rolled the statement's transaction back: nothing was written,
+ * the database is busy, not down.
+ */
+const SERVER_TIMEOUT_CODES = new Set(["57014", "55P03"]);
 
 const isConnectionCode = (code: unknown) => typeof code === "string" && (CONNECTION_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code));
 /**
@@ -82,6 +104,7 @@ const isServerRejectedMessage = (err: object) => {
 export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== "object" || depth > 6) return false;
   if (err instanceof DatabaseUnavailableError || err instanceof DatabaseTimeoutError) return true;
+  if (err instanceof DatabaseOutcomeUnknownError) return false;
   if (isServerRejectedMessage(err)) return false;
   const e = err as { code?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: unknown; code?: unknown } } } };
   if (isConnectionCode(e.code)) return true;
@@ -91,11 +114,49 @@ export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   return isDatabaseUnavailable(e.cause, depth + 1);
 }
 
-/** True when `err` (or an error it wraps) says no pooled connection came free in time: the database is busy, not down. */
+/** A connection not opened within the connect timeout (postgres.js, node-postgres), or the watchdog giving a silent server up. */
+const TIMEOUT_MESSAGES = /^Connection terminated due to connection timeout|timeout expired/;
+export function isDatabaseTimeout(err: unknown, depth = 0): boolean {
+  if (!err || typeof err !== "object" || depth > 6) return false;
+  if (err instanceof DatabaseTimeoutError) return true;
+  const e = err as { code?: unknown; message?: unknown; cause?: unknown };
+  if (e.code === "CONNECT_TIMEOUT") return true;
+  if (typeof e.message === "string" && TIMEOUT_MESSAGES.test(e.message)) return true;
+  return isDatabaseTimeout(e.cause, depth + 1);
+}
+
+/** True when `err` (or an error it wraps) says no pooled connection came free in time, or PostgreSQL's statement or lock timeout cancelled the statement: the database is busy, not down. */
 export function isDatabaseBusy(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== "object" || depth > 6) return false;
-  const e = err as { code?: unknown; message?: unknown; cause?: unknown };
-  if (typeof e.code === "string" && BUSY_CODES.has(e.code)) return true;
+  if (err instanceof DatabaseOutcomeUnknownError) return false;
+  const e = err as {
+    code?: unknown;
+    message?: unknown;
+    cause?: unknown;
+    meta?: { driverAdapterError?: { cause?: { originalCode?: unknown; code?: unknown } } };
+  };
+  if (typeof e.code === "string" && (BUSY_CODES.has(e.code) || SERVER_TIMEOUT_CODES.has(e.code))) return true;
+  const adapter = e.meta?.driverAdapterError?.cause;
+  if (adapter && (SERVER_TIMEOUT_CODES.has(String(adapter.originalCode)) || SERVER_TIMEOUT_CODES.has(String(adapter.code)))) return true;
   if (typeof e.message === "string" && BUSY_MESSAGES.test(e.message)) return true;
   return isDatabaseBusy(e.cause, depth + 1);
+}
+
+/** Whether a statement's text changes rows: INSERT, UPDATE or DELETE, also inside a WITH (not a SELECT … FOR UPDATE). */
+const WRITES = /\b(?:insert\s+into|(?<!for\s+)update\s+"?\w|delete\s+from)/i;
+export const statementWrites = (text: string) => WRITES.test(text);
+
+/** Failures before a statement could reach the server (no connection, the breaker open): nothing ran. */
+const BEFORE_SENDING = new Set(["ECONNREFUSED", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN", "CONNECT_TIMEOUT", "57P03", "53300"]);
+export function neverReachedTheServer(err: unknown): boolean {
+  if (err instanceof DatabaseUnavailableError) return true;
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && BEFORE_SENDING.has(code);
+}
+
+/** True when `err` (or an error it wraps) is a write whose outcome the database did not confirm. */
+export function isOutcomeUnknown(err: unknown, depth = 0): boolean {
+  if (!err || typeof err !== "object" || depth > 6) return false;
+  if (err instanceof DatabaseOutcomeUnknownError || (err as { name?: unknown }).name === "DatabaseOutcomeUnknownError") return true;
+  return isOutcomeUnknown((err as { cause?: unknown }).cause, depth + 1);
 }

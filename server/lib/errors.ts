@@ -4,12 +4,29 @@ import { TRPCError } from "@trpc/server";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import { ZodError, type core } from "zod";
 import { isMissingFieldMessage } from "./field-messages";
-import { DATABASE_BUSY_MESSAGE, DATABASE_UNAVAILABLE_MESSAGE, isDatabaseBusy, isDatabaseUnavailable, RETRY_AFTER_SECONDS } from "./database-errors";
+import {
+  DATABASE_BUSY_MESSAGE,
+  DATABASE_UNAVAILABLE_MESSAGE,
+  isDatabaseBusy,
+  isDatabaseUnavailable,
+  isOutcomeUnknown,
+  OUTCOME_UNKNOWN_MESSAGE,
+  RETRY_AFTER_SECONDS,
+} from "./database-errors";
 
-export type ErrorCode = "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "rate_limited" | "internal_error";
+export type ErrorCode = "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "rate_limited" | "internal_error" | "outcome_unknown";
 
 /** Every wire code, as the API documents list them. */
-export const ERROR_CODES: ErrorCode[] = ["unauthorized", "forbidden", "rate_limited", "bad_request", "not_found", "conflict", "internal_error"];
+export const ERROR_CODES: ErrorCode[] = [
+  "unauthorized",
+  "forbidden",
+  "rate_limited",
+  "bad_request",
+  "not_found",
+  "conflict",
+  "internal_error",
+  "outcome_unknown",
+];
 
 const STATUS: Record<ErrorCode, number> = {
   bad_request: 400,
@@ -19,6 +36,7 @@ const STATUS: Record<ErrorCode, number> = {
   conflict: 409,
   rate_limited: 429,
   internal_error: 500,
+  outcome_unknown: 500,
 };
 const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   bad_request: "BAD_REQUEST",
@@ -28,6 +46,7 @@ const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   conflict: "CONFLICT",
   rate_limited: "TOO_MANY_REQUESTS",
   internal_error: "INTERNAL_SERVER_ERROR",
+  outcome_unknown: "INTERNAL_SERVER_ERROR",
 };
 
 export const MESSAGES = {
@@ -87,10 +106,18 @@ export const databaseUnavailable = (cause?: unknown) =>
 export const databaseBusy = (cause?: unknown) =>
   new AppError("internal_error", DATABASE_BUSY_MESSAGE, { status: 503, headers: { "Retry-After": String(RETRY_AFTER_SECONDS) }, cause });
 
+/**
+ * A write's connection was lost at its COMMIT: it may have committed. A 500 of its own code (not a
+ * retryable 503): the client retries only with the same Idempotency-Key, whose stored answer
+ * commits with the write (docs/contract.md).
+ */
+export const outcomeUnknown = (cause?: unknown) => new AppError("outcome_unknown", OUTCOME_UNKNOWN_MESSAGE, { cause });
+
 /** Whatever was thrown, the AppError the client is told about. Unknown errors become a bare 500. */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof TRPCError && err.cause instanceof AppError) return err.cause;
+  if (isOutcomeUnknown(err)) return outcomeUnknown(err);
   if (isDatabaseUnavailable(err)) return databaseUnavailable(err);
   if (isDatabaseBusy(err)) return databaseBusy(err);
   if (err instanceof ZodError) return fromZodError(err);

@@ -1,8 +1,9 @@
 // Every environment variable the server reads, declared once: its type, default and effect. The
 // README's settings table is generated from this list (`npm run settings:docs`; a test keeps the two equal).
 //
-// Reading: `setting("NAME")` parses the variable's current value (memoised per raw value, so a read
-// costs an env lookup and a map hit, and a test that changes process.env is seen at the next read).
+// Reading: `setting("NAME")` parses the variable once per process and caches it (a read is a map
+// lookup); tests and scripts that change process.env while running reset the cache (`resetSettings`,
+// `resetSettingsOnEnvChange`).
 // Startup: `checkSettings()` parses them all and throws one error naming every bad one, so a
 // misconfigured process stops before it serves anything. Leaf module: it imports nothing of ours.
 import { z } from "zod";
@@ -115,7 +116,17 @@ export const SETTINGS = {
   DATABASE_QUERY_TIMEOUT_MS: declare(
     DB,
     positiveInt().default(10000),
-    "how long one PostgreSQL call may wait for its answer before it fails as 'database unavailable' (503): a paused or unresponsive server does not hold requests",
+    "PostgreSQL's `statement_timeout` for every connection of the server's pools: a statement running longer is cancelled by the server (its transaction rolls back) and answered 503 'busy'; a server that answers nothing at all (paused, cut off) is given up by the client 1 s after this, its connections discarded, and answered 503 'unavailable' (README, 'Timeouts')",
+  ),
+  DATABASE_LOCK_TIMEOUT_MS: declare(
+    DB,
+    positiveInt().default(5000),
+    "PostgreSQL's `lock_timeout`: how long a statement waits for a row or table lock before it is cancelled (503 'busy', nothing written)",
+  ),
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: declare(
+    DB,
+    positiveInt().default(60000),
+    "PostgreSQL's `idle_in_transaction_session_timeout`: a session that holds a transaction open without sending anything for this long is ended by the server, releasing its locks (above the longest transaction the server holds open on purpose, 30 s)",
   ),
   DATA_DIR: declare(DB, text().default(".data"), "where the embedded database (and the generated encryption key and auth secret) live"),
   EMBEDDED_DB_SHARED_BUFFERS: declare(
@@ -375,6 +386,8 @@ export class SettingError extends Error {
 }
 
 const memo = new Map<string, { raw: string | undefined; value: unknown }>();
+/** process.env's settings, parsed once per process: a read is one map lookup (no env access). */
+const cached = new Map<string, unknown>();
 
 function parseSetting(name: SettingName, raw: string | undefined): unknown {
   const declared: Declared<z.ZodType> = SETTINGS[name];
@@ -385,16 +398,57 @@ function parseSetting(name: SettingName, raw: string | undefined): unknown {
   throw new SettingError(name, `${name} ${result.error.issues[0]?.message ?? "is invalid"}${shown}`);
 }
 
-/** The setting's current value (from `env`, default process.env); throws a SettingError naming it when malformed. */
+/**
+ * The setting's value (from `env`, default process.env); throws a SettingError naming it when
+ * malformed. process.env is read once per setting and process (the environment of a server does not
+ * change while it runs); code that changes process.env afterwards (tests, scripts) calls
+ * `resetSettings()` or installs `resetSettingsOnEnvChange()`.
+ */
 export function setting<N extends SettingName>(name: N, env: Env = process.env): SettingValue<N> {
+  if (env === process.env) {
+    const value = cached.get(name);
+    if (value !== undefined || cached.has(name)) return value as SettingValue<N>;
+  }
   const raw = env[name];
   const hit = memo.get(name);
-  if (hit && hit.raw === raw) return hit.value as SettingValue<N>;
-  const value = parseSetting(name, raw);
-  memo.set(name, { raw, value });
+  let value: unknown;
+  if (hit && hit.raw === raw) value = hit.value;
+  else {
+    value = parseSetting(name, raw);
+    memo.set(name, { raw, value });
+  }
+  if (env === process.env) cached.set(name, value);
   return value as SettingValue<N>;
 }
 
+const watched = Symbol("settings watch process.env");
+
+/** Forgets the cached values: the next read of each setting reads process.env again. */
+export function resetSettings(): void {
+  cached.clear();
+}
+
+/**
+ * For tests and scripts that change process.env while the process runs: process.env becomes a proxy
+ * that forgets the cached settings at every change, so a change is seen at the next read.
+ */
+export function resetSettingsOnEnvChange(): void {
+  const env = process.env as Env & { [watched]?: true };
+  if (env[watched]) return;
+  process.env = new Proxy(env, {
+    set(target, key, value) {
+      cached.clear();
+      return Reflect.set(target, key, value);
+    },
+    deleteProperty(target, key) {
+      cached.clear();
+      return Reflect.deleteProperty(target, key);
+    },
+    get(target, key) {
+      return key === watched ? true : Reflect.get(target, key);
+    },
+  }) as NodeJS.ProcessEnv;
+}
 /** Parses every setting; throws one error listing every malformed one. Run it first thing at startup. */
 export function checkSettings(env: Env = process.env): void {
   const problems: string[] = [];

@@ -5,6 +5,7 @@
 // refused request (never its body), and the one place a failure becomes an answer: a receiver never
 // answers 500 for anything a caller sent.
 import { AppError, errorBody, toAppError } from "../lib/errors";
+import { readBodyUpTo, type RequestBody } from "../lib/request-body";
 import { log } from "../lib/log";
 import { countReceiverAnswer } from "../observability/metrics";
 import { publicBaseUrl } from "../channels/receiver-settings";
@@ -17,7 +18,7 @@ export type ReceiverRequest = {
   /** Case-insensitive lookup over node's parsed headers (both fronts parse them alike). */
   headers: { get(name: string): string | null };
   /** The body's bytes, chunk by chunk; leaving the iteration early discards the rest unread. */
-  body: AsyncIterable<Uint8Array> | null;
+  body: RequestBody | null;
   /** The socket's remote address, when the front has one (the lean front); see server/lib/client-ip.ts. */
   remoteAddress?: string | null;
 };
@@ -35,15 +36,9 @@ export async function readRawBody(req: ReceiverRequest): Promise<string> {
   const declared = Number(req.headers.get("content-length") ?? "0");
   if (declared > MAX_WEBHOOK_BODY_BYTES) throw tooLarge();
   if (!req.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of req.body) {
-    size += chunk.byteLength;
-    // Leaving the loop ends the iteration: the rest of the body is discarded unread.
-    if (size > MAX_WEBHOOK_BODY_BYTES) throw tooLarge();
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
+  const bytes = await readBodyUpTo(req.body, MAX_WEBHOOK_BODY_BYTES);
+  if (!bytes) throw tooLarge();
+  return bytes.toString("utf8");
 }
 
 export const missingSignature = (header: string) => new AppError("unauthorized", `missing ${header} header`);

@@ -72,6 +72,7 @@ describe("GET /api/v1/openapi.json", () => {
       "not_found",
       "conflict",
       "internal_error",
+      "outcome_unknown",
     ]);
   });
 

@@ -95,7 +95,13 @@ export class PostgresServer {
         }
       })
       .map(Number);
-    for (const pid of [postmaster, ...children]) process.kill(pid, signal);
+    for (const pid of [postmaster, ...children]) {
+      try {
+        process.kill(pid, signal);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ESRCH") throw err; // a backend that ended meanwhile
+      }
+    }
   }
 
   /** Runs one statement on a connection of its own. */

@@ -14,6 +14,25 @@ const SLOW_COMMIT_SQL = [
   "CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON appointments DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit('customer_name')",
 ];
 
+// A statement (not its COMMIT) that takes as long as the test says: an offering titled "Slow insert
+// <seconds>" sleeps in a plain AFTER INSERT trigger, inside the INSERT (statement_timeout covers it;
+// PostgreSQL does not apply statement_timeout to a COMMIT's deferred work).
+const SLOW_INSERT_SQL = [
+  `CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     IF NEW.title LIKE 'Slow insert %' THEN PERFORM pg_sleep(split_part(NEW.title, ' ', 3)::float); END IF;
+     RETURN NULL;
+   END $$`,
+  "CREATE TRIGGER slow_insert AFTER INSERT ON offerings FOR EACH ROW EXECUTE FUNCTION slow_insert()",
+];
+
+/** Installs the slow-insert trigger in `url`'s database (once per database). */
+export async function installSlowInsert(url = process.env.DATABASE_URL): Promise<void> {
+  await onTestDatabase(async (client) => {
+    for (const statement of SLOW_INSERT_SQL) await client.query(statement);
+  }, url);
+}
+
 /** Runs `work` on a connection of its own to `url` (default: this test file's database). */
 export async function onTestDatabase<T>(work: (client: pg.Client) => Promise<T>, url = process.env.DATABASE_URL): Promise<T> {
   const client = new pg.Client({ connectionString: url });

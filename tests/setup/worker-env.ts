@@ -3,6 +3,10 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { dataDirFromTemplate, databaseFromTemplate, databaseUrl, runDatabasePrefix } from "./database-template";
+import { resetSettingsOnEnvChange } from "../../server/lib/settings";
+
+// Tests change process.env as they go; settings are read once per process otherwise.
+resetSettingsOnEnvChange();
 
 process.env.LOG_LEVEL ??= "silent";
 process.env.RATE_LIMIT_STORE_TIMEOUT_MS ??= "5000"; // a loaded CI machine must not mark a healthy Redis down (exact-count tests)
