@@ -58,22 +58,49 @@ const CONVERSATION = modelColumns(Prisma.ConversationScalarFieldEnum);
 const MESSAGE = modelColumns(Prisma.MessageScalarFieldEnum);
 const CONNECTION = modelColumns(Prisma.ChannelConnectionScalarFieldEnum);
 
-/**
- * $1 tenant, $2 connection id (null: no check, for in-process callers), $3 its sealed credentials,
- * $4 channel, $5 customer identifier, $6 body, $7 provider, $8 provider message id, $9 the time,
- * $10 a new conversation's id, $11 its customer name, $12 its `conversation.created` data,
- * $13 whether to NOTIFY (PostgreSQL). A new conversation is inserted already counted (its message
- * is inserted with it); the pair is only inserted when the message is not stored already.
- */
-const INGEST: Statement = {
-  text: `WITH gate AS (
+// The statements' parts. $1 tenant, $2 connection id (null: no check, for in-process callers), $3
+// its sealed credentials, $4 channel, $5 customer identifier, $6 body, $7 provider, $8 provider
+// message id, $9 the time.
+const GATE = `gate AS (
   SELECT ($2::uuid IS NULL OR EXISTS (SELECT 1 FROM channel_connections k WHERE k.${CONNECTION.id} = $2::uuid AND k.${CONNECTION.tenantId} = $1::uuid
     AND k.${CONNECTION.status} = 'active' AND k.${CONNECTION.credentialsEncrypted} = $3::text)) AS ok
 ), found AS (
   SELECT c.${CONVERSATION.id} FROM conversations c, gate
   WHERE gate.ok AND c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.channel} = $4::text AND c.${CONVERSATION.customerIdentifier} = $5::text
   FOR UPDATE OF c
-), known AS (
+)`;
+const STORE_AND_COUNT = (target: string) => `stored AS (
+  INSERT INTO messages (${MESSAGE.id}, ${MESSAGE.tenantId}, ${MESSAGE.conversationId}, ${MESSAGE.direction}, ${MESSAGE.author}, ${MESSAGE.body}, ${MESSAGE.status}, ${MESSAGE.provider}, ${MESSAGE.providerMessageId}, ${MESSAGE.createdAt})
+  SELECT gen_random_uuid(), $1::uuid, ${target}.${CONVERSATION.id}, 'inbound', 'customer', $6::text, 'received', $7::text, $8::text, $9::timestamptz FROM ${target}
+  ON CONFLICT (${MESSAGE.tenantId}, ${MESSAGE.provider}, ${MESSAGE.providerMessageId}) DO NOTHING
+  RETURNING ${MESSAGE.conversationId}
+), counted AS (
+  UPDATE conversations c SET ${CONVERSATION.lastMessageAt} = $9::timestamptz, ${CONVERSATION.lastActivityAt} = $9::timestamptz, ${CONVERSATION.messageCount} = c.${CONVERSATION.messageCount} + 1,
+    ${CONVERSATION.status} = CASE WHEN c.${CONVERSATION.status} = 'closed' THEN 'open' ELSE c.${CONVERSATION.status} END,
+    ${CONVERSATION.closedAt} = CASE WHEN c.${CONVERSATION.status} = 'closed' THEN NULL ELSE c.${CONVERSATION.closedAt} END, ${CONVERSATION.updatedAt} = now()
+  FROM stored WHERE c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.id} = stored.${MESSAGE.conversationId}
+  RETURNING c.${CONVERSATION.id}
+)`;
+
+/**
+ * A message to a pair this process has seen a conversation for: the connection checked, the
+ * conversation locked, the message stored once and counted. No conversation (it was removed
+ * meanwhile): nothing stored, and INGEST runs.
+ */
+const CONTINUE: Statement = {
+  text: `WITH ${GATE}, ${STORE_AND_COUNT("found")}
+SELECT gate.ok, (SELECT ${CONVERSATION.id}::text FROM found) AS "conversationId", EXISTS (SELECT 1 FROM stored) AS stored FROM gate`,
+};
+
+/**
+ * Any message, known pair or new: CONTINUE's work, or for a new pair the conversation (inserted
+ * already counted, as its message is inserted with it; only when the message is not stored
+ * already), its `conversation.created` and the event's deliveries. Beyond CONTINUE's: $10 a new
+ * conversation's id, $11 its customer name, $12 its `conversation.created` data, $13 whether to
+ * NOTIFY (PostgreSQL).
+ */
+const INGEST: Statement = {
+  text: `WITH ${GATE}, known AS (
   SELECT EXISTS (SELECT 1 FROM messages m WHERE m.${MESSAGE.tenantId} = $1::uuid AND m.${MESSAGE.provider} = $7::text AND m.${MESSAGE.providerMessageId} = $8::text) AS yes
 ), created AS (
   INSERT INTO conversations (${CONVERSATION.id}, ${CONVERSATION.tenantId}, ${CONVERSATION.channel}, ${CONVERSATION.customerIdentifier}, ${CONVERSATION.customerName},
@@ -85,22 +112,25 @@ const INGEST: Statement = {
   RETURNING ${CONVERSATION.id}
 ), ${eventFanOutSql({ tenant: "$1::uuid", type: "'conversation.created'", data: "$12::text::jsonb", source: "created" })},
 target AS (SELECT ${CONVERSATION.id} FROM found UNION ALL SELECT ${CONVERSATION.id} FROM created
-), stored AS (
-  INSERT INTO messages (${MESSAGE.id}, ${MESSAGE.tenantId}, ${MESSAGE.conversationId}, ${MESSAGE.direction}, ${MESSAGE.author}, ${MESSAGE.body}, ${MESSAGE.status}, ${MESSAGE.provider}, ${MESSAGE.providerMessageId}, ${MESSAGE.createdAt})
-  SELECT gen_random_uuid(), $1::uuid, target.${CONVERSATION.id}, 'inbound', 'customer', $6::text, 'received', $7::text, $8::text, $9::timestamptz FROM target
-  ON CONFLICT (${MESSAGE.tenantId}, ${MESSAGE.provider}, ${MESSAGE.providerMessageId}) DO NOTHING
-  RETURNING ${MESSAGE.conversationId}
-), counted AS (
-  UPDATE conversations c SET ${CONVERSATION.lastMessageAt} = $9::timestamptz, ${CONVERSATION.lastActivityAt} = $9::timestamptz, ${CONVERSATION.messageCount} = c.${CONVERSATION.messageCount} + 1,
-    ${CONVERSATION.status} = CASE WHEN c.${CONVERSATION.status} = 'closed' THEN 'open' ELSE c.${CONVERSATION.status} END,
-    ${CONVERSATION.closedAt} = CASE WHEN c.${CONVERSATION.status} = 'closed' THEN NULL ELSE c.${CONVERSATION.closedAt} END, ${CONVERSATION.updatedAt} = now()
-  FROM stored WHERE c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.id} = stored.${MESSAGE.conversationId}
-  RETURNING c.${CONVERSATION.id}
-), fanned AS (SELECT count(*)::int AS n FROM deliveries)
+), ${STORE_AND_COUNT("target")}, fanned AS (SELECT count(*)::int AS n FROM deliveries)
 SELECT gate.ok, known.yes AS known, (SELECT ${CONVERSATION.id}::text FROM target) AS "conversationId", EXISTS (SELECT 1 FROM created) AS created,
   EXISTS (SELECT 1 FROM stored) AS stored, fanned.n AS deliveries, (${wakeDeliveryWorkersSql("fanned.n > 0", "$13::boolean")})::text AS notified
 FROM gate, known, fanned`,
 };
+
+/**
+ * The pairs this process has stored a message for (tenant, channel, identifier), so their next
+ * message takes CONTINUE: lighter for PostgreSQL than INGEST, whose inserts (and their statement
+ * triggers) run even when they write nothing. Only a hint: a pair missing here takes INGEST, one
+ * whose conversation is gone falls back to it. Bounded: past the limit the oldest goes.
+ */
+const knownPairs = new Set<string>();
+const MAX_KNOWN_PAIRS = 100_000;
+function rememberPair(pair: string) {
+  if (knownPairs.has(pair)) return;
+  if (knownPairs.size >= MAX_KNOWN_PAIRS) knownPairs.delete(knownPairs.values().next().value!);
+  knownPairs.add(pair);
+}
 
 type IngestRow = { ok: boolean; known: boolean; conversationId: string | null; created: boolean; stored: boolean; deliveries: number };
 
@@ -121,6 +151,24 @@ export async function ingestInboundMessage(db: { tenantId: string }, input: Inbo
   const customerIdentifier = normalizeCustomerIdentifier(input.channel, input.from);
   const sql = sqlIfOpen() ?? (await getSql());
   const notify = databaseKind() === "postgres";
+  const pair = `${tenantId} ${input.channel} ${customerIdentifier}`;
+  const check = [connection?.id ?? null, connection?.credentialsEncrypted ?? null];
+  if (knownPairs.has(pair)) {
+    const at = new Date();
+    const [result] = await sql<{ ok: boolean; conversationId: string | null; stored: boolean }>(CONTINUE, [
+      tenantId,
+      ...check,
+      input.channel,
+      customerIdentifier,
+      input.body,
+      input.provider,
+      input.providerMessageId,
+      at.toISOString(),
+    ]);
+    if (!result.ok) throw new StaleConnectionError();
+    if (result.conversationId !== null) return { conversationId: result.conversationId, conversationCreated: false, stored: result.stored };
+    knownPairs.delete(pair);
+  }
   // A pair created by another transaction after this statement's snapshot is found by the next
   // run (its insert waited for that commit, so the next snapshot sees it): a second run at most,
   // short of an erasure removing the conversation in between.
@@ -146,8 +194,7 @@ export async function ingestInboundMessage(db: { tenantId: string }, input: Inbo
     };
     const [result] = await sql<IngestRow>(INGEST, [
       tenantId,
-      connection?.id ?? null,
-      connection?.credentialsEncrypted ?? null,
+      ...check,
       input.channel,
       customerIdentifier,
       input.body,
@@ -161,6 +208,7 @@ export async function ingestInboundMessage(db: { tenantId: string }, input: Inbo
     ]);
     if (!result.ok) throw new StaleConnectionError();
     if (result.deliveries > 0) signalOutboxWrite();
+    if (result.conversationId !== null) rememberPair(pair);
     if (result.conversationId !== null || result.known || attempt >= 3) {
       return { conversationId: result.conversationId, conversationCreated: result.created, stored: result.stored };
     }

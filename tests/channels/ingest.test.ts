@@ -91,6 +91,19 @@ describe("ingest of inbound messages", () => {
     expect((await eventsOf(tenantId)).map((e) => e.type)).toEqual(["conversation.created", "conversation.closed"]);
   });
 
+  it("a_pair_whose_conversation_was_removed_after_a_message_gets_a_new_conversation_and_its_created_event", async () => {
+    const { id: tenantId } = await newTenant();
+    const db = await tenantDb(tenantId);
+    const phone = uniquePhone();
+    const first = await ingestInboundMessage(db, inbound(phone));
+    await (await getDb()).conversation.delete({ where: { id: first.conversationId! } });
+    const again = await ingestInboundMessage(db, inbound(phone));
+    expect(again).toMatchObject({ conversationCreated: true, stored: true });
+    expect(again.conversationId).not.toBe(first.conversationId);
+    expect(await conversationRow(again.conversationId!)).toMatchObject({ customerIdentifier: phone, messageCount: 1 });
+    expect((await eventsOf(tenantId, "conversation.created")).map((e) => e.data.object.id)).toEqual([first.conversationId, again.conversationId]);
+  });
+
   it("the_analytics_daily_count_of_inbound_messages_counts_each_stored_message_once", async () => {
     const { id: tenantId } = await newTenant();
     const db = await tenantDb(tenantId);
