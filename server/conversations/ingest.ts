@@ -25,6 +25,7 @@ import { signalOutboxWrite } from "../outbox/outbox-signal";
 import type { TenantTx } from "../db/tenant-scope";
 import { conversationToWire, type ConversationRow, type MessageRow } from "./conversations.service";
 import { CONVERSATION_EVENTS } from "./conversations.events";
+import { AppError } from "../lib/errors";
 import { normalizeCustomerIdentifier, type Channel } from "../lib/customer-identifier";
 import type { ChannelProvider } from "../channels/providers";
 import { StaleConnectionError } from "../channels/channel-connections";
@@ -209,9 +210,11 @@ export async function ingestInboundMessage(db: { tenantId: string }, input: Inbo
     if (!result.ok) throw new StaleConnectionError();
     if (result.deliveries > 0) signalOutboxWrite();
     if (result.conversationId !== null) rememberPair(pair);
-    if (result.conversationId !== null || result.known || attempt >= 3) {
+    if (result.conversationId !== null || result.known) {
       return { conversationId: result.conversationId, conversationCreated: result.created, stored: result.stored };
     }
+    // Never answer as stored what was not: the provider delivers it again.
+    if (attempt >= 3) throw new AppError("internal_error", "the conversation is changing; retry", { status: 503, headers: { "Retry-After": "1" } });
   }
 }
 
