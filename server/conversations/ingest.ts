@@ -70,6 +70,9 @@ const GATE = `gate AS (
   WHERE gate.ok AND c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.channel} = $4::text AND c.${CONVERSATION.customerIdentifier} = $5::text
   FOR UPDATE OF c
 )`;
+// Only an existing conversation (`found`, at most one row) is counted here: a new one is inserted
+// counted. Its id is a scalar subquery, so the update is one primary-key lookup whatever the plan
+// (a join with the CTE let a generic plan scan the tenant's conversations).
 const STORE_AND_COUNT = (target: string) => `stored AS (
   INSERT INTO messages (${MESSAGE.id}, ${MESSAGE.tenantId}, ${MESSAGE.conversationId}, ${MESSAGE.direction}, ${MESSAGE.author}, ${MESSAGE.body}, ${MESSAGE.status}, ${MESSAGE.provider}, ${MESSAGE.providerMessageId}, ${MESSAGE.createdAt})
   SELECT gen_random_uuid(), $1::uuid, ${target}.${CONVERSATION.id}, 'inbound', 'customer', $6::text, 'received', $7::text, $8::text, $9::timestamptz FROM ${target}
@@ -79,7 +82,7 @@ const STORE_AND_COUNT = (target: string) => `stored AS (
   UPDATE conversations c SET ${CONVERSATION.lastMessageAt} = $9::timestamptz, ${CONVERSATION.lastActivityAt} = $9::timestamptz, ${CONVERSATION.messageCount} = c.${CONVERSATION.messageCount} + 1,
     ${CONVERSATION.status} = CASE WHEN c.${CONVERSATION.status} = 'closed' THEN 'open' ELSE c.${CONVERSATION.status} END,
     ${CONVERSATION.closedAt} = CASE WHEN c.${CONVERSATION.status} = 'closed' THEN NULL ELSE c.${CONVERSATION.closedAt} END, ${CONVERSATION.updatedAt} = now()
-  FROM stored WHERE c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.id} = stored.${MESSAGE.conversationId}
+  WHERE c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.id} = (SELECT ${CONVERSATION.id} FROM found) AND EXISTS (SELECT 1 FROM stored)
   RETURNING c.${CONVERSATION.id}
 )`;
 
