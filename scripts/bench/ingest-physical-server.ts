@@ -3,8 +3,13 @@
 // conversation in one statement (the conversation locked, the message inserted once, the
 // conversation counted: the receiver's own path, server/conversations/ingest.ts), a new customer's
 // first message in one raw SQL transaction (the conversation found or created, then the same).
+// POST /new (the new-customer section): the first message of a new customer as ONE statement, the
+// bare form of what the receiver's statement writes: the conversation (ON CONFLICT DO NOTHING on
+// the pair), its `conversation.created` event and one delivery per subscribed endpoint, and the
+// message (ON CONFLICT DO NOTHING on the provider id).
 // The counter triggers fire as they do for the receiver. Answers the same empty TwiML.
 // Env: DATABASE_URL, PORT, BENCH_TENANT_ID, DATABASE_POOL_SIZE (default 10, as the app's pool).
+import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import pg from "pg";
 
@@ -40,6 +45,49 @@ const INTO_EXISTING = `WITH found AS (
   )
   SELECT id FROM counted UNION ALL SELECT id FROM found WHERE NOT EXISTS (SELECT 1 FROM stored)`;
 
+const NEW_CUSTOMER = `WITH created AS (
+    INSERT INTO conversations (id, tenant_id, channel, customer_identifier, attributes, last_message_at, last_activity_at, message_count, created_at, updated_at)
+    VALUES ($5::uuid, $1, 'sms', $2, '{}', now(), now(), 1, now(), now())
+    ON CONFLICT (tenant_id, channel, customer_identifier) DO NOTHING RETURNING id
+  ), event AS (
+    INSERT INTO events (id, tenant_id, type, data, created_at) SELECT gen_random_uuid(), $1, 'conversation.created', $6::text::jsonb, clock_timestamp() FROM created RETURNING id
+  ), deliveries AS (
+    INSERT INTO webhook_deliveries (id, tenant_id, subscription_id, event_id)
+    SELECT gen_random_uuid(), $1, s.id, event.id FROM event JOIN webhook_subscriptions s ON s.tenant_id = $1 AND s.enabled AND 'conversation.created' = ANY (s.events)
+    RETURNING id
+  ), stored AS (
+    INSERT INTO messages (id, tenant_id, conversation_id, direction, author, body, status, provider, provider_message_id, created_at)
+    SELECT gen_random_uuid(), $1, created.id, 'inbound', 'customer', $3, 'received', 'twilio', $4, now() FROM created
+    ON CONFLICT (tenant_id, provider, provider_message_id) DO NOTHING RETURNING id
+  )
+  SELECT (SELECT count(*) FROM stored) AS stored, (SELECT count(*) FROM deliveries) AS deliveries`;
+
+async function storeNew(form: URLSearchParams) {
+  const id = randomUUID();
+  const at = new Date().toISOString();
+  const from = form.get("From");
+  const data = JSON.stringify({
+    object: {
+      id,
+      object: "conversation",
+      channel: "sms",
+      customer_identifier: from,
+      customer_name: null,
+      status: "open",
+      summary: null,
+      attributes: {},
+      last_message_at: null,
+      message_count: 0,
+      closed_at: null,
+      created_at: at,
+      updated_at: at,
+    },
+  });
+  const values = [tenantId, from, form.get("Body") ?? "", form.get("MessageSid"), id, data];
+  const { rows } = await pool.query({ name: "new-customer", text: NEW_CUSTOMER, values });
+  if (Number(rows[0].stored) !== 1) throw new Error("the new customer's message was not stored");
+}
+
 async function store(form: URLSearchParams) {
   const values = [tenantId, form.get("From"), form.get("Body") ?? "", form.get("MessageSid")];
   if ((await pool.query({ name: "into-existing", text: INTO_EXISTING, values })).rowCount) return;
@@ -69,7 +117,8 @@ createServer((req, res) => {
   req.on("data", (c: Buffer) => chunks.push(c));
   req.on("end", async () => {
     try {
-      await store(new URLSearchParams(Buffer.concat(chunks).toString("utf8")));
+      const form = new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
+      await (req.url === "/new" ? storeNew(form) : store(form));
       res.writeHead(200, { "content-type": "text/xml", "content-length": Buffer.byteLength(EMPTY_TWIML) }).end(EMPTY_TWIML);
     } catch (err) {
       res.writeHead(500).end(String(err));

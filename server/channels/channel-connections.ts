@@ -367,13 +367,60 @@ const ACTIVE_CONNECTION: Statement = {
 const LOCK_HELD_ADDRESS = `SELECT ${CONNECTION.id} FROM channel_connections WHERE ${CONNECTION.provider} = $1 AND ${CONNECTION.address} = $2 FOR UPDATE`;
 
 /**
- * The active connection that owns an address, across tenants: how a receiver finds the tenant of
- * an inbound request. Null when no tenant has it (or its connection is disabled).
+ * Connections found active, per process, by provider and address: a message's receiver verifies
+ * the signature with the cached credentials and its ingest statement checks, in the same round
+ * trip as the store, that the connection is still active with those credentials
+ * (server/conversations/ingest.ts); when it is not, nothing was stored, the entry goes and the
+ * connection is looked up again. Only found connections are kept ("not found" is asked again every
+ * time, so a connection made in another process answers at once). Bounded: past the limit the
+ * oldest entry goes.
+ */
+const activeConnections = new Map<string, ResolvedConnection>();
+const MAX_CACHED_CONNECTIONS = 10_000;
+const cacheKey = (provider: string, address: string) => `${provider} ${address}`;
+
+/** The connection last found active for the address in this process, unchecked: for paths whose store checks it (see above). */
+export function cachedActiveConnection(provider: ChannelProvider, address: string): ResolvedConnection | null {
+  return activeConnections.get(cacheKey(provider, address)) ?? null;
+}
+
+/** Forgets the cached connection of an address (it changed, or its credentials did not verify a request). */
+export function forgetCachedConnection(provider: ChannelProvider, address: string): void {
+  activeConnections.delete(cacheKey(provider, address));
+}
+
+/**
+ * The active connection that owns an address, across tenants, read now: how a receiver finds the
+ * tenant of an inbound request. Null when no tenant has it (or its connection is disabled). A
+ * connection found is remembered for `cachedActiveConnection`.
  */
 export async function findActiveConnection(provider: ChannelProvider, address: string): Promise<ResolvedConnection | null> {
   const sql = sqlIfOpen() ?? (await getSql());
   const [row] = await sql<ResolvedConnection & { status: string }>(ACTIVE_CONNECTION, [provider, address]);
-  if (!row || row.status !== "active") return null;
+  const key = cacheKey(provider, address);
+  if (!row || row.status !== "active") {
+    activeConnections.delete(key);
+    return null;
+  }
   const { status: _status, ...connection } = row;
+  activeConnections.delete(key);
+  if (activeConnections.size >= MAX_CACHED_CONNECTIONS) activeConnections.delete(activeConnections.keys().next().value!);
+  activeConnections.set(key, connection);
   return connection;
+}
+
+/** The connection changed (disabled, removed, credentials replaced) since a receiver read it: nothing was stored. */
+export class StaleConnectionError extends Error {
+  constructor() {
+    super("the channel connection changed since it was read");
+  }
+}
+
+/**
+ * For a store that does not check the connection itself: reads it again and throws
+ * `StaleConnectionError` unless it is still the active one with the same credentials.
+ */
+export async function assertConnectionCurrent(connection: ResolvedConnection): Promise<void> {
+  const now = await findActiveConnection(connection.provider, connection.address);
+  if (!now || now.id !== connection.id || now.credentialsEncrypted !== connection.credentialsEncrypted) throw new StaleConnectionError();
 }

@@ -1,17 +1,34 @@
-// Ingest: an inbound message from a provider becomes the customer's message in their conversation.
-// One transaction: the conversation of (tenant, channel, normalized customer identifier) is found
-// or created by the same rule as `POST /conversations` (a new pair emits `conversation.created`),
-// the message is stored (inbound, customer, received) and counted, and a closed conversation is
-// reopened. Idempotent on (tenant, provider, provider message id): a retried delivery inserts
-// nothing (ON CONFLICT DO NOTHING), so it counts nothing and emits nothing a second time.
-import { getSql, sqlIfOpen } from "../db/client";
+// Ingest: an inbound message from a provider becomes the customer's message in their conversation,
+// in ONE statement (one round trip, one transaction), whether the customer is known or new:
+//   - the channel connection the receiver verified the signature with is checked to be still
+//     active with the same credentials (else nothing is stored: `StaleConnectionError`, and the
+//     receiver looks the connection up again, see server/receivers/connection-gate.ts);
+//   - the conversation of (tenant, channel, normalized customer identifier) is locked (FOR UPDATE)
+//     and counted, and reopened if closed; or, for a new pair, inserted (the rule of
+//     `POST /conversations`: unique on the pair, ON CONFLICT DO NOTHING) together with its
+//     `conversation.created` event and the event's webhook deliveries (the outbox's own fan-out,
+//     `eventFanOutSql`);
+//   - the message is stored (inbound, customer, received), idempotent on (tenant, provider,
+//     provider message id): a retried delivery inserts nothing, counts nothing, emits nothing.
+// Of two processes receiving a new customer's first messages at once, one inserts the pair; the
+// other's insert waits for it to commit, inserts nothing, and that message then takes the
+// existing-conversation path (the statement again): exactly one `conversation.created`.
+// What ingest locks: the conversation's row (FOR UPDATE, or the new row it inserts), then, through
+// the messages' trigger, the day's counter row; in that order on every path (sendMessage and
+// POST /conversations too), so deliveries of one conversation wait in turn and never deadlock.
+import { randomUUID } from "node:crypto";
+import { databaseKind, getSql, sqlIfOpen, type Statement } from "../db/client";
 import { modelColumns } from "../db/columns";
 import { Prisma } from "../db/generated/client";
-import { lockTenantRow } from "../db/lock-row";
-import { scopeSqlToTenant, type TenantDb, type TenantTx } from "../db/tenant-scope";
-import { conversationRow, countNewMessages, findOrCreateConversation, type ConversationRow, type MessageRow } from "./conversations.service";
+import { eventFanOutSql, wakeDeliveryWorkersSql } from "../outbox/emit-event";
+import { signalOutboxWrite } from "../outbox/outbox-signal";
+import type { TenantTx } from "../db/tenant-scope";
+import { conversationToWire, type ConversationRow, type MessageRow } from "./conversations.service";
+import { CONVERSATION_EVENTS } from "./conversations.events";
+import { AppError } from "../lib/errors";
 import { normalizeCustomerIdentifier, type Channel } from "../lib/customer-identifier";
 import type { ChannelProvider } from "../channels/providers";
+import { StaleConnectionError } from "../channels/channel-connections";
 
 export type InboundMessage = {
   provider: ChannelProvider;
@@ -25,139 +42,191 @@ export type InboundMessage = {
   body: string;
 };
 
+/** What the statement answers: only what a receiver (and its tests) need. */
 export type IngestResult = {
-  conversation: ConversationRow;
+  /** The conversation the message is in; null only for a duplicate whose conversation is gone. */
+  conversationId: string | null;
   conversationCreated: boolean;
-  /** The stored message; null when this delivery was a duplicate of one already stored. */
-  message: MessageRow | null;
+  /** False when this delivery was a duplicate of a message already stored. */
+  stored: boolean;
 };
+
+/** The connection a receiver verified the request with: the statement stores only while it is still active with these credentials. */
+export type ConnectionCheck = { id: string; credentialsEncrypted: string };
+
+// The statement's column names come from the model (server/db/columns.ts).
+const CONVERSATION = modelColumns(Prisma.ConversationScalarFieldEnum);
+const MESSAGE = modelColumns(Prisma.MessageScalarFieldEnum);
+const CONNECTION = modelColumns(Prisma.ChannelConnectionScalarFieldEnum);
+
+// The statements' parts. $1 tenant, $2 connection id (null: no check, for in-process callers), $3
+// its sealed credentials, $4 channel, $5 customer identifier, $6 body, $7 provider, $8 provider
+// message id, $9 the time.
+const GATE = `gate AS (
+  SELECT ($2::uuid IS NULL OR EXISTS (SELECT 1 FROM channel_connections k WHERE k.${CONNECTION.id} = $2::uuid AND k.${CONNECTION.tenantId} = $1::uuid
+    AND k.${CONNECTION.status} = 'active' AND k.${CONNECTION.credentialsEncrypted} = $3::text)) AS ok
+), found AS (
+  SELECT c.${CONVERSATION.id} FROM conversations c, gate
+  WHERE gate.ok AND c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.channel} = $4::text AND c.${CONVERSATION.customerIdentifier} = $5::text
+  FOR UPDATE OF c
+)`;
+// Only an existing conversation (`found`, at most one row) is counted here: a new one is inserted
+// counted. Its id is a scalar subquery, so the update is one primary-key lookup whatever the plan
+// (a join with the CTE let a generic plan scan the tenant's conversations).
+const STORE_AND_COUNT = (target: string) => `stored AS (
+  INSERT INTO messages (${MESSAGE.id}, ${MESSAGE.tenantId}, ${MESSAGE.conversationId}, ${MESSAGE.direction}, ${MESSAGE.author}, ${MESSAGE.body}, ${MESSAGE.status}, ${MESSAGE.provider}, ${MESSAGE.providerMessageId}, ${MESSAGE.createdAt})
+  SELECT gen_random_uuid(), $1::uuid, ${target}.${CONVERSATION.id}, 'inbound', 'customer', $6::text, 'received', $7::text, $8::text, $9::timestamptz FROM ${target}
+  ON CONFLICT (${MESSAGE.tenantId}, ${MESSAGE.provider}, ${MESSAGE.providerMessageId}) DO NOTHING
+  RETURNING ${MESSAGE.conversationId}
+), counted AS (
+  UPDATE conversations c SET ${CONVERSATION.lastMessageAt} = $9::timestamptz, ${CONVERSATION.lastActivityAt} = $9::timestamptz, ${CONVERSATION.messageCount} = c.${CONVERSATION.messageCount} + 1,
+    ${CONVERSATION.status} = CASE WHEN c.${CONVERSATION.status} = 'closed' THEN 'open' ELSE c.${CONVERSATION.status} END,
+    ${CONVERSATION.closedAt} = CASE WHEN c.${CONVERSATION.status} = 'closed' THEN NULL ELSE c.${CONVERSATION.closedAt} END, ${CONVERSATION.updatedAt} = now()
+  WHERE c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.id} = (SELECT ${CONVERSATION.id} FROM found) AND EXISTS (SELECT 1 FROM stored)
+  RETURNING c.${CONVERSATION.id}
+)`;
+
+/**
+ * A message to a pair this process has seen a conversation for: the connection checked, the
+ * conversation locked, the message stored once and counted. No conversation (it was removed
+ * meanwhile): nothing stored, and INGEST runs.
+ */
+const CONTINUE: Statement = {
+  text: `WITH ${GATE}, ${STORE_AND_COUNT("found")}
+SELECT gate.ok, (SELECT ${CONVERSATION.id}::text FROM found) AS "conversationId", EXISTS (SELECT 1 FROM stored) AS stored FROM gate`,
+};
+
+/**
+ * Any message, known pair or new: CONTINUE's work, or for a new pair the conversation (inserted
+ * already counted, as its message is inserted with it; only when the message is not stored
+ * already), its `conversation.created` and the event's deliveries. Beyond CONTINUE's: $10 a new
+ * conversation's id, $11 its customer name, $12 its `conversation.created` data, $13 whether to
+ * NOTIFY (PostgreSQL).
+ */
+const INGEST: Statement = {
+  text: `WITH ${GATE}, known AS (
+  SELECT EXISTS (SELECT 1 FROM messages m WHERE m.${MESSAGE.tenantId} = $1::uuid AND m.${MESSAGE.provider} = $7::text AND m.${MESSAGE.providerMessageId} = $8::text) AS yes
+), created AS (
+  INSERT INTO conversations (${CONVERSATION.id}, ${CONVERSATION.tenantId}, ${CONVERSATION.channel}, ${CONVERSATION.customerIdentifier}, ${CONVERSATION.customerName},
+    ${CONVERSATION.status}, ${CONVERSATION.attributes}, ${CONVERSATION.lastMessageAt}, ${CONVERSATION.lastActivityAt}, ${CONVERSATION.messageCount},
+    ${CONVERSATION.createdAt}, ${CONVERSATION.updatedAt})
+  SELECT $10::uuid, $1::uuid, $4::text, $5::text, $11::text, 'open', '{}'::jsonb, $9::timestamptz, $9::timestamptz, 1, $9::timestamptz, $9::timestamptz
+  FROM gate, known WHERE gate.ok AND NOT known.yes AND NOT EXISTS (SELECT 1 FROM found)
+  ON CONFLICT (${CONVERSATION.tenantId}, ${CONVERSATION.channel}, ${CONVERSATION.customerIdentifier}) DO NOTHING
+  RETURNING ${CONVERSATION.id}
+), ${eventFanOutSql({ tenant: "$1::uuid", type: "'conversation.created'", data: "$12::text::jsonb", source: "created" })},
+target AS (SELECT ${CONVERSATION.id} FROM found UNION ALL SELECT ${CONVERSATION.id} FROM created
+), ${STORE_AND_COUNT("target")}, fanned AS (SELECT count(*)::int AS n FROM deliveries)
+SELECT gate.ok, known.yes AS known, (SELECT ${CONVERSATION.id}::text FROM target) AS "conversationId", EXISTS (SELECT 1 FROM created) AS created,
+  EXISTS (SELECT 1 FROM stored) AS stored, fanned.n AS deliveries, (${wakeDeliveryWorkersSql("fanned.n > 0", "$13::boolean")})::text AS notified
+FROM gate, known, fanned`,
+};
+
+/**
+ * The pairs this process has stored a message for (tenant, channel, identifier), so their next
+ * message takes CONTINUE: lighter for PostgreSQL than INGEST, whose inserts (and their statement
+ * triggers) run even when they write nothing. Only a hint: a pair missing here takes INGEST, one
+ * whose conversation is gone falls back to it. Bounded: past the limit the oldest goes.
+ */
+const knownPairs = new Set<string>();
+const MAX_KNOWN_PAIRS = 100_000;
+function rememberPair(pair: string) {
+  if (knownPairs.has(pair)) return;
+  if (knownPairs.size >= MAX_KNOWN_PAIRS) knownPairs.delete(knownPairs.values().next().value!);
+  knownPairs.add(pair);
+}
+
+type IngestRow = { ok: boolean; known: boolean; conversationId: string | null; created: boolean; stored: boolean; deliveries: number };
+
+const checkCreated = CONVERSATION_EVENTS["conversation.created"];
+
+/** `conversation.created`'s data for the pair's new conversation, as the row is when created (before its first message is counted, as POST /conversations' is). */
+function createdEventData(row: ConversationRow): string {
+  return JSON.stringify(checkCreated.parse({ object: conversationToWire(row) }));
+}
+
+/**
+ * Stores an inbound message in one statement (see the top of this file). `connection`: the
+ * connection whose credentials verified the request; when it changed meanwhile nothing is stored
+ * and `StaleConnectionError` is thrown. Null only for in-process callers that verified nothing.
+ */
+export async function ingestInboundMessage(db: { tenantId: string }, input: InboundMessage, connection: ConnectionCheck | null = null): Promise<IngestResult> {
+  const { tenantId } = db;
+  const customerIdentifier = normalizeCustomerIdentifier(input.channel, input.from);
+  const sql = sqlIfOpen() ?? (await getSql());
+  const notify = databaseKind() === "postgres";
+  const pair = `${tenantId} ${input.channel} ${customerIdentifier}`;
+  const check = [connection?.id ?? null, connection?.credentialsEncrypted ?? null];
+  if (knownPairs.has(pair)) {
+    const at = new Date();
+    const [result] = await sql<{ ok: boolean; conversationId: string | null; stored: boolean }>(CONTINUE, [
+      tenantId,
+      ...check,
+      input.channel,
+      customerIdentifier,
+      input.body,
+      input.provider,
+      input.providerMessageId,
+      at.toISOString(),
+    ]);
+    if (!result.ok) throw new StaleConnectionError();
+    if (result.conversationId !== null) return { conversationId: result.conversationId, conversationCreated: false, stored: result.stored };
+    knownPairs.delete(pair);
+  }
+  // A pair created by another transaction after this statement's snapshot is found by the next
+  // run (its insert waited for that commit, so the next snapshot sees it): a second run at most,
+  // short of an erasure removing the conversation in between.
+  for (let attempt = 0; ; attempt++) {
+    const at = new Date();
+    const row: ConversationRow = {
+      id: randomUUID(),
+      tenantId,
+      channel: input.channel,
+      customerIdentifier,
+      customerName: input.customerName ?? null,
+      status: "open",
+      summary: null,
+      attributes: {},
+      lastMessageAt: null,
+      lastActivityAt: at,
+      messageCount: 0,
+      closedAt: null,
+      handoffStartedAt: null,
+      slaBreachedAt: null,
+      createdAt: at,
+      updatedAt: at,
+    };
+    const [result] = await sql<IngestRow>(INGEST, [
+      tenantId,
+      ...check,
+      input.channel,
+      customerIdentifier,
+      input.body,
+      input.provider,
+      input.providerMessageId,
+      at.toISOString(),
+      row.id,
+      row.customerName,
+      createdEventData(row),
+      notify,
+    ]);
+    if (!result.ok) throw new StaleConnectionError();
+    if (result.deliveries > 0) signalOutboxWrite();
+    if (result.conversationId !== null) rememberPair(pair);
+    if (result.conversationId !== null || result.known) {
+      return { conversationId: result.conversationId, conversationCreated: result.created, stored: result.stored };
+    }
+    // Never answer as stored what was not: the provider delivers it again.
+    if (attempt >= 3) throw new AppError("internal_error", "the conversation is changing; retry", { status: 503, headers: { "Retry-After": "1" } });
+  }
+}
 
 /**
  * A burst for one customer queues on their conversation's row, and a burst larger than the pool
  * queues for a connection: waiting longer than Prisma's default 2 s is better than failing a
- * delivery the provider would only send again.
+ * delivery the provider would only send again (the calls' transactions, server/calls).
  */
 export const INGEST_TRANSACTION = { maxWait: 10_000, timeout: 20_000 } as const;
-
-export async function ingestInboundMessage(db: TenantDb, input: InboundMessage): Promise<IngestResult> {
-  const { tenantId } = db;
-  const customerIdentifier = normalizeCustomerIdentifier(input.channel, input.from);
-  // Most inbound messages continue a conversation: one statement stores and counts them. A new pair
-  // (or one created by a transaction not yet committed) takes the find-or-create transaction.
-  const continued = await ingestIntoExistingConversation(tenantId, input, customerIdentifier);
-  if (continued) return continued;
-  // A burst from a new customer: the first message creates the conversation, the others of this
-  // process wait for it and continue it in one statement instead of each queueing a transaction
-  // (and a pooled connection) behind the first's insert of the pair.
-  const pair = `${tenantId} ${input.channel} ${customerIdentifier}`;
-  const creating = creatingPairs.get(pair);
-  if (creating) {
-    await creating.catch(() => {});
-    const after = await ingestIntoExistingConversation(tenantId, input, customerIdentifier);
-    if (after) return after;
-  }
-  const work = ingestInTransaction(db, tenantId, input, customerIdentifier);
-  if (!creatingPairs.has(pair)) {
-    creatingPairs.set(pair, work);
-    void work.catch(() => {}).finally(() => creatingPairs.get(pair) === work && creatingPairs.delete(pair));
-  }
-  return work;
-}
-
-/** The pairs whose conversation this process is finding or creating in a transaction right now. */
-const creatingPairs = new Map<string, Promise<IngestResult>>();
-
-function ingestInTransaction(db: TenantDb, tenantId: string, input: InboundMessage, customerIdentifier: string): Promise<IngestResult> {
-  return db.$transaction(async (tx) => {
-    const { row, created } = await findOrCreateConversation(tx, { channel: input.channel, customerIdentifier, customerName: input.customerName });
-    // The conversation's lock before the message (whose insert locks the day's counter row): the
-    // order the one-statement path takes too, so the two can never deadlock.
-    if (!created) await lockTenantRow(tx, "conversations", row.id);
-    const at = new Date();
-    const message = await insertOnce(tx, {
-      tenantId,
-      conversationId: row.id,
-      direction: "inbound",
-      author: "customer",
-      body: input.body,
-      status: "received",
-      provider: input.provider,
-      providerMessageId: input.providerMessageId,
-      createdAt: at,
-    });
-    if (!message) return { conversation: row, conversationCreated: created, message: null };
-    await reopenIfClosed(tx, row);
-    const conversation = await countNewMessages(tx, row.id, at);
-    return { conversation, conversationCreated: created, message };
-  }, INGEST_TRANSACTION);
-}
-
-// The statements' column names come from the model (server/db/columns.ts).
-const CONVERSATION = modelColumns(Prisma.ConversationScalarFieldEnum);
-const MESSAGE = modelColumns(Prisma.MessageScalarFieldEnum);
-
-/**
- * The message inserted once (ON CONFLICT DO NOTHING on the provider id) into the pair's existing
- * conversation, which is counted (`countNewMessages`' columns) and reopened if closed, all in one
- * statement (one round trip, on the pipelined statement connections). The conversation is locked
- * first (FOR UPDATE, as the transaction path and `sendMessage` lock it), then the message inserted
- * (its trigger then takes the day's counter row): one lock order on every path, so concurrent
- * deliveries of one conversation wait in turn and never deadlock. Returns the conversation as it is
- * after the statement (counted or, for a duplicate delivery, as found), or no row when the pair
- * has no committed conversation.
- */
-const INGEST_INTO_EXISTING = {
-  text: `WITH found AS (
-    SELECT * FROM conversations WHERE ${CONVERSATION.tenantId} = $1 AND ${CONVERSATION.channel} = $2 AND ${CONVERSATION.customerIdentifier} = $3 FOR UPDATE
-  ), stored AS (
-    INSERT INTO messages (${MESSAGE.id}, ${MESSAGE.tenantId}, ${MESSAGE.conversationId}, ${MESSAGE.direction}, ${MESSAGE.author}, ${MESSAGE.body}, ${MESSAGE.status}, ${MESSAGE.provider}, ${MESSAGE.providerMessageId}, ${MESSAGE.createdAt})
-    SELECT gen_random_uuid(), $1, found.${CONVERSATION.id}, 'inbound', 'customer', $4, 'received', $5, $6, $7::timestamptz FROM found
-    ON CONFLICT (${MESSAGE.tenantId}, ${MESSAGE.provider}, ${MESSAGE.providerMessageId}) DO NOTHING
-    RETURNING ${MESSAGE.id}, ${MESSAGE.conversationId}
-  ), counted AS (
-    UPDATE conversations c SET ${CONVERSATION.lastMessageAt} = $7::timestamptz, ${CONVERSATION.lastActivityAt} = $7::timestamptz, ${CONVERSATION.messageCount} = c.${CONVERSATION.messageCount} + 1,
-      ${CONVERSATION.status} = CASE WHEN c.${CONVERSATION.status} = 'closed' THEN 'open' ELSE c.${CONVERSATION.status} END,
-      ${CONVERSATION.closedAt} = CASE WHEN c.${CONVERSATION.status} = 'closed' THEN NULL ELSE c.${CONVERSATION.closedAt} END, ${CONVERSATION.updatedAt} = now()
-    FROM stored WHERE c.${CONVERSATION.tenantId} = $1 AND c.${CONVERSATION.id} = stored.${MESSAGE.conversationId}
-    RETURNING c.*
-  )
-  SELECT (SELECT ${MESSAGE.id} FROM stored) AS "messageId", ${conversationRow.select("counted")} FROM counted
-  UNION ALL
-  SELECT NULL, ${conversationRow.select("found")} FROM found WHERE NOT EXISTS (SELECT 1 FROM stored)`,
-};
-
-async function ingestIntoExistingConversation(tenantId: string, input: InboundMessage, customerIdentifier: string): Promise<IngestResult | null> {
-  const sql = scopeSqlToTenant(sqlIfOpen() ?? (await getSql()), tenantId);
-  const at = new Date();
-  const [row] = await sql<Record<string, unknown> & { messageId: string | null }>(INGEST_INTO_EXISTING, [
-    input.channel,
-    customerIdentifier,
-    input.body,
-    input.provider,
-    input.providerMessageId,
-    at.toISOString(),
-  ]);
-  if (!row) return null;
-  const { messageId, ...c } = row;
-  const conversation = conversationRow.parse(c);
-  const message: MessageRow | null =
-    messageId === null
-      ? null
-      : {
-          id: messageId,
-          tenantId,
-          conversationId: conversation.id,
-          direction: "inbound",
-          author: "customer",
-          body: input.body,
-          status: "received",
-          provider: input.provider,
-          providerMessageId: input.providerMessageId,
-          sendClaimedUntil: null,
-          createdAt: at,
-        };
-  return { conversation, conversationCreated: false, message };
-}
 
 type NewMessage = Omit<MessageRow, "id" | "sendClaimedUntil">;
 
@@ -168,11 +237,6 @@ type NewMessage = Omit<MessageRow, "id" | "sendClaimedUntil">;
  */
 export function insertMessagesOnce(tx: TenantTx, rows: NewMessage[]): Promise<MessageRow[]> {
   return tx.message.createManyAndReturn({ data: rows, skipDuplicates: true });
-}
-
-async function insertOnce(tx: TenantTx, row: NewMessage): Promise<MessageRow | null> {
-  const [inserted] = await insertMessagesOnce(tx, [row]);
-  return inserted ?? null;
 }
 
 /** A customer writing again reopens a closed conversation (a handoff stays a handoff). */

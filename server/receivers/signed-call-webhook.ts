@@ -6,9 +6,10 @@
 import type { z } from "zod";
 import { assertBoundedInput } from "../lib/bounded-input";
 import { fromZodError } from "../lib/errors";
-import { connectionCredentials, findActiveConnection, type ResolvedConnection } from "../channels/channel-connections";
+import { connectionCredentials, type ResolvedConnection } from "../channels/channel-connections";
+import { withVerifiedConnection } from "./connection-gate";
 import type { ProviderCredentials } from "../channels/channels.types";
-import { badSignature, malformed, missingSignature, readRawBody, unknownAddress, type ReceiverRequest } from "./receiver-http";
+import { badSignature, malformed, missingSignature, readRawBody, type ReceiverRequest } from "./receiver-http";
 
 export type SignedCallWebhook<P extends "retell" | "vapi", S extends z.ZodType> = {
   provider: P;
@@ -29,9 +30,19 @@ export async function readSignedCallWebhook<P extends "retell" | "vapi", S exten
   if (!signature) throw missingSignature(spec.signatureHeader);
   const payload = parseJson(raw);
   const number = spec.businessNumberOf(payload);
-  const connection = await findActiveConnection(spec.provider, number);
-  if (!connection) throw unknownAddress(`${spec.provider} number ${number}`);
-  if (!(await spec.verifies(raw, connectionCredentials<P>(connection), signature))) throw badSignature(spec.signatureHeader);
+  // A call's writes do not check the connection: it is read from the database for this request.
+  const connection = await withVerifiedConnection(
+    {
+      provider: spec.provider,
+      address: number,
+      what: `${spec.provider} number ${number}`,
+      storeChecksConnection: false,
+      verify: async (connection) => {
+        if (!(await spec.verifies(raw, connectionCredentials<P>(connection), signature))) throw badSignature(spec.signatureHeader);
+      },
+    },
+    async (connection) => connection,
+  );
   assertBoundedInput(payload);
   const parsed = spec.payload.safeParse(payload);
   if (!parsed.success) throw fromZodError(parsed.error);

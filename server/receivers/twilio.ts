@@ -14,7 +14,8 @@ import { scopeToTenant } from "../db/tenant-scope";
 import { assertBoundedInput } from "../lib/bounded-input";
 import { AppError } from "../lib/errors";
 import { toE164 } from "../lib/customer-identifier";
-import { connectionCredentials, findActiveConnection } from "../channels/channel-connections";
+import { connectionCredentials, type ResolvedConnection } from "../channels/channel-connections";
+import { withVerifiedConnection, type ConnectionGate } from "./connection-gate";
 import { ingestInboundMessage } from "../conversations/ingest";
 import { applyDeliveryReport, type DeliveryReport } from "../conversations/delivery-reports";
 import { applyCallReport } from "../calls/calls.service";
@@ -26,7 +27,6 @@ import {
   readRawBody,
   signedUrl,
   textAnswer,
-  unknownAddress,
   type ReceiverAnswer,
   type ReceiverRequest,
 } from "./receiver-http";
@@ -110,47 +110,64 @@ const isStatusCallback = (params: Params) => {
 };
 
 /**
- * A Twilio request, verified: the form, the business number's connection (404 when none), and
- * `validateRequest` with its auth token over the public URL (401 / 403). `businessField` names the
- * parameter holding the business number (it depends on the request's kind, read from the form).
+ * A Twilio request: the form, the signature header (401 when missing), the business number, and
+ * the gate that finds its connection (404 when none) and verifies the request with its auth token
+ * over the public URL (403), `validateRequest` of the official library, and its AccountSid.
+ * `businessField` names the parameter holding the business number (it depends on the request's
+ * kind, read from the form). `storeChecksConnection`: see connection-gate.ts.
  */
-async function verifiedTwilioRequest(req: ReceiverRequest, businessField: (params: Params) => "To" | "From") {
+async function twilioRequest(req: ReceiverRequest, businessField: (params: Params) => "To" | "From") {
   const params = parseForm(req, await readRawBody(req));
   const signature = req.headers.get(SIGNATURE_HEADER);
   if (!signature) throw missingSignature(SIGNATURE_HEADER);
   const business = addressOf(params, businessField(params));
-  const connection = await findActiveConnection("twilio", business.number);
-  if (!connection) throw unknownAddress(`twilio number ${business.number}`);
-  const credentials = connectionCredentials<"twilio">(connection);
-  if (!validateRequest(credentials.auth_token, signature, signedUrl(req), params)) throw badSignature(SIGNATURE_HEADER);
-  if (one(params, "AccountSid") !== credentials.account_sid) throw new AppError("forbidden", "AccountSid is not the connection's account");
-  assertBoundedInput(params);
-  return { params, business, connection, db: scopeToTenant(await getDb(), connection.tenantId) };
+  const url = signedUrl(req);
+  const gate = (storeChecksConnection: boolean): ConnectionGate => ({
+    provider: "twilio",
+    address: business.number,
+    what: `twilio number ${business.number}`,
+    storeChecksConnection,
+    verify: (connection) => {
+      const credentials = connectionCredentials<"twilio">(connection);
+      if (!validateRequest(credentials.auth_token, signature, url, params)) throw badSignature(SIGNATURE_HEADER);
+      if (one(params, "AccountSid") !== credentials.account_sid) throw new AppError("forbidden", "AccountSid is not the connection's account");
+    },
+  });
+  return { params, business, gate };
 }
+
+const tenantDb = async (connection: ResolvedConnection) => scopeToTenant(await getDb(), connection.tenantId);
 
 const emptyTwiml = () => textAnswer(200, "text/xml", EMPTY_TWIML);
 
 export function handleTwilioMessaging(req: ReceiverRequest): Promise<ReceiverAnswer> {
   return answerReceiver("twilio", req, async () => {
     // Inbound: the business number is `To`; a status callback reports a message we sent, from `From`.
-    const { params, business, db } = await verifiedTwilioRequest(req, (p) => (isStatusCallback(p) ? "From" : "To"));
+    const { params, business, gate } = await twilioRequest(req, (p) => (isStatusCallback(p) ? "From" : "To"));
     if (isStatusCallback(params)) {
-      const report = parsePayload(statusPayload, params);
-      const moved = REPORTED[report.MessageStatus];
-      if (moved) {
+      await withVerifiedConnection(gate(false), async (connection) => {
+        assertBoundedInput(params);
+        const report = parsePayload(statusPayload, params);
+        const moved = REPORTED[report.MessageStatus];
+        if (!moved) return;
         const error = report.ErrorCode ? `twilio error ${report.ErrorCode}${report.ErrorMessage ? `: ${report.ErrorMessage}` : ""}` : null;
-        await applyDeliveryReport(db, { provider: "twilio", providerMessageId: report.MessageSid, status: moved, error });
-      }
+        await applyDeliveryReport(await tenantDb(connection), { provider: "twilio", providerMessageId: report.MessageSid, status: moved, error });
+      });
     } else {
-      const message = parsePayload(inboundPayload, params);
-      const from = addressOf(params, "From");
-      await ingestInboundMessage(db, {
-        provider: "twilio",
-        providerMessageId: message.MessageSid,
-        channel: business.channel,
-        from: from.number,
-        customerName: message.ProfileName ?? null,
-        body: message.Body,
+      // The message's statement checks the connection: a cached one serves (one round trip).
+      await withVerifiedConnection(gate(true), async (connection) => {
+        assertBoundedInput(params);
+        const message = parsePayload(inboundPayload, params);
+        const from = addressOf(params, "From");
+        const inbound = {
+          provider: "twilio" as const,
+          providerMessageId: message.MessageSid,
+          channel: business.channel,
+          from: from.number,
+          customerName: message.ProfileName ?? null,
+          body: message.Body,
+        };
+        await ingestInboundMessage(connection, inbound, connection);
       });
     }
     return emptyTwiml();
@@ -178,9 +195,12 @@ const isOutbound = (params: Params) => String(params.Direction ?? "").startsWith
  */
 export function handleTwilioVoiceStatus(req: ReceiverRequest): Promise<ReceiverAnswer> {
   return answerReceiver("twilio", req, async () => {
-    const { params, db } = await verifiedTwilioRequest(req, (p) => (isOutbound(p) ? "From" : "To"));
+    const { params, gate } = await twilioRequest(req, (p) => (isOutbound(p) ? "From" : "To"));
+    const connection = await withVerifiedConnection(gate(false), async (connection) => connection);
+    assertBoundedInput(params);
     const call = parsePayload(voicePayload, params);
     if (UNANSWERED.has(call.CallStatus)) {
+      const db = await tenantDb(connection);
       const customer = addressOf(params, isOutbound(params) ? "To" : "From");
       // Twilio writes RFC 2822; a Timestamp that is no date at all counts as now, one outside 0001..9999 is refused.
       const at = (call.Timestamp ? instantOfText(call.Timestamp, "Timestamp") : null) ?? new Date();

@@ -14,7 +14,8 @@ import { scopeToTenant } from "../db/tenant-scope";
 import { assertBoundedInput } from "../lib/bounded-input";
 import { AppError, fromZodError } from "../lib/errors";
 import { toE164 } from "../lib/customer-identifier";
-import { connectionCredentials, findActiveConnection, type ResolvedConnection } from "../channels/channel-connections";
+import { assertConnectionCurrent, connectionCredentials, findActiveConnection, type ResolvedConnection } from "../channels/channel-connections";
+import { withVerifiedConnection, type ConnectionGate } from "./connection-gate";
 import { ingestInboundMessage } from "../conversations/ingest";
 import { applyDeliveryReport, type DeliveryReport } from "../conversations/delivery-reports";
 import {
@@ -34,9 +35,15 @@ import { MAX_INBOUND_BODY } from "./twilio";
 const SIGNATURE_HEADER = "X-Hub-Signature-256";
 const PREFIX = "/api/webhooks/whatsapp/";
 
-async function connectionOf(req: ReceiverRequest): Promise<{ phoneNumberId: string; connection: ResolvedConnection }> {
+/** The connection's phone_number_id, the path's last segment (a 404 when it cannot be one). */
+function phoneNumberIdOf(req: ReceiverRequest): string {
   const phoneNumberId = req.url.pathname.slice(PREFIX.length);
   if (!/^\d{1,32}$/.test(phoneNumberId)) throw unknownAddress(`whatsapp_cloud phone_number_id '${phoneNumberId.slice(0, 40)}'`);
+  return phoneNumberId;
+}
+
+async function connectionOf(req: ReceiverRequest): Promise<{ phoneNumberId: string; connection: ResolvedConnection }> {
+  const phoneNumberId = phoneNumberIdOf(req);
   const connection = await findActiveConnection("whatsapp_cloud", phoneNumberId);
   if (!connection) throw unknownAddress(`whatsapp_cloud phone_number_id ${phoneNumberId}`);
   return { phoneNumberId, connection };
@@ -145,39 +152,58 @@ export function handleWhatsAppNotification(req: ReceiverRequest): Promise<Receiv
     const raw = await readRawBody(req);
     const signature = req.headers.get(SIGNATURE_HEADER);
     if (!signature) throw missingSignature(SIGNATURE_HEADER);
-    const { phoneNumberId, connection } = await connectionOf(req);
-    if (!verifies(raw, connectionCredentials<"whatsapp_cloud">(connection).app_secret, signature)) throw badSignature(SIGNATURE_HEADER);
-
-    let payload: unknown;
-    try {
-      payload = JSON.parse(raw);
-    } catch {
-      throw malformed("malformed JSON body");
-    }
-    assertBoundedInput(payload);
-    const changes = messageChanges(payload, phoneNumberId);
-    const db = scopeToTenant(await getDb(), connection.tenantId);
-    for (const value of changes) {
-      const names = new Map((value.contacts ?? []).map((c) => [c.wa_id, c.profile?.name ?? null]));
-      for (const message of value.messages ?? []) {
-        await ingestInboundMessage(db, {
-          provider: "whatsapp_cloud",
-          providerMessageId: message.id,
-          channel: "whatsapp",
-          from: `+${message.from}`,
-          customerName: names.get(message.from) ?? null,
-          body: bodyOf(message),
-        });
+    const phoneNumberId = phoneNumberIdOf(req);
+    const gate: ConnectionGate = {
+      provider: "whatsapp_cloud",
+      address: phoneNumberId,
+      what: `whatsapp_cloud phone_number_id ${phoneNumberId}`,
+      // Messages are checked by their statement; statuses check the connection first (below).
+      storeChecksConnection: true,
+      verify: (connection) => {
+        if (!verifies(raw, connectionCredentials<"whatsapp_cloud">(connection).app_secret, signature)) throw badSignature(SIGNATURE_HEADER);
+      },
+    };
+    await withVerifiedConnection(gate, async (connection) => {
+      let payload: unknown;
+      try {
+        payload = JSON.parse(raw);
+      } catch {
+        throw malformed("malformed JSON body");
       }
-      for (const status of value.statuses ?? []) {
-        const moved = REPORTED[status.status];
-        if (!moved) continue;
-        const error = status.errors?.[0]
-          ? `whatsapp error ${status.errors[0].code ?? ""}${status.errors[0].title ? `: ${status.errors[0].title}` : ""}`.trim()
-          : null;
-        await applyDeliveryReport(db, { provider: "whatsapp_cloud", providerMessageId: status.id, status: moved, error });
+      assertBoundedInput(payload);
+      const changes = messageChanges(payload, phoneNumberId);
+      let checked = false;
+      for (const value of changes) {
+        const names = new Map((value.contacts ?? []).map((c) => [c.wa_id, c.profile?.name ?? null]));
+        for (const message of value.messages ?? []) {
+          const inbound = {
+            provider: "whatsapp_cloud" as const,
+            providerMessageId: message.id,
+            channel: "whatsapp" as const,
+            from: `+${message.from}`,
+            customerName: names.get(message.from) ?? null,
+            body: bodyOf(message),
+          };
+          await ingestInboundMessage(connection, inbound, connection);
+        }
+        for (const status of value.statuses ?? []) {
+          const moved = REPORTED[status.status];
+          if (!moved) continue;
+          // A delivery report's transaction does not check the connection: it is read again first.
+          if (!checked) await assertConnectionCurrent(connection);
+          checked = true;
+          const error = status.errors?.[0]
+            ? `whatsapp error ${status.errors[0].code ?? ""}${status.errors[0].title ? `: ${status.errors[0].title}` : ""}`.trim()
+            : null;
+          await applyDeliveryReport(scopeToTenant(await getDb(), connection.tenantId), {
+            provider: "whatsapp_cloud",
+            providerMessageId: status.id,
+            status: moved,
+            error,
+          });
+        }
       }
-    }
+    });
     return jsonAnswer(200, { received: true });
   });
 }

@@ -19,6 +19,8 @@ const inbound = (from: string, extra: Partial<InboundMessage> = {}): InboundMess
   ...extra,
 });
 
+const conversationRow = async (id: string) => (await getDb()).conversation.findUniqueOrThrow({ where: { id } });
+
 async function messageRows(tenantId: string) {
   return (await getDb()).message.findMany({ where: { tenantId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
 }
@@ -30,7 +32,7 @@ describe("ingest of inbound messages", () => {
     const message = inbound(uniquePhone());
     const results = await Promise.all(Array.from({ length: 5 }, () => ingestInboundMessage(db, message)));
 
-    expect(results.filter((r) => r.message !== null)).toHaveLength(1);
+    expect(results.filter((r) => r.stored)).toHaveLength(1);
     expect(results.filter((r) => r.conversationCreated)).toHaveLength(1);
     const rows = await messageRows(tenantId);
     expect(rows.map((m) => [m.direction, m.author, m.status, m.body, m.provider, m.providerMessageId])).toEqual([
@@ -53,7 +55,7 @@ describe("ingest of inbound messages", () => {
 
     const conversations = await (await getDb()).conversation.findMany({ where: { tenantId } });
     expect(conversations.map((c) => [c.channel, c.customerIdentifier, c.messageCount])).toEqual([["sms", phone, 20]]);
-    expect(new Set(results.map((r) => r.conversation.id))).toEqual(new Set([conversations[0].id]));
+    expect(new Set(results.map((r) => r.conversationId))).toEqual(new Set([conversations[0].id]));
     expect(results.filter((r) => r.conversationCreated)).toHaveLength(1);
     const created = await eventsOf(tenantId, "conversation.created");
     expect(created).toHaveLength(1);
@@ -67,7 +69,8 @@ describe("ingest of inbound messages", () => {
     const phone = uniquePhone();
     const { conversation } = await createConversation(db, { channel: "whatsapp", customer_identifier: phone });
     const result = await ingestInboundMessage(db, inbound(phone, { channel: "whatsapp", provider: "whatsapp_cloud", customerName: "Layla" }));
-    expect(result).toMatchObject({ conversationCreated: false, conversation: { id: conversation.id, messageCount: 1, customerName: null } });
+    expect(result).toEqual({ conversationCreated: false, conversationId: conversation.id, stored: true });
+    expect(await conversationRow(conversation.id)).toMatchObject({ messageCount: 1, customerName: null });
     expect((await eventsOf(tenantId)).map((e) => e.type)).toEqual(["conversation.created"]); // POST's own, only
   });
 
@@ -76,14 +79,29 @@ describe("ingest of inbound messages", () => {
     const db = await tenantDb(tenantId);
     const phone = uniquePhone();
     const first = await ingestInboundMessage(db, inbound(phone));
-    await updateConversation(db, { id: first.conversation.id, status: "closed" });
+    const id = first.conversationId!;
+    await updateConversation(db, { id, status: "closed" });
     const reopened = await ingestInboundMessage(db, inbound(phone));
-    expect(reopened.conversation).toMatchObject({ id: first.conversation.id, status: "open", closedAt: null, messageCount: 2 });
+    expect(reopened).toEqual({ conversationId: id, conversationCreated: false, stored: true });
+    expect(await conversationRow(id)).toMatchObject({ status: "open", closedAt: null, messageCount: 2 });
 
-    await (await getDb()).conversation.update({ where: { id: first.conversation.id }, data: { status: "handoff" } });
-    const during = await ingestInboundMessage(db, inbound(phone));
-    expect(during.conversation).toMatchObject({ status: "handoff", messageCount: 3 });
+    await (await getDb()).conversation.update({ where: { id }, data: { status: "handoff" } });
+    await ingestInboundMessage(db, inbound(phone));
+    expect(await conversationRow(id)).toMatchObject({ status: "handoff", messageCount: 3 });
     expect((await eventsOf(tenantId)).map((e) => e.type)).toEqual(["conversation.created", "conversation.closed"]);
+  });
+
+  it("a_pair_whose_conversation_was_removed_after_a_message_gets_a_new_conversation_and_its_created_event", async () => {
+    const { id: tenantId } = await newTenant();
+    const db = await tenantDb(tenantId);
+    const phone = uniquePhone();
+    const first = await ingestInboundMessage(db, inbound(phone));
+    await (await getDb()).conversation.delete({ where: { id: first.conversationId! } });
+    const again = await ingestInboundMessage(db, inbound(phone));
+    expect(again).toMatchObject({ conversationCreated: true, stored: true });
+    expect(again.conversationId).not.toBe(first.conversationId);
+    expect(await conversationRow(again.conversationId!)).toMatchObject({ customerIdentifier: phone, messageCount: 1 });
+    expect((await eventsOf(tenantId, "conversation.created")).map((e) => e.data.object.id)).toEqual([first.conversationId, again.conversationId]);
   });
 
   it("the_analytics_daily_count_of_inbound_messages_counts_each_stored_message_once", async () => {

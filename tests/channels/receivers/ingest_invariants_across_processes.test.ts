@@ -1,0 +1,175 @@
+// Ingest's invariants with two real receiver processes on one PostgreSQL, both of which cache the
+// channel connection (server/channels/channel-connections.ts) and store a message in one statement
+// that checks it (server/conversations/ingest.ts):
+//   - new customers whose first messages reach both processes at once, every message delivered to
+//     both: one conversation and one `conversation.created` (with its delivery) per customer, each
+//     provider message id stored once, every message counted, nothing lost;
+//   - a connection disabled through one process is refused by the other at once, under load: no
+//     request that starts after the change is stored, and every 200 answered is a stored message;
+//   - credentials replaced through one process: the other, whose cache holds the old ones, refuses
+//     every request signed with them from then on (403, nothing stored) and accepts the new ones.
+// PostgreSQL only (the embedded database takes one process).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
+import type { Running } from "../../../scripts/bench/services";
+import { getDb } from "../../../server/db/client";
+import { scopeToTenant } from "../../../server/db/tenant-scope";
+import { connectChannel } from "../../../server/channels/channel-connections";
+import { OPERATOR } from "../../../server/audit/record-audit";
+import { tenantWithKey } from "../../helpers/api";
+import { userInTenant } from "../../helpers/dashboard";
+import { uniquePhone } from "../../helpers/conversations";
+import { startReceiverFront } from "../../helpers/receiver-front";
+import { SIGN_IN_ENV, signInOverHttp, trpcOverHttp } from "../../dashboard/http-session";
+import { TWILIO_SID, uniqueBusinessNumber } from "../fixtures";
+
+const PUBLIC_BASE_URL = "https://hooks.receptionist.example";
+const PATH = "/api/webhooks/twilio/messaging";
+const TOKEN = "auth-token-of-the-invariants-4b2e";
+const NEW_TOKEN = "auth-token-replaced-9c77";
+
+let sidCounter = 0;
+const newSid = () => `SM${(Date.now().toString(16) + (++sidCounter).toString(16).padStart(6, "0") + process.pid.toString(16)).padEnd(32, "0").slice(0, 32)}`;
+
+type Sent = { sid: string; status: number; startedAt: number };
+
+describe.runIf(process.env.DATABASE_URL)("ingest invariants across two receiver processes", () => {
+  const fronts: Running[] = [];
+  let cookie: string;
+
+  beforeAll(async () => {
+    const env = { ...SIGN_IN_ENV, PUBLIC_BASE_URL, WEBHOOK_ENGINE: "off" };
+    fronts.push(await startReceiverFront(env), await startReceiverFront(env));
+  }, 240_000);
+  afterAll(async () => {
+    await Promise.all(fronts.map((front) => front.stop()));
+  });
+
+  /** A tenant with a Twilio connection at a new number (and a subscription to new conversations), and a dashboard session on front 0. */
+  async function connectedTenant() {
+    const tenant = await tenantWithKey(["read"]);
+    const number = uniqueBusinessNumber();
+    const db = scopeToTenant(await getDb(), tenant.tenantId);
+    const { id } = await connectChannel(
+      db,
+      { provider: "twilio", channel: "sms", address: number, credentials: { account_sid: TWILIO_SID, auth_token: TOKEN } },
+      OPERATOR,
+    );
+    await (await getDb()).webhookSubscription.create({
+      data: {
+        tenantId: tenant.tenantId,
+        targetUrl: "https://consumer.example/hooks",
+        secretEncrypted: "unused",
+        secretPrefix: "whsec_t",
+        events: ["conversation.created"],
+      },
+    });
+    cookie = await signInOverHttp(fronts[0]!.url, await userInTenant(tenant.tenantId, "admin"));
+    return { tenantId: tenant.tenantId, number, connectionId: id };
+  }
+
+  /** An inbound SMS signed with `token` as Twilio signs it; its status and when it was sent. */
+  async function post(front: Running, to: string, message: { sid: string; from: string; body: string }, token = TOKEN): Promise<Sent> {
+    const params = { MessageSid: message.sid, AccountSid: TWILIO_SID, From: message.from, To: to, Body: message.body, SmsStatus: "received" };
+    const startedAt = performance.now();
+    const res = await fetch(`${front.url}${PATH}`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        "x-twilio-signature": getExpectedTwilioSignature(token, `${PUBLIC_BASE_URL}${PATH}`, params),
+      },
+      body: new URLSearchParams(params).toString(),
+    });
+    await res.text();
+    return { sid: message.sid, status: res.status, startedAt };
+  }
+
+  async function storedSids(tenantId: string): Promise<string[]> {
+    const rows = await (await getDb()).message.findMany({ where: { tenantId }, select: { providerMessageId: true } });
+    return rows.map((r) => r.providerMessageId!).sort();
+  }
+
+  /** Sends messages from new customers to `front` with `workers` in flight until `stop()`; what each got. */
+  function stream(front: Running, to: string, token: () => string, workers = 6) {
+    const sent: Sent[] = [];
+    let running = true;
+    const done = Promise.all(
+      Array.from({ length: workers }, async () => {
+        while (running) sent.push(await post(front, to, { sid: newSid(), from: uniquePhone(), body: "still free?" }, token()));
+      }),
+    );
+    return {
+      sent,
+      stop: async () => {
+        running = false;
+        await done;
+      },
+    };
+  }
+
+  it("new_customers_first_messages_through_two_processes_one_conversation_and_one_created_event_each_every_message_once", async () => {
+    const { tenantId, number } = await connectedTenant();
+    const customers = Array.from({ length: 30 }, () => uniquePhone());
+    const messages = customers.flatMap((from, c) => Array.from({ length: 4 }, (_, i) => ({ sid: newSid(), from, body: `customer ${c} message ${i}` })));
+    // Every message delivered to both processes at once (a provider's retry racing the first delivery).
+    const answers = await Promise.all(messages.flatMap((m) => fronts.map((front) => post(front, number, m))));
+    expect(answers.filter((a) => a.status !== 200)).toEqual([]);
+
+    const db = await getDb();
+    const conversations = await db.conversation.findMany({ where: { tenantId }, select: { id: true, customerIdentifier: true, messageCount: true } });
+    expect(conversations.map((c) => [c.customerIdentifier, c.messageCount]).sort()).toEqual(customers.map((c) => [c, 4]).sort());
+    const created = await db.event.findMany({ where: { tenantId, type: "conversation.created" }, select: { id: true, data: true } });
+    expect(created.map((e) => (e.data as { object: { id: string } }).object.id).sort()).toEqual(conversations.map((c) => c.id).sort());
+    expect(await db.webhookDelivery.count({ where: { tenantId, eventId: { in: created.map((e) => e.id) } } })).toBe(30);
+    expect(await storedSids(tenantId)).toEqual(messages.map((m) => m.sid).sort());
+  }, 120_000);
+
+  it("a_connection_disabled_through_one_process_is_refused_by_the_other_at_once_under_load", async () => {
+    const { tenantId, number, connectionId } = await connectedTenant();
+    // Both processes have the connection cached.
+    for (const front of fronts) expect((await post(front, number, { sid: newSid(), from: uniquePhone(), body: "hi" })).status).toBe(200);
+    const load = stream(fronts[1]!, number, () => TOKEN);
+    await new Promise((r) => setTimeout(r, 500));
+    const answer = await trpcOverHttp(fronts[0]!.url, cookie, "mutation", "channels.update", { id: connectionId, status: "disabled" });
+    expect(answer.status).toBe(200);
+    const disabledAt = performance.now();
+    await new Promise((r) => setTimeout(r, 500));
+    await load.stop();
+
+    const after = load.sent.filter((s) => s.startedAt > disabledAt);
+    expect(after.length).toBeGreaterThan(0);
+    expect(after.filter((s) => s.status !== 404)).toEqual([]);
+    expect(load.sent.filter((s) => s.status !== 200 && s.status !== 404)).toEqual([]);
+    const answered = load.sent.filter((s) => s.status === 200).map((s) => s.sid);
+    expect(answered.length).toBeGreaterThan(0);
+    // Every 200 is stored, and nothing refused is (the two warm-up messages beside them).
+    const stored = await storedSids(tenantId);
+    expect(stored).toHaveLength(answered.length + 2);
+    expect(stored).toEqual(expect.arrayContaining(answered));
+  }, 120_000);
+
+  it("credentials_replaced_through_one_process_the_other_refuses_the_old_signature_at_once_under_load_and_stores_nothing_it_refused", async () => {
+    const { tenantId, number, connectionId } = await connectedTenant();
+    for (const front of fronts) expect((await post(front, number, { sid: newSid(), from: uniquePhone(), body: "hi" })).status).toBe(200);
+    const load = stream(fronts[1]!, number, () => TOKEN);
+    await new Promise((r) => setTimeout(r, 500));
+    const answer = await trpcOverHttp(fronts[0]!.url, cookie, "mutation", "channels.update", {
+      id: connectionId,
+      credentials: { account_sid: TWILIO_SID, auth_token: NEW_TOKEN },
+    });
+    expect(answer.status).toBe(200);
+    const changedAt = performance.now();
+    await new Promise((r) => setTimeout(r, 500));
+    await load.stop();
+
+    const after = load.sent.filter((s) => s.startedAt > changedAt);
+    expect(after.length).toBeGreaterThan(0);
+    expect(after.filter((s) => s.status !== 403)).toEqual([]);
+    const answered = load.sent.filter((s) => s.status === 200).map((s) => s.sid);
+    const stored = await storedSids(tenantId);
+    expect(stored).toHaveLength(answered.length + 2);
+    expect(stored).toEqual(expect.arrayContaining(answered));
+    // The new credentials are accepted by both processes.
+    for (const front of fronts) expect((await post(front, number, { sid: newSid(), from: uniquePhone(), body: "hi" }, NEW_TOKEN)).status).toBe(200);
+  }, 120_000);
+});
