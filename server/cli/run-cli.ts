@@ -86,10 +86,18 @@ export async function executeCommand(positionals: string[], flags: Flags): Promi
     return ok(result === undefined ? "" : `${JSON.stringify(result)}\n`);
   } catch (err) {
     if (err instanceof UsageError) return usageError(err.message, `Usage: ${PROGRAM} ${usageOf(name).split("\n")[0]}`);
-    const message = err instanceof EmbeddedDatabaseBusyError ? err.message : `failed: ${(err as Error).message}`;
+    const message = err instanceof EmbeddedDatabaseBusyError ? err.message : `failed: ${lastLine((err as Error).message)}`;
     return { code: 1, stdout: "", stderr: `error: ${message}\n` };
   }
 }
+
+/** A message's last non-blank line: Prisma's errors open with the invocation and source excerpt, and end with the cause. */
+const lastLine = (message: string): string =>
+  message
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .at(-1) ?? message;
 
 /** The CLI process: runs the command (in the running server, when one holds the embedded database), prints, exits with its code. */
 export async function runCli(positionals: string[], flags: Flags): Promise<number> {

@@ -20,7 +20,7 @@ import { randomUUID } from "node:crypto";
 import { databaseKind, getSql, sqlIfOpen, type Statement } from "../db/client";
 import { modelColumns } from "../db/columns";
 import { Prisma } from "../db/generated/client";
-import { eventFanOutSql, wakeDeliveryWorkersSql } from "../outbox/emit-event";
+import { eventFanOutSql, eventOrigin, wakeDeliveryWorkersSql } from "../outbox/emit-event";
 import { signalOutboxWrite } from "../outbox/outbox-signal";
 import type { TenantTx } from "../db/tenant-scope";
 import { conversationToWire, type ConversationRow, type MessageRow } from "./conversations.service";
@@ -101,7 +101,7 @@ SELECT gate.ok, (SELECT ${CONVERSATION.id}::text FROM found) AS "conversationId"
  * already counted, as its message is inserted with it; only when the message is not stored
  * already), its `conversation.created` and the event's deliveries. Beyond CONTINUE's: $10 a new
  * conversation's id, $11 its customer name, $12 its `conversation.created` data, $13 whether to
- * NOTIFY (PostgreSQL).
+ * NOTIFY (PostgreSQL), $14 and $15 the event's origin (the request and its trace, `eventOrigin()`).
  */
 const INGEST: Statement = {
   text: `WITH ${GATE}, known AS (
@@ -114,7 +114,7 @@ const INGEST: Statement = {
   FROM gate, known WHERE gate.ok AND NOT known.yes AND NOT EXISTS (SELECT 1 FROM found)
   ON CONFLICT (${CONVERSATION.tenantId}, ${CONVERSATION.channel}, ${CONVERSATION.customerIdentifier}) DO NOTHING
   RETURNING ${CONVERSATION.id}
-), ${eventFanOutSql({ tenant: "$1::uuid", type: "'conversation.created'", data: "$12::text::jsonb", source: "created" })},
+), ${eventFanOutSql({ tenant: "$1::uuid", type: "'conversation.created'", data: "$12::text::jsonb", origin: { requestId: "$14::text", traceParent: "$15::text" }, source: "created" })},
 target AS (SELECT ${CONVERSATION.id} FROM found UNION ALL SELECT ${CONVERSATION.id} FROM created
 ), ${STORE_AND_COUNT("target")}, fanned AS (SELECT count(*)::int AS n FROM deliveries)
 SELECT gate.ok, known.yes AS known, (SELECT ${CONVERSATION.id}::text FROM target) AS "conversationId", EXISTS (SELECT 1 FROM created) AS created,
@@ -209,6 +209,7 @@ export async function ingestInboundMessage(db: { tenantId: string }, input: Inbo
       row.customerName,
       createdEventData(row),
       notify,
+      ...eventOrigin(),
     ]);
     if (!result.ok) throw new StaleConnectionError();
     if (result.deliveries > 0) signalOutboxWrite();

@@ -75,7 +75,7 @@ export async function seedCustomer(tenantId: string, key: string, c: Customer) {
   if (created.status !== 201) throw new Error(`POST /conversations: ${created.status} ${created.text}`);
   // The assistant's tools.
   const lead = await callTool(key, "upsert_lead", {
-    conversation_id: whatsapp.conversation.id,
+    conversation_id: whatsapp.conversationId as string,
     customer_name: c.name,
     customer_phone: spacedPhone(c.phone),
     customer_email: c.email,
@@ -94,7 +94,7 @@ export async function seedCustomer(tenantId: string, key: string, c: Customer) {
     customer_email: c.email,
     scheduled_start: start.toISOString(),
     scheduled_end: new Date(start.getTime() + 1_800_000).toISOString(),
-    conversation_id: whatsapp.conversation.id,
+    conversation_id: whatsapp.conversationId as string,
     lead_id: lead.body.id,
     location_text: `${c.name}'s flat`,
   });
@@ -108,11 +108,11 @@ export async function seedCustomer(tenantId: string, key: string, c: Customer) {
       kind: "handoff",
       title: `${c.name} is waiting`,
       body: `Call ${c.phone} or write to ${c.email}`,
-      data: { conversation_id: whatsapp.conversation.id },
+      data: { conversation_id: whatsapp.conversationId as string },
     },
   });
   return {
-    conversationIds: [whatsapp.conversation.id, sms.conversation.id, ended.conversation.id, created.body.id as string],
+    conversationIds: [whatsapp.conversationId as string, sms.conversationId as string, ended.conversation.id, created.body.id as string],
     leadId: lead.body.id as string,
     appointmentId: booking.body.id as string,
     callId: ended.call.id,
