@@ -9,6 +9,7 @@ import { DASHBOARD_COMMANDS } from "../dashboard/dashboard.cli";
 import { WEBHOOK_COMMANDS } from "../webhooks/webhooks.cli";
 import { crmCommands } from "../crm/crm.cli";
 import { channelCommands } from "../channels/channels.cli";
+import { RETENTION_COMMANDS } from "../retention/retention.cli";
 
 export { parseCliArgs } from "../lib/cli";
 
@@ -20,6 +21,7 @@ export const COMMANDS: Record<string, CliCommand> = {
   ...channelCommands,
   ...TENANT_COMMANDS,
   ...API_KEY_COMMANDS,
+  ...RETENTION_COMMANDS,
 };
 
 export async function runCli(positionals: string[], flags: Flags): Promise<number> {
