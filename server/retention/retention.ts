@@ -11,6 +11,7 @@
 // (`app.keep_analytics_counts`, migration retention_and_tenant_lifecycle), and the other totals
 // come from tables the purge does not touch (conversations, leads, appointments, CSAT answers).
 import { setTimeout as sleep } from "node:timers/promises";
+import { runBatch } from "../db/batch-statement";
 import { getDb } from "../db/client";
 import { modelColumns } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
@@ -149,15 +150,6 @@ export type PurgeOptions = {
   /** Asked between batches: true stops the purge there (a graceful shutdown); the next run continues. */
   shouldStop?: () => boolean;
 };
-
-/** One batch in its own transaction, the counters' decrement turned off for its deletes. */
-export async function runBatch(db: PrismaClient, sql: string, params: unknown[]): Promise<number> {
-  const [, changed] = await db.$transaction([
-    db.$queryRawUnsafe("SELECT set_config('app.keep_analytics_counts', 'on', true)"),
-    db.$executeRawUnsafe(sql, ...params),
-  ]);
-  return changed;
-}
 
 const TENANTS_SQL = `SELECT ${TENANT.id} AS id, ${RETENTION_CLASSES.map((cls) => `${TENANT[CLASSES[cls].field]} AS "${CLASSES[cls].field}"`).join(", ")}
   FROM tenants WHERE (${TENANT.deleteAfter} IS NULL OR ${TENANT.deleteAfter} > now()) AND ($1::uuid IS NULL OR ${TENANT.id} = $1::uuid) ORDER BY ${TENANT.id}`;

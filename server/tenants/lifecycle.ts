@@ -14,12 +14,12 @@
 // deletion continues where it stopped, in any process.
 import { setTimeout as sleep } from "node:timers/promises";
 import { OPERATOR } from "../audit/record-audit";
+import { runBatch } from "../db/batch-statement";
 import { getDb } from "../db/client";
 import type { Tx } from "../db/client";
 import { UsageError } from "../lib/cli";
 import { log } from "../lib/log";
 import { setting } from "../lib/settings";
-import { runBatch } from "../retention/retention";
 
 /** A tenant's state: `active`, `suspended`, `deletion_scheduled` (grace period) or `deleting`. */
 export type TenantStatus = "active" | "suspended" | "deletion_scheduled" | "deleting";

@@ -6,7 +6,7 @@ import { getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { weeklyRollup } from "../../server/analytics/analytics.service";
 import { effectiveDays, purgeExpired, retentionUpdate } from "../../server/retention/retention";
-import { TENANT_COMMANDS } from "../../server/tenants/tenants.cli";
+import { RETENTION_COMMANDS } from "../../server/retention/retention.cli";
 import { UsageError } from "../../server/lib/cli";
 import { newTenant } from "../helpers/api";
 import { countsOf, seedAged, subscriptionRow } from "./seed";
@@ -19,7 +19,7 @@ describe("retention purge", () => {
     const b = await newTenant("Retention B");
     const db = await getDb();
     // A keeps 7 days of everything; B keeps the operator's defaults (365/90/30/365/90 days).
-    await TENANT_COMMANDS["tenant retention"]([a.id], {
+    await RETENTION_COMMANDS["tenant retention"]([a.id], {
       "messages-days": "7",
       "call-recordings-days": "7",
       "events-days": "7",
@@ -72,7 +72,7 @@ describe("retention purge", () => {
 
   it("an_interrupted_purge_continues_where_it_stopped", async () => {
     const t = await newTenant("Retention resume");
-    await TENANT_COMMANDS["tenant retention"]([t.id], { "messages-days": "3" });
+    await RETENTION_COMMANDS["tenant retention"]([t.id], { "messages-days": "3" });
     const sub = await subscriptionRow(t.id);
     await seedAged(t.id, [30, 20, 10], { subscriptionId: sub.id, messagesPerAge: 4 });
     expect((await countsOf(t.id)).messages).toBe(12);
@@ -88,7 +88,7 @@ describe("retention purge", () => {
 
   it("a_tenant_period_past_the_operator_s_bound_is_refused_naming_the_field", async () => {
     const t = await newTenant("Retention bounds");
-    const set = (flags: Record<string, string>) => TENANT_COMMANDS["tenant retention"]([t.id], flags);
+    const set = (flags: Record<string, string>) => RETENTION_COMMANDS["tenant retention"]([t.id], flags);
     await expect(set({ "messages-days": "366" })).rejects.toThrow(
       new UsageError("--messages-days: messages must be a whole number of days from 1 to 365, the operator's bound (RETENTION_MESSAGES_DAYS); got 366"),
     );
