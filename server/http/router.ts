@@ -13,6 +13,7 @@ import { eventsRouter } from "../events/events.router";
 import { channelsRouter } from "../channels/channels.router";
 import { callsRouter } from "../calls/calls.router";
 import { assistantRouter } from "../tools/assistant.router";
+import { retentionRouter } from "../retention/retention.router";
 
 export const appRouter = router({
   offerings: offeringsRouter,
@@ -27,6 +28,7 @@ export const appRouter = router({
   channels: channelsRouter,
   calls: callsRouter,
   assistant: assistantRouter,
+  retention: retentionRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -37,8 +37,19 @@ async function findTenant(tenantId: string) {
 }
 
 /** The operator's audit entry of a lifecycle change, in its transaction. */
-const audit = (tx: Tx, tenantId: string, entry: { action: string; targetType: string; targetId: string; details: Record<string, unknown> } & typeof OPERATOR) =>
-  tx.auditLog.create({ data: { tenantId, ...entry, details: entry.details as object } });
+const audit = (
+  tx: Tx,
+  tenantId: string,
+  entry: {
+    action: string;
+    targetType: string;
+    targetId: string;
+    details: Record<string, unknown>;
+    actorType: string;
+    actorId: string | null;
+    actorLabel: string | null;
+  },
+) => tx.auditLog.create({ data: { tenantId, ...entry, details: entry.details as object } });
 
 const lifecycleView = (t: { id: string; suspendedAt: Date | null; deleteAfter: Date | null }) => ({
   id: t.id,
@@ -115,12 +126,17 @@ export async function scheduleTenantDeletion(tenantId: string, opts: { now?: boo
 }
 
 /** Writes a tenant's own retention periods (checked by retentionUpdate), audited. */
-export async function setTenantRetention(tenantId: string, data: Record<string, number | null>, requested: Record<string, number | null | undefined>) {
+export async function setTenantRetention(
+  tenantId: string,
+  data: Record<string, number | null>,
+  requested: Record<string, number | null | undefined>,
+  actor: { actorType: string; actorId: string | null; actorLabel: string | null } = OPERATOR,
+) {
   await findTenant(tenantId);
   const db = await getDb();
   await db.$transaction(async (tx) => {
     await tx.tenant.update({ where: { id: tenantId }, data });
-    await audit(tx, tenantId, { ...OPERATOR, action: "tenant.retention_changed", targetType: "tenant", targetId: tenantId, details: { days: requested } });
+    await audit(tx, tenantId, { ...actor, action: "tenant.retention_changed", targetType: "tenant", targetId: tenantId, details: { days: requested } });
   });
 }
 

@@ -8,7 +8,8 @@ import { weeklyRollup } from "../../server/analytics/analytics.service";
 import { effectiveDays, purgeExpired, retentionUpdate } from "../../server/retention/retention";
 import { RETENTION_COMMANDS } from "../../server/retention/retention.cli";
 import { UsageError } from "../../server/lib/cli";
-import { newTenant } from "../helpers/api";
+import { dashboardCaller, newTenant } from "../helpers/api";
+import { toAppError } from "../../server/lib/errors";
 import { countsOf, seedAged, subscriptionRow } from "./seed";
 
 const rollup = async (tenantId: string) => weeklyRollup(scopeToTenant(await getDb(), tenantId), { days: 90 });
@@ -104,6 +105,32 @@ describe("retention purge", () => {
     expect(shown.retention.events).toEqual({ days: 30, tenant_days: null, operator_days: 30, max_days: 30 });
     const reset = (await set({ "messages-days": "default" })) as { retention: Record<string, unknown> };
     expect(reset.retention.messages).toEqual({ days: 365, tenant_days: null, operator_days: 365, max_days: 365 });
+  });
+
+  it("dashboard_owners_set_periods_within_the_bound_and_a_period_past_it_is_a_400_naming_the_class", async () => {
+    const t = await newTenant("Retention dashboard");
+    const refusal = async (p: Promise<unknown>) => {
+      const e = toAppError(
+        await p.then(
+          () => null,
+          (err) => err,
+        ),
+      );
+      return { status: e.status, code: e.errorCode, message: e.message, field: e.field };
+    };
+    expect(await refusal(dashboardCaller(t.id, "owner").retention.update({ events: 31 }))).toEqual({
+      status: 400,
+      code: "bad_request",
+      message: "invalid field 'events': events must be a whole number of days from 1 to 30, the operator's bound (RETENTION_EVENTS_DAYS); got 31",
+      field: "events",
+    });
+    expect(await refusal(dashboardCaller(t.id, "owner").retention.update({ messages: 0 }))).toMatchObject({ status: 400, field: "messages" });
+    expect(await refusal(dashboardCaller(t.id, "admin").retention.update({ messages: 30 }))).toMatchObject({ status: 403, code: "forbidden" });
+    const view = await dashboardCaller(t.id, "owner").retention.update({ messages: 30, notifications: 7 });
+    expect(view.messages).toEqual({ days: 30, tenant_days: 30, operator_days: 365, max_days: 365 });
+    expect((await dashboardCaller(t.id, "member").retention.get()).notifications).toEqual({ days: 7, tenant_days: 7, operator_days: 90, max_days: 90 });
+    const audit = await (await getDb()).auditLog.findFirstOrThrow({ where: { tenantId: t.id, action: "tenant.retention_changed" } });
+    expect([audit.actorType, audit.actorId, audit.details]).toEqual(["user", "user-owner", { days: { messages: 30, notifications: 7 } }]);
   });
 
   it("an_operator_who_lowers_a_bound_lowers_every_tenant_s_period_with_it", () => {
