@@ -11,7 +11,7 @@
 // (`app.keep_analytics_counts`, migration retention_and_tenant_lifecycle), and the other totals
 // come from tables the purge does not touch (conversations, leads, appointments, CSAT answers).
 import { setTimeout as sleep } from "node:timers/promises";
-import { runBatch } from "../db/batch-statement";
+import { backOff, runBatch } from "../db/batch-statement";
 import { getDb } from "../db/client";
 import { modelColumns } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
@@ -167,10 +167,11 @@ export async function purgeExpired(opts: PurgeOptions = {}): Promise<PurgeCounts
       if (days === null) continue;
       for (;;) {
         if (opts.shouldStop?.()) return counts;
+        const started = performance.now();
         const changed = await runBatch(db, CLASSES[cls].sql, [tenant.id, days, batch]);
         counts[cls] += changed;
         if (changed < batch) break;
-        if (pauseMs > 0) await sleep(pauseMs);
+        await sleep(backOff(pauseMs, performance.now() - started));
       }
     }
   }

@@ -14,7 +14,7 @@
 // deletion continues where it stopped, in any process.
 import { setTimeout as sleep } from "node:timers/promises";
 import { OPERATOR } from "../audit/record-audit";
-import { runBatch } from "../db/batch-statement";
+import { backOff, runBatch } from "../db/batch-statement";
 import { getDb } from "../db/client";
 import type { Tx } from "../db/client";
 import { UsageError } from "../lib/cli";
@@ -219,10 +219,11 @@ export async function deleteTenantData(
     const sql = batchDeleteSql(table, column);
     for (;;) {
       if (opts.shouldStop?.()) return { tenant_id: tenantId, deleted, done: false };
+      const started = performance.now();
       const n = await runBatch(db, sql, [tenantId, batch]);
       if (n) deleted[table] = (deleted[table] ?? 0) + n;
       if (n < batch) break;
-      if (pauseMs > 0) await sleep(pauseMs);
+      await sleep(backOff(pauseMs, performance.now() - started));
     }
   }
   await runBatch(db, `DELETE FROM tenants WHERE id = $1::uuid`, [tenantId]);

@@ -6,12 +6,14 @@ import { getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { weeklyRollup } from "../../server/analytics/analytics.service";
 import { effectiveDays, purgeExpired, retentionUpdate } from "../../server/retention/retention";
+import { startRetentionJob, stopRetentionJob } from "../../server/retention/retention-job";
 import { RETENTION_COMMANDS } from "../../server/retention/retention.cli";
 import { UsageError } from "../../server/lib/cli";
 import { dashboardCaller, newTenant } from "../helpers/api";
 import { toAppError } from "../../server/lib/errors";
 import { countsOf, seedAged, subscriptionRow } from "./seed";
 
+const db = () => getDb();
 const rollup = async (tenantId: string) => weeklyRollup(scopeToTenant(await getDb(), tenantId), { days: 90 });
 
 describe("retention purge", () => {
@@ -85,6 +87,22 @@ describe("retention purge", () => {
     const rest = await purgeExpired({ tenantId: t.id, batch: 5, pauseMs: 0 });
     expect(rest.messages).toBe(7);
     expect((await countsOf(t.id)).messages).toBe(0);
+  });
+
+  it("every_server_process_s_periodic_job_purges_in_the_background_and_continues_due_deletions", async () => {
+    const t = await newTenant("Retention job");
+    const gone = await newTenant("Retention job deleted");
+    await RETENTION_COMMANDS["tenant retention"]([t.id], { "messages-days": "2" });
+    const sub = await subscriptionRow(t.id);
+    await seedAged(t.id, [5, 1], { subscriptionId: sub.id, messagesPerAge: 2 });
+    await (await getDb()).tenant.update({ where: { id: gone.id }, data: { suspendedAt: new Date(), deleteAfter: new Date() } });
+    startRetentionJob(50);
+    try {
+      await expect.poll(async () => (await countsOf(t.id)).messages, { timeout: 15_000, interval: 50 }).toBe(2);
+      await expect.poll(() => db().then((d) => d.tenant.count({ where: { id: gone.id } })), { timeout: 15_000, interval: 50 }).toBe(0);
+    } finally {
+      await stopRetentionJob();
+    }
   });
 
   it("a_tenant_period_past_the_operator_s_bound_is_refused_naming_the_field", async () => {
