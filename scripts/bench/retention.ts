@@ -3,8 +3,8 @@
 //   conversations); another tenant writes through the production lean front at a fixed rate
 //   (POST /api/v1/conversations/{id}/send, which inserts into the same messages table), each request
 //   timed from when it was due (open loop). The old tenant's message retention is set to 30 days
-//   and `retention purge --tenant` runs in a process of its own (default batch and pause), which
-//   the bench pauses (SIGSTOP) and continues (SIGCONT) to interleave BENCH_RETENTION_ROUNDS slices of
+//   and `retention purge --tenant` runs in a process of its own (default batch and pause), started
+//   for each slice "with" and killed at its end, to interleave BENCH_RETENTION_ROUNDS slices of
 //   writes without the purge and with it (a shared machine's load drifts; interleaving spreads it):
 //   (a) the writes' p50 / p99 without the purge and with it (target: p99 <= 1.5x without);
 //   (b) how long the purge took to finish once left running (rows/s), and the old tenant's
@@ -184,31 +184,41 @@ export async function benchRetention(ctx: { databaseUrl?: string } = {}) {
     log("warm-up 5 s");
     await pacedWrites(server, seeded, 5);
     await client.query(`UPDATE tenants SET retention_messages_days = 30 WHERE id = $1`, [seeded.oldTenant]);
-    const purge = spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts/cli.ts"), "retention", "purge", "--tenant", seeded.oldTenant], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: databaseUrl, SKIP_MIGRATIONS: "1", LOG_LEVEL: "warn" },
-      stdio: "ignore",
-    });
-    const purgeExited = new Promise<void>((resolve) => purge.once("exit", () => resolve()));
-    while ((await count()) >= ROWS) await new Promise((r) => setTimeout(r, 100));
-    purge.kill("SIGSTOP");
+    // A purge process of its own (the CLI's `retention purge --tenant`); the bench's slices "with" run
+    // while one deletes, and it is killed at the slice's end (SIGKILL mid-batch: that batch rolls
+    // back, the next process continues from what is left).
+    const startPurge = async () => {
+      const proc = spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts/cli.ts"), "retention", "purge", "--tenant", seeded.oldTenant], {
+        cwd: root,
+        env: { ...process.env, DATABASE_URL: databaseUrl, SKIP_MIGRATIONS: "1", LOG_LEVEL: "warn" },
+        stdio: "ignore",
+      });
+      const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
+      const before = await count();
+      while ((await count()) >= before && proc.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+      return { proc, exited };
+    };
     const without: number[] = [];
     const withPurge: number[] = [];
     const slices: { mode: string; p99Ms: number; deleted: number }[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       for (const mode of ["without", "with"] as const) {
-        if (mode === "with") purge.kill("SIGCONT");
+        const purge = mode === "with" ? await startPurge() : null;
         const before = await count();
         const slice = await pacedWrites(server, seeded, SECONDS, mode === "with" ? withPurge : without);
-        if (mode === "with") purge.kill("SIGSTOP");
-        slices.push({ mode, p99Ms: slice.p99Ms, deleted: before - (await count()) });
+        const deleted = before - (await count());
+        if (purge) {
+          purge.proc.kill("SIGKILL");
+          await purge.exited;
+        }
+        slices.push({ mode, p99Ms: slice.p99Ms, deleted });
         log(`round ${r + 1} ${mode} the purge: ${JSON.stringify(slices.at(-1))}`);
       }
     }
     const leftAfterRounds = await count();
     const runStart = Date.now();
-    purge.kill("SIGCONT");
-    await purgeExited;
+    const last = await startPurge();
+    await last.exited;
     const purgeSeconds = (Date.now() - runStart) / 1000;
     const totalsAfter = await totals();
     const summary = (xs: number[]) => {
