@@ -14,8 +14,8 @@ export async function runBatch(db: PrismaClient, sql: string, params: unknown[])
 }
 
 /**
- * The pause after a batch that took `batchMs`: at least `pauseMs`, and at least as long as the batch
- * itself, so a purge or deletion holds the database at most half the time, and backs off by itself
- * when the database is busy (its batches get slower, its pauses longer).
+ * The pause after a batch that took `batchMs`: at least `pauseMs`, and at least three times as long
+ * as the batch itself, so a purge or deletion works at most a quarter of the time, and backs off by
+ * itself when the database is busy (its batches get slower, its pauses longer).
  */
-export const backOff = (pauseMs: number, batchMs: number) => Math.max(pauseMs, Math.round(batchMs));
+export const backOff = (pauseMs: number, batchMs: number) => Math.max(pauseMs, Math.round(3 * batchMs));

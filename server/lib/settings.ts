@@ -381,7 +381,7 @@ export const SETTINGS = {
   RETENTION_PURGE_PAUSE_MS: declare(
     KEEP,
     nonNegativeInt().default(20),
-    "least pause between two batches of a purge or deletion; the pause is also at least as long as the batch took, so the purge holds the database at most half the time and backs off when it is busy",
+    "least pause between two batches of a purge or deletion; the pause is also at least three times as long as the batch took, so the purge works at most a quarter of the time and backs off when the database is busy",
   ),
   TENANT_DELETE_GRACE_HOURS: declare(
     KEEP,
