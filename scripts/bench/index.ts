@@ -241,6 +241,8 @@ function ensureBuild() {
 async function main() {
   // The ingest part starts its own receiver and baseline servers: alone, it needs no build or fronts.
   if ([...PARTS].every((part) => part === "ingest")) return ingestOnly();
+  // The retention part starts its own lean front on its own seeded tenants: alone, it needs no build.
+  if ([...PARTS].every((part) => part === "retention")) return retentionOnly();
   // The tools part needs only the lean front: alone, it skips `next build` and the other servers.
   if ([...PARTS].every((part) => part === "tools")) return toolsOnly();
   // The metrics part starts its own two lean fronts: alone, it needs the seed and the compiled server only.
@@ -479,6 +481,22 @@ async function main() {
   mkdirSync(path.join(root, "bench-results"), { recursive: true });
   writeFileSync(path.join(root, "bench-results/latest.json"), JSON.stringify(results, null, 2));
   console.log(`\nwritten: bench-results/latest.json (${results.elapsedS} s)`);
+}
+
+/** `BENCH_PARTS=retention npm run bench`: the purge of a large table beside API writes (scripts/bench/retention.ts). */
+async function retentionOnly() {
+  const database = await setUpDatabase();
+  step("running scripts/bench/retention.ts");
+  const { benchRetention } = await import("./retention");
+  const results = {
+    startedAt: new Date().toISOString(),
+    machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version },
+    retention: await benchRetention({ databaseUrl: database.url }),
+  };
+  console.log(`\nretention: ${JSON.stringify(results.retention, null, 2)}`);
+  mkdirSync(path.join(root, "bench-results"), { recursive: true });
+  writeFileSync(path.join(root, "bench-results/latest-retention.json"), JSON.stringify(results, null, 2));
+  console.log("\nwritten: bench-results/latest-retention.json");
 }
 
 /** `BENCH_PARTS=ingest npm run bench`: the ingest part on DATABASE_URL or a throwaway PostgreSQL. */

@@ -1,6 +1,6 @@
 // Authenticates an API request: shape check (no I/O), one indexed lookup by prefix, a constant-time
 // hash comparison, and a coalesced last-used write that never blocks the request.
-import { AppError, MESSAGES } from "../lib/errors";
+import { AppError, MESSAGES, tenantSuspended } from "../lib/errors";
 import { getDb, getReadSql, readSqlIfOpen } from "../db/client";
 import { modelColumns } from "../db/columns";
 import { Prisma } from "../db/generated/client";
@@ -9,13 +9,16 @@ import { LOOKUP_PREFIX_LENGTH, parseBearerToken, verifySecret } from "./api-key-
 
 export type AuthenticatedKey = { id: string; tenantId: string; scopes: string[] };
 
-type KeyRow = { id: string; tenant_id: string; scopes: string[]; salt: string; hash: string; revoked: boolean };
+type KeyRow = { id: string; tenant_id: string; scopes: string[]; salt: string; hash: string; revoked: boolean; suspended: boolean };
 // Every API request runs it: a prepared statement on the unique prefix index, not a Prisma query.
 // Its column names come from the model (server/db/columns.ts).
+// The tenant's suspension rides on the same statement (its primary key, no second round trip).
 const KEY = modelColumns(Prisma.ApiKeyScalarFieldEnum);
+const TENANT = modelColumns(Prisma.TenantScalarFieldEnum);
 const KEY_BY_PREFIX = {
-  text: `SELECT ${KEY.id} AS id, ${KEY.tenantId} AS tenant_id, ${KEY.scopes} AS scopes, ${KEY.salt} AS salt, ${KEY.hash} AS hash,
-  ${KEY.revokedAt} IS NOT NULL AS revoked FROM api_keys WHERE ${KEY.prefix} = $1`,
+  text: `SELECT k.${KEY.id} AS id, k.${KEY.tenantId} AS tenant_id, k.${KEY.scopes} AS scopes, k.${KEY.salt} AS salt, k.${KEY.hash} AS hash,
+  k.${KEY.revokedAt} IS NOT NULL AS revoked, t.${TENANT.suspendedAt} IS NOT NULL AS suspended
+  FROM api_keys k JOIN tenants t ON t.${TENANT.id} = k.${KEY.tenantId} WHERE k.${KEY.prefix} = $1`,
 };
 
 /** The key a request carries, or a 401 (logged with the request's id: see server/lib/log.ts). */
@@ -31,6 +34,10 @@ export async function authenticateApiKey(header: string | null): Promise<Authent
   if (!key || key.revoked || !verifySecret(token, key.salt, key.hash)) {
     log.info("api auth refused", { reason: key?.revoked ? "revoked" : "unknown" });
     throw new AppError("unauthorized", MESSAGES.unknownKey);
+  }
+  if (key.suspended) {
+    log.info("api auth refused", { reason: "tenant suspended", tenant_id: key.tenant_id });
+    throw tenantSuspended();
   }
   touchLastUsed(key.id);
   return { id: key.id, tenantId: key.tenant_id, scopes: key.scopes };

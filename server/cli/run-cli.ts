@@ -16,6 +16,7 @@ import { COMMAND_USAGE } from "./usage";
 import { sendToOperatorSocket } from "./operator-socket-client";
 import { ERASURE_COMMANDS } from "../erasure/erasure.cli";
 import { EXPORT_COMMANDS } from "../export/export.cli";
+import { RETENTION_COMMANDS } from "../retention/retention.cli";
 
 export { parseCliArgs } from "../lib/cli";
 
@@ -29,6 +30,7 @@ export const COMMANDS: Record<string, CliCommand> = {
   ...API_KEY_COMMANDS,
   ...ERASURE_COMMANDS,
   ...EXPORT_COMMANDS,
+  ...RETENTION_COMMANDS,
 };
 
 /** What a command printed and its exit code (a server runs it for a CLI beside it and sends this back). */

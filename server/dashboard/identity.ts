@@ -15,13 +15,13 @@ export async function resolveDashboardIdentity(headers: Headers): Promise<Dashbo
   const db = await getDb();
   const member = await db.member.findUnique({
     where: { organizationId_userId: { organizationId: tenantId, userId: current.user.id } },
-    select: { role: true },
+    select: { role: true, tenant: { select: { suspendedAt: true } } },
   });
   // A role string better-auth may store as a comma list; the strongest known role wins.
   const roles = member?.role.split(",").map((r) => r.trim()) ?? [];
   const role = ROLES.find((r) => roles.includes(r));
   if (!role) return null;
-  return { userId: current.user.id, tenantId, role, email: current.user.email };
+  return { userId: current.user.id, tenantId, role, email: current.user.email, ...(member?.tenant.suspendedAt ? { suspended: true } : {}) };
 }
 
 /**

@@ -15,6 +15,7 @@ import { channelsRouter } from "../channels/channels.router";
 import { callsRouter } from "../calls/calls.router";
 import { assistantRouter } from "../tools/assistant.router";
 import { erasureRouter } from "../erasure/erasure.router";
+import { retentionRouter } from "../retention/retention.router";
 
 export const appRouter = router({
   offerings: offeringsRouter,
@@ -31,6 +32,7 @@ export const appRouter = router({
   calls: callsRouter,
   assistant: assistantRouter,
   privacy: erasureRouter,
+  retention: retentionRouter,
 });
 
 export type AppRouter = typeof appRouter;

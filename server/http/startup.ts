@@ -36,6 +36,7 @@ async function startBackgroundWork(): Promise<void> {
   (await import("../conversations/sla-monitor")).startSlaMonitor();
   (await import("../tools/tool-calls")).startToolCallPruning();
   (await import("../idempotency/idempotency")).startIdempotencyKeyPruning();
+  (await import("../retention/retention-job")).startRetentionJob();
   // Seeded behind the ready server (a few seconds of provider traffic on a first embedded start):
   // nothing can refer to the demo tenant before its key and owner login are printed, at the end.
   seeding = seedDemoTenantIfEnabled().catch((err) => log.error("seeding the demo tenant failed", { error: err }));
@@ -75,14 +76,23 @@ export async function stopBackgroundWork(deadline: number): Promise<void> {
   if (!started) return;
   await started.catch(() => {});
   await seeding; // a demo tenant cut off halfway would never be seeded again (its slug exists)
-  const [{ stopWebhookEngine }, { stopSendRecovery }, { stopSlaMonitor }, { stopToolCallPruning }, { stopIdempotencyKeyPruning }] = await Promise.all([
-    import("../webhooks/engine"),
-    import("../conversations/send-recovery"),
-    import("../conversations/sla-monitor"),
-    import("../tools/tool-calls"),
-    import("../idempotency/idempotency"),
+  const [{ stopWebhookEngine }, { stopSendRecovery }, { stopSlaMonitor }, { stopToolCallPruning }, { stopIdempotencyKeyPruning }, { stopRetentionJob }] =
+    await Promise.all([
+      import("../webhooks/engine"),
+      import("../conversations/send-recovery"),
+      import("../conversations/sla-monitor"),
+      import("../tools/tool-calls"),
+      import("../idempotency/idempotency"),
+      import("../retention/retention-job"),
+    ]);
+  await Promise.all([
+    stopWebhookEngine(deadline),
+    stopSendRecovery(),
+    stopSlaMonitor(),
+    stopToolCallPruning(),
+    stopIdempotencyKeyPruning(),
+    stopRetentionJob(),
   ]);
-  await Promise.all([stopWebhookEngine(deadline), stopSendRecovery(), stopSlaMonitor(), stopToolCallPruning(), stopIdempotencyKeyPruning()]);
 }
 
 /** Graceful stop, second half (after requests and background work ended): the metrics listener, the rate-limit store, then the database (the embedded one's lock with it). */

@@ -54,6 +54,7 @@ export const MESSAGES = {
   unknownKey: "unknown or revoked api key",
   missingScope: (scope: string) => `key missing required scope '${scope}'`,
   notFound: "resource not found",
+  tenantSuspended: "tenant suspended: its API keys, agent tools and dashboard are refused until an operator resumes it",
   internal: "internal server error",
 } as const;
 
@@ -73,6 +74,9 @@ export class AppError extends TRPCError {
     this.headers = opts.headers;
   }
 }
+
+/** A valid key or session of a suspended tenant (server/tenants/lifecycle.ts): 403 on every surface. */
+export const tenantSuspended = () => new AppError("forbidden", MESSAGES.tenantSuspended);
 
 export const badRequest = (message: string, field?: string) => new AppError("bad_request", message, { field });
 export const notFound = () => new AppError("not_found", MESSAGES.notFound);

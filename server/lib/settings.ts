@@ -85,6 +85,9 @@ const AUTH = "Dashboard sign-in";
 const HOOKS = "Webhooks";
 const CONV = "Conversations and channels";
 const OPS = "Operations";
+const KEEP = "Retention and the tenant lifecycle";
+/** A retention period in days: 0 keeps the rows forever. */
+const retentionDays = (days: number) => nonNegativeInt().default(days);
 
 export const SETTINGS = {
   // Database
@@ -366,6 +369,58 @@ export const SETTINGS = {
       .refine((v) => /^(0(\.\d+)?|1(\.0+)?)$/.test(v), "must be a ratio between 0 and 1")
       .optional(),
     "the ratio of the `*traceidratio` samplers, e.g. `0.1`",
+  ),
+
+  // Retention and the tenant lifecycle (server/retention/, server/tenants/)
+  RETENTION_MESSAGES_DAYS: declare(
+    KEEP,
+    retentionDays(365),
+    "messages (texts and call transcripts) older than this many days are deleted; a tenant may set fewer days, never more (0: kept forever, and a tenant may set any period)",
+  ),
+  RETENTION_CALL_RECORDINGS_DAYS: declare(
+    KEEP,
+    retentionDays(90),
+    "calls older than this many days lose their recording URL and summary (the call itself, its times and status stay); a tenant may set fewer (0: kept forever)",
+  ),
+  RETENTION_EVENTS_DAYS: declare(
+    KEEP,
+    retentionDays(30),
+    "events older than this many days are deleted with their delivery logs (deliveries, attempts, request and response bodies), except while a delivery of theirs is still pending; a tenant may set fewer (0: kept forever)",
+  ),
+  RETENTION_AUDIT_LOG_DAYS: declare(
+    KEEP,
+    retentionDays(365),
+    "audit-log entries older than this many days are deleted; a tenant may set fewer (0: kept forever)",
+  ),
+  RETENTION_NOTIFICATIONS_DAYS: declare(
+    KEEP,
+    retentionDays(90),
+    "dashboard notifications older than this many days are deleted; a tenant may set fewer (0: kept forever)",
+  ),
+  RETENTION_PURGE_INTERVAL_MS: declare(
+    KEEP,
+    nonNegativeInt().default(3_600_000),
+    "how often each server process runs the retention purge and continues due tenant deletions (0 turns it off here; the Inngest engine also runs it hourly)",
+  ),
+  RETENTION_PURGE_BATCH: declare(
+    KEEP,
+    z
+      .string()
+      .regex(/^[1-9][0-9]*$/, "must be an integer from 1 to 10000")
+      .transform(Number)
+      .refine((n) => n <= 10_000, "must be an integer from 1 to 10000")
+      .default(500),
+    "rows one purge or deletion statement removes (each batch is its own short transaction)",
+  ),
+  RETENTION_PURGE_PAUSE_MS: declare(
+    KEEP,
+    nonNegativeInt().default(20),
+    "least pause between two batches of a purge or deletion; the pause is also at least three times as long as the batch took, so the purge works at most a quarter of the time and backs off when the database is busy",
+  ),
+  TENANT_DELETE_GRACE_HOURS: declare(
+    KEEP,
+    nonNegativeInt().default(72),
+    "`tenant delete` suspends the tenant at once and deletes its rows after this many hours (`--now` skips the wait); `tenant resume` meanwhile cancels it",
   ),
 
   // Settings added by other parts of the code go above this line, in their group.

@@ -2,7 +2,7 @@
 // authenticates, rate-limits and authorizes every tenant procedure (REST and dashboard alike).
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import { AppError, MESSAGES, toAppError } from "../lib/errors";
+import { AppError, MESSAGES, tenantSuspended, toAppError } from "../lib/errors";
 import { getDb, getReadSql } from "../db/client";
 import { scopeSqlToTenant, scopeToTenant, type TenantDb } from "../db/tenant-scope";
 import { assertBoundedInput } from "../lib/bounded-input";
@@ -16,7 +16,14 @@ import { runIdempotently, type ReplayedAnswer } from "../idempotency/idempotency
 import { type Logger, noteRequestTenant } from "../lib/log";
 import { noteSpanTenant } from "../observability/tracing";
 
-export type DashboardIdentity = { userId: string; tenantId: string; role: "owner" | "admin" | "member"; email?: string };
+export type DashboardIdentity = {
+  userId: string;
+  tenantId: string;
+  role: "owner" | "admin" | "member";
+  email?: string;
+  /** The tenant is suspended (server/tenants/lifecycle.ts): every tenant procedure answers 403. */
+  suspended?: boolean;
+};
 
 /** What a procedure reads of the request's headers: Fetch's `Headers`, or the REST bridge's reader over them. */
 export type HeaderReader = { get(name: string): string | null };
@@ -122,6 +129,10 @@ export async function authenticate(ctx: RequestContext): Promise<Principal> {
   if (!identity) {
     ctx.logger.info({ reason: "no session" }, "dashboard auth refused");
     throw new AppError("unauthorized", "sign in to continue");
+  }
+  if (identity.suspended) {
+    ctx.logger.info({ reason: "tenant suspended" }, "dashboard auth refused");
+    throw tenantSuspended();
   }
   noteTenant(identity.tenantId);
   return { kind: "user", tenantId: identity.tenantId, userId: identity.userId, role: identity.role, email: identity.email };

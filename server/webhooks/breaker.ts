@@ -10,12 +10,15 @@ import { setting } from "../lib/settings";
 // Columns named through the model (server/db/columns.ts).
 const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
 const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
+const TENANT = modelColumns(Prisma.TenantScalarFieldEnum);
 
 /** $1 delivery, $2 probe interval ms: 0 to go now (closed, or this attempt is the probe), else ms until the next probe. */
 const BREAKER_TURN_SQL = `
 WITH s0 AS (
-  SELECT s.${SUBSCRIPTION.id}, s.${SUBSCRIPTION.breakerProbeAt} AS probe_at, s.${SUBSCRIPTION.enabled} FROM webhook_subscriptions s
+  SELECT s.${SUBSCRIPTION.id}, s.${SUBSCRIPTION.breakerProbeAt} AS probe_at,
+    (s.${SUBSCRIPTION.enabled} AND t.${TENANT.suspendedAt} IS NULL) AS ${SUBSCRIPTION.enabled} FROM webhook_subscriptions s
   JOIN webhook_deliveries d ON d.${DELIVERY.subscriptionId} = s.${SUBSCRIPTION.id}
+  JOIN tenants t ON t.${TENANT.id} = s.${SUBSCRIPTION.tenantId}
   WHERE d.${DELIVERY.id} = $1::uuid
   FOR UPDATE OF s
 ), taken AS (
@@ -31,7 +34,8 @@ FROM s0`;
 /**
  * Asks the breaker of the delivery's subscription whether an attempt may go: `waitMs` 0 when it is
  * closed or this attempt takes the probe (the next probe then moves a probe interval on), otherwise
- * how long until the next probe is due; `disabled` when the subscription is disabled (nothing goes).
+ * how long until the next probe is due; `disabled` when the subscription is disabled or its tenant
+ * suspended (nothing goes; the run hands the delivery back to the dispatcher, which skips it until then).
  * Goes when the delivery is gone (the attempt step finds that out).
  */
 export async function takeBreakerTurn(db: PrismaClient, deliveryId: string): Promise<{ waitMs: number; disabled: boolean }> {

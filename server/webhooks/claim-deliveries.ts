@@ -11,6 +11,11 @@ import { setting } from "../lib/settings";
 const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
 const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
 const EVENT = modelColumns(Prisma.EventScalarFieldEnum);
+const TENANT = modelColumns(Prisma.TenantScalarFieldEnum);
+
+/** A suspended tenant's deliveries are not claimed: they wait, pending and in order, until it is resumed (server/tenants/lifecycle.ts). */
+const tenantNotSuspended = (tenantIdSql: string) =>
+  `NOT EXISTS (SELECT 1 FROM tenants t WHERE t.${TENANT.id} = ${tenantIdSql} AND t.${TENANT.suspendedAt} IS NOT NULL)`;
 
 /**
  * How far ahead a claim takes send slots (or one slot, at a rate under 1/this): a claimed delivery
@@ -74,7 +79,7 @@ WITH ${leasedSql()}, subs AS (
     now() + make_interval(secs => greatest($4::int / 1000.0, 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond})) AS horizon,
     ${room} AS room, ${tenantRoom} AS tenant_room
   FROM webhook_subscriptions s
-  WHERE s.${SUBSCRIPTION.enabled}
+  WHERE s.${SUBSCRIPTION.enabled} AND ${tenantNotSuspended(`s.${SUBSCRIPTION.tenantId}`)}
     AND (s.${SUBSCRIPTION.breakerProbeAt} IS NULL OR s.${SUBSCRIPTION.breakerProbeAt} <= now())
     AND ${room} > 0 AND ${tenantRoom} > 0
     AND s.${SUBSCRIPTION.nextDeliveryAt} < now() + make_interval(secs => greatest($4::int / 1000.0, 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond}))
@@ -122,7 +127,7 @@ export function claimSql(engineFilter: string) {
 WITH due AS (
   SELECT d.${DELIVERY.id} FROM webhook_deliveries d
   JOIN webhook_subscriptions s ON s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId} AND s.${SUBSCRIPTION.enabled}
-  WHERE ${dueDeliveries(engineFilter)}
+  WHERE ${dueDeliveries(engineFilter)} AND ${tenantNotSuspended(`s.${SUBSCRIPTION.tenantId}`)}
   ORDER BY d.${DELIVERY.nextAttemptAt}, d.${DELIVERY.seq}
   LIMIT $1::int
   FOR UPDATE OF d SKIP LOCKED

@@ -17,6 +17,7 @@ import { takeBreakerTurn } from "./breaker";
 import { setting } from "../lib/settings";
 import { MAX_ATTEMPTS, MAX_THROTTLED_ATTEMPTS, retryDelays, type DeliveryStatus } from "./retry-ladder";
 import { createSlaCheckFunction } from "../conversations/sla-monitor.inngest";
+import { createRetentionFunction } from "../retention/retention.inngest";
 
 export const DELIVERY_REQUESTED = "webhooks/delivery.requested";
 export type DeliveryRequested = {
@@ -241,8 +242,14 @@ export function createInngestDispatcher(send: Send = (events) => inngest.send(ev
 /** The handoff SLA check, every minute (server/conversations/sla-monitor.inngest.ts). */
 export const checkHandoffSla = createSlaCheckFunction(inngest);
 
+/** The retention purge and due tenant deletions, hourly (server/retention/retention.inngest.ts). */
+export const retentionPurge = createRetentionFunction(inngest);
+
 /**
- * Inngest's endpoint (`/api/inngest`): the delivery function and the SLA check served to an Inngest server, as a plain
+ * Inngest's endpoint (`/api/inngest`): the delivery function, the retention purge and the SLA check served to an Inngest server, as a plain
  * `(Request) => Promise<Response>` that both the app-router route file and the lean front mount.
  */
-export const handleInngestRequest: (req: Request) => Promise<Response> = serve({ client: inngest, functions: [deliverWebhook, checkHandoffSla] });
+export const handleInngestRequest: (req: Request) => Promise<Response> = serve({
+  client: inngest,
+  functions: [deliverWebhook, checkHandoffSla, retentionPurge],
+});

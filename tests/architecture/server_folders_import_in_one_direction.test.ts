@@ -29,6 +29,7 @@ const LAYERS: string[][] = [
     "tools",
     "erasure",
     "export",
+    "retention",
   ],
   ["receivers", "demo"],
   ["http", "cli"],
