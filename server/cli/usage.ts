@@ -5,7 +5,19 @@
 import { SCOPES } from "../auth/principal";
 
 export const COMMAND_USAGE: Record<string, string> = {
-  "tenant create": "tenant create --name NAME\n  Creates a tenant; prints its id, name and slug.",
+  "tenant create": "tenant create --name NAME\n  Creates a tenant (a name of 1 to 100 characters); prints its id, name and slug.",
+  "tenant list": "tenant list\n  Every tenant with its status (active, suspended, deleting) and usage: rows per table, active API keys, webhook endpoints.",
+  "tenant suspend":
+    "tenant suspend TENANT_ID [--reason TEXT]\n  Refuses the tenant's API keys, agent tools and dashboard (403) and holds its webhook deliveries; what providers send is still stored.",
+  "tenant resume": "tenant resume TENANT_ID\n  Lifts a suspension (held deliveries go out in order), or cancels a deletion still in its grace period.",
+  "tenant delete":
+    "tenant delete TENANT_ID [--now]\n  Suspends the tenant and deletes every row of it after TENANT_DELETE_GRACE_HOURS; --now deletes at once, in batches (run again to continue after an interruption).",
+  "tenant retention":
+    "tenant retention TENANT_ID [--messages-days N|default] [--call-recordings-days N|default] [--events-days N|default] [--audit-log-days N|default] [--notifications-days N|default]\n  Shows, or sets, how long the tenant keeps each kind of data: at most the operator's RETENTION_*_DAYS bound.",
+  "retention purge":
+    "retention purge [--tenant TENANT_ID]\n  Runs the retention purge once (every tenant, or one), in batches; each server process also runs it on RETENTION_PURGE_INTERVAL_MS.",
+  "customer erase":
+    "customer erase --tenant TENANT_ID (--identifier PHONE_OR_EMAIL | --conversation CONVERSATION_ID)\n  Erases one customer's personal data everywhere (docs/data-rights.md); emits customer.erased. Running it again changes nothing.",
   "key create": `key create --tenant TENANT_ID --name NAME --scopes SCOPE[,SCOPE…]\n  Issues an API key; prints it once (it is stored only as a hash).\n  Scopes: ${SCOPES.join(", ")}.`,
   "key list": "key list --tenant TENANT_ID\n  The tenant's keys (prefix and last 4 characters, never the key).",
   "key revoke": "key revoke KEY_ID\n  Revokes a key; the next request with it is a 401. Revoking again changes nothing.",

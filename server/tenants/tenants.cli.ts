@@ -1,7 +1,10 @@
 // Operator CLI: `tenant create|list|suspend|resume|delete` (`tenant retention` is in server/retention/retention.cli.ts).
-import { type Flags, flagText, requiredFlag, uuidArg } from "../lib/cli";
+import { type Flags, flagText, requiredFlag, UsageError, uuidArg } from "../lib/cli";
 import { deleteTenantData, listTenants, resumeTenant, scheduleTenantDeletion, suspendTenant } from "./lifecycle";
 import { createTenant, tenantToWire } from "./tenants";
+
+/** A tenant's name, as long as the dashboard's other names (keys, members). */
+const MAX_TENANT_NAME = 100;
 
 type Command = (args: string[], flags: Flags) => Promise<unknown>;
 
@@ -9,7 +12,11 @@ type Command = (args: string[], flags: Flags) => Promise<unknown>;
 export const tenantArg = (args: string[], flags: Flags) => uuidArg(args[0] ?? flags.tenant, "the tenant id (tenant <action> <TENANT_ID>)");
 
 export const TENANT_COMMANDS: Record<string, Command> = {
-  "tenant create": async (_args, flags) => tenantToWire(await createTenant({ name: requiredFlag(flags, "name") })),
+  "tenant create": async (_args, flags) => {
+    const name = requiredFlag(flags, "name");
+    if (name.length > MAX_TENANT_NAME) throw new UsageError(`--name must be at most ${MAX_TENANT_NAME} characters`);
+    return tenantToWire(await createTenant({ name }));
+  },
   /** Every tenant with its status and usage: rows per table, active API keys, webhook endpoints. */
   "tenant list": async () => listTenants(),
   "tenant suspend": async (args, flags) => suspendTenant(tenantArg(args, flags), flagText(flags.reason)?.slice(0, 500)),

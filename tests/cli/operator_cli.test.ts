@@ -74,6 +74,9 @@ describe("npm run cli", () => {
     const scopes = await cli(["key", "create", "--tenant", "00000000-0000-4000-8000-000000000000", "--name", "x", "--scopes", "read,admin"], cliEnv);
     expect(scopes.code).toBe(2);
     expect(scopes.stderr).toMatch(/^error: --scopes must be a comma list of: read, /);
+    const longName = await cli(["tenant", "create", "--name", "n".repeat(101)], cliEnv);
+    expect(longName.code).toBe(2);
+    expect(longName.stderr.split("\n")[0]).toBe("error: --name must be at most 100 characters");
   });
 
   it("embedded_database_held_by_another_process_is_refused_with_instructions", async () => {

@@ -147,7 +147,7 @@ describe.skipIf(!hasNextBuild())("both mounts answer identically (needs `next bu
 
   it("answers /api/inngest with the same Inngest handler on both", () => {
     expect(inngestAnswers.lean).toEqual(inngestAnswers.next);
-    expect(inngestAnswers.lean).toMatchObject({ status: 200, framework: "edge", body: { function_count: 2, mode: "dev" } }); // webhook delivery and the handoff SLA cron
+    expect(inngestAnswers.lean).toMatchObject({ status: 200, framework: "edge", body: { function_count: 4, mode: "dev" } }); // webhook delivery, its failure handler, the handoff SLA cron and the retention purge
   });
 
   it("answers the contract itself on both (spot checks of the recorded answers)", () => {

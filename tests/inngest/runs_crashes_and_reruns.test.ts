@@ -45,6 +45,8 @@ describe.skipIf(!process.env.DATABASE_URL)("Inngest runs over the wire", () => {
       const { tenantId, key } = await subscribedTenant(c.url());
       await createOffering(key);
       await settledDeliveries(tenantId);
+      // The SDK resends after a backoff of its own, which a quick run may finish before: wait for the resend.
+      for (const until = Date.now() + 30_000; inngest.eventPosts.length < 2 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
       await inngest.settled();
       const [delivery] = await (await getDb()).webhookDelivery.findMany({ where: { tenantId } });
       const sent = inngest.eventPosts.flatMap((p) => p.events);

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deliverWebhook, checkHandoffSla } from "../../server/webhooks/inngest-engine";
 import { setting } from "../../server/lib/settings";
+import { RETENTION_CRON } from "../../server/retention/retention.inngest";
 import { startConsumer, type Consumer } from "../helpers/webhook-consumer";
 import { hashSigningKey, signBody, SPEC } from "../helpers/inngest-server/inngest-server";
 import { createOffering, deliveryState, settledDeliveries, SIGNING_KEY, startApp, subscribedTenant } from "./helpers";
@@ -39,6 +40,7 @@ describe.skipIf(!process.env.DATABASE_URL)("Inngest over the wire: sync and sign
       "tenant-data-platform-check-handoff-sla",
       "tenant-data-platform-deliver-webhook",
       "tenant-data-platform-deliver-webhook-failure",
+      "tenant-data-platform-retention-purge",
     ]);
     const deliver = byId["tenant-data-platform-deliver-webhook"];
     expect(deliver.triggers).toEqual([{ event: "webhooks/delivery.requested" }]);
@@ -61,6 +63,11 @@ describe.skipIf(!process.env.DATABASE_URL)("Inngest over the wire: sync and sign
     expect(sla.triggers).toEqual([{ cron: "* * * * *" }]);
     expect(sla.steps.step.retries).toEqual({ attempts: checkHandoffSla.opts.retries });
     expect(sla.concurrency).toBeUndefined();
+    // The retention purge (server/retention/): hourly, the same job each process's timer runs.
+    const purge = byId["tenant-data-platform-retention-purge"];
+    expect(purge.triggers).toEqual([{ cron: RETENTION_CRON }]);
+    expect(purge.steps.step.retries).toEqual({ attempts: 2 });
+    expect(purge.concurrency).toBeUndefined();
   });
 
   it("a_second_sync_of_the_same_app_changes_nothing", async () => {

@@ -62,9 +62,9 @@ describe.skipIf(!process.env.DATABASE_URL)("tenant delete in a real process", ()
     const tenant = await newTenant("CLI bounds");
     const run = await cli(["tenant", "retention", tenant.id, "--messages-days", "400"]).done;
     expect(run.code).toBe(2);
-    expect(JSON.parse(run.stderr)).toEqual({
-      error: "--messages-days: messages must be a whole number of days from 1 to 365, the operator's bound (RETENTION_MESSAGES_DAYS); got 400",
-    });
+    expect(run.stderr.split("\n")[0]).toBe(
+      "error: --messages-days: messages must be a whole number of days from 1 to 365, the operator's bound (RETENTION_MESSAGES_DAYS); got 400",
+    );
     const list = await cli(["tenant", "list"]).done;
     expect(list.code).toBe(0);
     expect(JSON.parse(list.stdout).find((t: { id: string }) => t.id === tenant.id)).toMatchObject({

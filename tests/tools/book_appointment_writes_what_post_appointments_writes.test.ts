@@ -87,6 +87,7 @@ describe("book_appointment writes what POST /appointments writes", () => {
         attemptCount: 0,
         due: true,
         lockedUntil: null,
+        attemptStartedAt: null,
         inngestRunId: null,
         lastStatusCode: null,
         responseBody: null,

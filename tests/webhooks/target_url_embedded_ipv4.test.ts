@@ -127,7 +127,8 @@ describe("SSRF guard: IPv6 forms of internal IPv4 addresses", () => {
     expect(await refusal("https://[64:ff9b::169.254.169.254]/latest")).toMatchObject({
       status: 400,
       field: "url",
-      message: "invalid field 'url': host 64:ff9b::a9fe:a9fe is a NAT64 address of 169.254.169.254, which is a linkLocal address",
+      message:
+        "invalid field 'url': host 64:ff9b::a9fe:a9fe is a NAT64 address of 169.254.169.254, which is a linkLocal address; webhooks go to public addresses only (WEBHOOK_ALLOW_LOOPBACK=1 allows loopback for local testing, never private ranges)",
     });
     expect(await refusal("https://[2002:a00:1::1]/")).toMatchObject({ status: 400, field: "url" });
   });
