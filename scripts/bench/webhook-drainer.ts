@@ -17,6 +17,9 @@ async function physical(stopped: () => boolean) {
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 8 });
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const secrets = new Map<string, string>();
+  // Only the bench's own tenant: a shared database may hold other due deliveries (sealed with other keys).
+  const tenant = process.env.BENCH_WEBHOOK_TENANT;
+  if (!tenant) throw new Error("BENCH_WEBHOOK_TENANT is not set");
   // The same in-flight budget as the worker's default concurrency (32): 4 loops of 8.
   const LOOPS = 4;
   const BATCH = 8;
@@ -34,13 +37,13 @@ async function physical(stopped: () => boolean) {
       const { rows } = await pool.query(
         `WITH due AS (
            SELECT id FROM webhook_deliveries
-           WHERE status = 'pending' AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until <= now())
+           WHERE tenant_id = $2::uuid AND status = 'pending' AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until <= now())
            ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
          UPDATE webhook_deliveries d SET locked_until = now() + interval '30 seconds'
          FROM due, webhook_subscriptions s, events e
          WHERE d.id = due.id AND s.id = d.subscription_id AND e.id = d.event_id
          RETURNING d.id::text AS id, s.target_url, s.secret_encrypted, e.id::text AS event_id, e.type, e.data, e.created_at, e.tenant_id::text AS tenant_id`,
-        [BATCH],
+        [BATCH, tenant],
       );
       if (!rows.length) {
         await new Promise((r) => setTimeout(r, 5));

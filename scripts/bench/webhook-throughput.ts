@@ -84,7 +84,7 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
   const drain = async (mode: "ours" | "physical") => {
     const child = fork(path.join(here, "webhook-drainer.ts"), [mode], {
       execArgv: ["--import", "tsx", ...(process.env.BENCH_WEBHOOK_PROFILE === mode ? ["--cpu-prof", "--cpu-prof-dir=bench-results/profiles"] : [])],
-      env: { ...process.env, WEBHOOK_ENGINE: "embedded", LOG_LEVEL: "silent", WEBHOOK_ALLOW_LOOPBACK: "1" },
+      env: { ...process.env, WEBHOOK_ENGINE: "embedded", LOG_LEVEL: "silent", WEBHOOK_ALLOW_LOOPBACK: "1", BENCH_WEBHOOK_TENANT: tenants.at(-1) },
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     try {
