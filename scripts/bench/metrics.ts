@@ -7,11 +7,15 @@
 // under load it is also scraped once a second (Prometheus' default is every 15 s), so the scrape-time
 // work (the backlog query, the readiness checks, rendering) is in the measure.
 // Target: metrics on / off and metrics + tracing on / off req/s >= 0.95. Run alone: `BENCH_PARTS=metrics npm run bench`.
+// BENCH_METRICS_PROFILE=<dir> runs the off and traced servers under `node --cpu-prof` (profiles into
+// <dir>; the ratios of such a run are skewed by the profiler) and prints where each one's CPU went.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { readdirSync } from "node:fs";
+import { summariseProfile } from "./profile-summary";
 import { freePort, processTreeCpuMs, spawnServer, type Running } from "./services";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -23,6 +27,7 @@ const SLICE_S = Number(process.env.BENCH_SLICE ?? 4);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const LIST_PATH = "/api/v1/offerings?limit=20";
 const TARGET = 0.95;
+const PROFILE_DIR = process.env.BENCH_METRICS_PROFILE;
 const log = (msg: string) => console.error(`[bench:metrics] ${msg}`);
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
 
@@ -41,7 +46,37 @@ export type MetricsBenchResult = {
   exposition: { bytes: number; series: number };
 };
 
-/** An OTLP/HTTP trace sink: reads each export, counts its spans (without decoding the JSON) and answers 200. */
+/** The length-delimited fields `field` of a protobuf message (other fields skipped). */
+function protobufChildren(buf: Buffer, field: number): Buffer[] {
+  const out: Buffer[] = [];
+  let pos = 0;
+  const varint = () => {
+    let value = 0;
+    for (let shift = 1; ; shift *= 128) {
+      const byte = buf[pos++]!;
+      value += (byte & 0x7f) * shift;
+      if (byte < 0x80) return value;
+    }
+  };
+  while (pos < buf.length) {
+    const tag = varint();
+    const wire = tag & 7;
+    if (wire === 0) varint();
+    else if (wire === 1) pos += 8;
+    else if (wire === 5) pos += 4;
+    else {
+      const length = varint();
+      if (Math.floor(tag / 8) === field) out.push(buf.subarray(pos, pos + length));
+      pos += length;
+    }
+  }
+  return out;
+}
+/** Spans in an OTLP ExportTraceServiceRequest: resource_spans (1) > scope_spans (2) > spans (2). */
+const protobufSpanCount = (body: Buffer) =>
+  protobufChildren(body, 1).reduce((n, rs) => n + protobufChildren(rs, 2).reduce((m, ss) => m + protobufChildren(ss, 2).length, 0), 0);
+
+/** An OTLP/HTTP trace sink: reads each export, counts its spans (protobuf, or JSON without decoding it) and answers 200. */
 async function startOtlpSink() {
   const counts = { exports: 0, spans: 0 };
   const needle = Buffer.from('"spanId"');
@@ -51,7 +86,8 @@ async function startOtlpSink() {
     req.on("end", () => {
       const body = Buffer.concat(chunks);
       counts.exports++;
-      for (let at = body.indexOf(needle); at !== -1; at = body.indexOf(needle, at + needle.length)) counts.spans++;
+      if (req.headers["content-type"] === "application/x-protobuf") counts.spans += protobufSpanCount(body);
+      else for (let at = body.indexOf(needle); at !== -1; at = body.indexOf(needle, at + needle.length)) counts.spans++;
       res.writeHead(200, { "content-type": "application/json" }).end("{}");
     });
   });
@@ -84,7 +120,9 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
   const sink = await startOtlpSink();
   try {
     const start = async (name: string, extra: Record<string, string>) => {
-      const s = await spawnServer(name, lean, { port: await freePort(), cwd: root, env: { ...env, ...extra } });
+      const dir = PROFILE_DIR && name !== "metrics on" ? path.join(PROFILE_DIR, name.replace(/\W+/g, "-")) : undefined;
+      const argv = dir ? ["--cpu-prof", "--cpu-prof-dir", dir, ...lean] : lean;
+      const s = await spawnServer(name, argv, { port: await freePort(), cwd: root, env: { ...env, ...extra } });
       servers.push(s);
       return s;
     };
@@ -96,6 +134,7 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
         METRICS_PORT: String(tracedMetricsPort),
         OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
         OTEL_BSP_SCHEDULE_DELAY: "1000",
+        ...(process.env.OTEL_EXPORTER_OTLP_PROTOCOL ? { OTEL_EXPORTER_OTLP_PROTOCOL: process.env.OTEL_EXPORTER_OTLP_PROTOCOL } : {}),
       }),
     ];
     const metricsUrls = new Map([
@@ -172,5 +211,19 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
   } finally {
     for (const s of servers) await s.stop();
     await sink.close();
+    if (PROFILE_DIR) printProfiles(PROFILE_DIR);
+  }
+}
+
+/** Where the profiled servers' CPU went (the whole run, warm-up and start included). */
+function printProfiles(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const file = readdirSync(path.join(dir, name)).find((f) => f.endsWith(".cpuprofile"));
+    if (!file) continue;
+    const p = summariseProfile(path.join(dir, name, file), 25);
+    log(`profile ${name}: ${p.busyMs} ms busy (${path.join(dir, name, file)})`);
+    for (const c of p.byComponentSelf) log(`  self ${String(c.pct).padStart(5)}%  ${c.component}`);
+    for (const c of p.byComponentInclusive) log(`  incl ${String(c.pct).padStart(5)}%  ${c.component}`);
+    for (const f of p.topFunctions) log(`  fn   ${String(f.pct).padStart(5)}%  ${f.fn}`);
   }
 }

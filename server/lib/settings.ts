@@ -351,9 +351,14 @@ export const SETTINGS = {
   OTEL_EXPORTER_OTLP_ENDPOINT: declare(
     OPS,
     httpUrl().optional(),
-    "send OpenTelemetry traces (OTLP over HTTP, JSON) to this collector base URL (`/v1/traces` is appended); unset: no tracing, and the SDK is never loaded",
+    "send OpenTelemetry traces (OTLP over HTTP) to this collector base URL (`/v1/traces` is appended); unset: no tracing, and the SDK is never loaded",
   ),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: declare(OPS, httpUrl().optional(), "the full traces URL, used as given instead of the base URL above"),
+  OTEL_EXPORTER_OTLP_PROTOCOL: declare(
+    OPS,
+    oneOf(["http/protobuf", "http/json"]).default("http/protobuf"),
+    "the encoding of trace exports: protobuf (the OTLP default; a third of JSON's bytes and of its encoding CPU) or JSON",
+  ),
   OTEL_EXPORTER_OTLP_HEADERS: declare(OPS, text().optional(), "headers sent with each export, as `name=value,name2=value2` (a collector's API key)", {
     secret: true,
   }),

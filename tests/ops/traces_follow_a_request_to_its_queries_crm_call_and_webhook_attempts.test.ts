@@ -1,6 +1,6 @@
 // OpenTelemetry traces over real HTTP: the lean front runs with OTEL_EXPORTER_OTLP_ENDPOINT pointing
-// at an OTLP/HTTP receiver in this test (a node:http server on 127.0.0.1 decoding the JSON the
-// exporter sends). Requests on every surface make SERVER spans named by route template; their
+// at an OTLP/HTTP receiver in this test (a node:http server on 127.0.0.1 decoding the protobuf the
+// exporter sends by default, or JSON with OTEL_EXPORTER_OTLP_PROTOCOL=http/json). Requests on every surface make SERVER spans named by route template; their
 // statements are child CLIENT spans; a CRM call is a child span; the webhook attempt of an event a
 // request wrote is a span in that request's trace, under its span; a `traceparent` sent by the
 // client is continued; log lines carry the span's trace id and, once authenticated, the tenant.
@@ -29,7 +29,70 @@ type Span = OtlpSpan & { attrs: Record<string, string | number | boolean | undef
 const SERVER = 2;
 const CLIENT = 3;
 
-/** An OTLP/HTTP trace receiver: every span of every export (JSON encoding), and how many exports came. */
+/** Protobuf's fields of one message: field number, then a number (varint, fixed) or the bytes (length-delimited). */
+function* protoFields(buf: Buffer): Generator<[number, number | Buffer]> {
+  let pos = 0;
+  const varint = () => {
+    let value = 0;
+    for (let shift = 1; ; shift *= 128) {
+      const byte = buf[pos++]!;
+      value += (byte & 0x7f) * shift;
+      if (byte < 0x80) return value;
+    }
+  };
+  while (pos < buf.length) {
+    const tag = varint();
+    const wire = tag & 7;
+    if (wire === 0) yield [Math.floor(tag / 8), varint()];
+    else if (wire === 1) yield [Math.floor(tag / 8), buf.readDoubleLE((pos += 8) - 8)];
+    else if (wire === 5) yield [Math.floor(tag / 8), buf.readUInt32LE((pos += 4) - 4)];
+    else if (wire === 2) {
+      const length = varint();
+      yield [Math.floor(tag / 8), buf.subarray(pos, (pos += length))];
+    } else throw new Error(`wire type ${wire}`);
+  }
+}
+const protoMessages = (buf: Buffer, field: number) => [...protoFields(buf)].filter(([n]) => n === field).map(([, v]) => v as Buffer);
+const protoKeyValues = (buf: Buffer, field: number): OtlpSpan["attributes"] =>
+  protoMessages(buf, field).map((kv) => {
+    let key = "";
+    const value: AnyValue = {};
+    for (const [n, v] of protoFields(kv)) {
+      if (n === 1) key = (v as Buffer).toString("utf8");
+      if (n === 2)
+        for (const [m, w] of protoFields(v as Buffer)) {
+          if (m === 1) value.stringValue = (w as Buffer).toString("utf8");
+          else if (m === 2) value.boolValue = w === 1;
+          else if (m === 3) value.intValue = w as number;
+          else if (m === 4) value.doubleValue = w as number;
+        }
+    }
+    return { key, value };
+  });
+/** An OTLP ExportTraceServiceRequest in protobuf, in the shape of its JSON encoding (ids in hex). */
+function decodeOtlpProtobuf(buf: Buffer) {
+  return {
+    resourceSpans: protoMessages(buf, 1).map((rs) => ({
+      resource: { attributes: protoMessages(rs, 1).flatMap((resource) => protoKeyValues(resource, 1)) },
+      scopeSpans: protoMessages(rs, 2).map((ss) => ({
+        spans: protoMessages(ss, 2).map((sp) => {
+          const span: OtlpSpan = { traceId: "", spanId: "", name: "", kind: 0, attributes: protoKeyValues(sp, 9) };
+          for (const [n, v] of protoFields(sp)) {
+            if (n === 1) span.traceId = (v as Buffer).toString("hex");
+            else if (n === 2) span.spanId = (v as Buffer).toString("hex");
+            else if (n === 4 && (v as Buffer).length) span.parentSpanId = (v as Buffer).toString("hex");
+            else if (n === 5) span.name = (v as Buffer).toString("utf8");
+            else if (n === 6) span.kind = v as number;
+            else if (n === 15) span.status = { code: Number([...protoFields(v as Buffer)].find(([m]) => m === 3)?.[1] ?? 0) };
+          }
+          return span;
+        }),
+      })),
+    })),
+  };
+}
+
+/** An OTLP/HTTP trace receiver: every span of every export (protobuf or JSON), and how many exports came. */
 async function startOtlpReceiver(port = 0, host = "127.0.0.1") {
   const spans: Span[] = [];
   const exports: { path: string; contentType: string | undefined }[] = [];
@@ -39,7 +102,8 @@ async function startOtlpReceiver(port = 0, host = "127.0.0.1") {
     req.on("end", () => {
       exports.push({ path: req.url ?? "", contentType: req.headers["content-type"] });
       try {
-        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+        const raw = Buffer.concat(chunks);
+        const body = (req.headers["content-type"] === "application/x-protobuf" ? decodeOtlpProtobuf(raw) : JSON.parse(raw.toString("utf8"))) as {
           resourceSpans: { resource: { attributes: OtlpSpan["attributes"] }; scopeSpans: { spans: OtlpSpan[] }[] }[];
         };
         for (const rs of body.resourceSpans ?? []) {
@@ -57,7 +121,7 @@ async function startOtlpReceiver(port = 0, host = "127.0.0.1") {
           }
         }
       } catch {
-        /* not JSON: counted in exports, no spans */
+        /* undecodable: counted in exports, no spans */
       }
       res.writeHead(200, { "content-type": "application/json" }).end("{}");
     });
@@ -245,7 +309,45 @@ describe("traces with OTEL_EXPORTER_OTLP_ENDPOINT set", () => {
     const refusal = await eventually(async () => logLines(mount).find((l) => l.request_id === "trace-refused"));
     expect(refusal.trace_id).toBe(refusedSpan.traceId);
     expect(refusal.tenant_id).toBeUndefined();
-    // The exporter spoke OTLP/HTTP JSON to the traces path.
+    // The exporter spoke OTLP/HTTP protobuf (the default encoding) to the traces path.
+    expect(receiver.exports[0]).toEqual({ path: "/v1/traces", contentType: "application/x-protobuf" });
+  });
+});
+
+describe("traces with OTEL_EXPORTER_OTLP_PROTOCOL=http/json", () => {
+  let receiver: Receiver;
+  let mount: Running;
+  let key: string;
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    ({ key } = await tenantWithKey());
+    mount = await startMount("lean", {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_SERVICE_NAME: "tdp-json",
+      OTEL_BSP_SCHEDULE_DELAY: "100",
+    });
+  }, 180_000);
+  afterAll(async () => {
+    await mount?.stop();
+    await receiver?.close();
+  });
+
+  it("the_same_spans_arrive_as_otlp_json", async () => {
+    const traceId = "0af7651916cd43dd8448eb211c80319c";
+    const callerSpan = "b7ad6b7169203331";
+    const res = await fetch(`${mount.url}/api/v1/offerings?limit=1`, {
+      headers: { authorization: `Bearer ${key}`, "x-request-id": "trace-json", traceparent: `00-${traceId}-${callerSpan}-01` },
+    });
+    expect(res.status).toBe(200);
+    const span = await eventually(async () => receiver.spans.find((s) => s.kind === SERVER && s.attrs["request.id"] === "trace-json"));
+    expect(span).toMatchObject({ name: "GET /api/v1/offerings", traceId, parentSpanId: callerSpan, service: "tdp-json" });
+    const queries = await eventually(async () => {
+      const found = receiver.spans.filter((s) => s.traceId === traceId && s.parentSpanId === span.spanId && s.kind === CLIENT);
+      return found.length ? found : undefined;
+    });
+    expect(queries.every((q) => q.attrs["db.system.name"] === "postgresql")).toBe(true);
     expect(receiver.exports[0]).toEqual({ path: "/v1/traces", contentType: "application/json" });
   });
 });
