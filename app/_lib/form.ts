@@ -4,7 +4,7 @@
 // with focus moved to the first invalid field (or to the form's own message when no field is named).
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { z } from "zod";
-import { describeError } from "./trpc";
+import { describeError, sentenceCase } from "./trpc";
 
 export type FieldErrors = Record<string, string>;
 
@@ -49,7 +49,7 @@ export function humanMessage(message: string): string {
     const match = bare.match(pattern);
     if (match) return say(match);
   }
-  return bare;
+  return sentenceCase(bare);
 }
 
 /** Focuses the control of the first field showing an error in `root` (Field marks both), else its form-level alert. */
@@ -61,6 +61,8 @@ export function focusFirstInvalid(root: HTMLElement | null) {
   if (control) {
     control.focus();
     control.scrollIntoView?.({ block: "center" });
+    // A long group (the events checklist) says its error above its first control: keep that in view too.
+    error?.scrollIntoView?.({ block: "nearest" });
     return;
   }
   const alert = root.querySelector<HTMLElement>("[role=alert]");

@@ -33,10 +33,15 @@ export function TrpcProviders({ children }: { children: ReactNode }) {
 }
 
 /** What the server said about an error: its message, the field it names, and its wire code. */
+/** Every message the dashboard shows starts with a capital letter, whoever wrote it (server, zod, the browser). */
+export function sentenceCase(message: string): string {
+  return message.charAt(0).toUpperCase() + message.slice(1);
+}
+
 export function describeError(err: unknown): { message: string; field: string | null; code: string | null; status: number | null } {
   if (err instanceof TRPCClientError) {
     const data = err.data as { field?: string | null; appCode?: string; httpStatus?: number } | undefined;
-    return { message: err.message, field: data?.field ?? null, code: data?.appCode ?? null, status: data?.httpStatus ?? null };
+    return { message: sentenceCase(err.message), field: data?.field ?? null, code: data?.appCode ?? null, status: data?.httpStatus ?? null };
   }
-  return { message: err instanceof Error ? err.message : "something went wrong", field: null, code: null, status: null };
+  return { message: sentenceCase(err instanceof Error ? err.message : "something went wrong"), field: null, code: null, status: null };
 }

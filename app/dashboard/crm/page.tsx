@@ -4,7 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Plug, Plus, Trash2 } from "lucide-react";
 import { describeError, useTRPC } from "../../_lib/trpc";
 import { validate, type FieldErrors } from "../../_lib/form";
-import { setCrmConnectionInput, updateCrmMappingInput, type CrmConnectionTest } from "@/server/crm/crm.types";
+import { setCrmConnectionInput, testCrmConnectionInput, updateCrmMappingInput, type CrmConnectionTest } from "@/server/crm/crm.types";
 import { CRM_PROVIDERS } from "@/server/crm/drivers/providers";
 import { Button } from "../../_ui/button";
 import { ConfirmDialog } from "../../_ui/dialog";
@@ -101,6 +101,14 @@ function ConnectionForm({ connection }: { connection: Connection | null }) {
     if (data) save.mutate(data);
   }
 
+  /** Tests what the form holds now, saved or not (an empty token field tests the stored token at the stored address). */
+  function testForm() {
+    setFormError(null);
+    const { data, errors } = validate(testCrmConnectionInput, { provider, base_url: baseUrl.trim(), token: token.trim() || undefined });
+    setErrors(errors);
+    if (data) test.mutate(data);
+  }
+
   return (
     <Card className="p-5">
       <div className="mb-4 flex items-center justify-between">
@@ -182,7 +190,7 @@ function ConnectionForm({ connection }: { connection: Connection | null }) {
           </p>
         ) : null}
       </form>
-      {connection && canManage ? <TestConnection test={test} /> : null}
+      {canManage ? <TestConnection test={test} onTest={testForm} saved={!!connection} /> : null}
       <ConfirmDialog
         open={removing}
         onOpenChange={setRemoving}
@@ -200,13 +208,23 @@ function ConnectionForm({ connection }: { connection: Connection | null }) {
 const toRows = (m: Record<string, string>) => Object.entries(m).map(([canonical, crm]) => ({ canonical, crm }));
 
 /** One harmless authenticated read with the stored token; the result stays on the page until the connection changes. */
-function TestConnection({ test }: { test: { mutate: () => void; isPending: boolean; error: unknown; data?: CrmConnectionTest } }) {
+function TestConnection({
+  test,
+  onTest,
+  saved,
+}: {
+  test: { isPending: boolean; error: unknown; data?: CrmConnectionTest };
+  onTest: () => void;
+  saved: boolean;
+}) {
   const r = test.data;
   return (
     <div className="mt-5 border-t border-slate-100 pt-4">
       <div className="flex flex-wrap items-center justify-between gap-2">
-        <p className="text-sm text-slate-700">Checks the token and address with one read that changes nothing in your CRM.</p>
-        <Button variant="secondary" disabled={test.isPending} onClick={() => test.mutate()}>
+        <p className="text-sm text-slate-700">
+          Checks the provider, address and token in the form{saved ? "" : ", before you save them,"} with one read that changes nothing in your CRM.
+        </p>
+        <Button variant="secondary" disabled={test.isPending} onClick={onTest}>
           <Plug /> {test.isPending ? "Testing…" : "Test connection"}
         </Button>
       </div>
