@@ -4,7 +4,8 @@
 // with focus moved to the first invalid field (or to the form's own message when no field is named).
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { z } from "zod";
-import { describeError, sentenceCase } from "./trpc";
+import { describeError } from "./trpc";
+import { sentenceCase } from "../_ui/format";
 
 export type FieldErrors = Record<string, string>;
 

@@ -5,6 +5,7 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { createTRPCClient, httpBatchLink, TRPCClientError } from "@trpc/client";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import type { AppRouter } from "@/server/http/router";
+import { sentenceCase } from "../_ui/format";
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
 
@@ -33,11 +34,6 @@ export function TrpcProviders({ children }: { children: ReactNode }) {
 }
 
 /** What the server said about an error: its message, the field it names, and its wire code. */
-/** Every message the dashboard shows starts with a capital letter, whoever wrote it (server, zod, the browser). */
-export function sentenceCase(message: string): string {
-  return message.charAt(0).toUpperCase() + message.slice(1);
-}
-
 export function describeError(err: unknown): { message: string; field: string | null; code: string | null; status: number | null } {
   if (err instanceof TRPCClientError) {
     const data = err.data as { field?: string | null; appCode?: string; httpStatus?: number } | undefined;

@@ -9,7 +9,7 @@ import { SCOPES } from "@/server/auth/principal";
 import { Button } from "../../_ui/button";
 import { Checkbox } from "../../_ui/checkbox";
 import { ConfirmDialog, Dialog } from "../../_ui/dialog";
-import { Field, FormError, Input } from "../../_ui/field";
+import { Field, FieldError, FormError, Input } from "../../_ui/field";
 import { SecretOnce } from "../../_ui/copy-button";
 import { Badge, Card, EmptyState, ErrorState, LoadingState, PageHeader, Table } from "../../_ui/surface";
 import { formatDateTime } from "../../_ui/format";
@@ -196,11 +196,7 @@ function IssueKeyDialog({ onClose }: { onClose: () => void }) {
                 />
               ))}
             </div>
-            {errors.scopes ? (
-              <p className="mt-2 text-sm text-red-700" data-field-error>
-                {errors.scopes}
-              </p>
-            ) : null}
+            <FieldError message={errors.scopes} className="mt-2" />
           </fieldset>
           <FormError message={form.formError} />
           <div className="flex justify-end gap-2">

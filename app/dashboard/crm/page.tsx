@@ -8,7 +8,7 @@ import { setCrmConnectionInput, testCrmConnectionInput, updateCrmMappingInput, t
 import { CRM_PROVIDERS } from "@/server/crm/drivers/providers";
 import { Button } from "../../_ui/button";
 import { ConfirmDialog } from "../../_ui/dialog";
-import { Field, FormError, Input, Select } from "../../_ui/field";
+import { Field, FieldError, FormError, Input, Select } from "../../_ui/field";
 import { Badge, Card, ErrorState, LoadingState, PageHeader } from "../../_ui/surface";
 import { formatDateTime } from "../../_ui/format";
 import { READ_ONLY_HINT, useAccount } from "../account";
@@ -328,11 +328,7 @@ function MappingEditor({ connection }: { connection: Connection }) {
         {rows.length === 0 ? (
           <p className="py-4 text-center text-sm text-slate-500">No mappings yet.{canManage ? " Add one to start writing records." : ""}</p>
         ) : null}
-        {errors.field_mapping ? (
-          <p className="text-sm text-red-600" data-field-error>
-            {errors.field_mapping}
-          </p>
-        ) : null}
+        <FieldError message={errors.field_mapping} />
         <FormError message={formError} />
         {canManage ? (
           <div className="flex justify-between pt-2">

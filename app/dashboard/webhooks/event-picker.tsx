@@ -4,6 +4,7 @@ import { useId, useMemo } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { describeError, useTRPC } from "../../_lib/trpc";
 import { Checkbox } from "../../_ui/checkbox";
+import { FieldError } from "../../_ui/field";
 import { ErrorState, LoadingState } from "../../_ui/surface";
 
 function groupEvents(events: string[]) {
@@ -35,11 +36,7 @@ export function EventPicker({
     <fieldset data-field aria-invalid={error ? true : undefined} aria-describedby={error ? errorId : undefined}>
       <legend className="mb-2 text-sm font-medium text-slate-800">Events</legend>
       {/* Above the checklist, not below it: the list is taller than a laptop screen. */}
-      {error ? (
-        <p id={errorId} className="mb-2 text-sm text-red-700" data-field-error>
-          {error}
-        </p>
-      ) : null}
+      <FieldError id={errorId} message={error} className="mb-2" />
       {eventTypes.isPending ? (
         <LoadingState />
       ) : eventTypes.error ? (
