@@ -4,7 +4,8 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Plug, Plus, Trash2 } from "lucide-react";
 import { describeError, useTRPC } from "../../_lib/trpc";
 import { validate, type FieldErrors } from "../../_lib/form";
-import { setCrmConnectionInput, testCrmConnectionInput, updateCrmMappingInput, type CrmConnectionTest } from "@/server/crm/crm.types";
+import { setCrmConnectionInput, testCrmConnectionInput, updateCrmMappingInput } from "@/server/crm/crm.types";
+import type { RouterOutputs } from "../../_lib/router-types";
 import { CRM_PROVIDERS } from "@/server/crm/drivers/providers";
 import { Button } from "../../_ui/button";
 import { ConfirmDialog } from "../../_ui/dialog";
@@ -13,7 +14,8 @@ import { Badge, Card, ErrorState, LoadingState, PageHeader } from "../../_ui/sur
 import { formatDateTime } from "../../_ui/format";
 import { READ_ONLY_HINT, useAccount } from "../account";
 
-type Connection = { provider: string; base_url: string; field_mapping: Record<string, string>; has_credentials: boolean; updated_at: string };
+type Connection = NonNullable<RouterOutputs["crm"]["connection"]>;
+type CrmConnectionTest = RouterOutputs["crm"]["testConnection"];
 
 function fieldErrorHandler(setErrors: (e: FieldErrors) => void, setFormError: (m: string | null) => void) {
   return (err: unknown) => {
@@ -63,7 +65,7 @@ function ConnectionForm({ connection }: { connection: Connection | null }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const { canManage } = useAccount();
-  const [provider, setProvider] = useState(connection?.provider ?? "http");
+  const [provider, setProvider] = useState<string>(connection?.provider ?? "http");
   const [baseUrl, setBaseUrl] = useState(connection?.base_url ?? "");
   const [token, setToken] = useState("");
   const [errors, setErrors] = useState<FieldErrors>({});
