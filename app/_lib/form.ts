@@ -58,12 +58,19 @@ export function focusFirstInvalid(root: HTMLElement | null) {
   if (!root) return;
   const error = root.querySelector("[data-field-error]");
   const field = error?.closest("[data-field]");
-  const control = field?.querySelector<HTMLElement>("input:not([type=hidden]), select, textarea, button, [tabindex]");
+  // A group of checkboxes (a fieldset described by its error): the group itself takes focus, so a
+  // screen reader says its legend and the error, and the error is scrolled into view (the list can be
+  // taller than the screen).
+  if (field instanceof HTMLFieldSetElement && error instanceof HTMLElement) {
+    field.tabIndex = -1;
+    field.focus({ preventScroll: true });
+    error.scrollIntoView?.({ block: "center" });
+    return;
+  }
+  const control = field?.querySelector<HTMLElement>("input:not([type=hidden]):not([aria-hidden=true]), select, textarea, button, [tabindex]");
   if (control) {
     control.focus();
     control.scrollIntoView?.({ block: "center" });
-    // A long group (the events checklist) says its error above its first control: keep that in view too.
-    error?.scrollIntoView?.({ block: "nearest" });
     return;
   }
   const alert = root.querySelector<HTMLElement>("[role=alert]");
