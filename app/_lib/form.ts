@@ -45,7 +45,7 @@ const HUMAN: [RegExp, (m: RegExpMatchArray) => string][] = [
 
 /** The message as a person reads it: zod defaults reworded, the server's "invalid field 'x': " prefix dropped. */
 export function humanMessage(message: string): string {
-  const bare = message.replace(/^invalid field '[^']*': /, "");
+  const bare = message.replace(/^invalid field '[^']*': /i, "");
   for (const [pattern, say] of HUMAN) {
     const match = bare.match(pattern);
     if (match) return say(match);

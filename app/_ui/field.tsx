@@ -42,12 +42,12 @@ export function Field(props: {
   );
 }
 
-/** A field's (or a group's) error: the one look every form uses; `focusFirstInvalid` finds it by `data-field-error`. */
+/** A field's (or a group's) error: the one look every form uses (the server's "invalid field 'x': " prefix dropped: the label names the field); `focusFirstInvalid` finds it by `data-field-error`. */
 export function FieldError({ id, message, className }: { id?: string; message?: string | null; className?: string }) {
   if (!message) return null;
   return (
     <p id={id} className={cn("text-sm text-red-700", className)} data-field-error>
-      {sentenceCase(message)}
+      {sentenceCase(message.replace(/^invalid field '[^']*': /i, ""))}
     </p>
   );
 }

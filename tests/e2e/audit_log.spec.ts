@@ -10,7 +10,7 @@ test("an owner filters the audit log by actor, action and date, exports the CSV,
   await page.getByRole("link", { name: "CRM" }).click();
   await page.getByLabel("Base URL").fill("https://crm.example.com/api");
   await page.getByLabel("API token").fill("audit-e2e-token");
-  await page.getByRole("button", { name: "Connect" }).click();
+  await page.getByRole("button", { name: "Connect", exact: true }).click();
   await expect(page.getByText("Saved · not tested")).toBeVisible();
   await page.getByRole("button", { name: "Add mapping" }).click();
   await page.getByLabel("Canonical key 1").fill("email");

@@ -27,7 +27,7 @@ test("an owner connects channels (credentials write-only), copies each receiver 
   await dialog.getByLabel("Phone number").fill("12ab");
   await dialog.getByLabel("Account SID (AC…)").fill("AC123");
   await dialog.getByRole("button", { name: "Connect" }).click();
-  await expect(dialog.locator("[data-field-error]")).toHaveText(["must be 'AC' followed by 32 hex characters", "This field is required"]);
+  await expect(dialog.locator("[data-field-error]")).toHaveText(["Must be 'AC' followed by 32 hex characters", "This field is required"]);
 
   // The address is checked by the server: its 400 names the field, shown beside it.
   await dialog.getByLabel("Account SID (AC…)").fill("AC0123456789abcdef0123456789abcdef");

@@ -34,12 +34,12 @@ test("an owner connects a CRM (token write-only) and edits the field mapping", a
 
   // The server's zod schema, run in the form: the message sits beside the field.
   await page.getByLabel("Base URL").fill("ftp://crm.example");
-  await page.getByRole("button", { name: "Connect" }).click();
+  await page.getByRole("button", { name: "Connect", exact: true }).click();
   await expect(page.locator("[data-field-error]")).toHaveText("Must be an https URL");
 
   await page.getByLabel("Base URL").fill("https://crm.example.com/api");
   await page.getByLabel("API token").fill("secret-crm-token-123");
-  await page.getByRole("button", { name: "Connect" }).click();
+  await page.getByRole("button", { name: "Connect", exact: true }).click();
   // Saving is not connecting: the page says so until the connection is tested.
   await expect(page.getByText("Saved · not tested")).toBeVisible();
   await expect(page.getByText(/^Connected/)).toHaveCount(0);
