@@ -5,6 +5,7 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { z } from "zod";
 import { describeError } from "./trpc";
+import { sentenceCase } from "../_ui/format";
 
 export type FieldErrors = Record<string, string>;
 
@@ -44,12 +45,12 @@ const HUMAN: [RegExp, (m: RegExpMatchArray) => string][] = [
 
 /** The message as a person reads it: zod defaults reworded, the server's "invalid field 'x': " prefix dropped. */
 export function humanMessage(message: string): string {
-  const bare = message.replace(/^invalid field '[^']*': /, "");
+  const bare = message.replace(/^invalid field '[^']*': /i, "");
   for (const [pattern, say] of HUMAN) {
     const match = bare.match(pattern);
     if (match) return say(match);
   }
-  return bare;
+  return sentenceCase(bare);
 }
 
 /** Focuses the control of the first field showing an error in `root` (Field marks both), else its form-level alert. */
@@ -57,7 +58,16 @@ export function focusFirstInvalid(root: HTMLElement | null) {
   if (!root) return;
   const error = root.querySelector("[data-field-error]");
   const field = error?.closest("[data-field]");
-  const control = field?.querySelector<HTMLElement>("input:not([type=hidden]), select, textarea, button, [tabindex]");
+  // A group of checkboxes (a fieldset described by its error): the group itself takes focus, so a
+  // screen reader says its legend and the error, and the error is scrolled into view (the list can be
+  // taller than the screen).
+  if (field instanceof HTMLFieldSetElement && error instanceof HTMLElement) {
+    field.tabIndex = -1;
+    field.focus({ preventScroll: true });
+    error.scrollIntoView?.({ block: "center" });
+    return;
+  }
+  const control = field?.querySelector<HTMLElement>("input:not([type=hidden]):not([aria-hidden=true]), select, textarea, button, [tabindex]");
   if (control) {
     control.focus();
     control.scrollIntoView?.({ block: "center" });

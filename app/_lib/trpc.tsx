@@ -5,6 +5,7 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { createTRPCClient, httpBatchLink, TRPCClientError } from "@trpc/client";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import type { AppRouter } from "@/server/http/router";
+import { sentenceCase } from "../_ui/format";
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
 
@@ -36,7 +37,7 @@ export function TrpcProviders({ children }: { children: ReactNode }) {
 export function describeError(err: unknown): { message: string; field: string | null; code: string | null; status: number | null } {
   if (err instanceof TRPCClientError) {
     const data = err.data as { field?: string | null; appCode?: string; httpStatus?: number } | undefined;
-    return { message: err.message, field: data?.field ?? null, code: data?.appCode ?? null, status: data?.httpStatus ?? null };
+    return { message: sentenceCase(err.message), field: data?.field ?? null, code: data?.appCode ?? null, status: data?.httpStatus ?? null };
   }
-  return { message: err instanceof Error ? err.message : "something went wrong", field: null, code: null, status: null };
+  return { message: sentenceCase(err instanceof Error ? err.message : "something went wrong"), field: null, code: null, status: null };
 }

@@ -1,6 +1,7 @@
 "use client";
 import { useLayoutEffect, useRef, type HTMLAttributes, type ReactNode } from "react";
 import { AlertTriangle, Inbox, Loader2 } from "lucide-react";
+import { sentenceCase } from "./format";
 import { cva, type VariantProps } from "class-variance-authority";
 import { cn } from "./cn";
 
@@ -50,7 +51,7 @@ export function ErrorState({ message, onRetry }: { message: string; onRetry?: ()
     <div className="flex flex-col items-center gap-2 py-12 text-center" data-state="error">
       <AlertTriangle className="size-6 text-red-500" />
       <p className="text-sm font-medium text-slate-900">Could not load this</p>
-      <p className="text-sm text-slate-600">{message}</p>
+      <p className="text-sm text-slate-600">{sentenceCase(message)}</p>
       {onRetry ? (
         <button type="button" className="text-sm font-medium text-indigo-700 hover:underline" onClick={onRetry}>
           Try again

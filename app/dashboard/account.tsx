@@ -1,12 +1,9 @@
 "use client";
 // The signed-in account (user, active tenant, role), shared by the dashboard's pages.
 import { createContext, useContext } from "react";
+import type { RouterOutputs } from "../_lib/router-types";
 
-export type Account = {
-  user: { id: string; email: string; name: string };
-  tenant: { id: string; name: string; slug: string };
-  role: string;
-};
+export type Account = RouterOutputs["dashboard"]["me"];
 
 export const AccountContext = createContext<Account | null>(null);
 

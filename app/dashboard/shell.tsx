@@ -50,6 +50,12 @@ export function DashboardShell({ children }: { children: ReactNode }) {
   const current = activeItem(pathname);
   return (
     <AccountContext.Provider value={account}>
+      <a
+        href="#main-content"
+        className="sr-only focus:not-sr-only focus:fixed focus:left-3 focus:top-3 focus:z-50 focus:rounded-md focus:bg-white focus:px-3 focus:py-2 focus:text-sm focus:font-medium focus:text-slate-900 focus:shadow focus:outline-2 focus:outline-slate-900"
+      >
+        Skip to content
+      </a>
       <div className="min-h-dvh bg-slate-50 lg:grid lg:grid-cols-[15rem_1fr]">
         {/* Phone and tablet: a bar with the current page and a menu button that opens the navigation. */}
         <header className="sticky top-0 z-30 flex items-center gap-2 border-b border-slate-200 bg-white px-3 py-2 lg:hidden">
@@ -69,7 +75,7 @@ export function DashboardShell({ children }: { children: ReactNode }) {
             </Button>
           </div>
         </aside>
-        <main className="mx-auto w-full min-w-0 max-w-6xl px-4 py-5 sm:px-6 lg:px-10 lg:py-10">
+        <main id="main-content" tabIndex={-1} className="mx-auto focus:outline-none w-full min-w-0 max-w-6xl px-4 py-5 sm:px-6 lg:px-10 lg:py-10">
           {current && current.trail.length ? <Breadcrumb trail={current.trail} label={current.label} /> : null}
           {children}
         </main>

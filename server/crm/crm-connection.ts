@@ -44,7 +44,7 @@ export async function getCrmConnection(db: TenantDb): Promise<CrmConnectionWire 
  * targets' rule, with the same development allowance for http on loopback), and an address inside
  * our network is refused here; every call resolves the host and checks it again (DNS can change).
  */
-function assertAllowedBaseUrl(raw: string) {
+export function assertAllowedBaseUrl(raw: string) {
   const refused = refusedLiteralHostReason(new URL(raw).hostname);
   if (refused) throw badRequest(`invalid field 'base_url': ${refused}, inside this service's network`, "base_url");
   const shape = checkUrlShape(raw);
@@ -61,7 +61,7 @@ function noTokenForNew(): never {
   throw badRequest("missing required field 'token': a new CRM connection needs credentials", "token");
 }
 
-function assertCredentialsFor(existing: { provider: string; baseUrl: string } | null, input: SetCrmConnectionInput) {
+export function assertCredentialsFor(existing: { provider: string; baseUrl: string } | null, input: SetCrmConnectionInput) {
   if (input.token) return;
   if (!existing) noTokenForNew();
   if (existing.provider !== input.provider || !sameUrl(existing.baseUrl, input.base_url)) {

@@ -9,7 +9,8 @@ import { guardedPost } from "../lib/guarded-post";
 import { traceClientCall } from "../observability/tracing";
 import type { CrmProvider } from "./drivers/providers";
 import { crmTimeoutMs } from "./crm.service";
-import type { CrmConnectionTest } from "./crm.types";
+import type { CrmConnectionTest, TestCrmConnectionInput } from "./crm.types";
+import { assertAllowedBaseUrl, assertCredentialsFor } from "./crm-connection";
 
 /** The read each provider's test makes: nothing is created or changed. */
 const TEST_PATHS: Record<CrmProvider, string> = {
@@ -28,13 +29,24 @@ function describeStatus(status: number): string {
   return `The CRM answered ${status}${name}.`;
 }
 
-export async function testCrmConnection(db: TenantDb): Promise<CrmConnectionTest> {
-  const connection = await db.crmConnection.findFirst();
-  if (!connection) throw conflict("no CRM connection is configured for this tenant; connect one first");
-  const provider = connection.provider as CrmProvider;
-  const url = testRequestUrl(provider, connection.baseUrl);
+/** The provider, address and token to test: the form's unsaved ones when given, else the stored connection's. */
+async function credentialsToTest(db: TenantDb, input: TestCrmConnectionInput) {
+  const stored = await db.crmConnection.findFirst();
+  const storedToken = () => (JSON.parse(decryptSecret(stored!.credentialsEncrypted)) as { token: string }).token;
+  if (input) {
+    assertAllowedBaseUrl(input.base_url);
+    // The stored token never goes to another provider or address than the one it was given for.
+    assertCredentialsFor(stored, input);
+    return { provider: input.provider, baseUrl: input.base_url, token: input.token ?? storedToken() };
+  }
+  if (!stored) throw conflict("no CRM connection is configured for this tenant; connect one first");
+  return { provider: stored.provider as CrmProvider, baseUrl: stored.baseUrl, token: storedToken() };
+}
+
+export async function testCrmConnection(db: TenantDb, input?: TestCrmConnectionInput): Promise<CrmConnectionTest> {
+  const { provider, baseUrl, token } = await credentialsToTest(db, input);
+  const url = testRequestUrl(provider, baseUrl);
   const request = `GET ${url.href}`;
-  const token = (JSON.parse(decryptSecret(connection.credentialsEncrypted)) as { token: string }).token;
   const timeoutMs = crmTimeoutMs();
   const started = performance.now();
   const result = await traceClientCall(

@@ -2,7 +2,15 @@ import { z } from "zod";
 import { router, tenantProcedure } from "../trpc/trpc";
 import { actorOf } from "../auth/principal";
 import { managerProcedure, memberProcedure } from "../trpc/procedures";
-import { createRecordInput, crmConnectionSchema, crmConnectionTestSchema, crmRecordSchema, setCrmConnectionInput, updateCrmMappingInput } from "./crm.types";
+import {
+  createRecordInput,
+  crmConnectionSchema,
+  crmConnectionTestSchema,
+  crmRecordSchema,
+  setCrmConnectionInput,
+  testCrmConnectionInput,
+  updateCrmMappingInput,
+} from "./crm.types";
 import { createCrmRecord } from "./crm.service";
 import { deleteCrmConnection, getCrmConnection, setCrmConnection, updateCrmMapping } from "./crm-connection";
 import { testCrmConnection } from "./crm-test-connection";
@@ -43,7 +51,13 @@ export const crmRouter = router({
     .input(updateCrmMappingInput)
     .output(crmConnectionSchema)
     .mutation(({ ctx, input }) => updateCrmMapping(ctx.db, input.field_mapping, actorOf(ctx.principal))),
-  /** One harmless authenticated read with the stored token (owners and admins: it spends the credentials). */
-  testConnection: managerProcedure.output(crmConnectionTestSchema).mutation(({ ctx }) => testCrmConnection(ctx.db)),
+  /**
+   * One harmless authenticated read (owners and admins: it spends the credentials): with the stored
+   * connection, or with the form's unsaved provider, base URL and token, checked as saving checks them.
+   */
+  testConnection: managerProcedure
+    .input(testCrmConnectionInput)
+    .output(crmConnectionTestSchema)
+    .mutation(({ ctx, input }) => testCrmConnection(ctx.db, input)),
   deleteConnection: managerProcedure.output(z.object({ deleted: z.boolean() })).mutation(({ ctx }) => deleteCrmConnection(ctx.db, actorOf(ctx.principal))),
 });

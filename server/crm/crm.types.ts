@@ -64,6 +64,22 @@ export const setCrmConnectionInput = z.strictObject(
   unknownFieldMessage(),
 );
 
+/**
+ * "Test connection" before saving: the form's provider, base URL and (optional) token. Without a token
+ * the stored one is used, and only while provider and base_url are the stored ones (as when saving).
+ */
+export const testCrmConnectionInput = z
+  .strictObject(
+    {
+      provider: z.enum(CRM_PROVIDERS),
+      base_url: baseUrl,
+      token: z.string().trim().min(1).max(4096).optional().describe("Bearer token to test; omit to test the stored one"),
+    },
+    unknownFieldMessage(),
+  )
+  .optional();
+export type TestCrmConnectionInput = z.infer<typeof testCrmConnectionInput>;
+
 export const updateCrmMappingInput = z.strictObject({ field_mapping: fieldMapping }, unknownFieldMessage());
 
 /** The connection as the dashboard sees it: never the credentials, only whether they exist. */

@@ -105,4 +105,66 @@ describe("CRM test connection", () => {
       .catch(() => null);
     expect(crm.received.length).toBe(before);
   });
+
+  it("unsaved_credentials_are_tested_before_saving_and_nothing_is_stored", async () => {
+    crm.respond({ kind: "json", status: 200, body: { ok: true } });
+    const { id: tenantId } = await newTenant();
+    const before = crm.received.length;
+    const result = await as(tenantId).crm.testConnection({ provider: "http", base_url: `${crm.url}/unsaved/`, token: "unsaved-token-123" });
+    expect(result).toEqual({
+      ok: true,
+      outcome: "ok",
+      status_code: 200,
+      duration_ms: expect.any(Number),
+      request: `GET ${crm.url}/unsaved`,
+      message: "Connected: the CRM accepted the token (HTTP 200).",
+      tested_at: expect.any(String),
+    });
+    expect(crm.received).toHaveLength(before + 1);
+    expect(crm.received.at(-1)!.headers.authorization).toBe("Bearer unsaved-token-123");
+    expect(JSON.stringify(result)).not.toContain("unsaved-token-123");
+    expect(await as(tenantId).crm.connection()).toBeNull();
+  });
+
+  it("unsaved_test_without_a_token_uses_the_stored_one_only_at_the_stored_address", async () => {
+    crm.respond({ kind: "json", status: 200, body: { ok: true } });
+    const tenantId = await connected("http");
+    const same = await as(tenantId).crm.testConnection({ provider: "http", base_url: `${crm.url}/api/` });
+    expect(same).toMatchObject({ ok: true, status_code: 200 });
+    expect(crm.received.at(-1)!.headers.authorization).toBe(`Bearer ${TOKEN}`);
+
+    const before = crm.received.length;
+    const error = toAppError(
+      await as(tenantId)
+        .crm.testConnection({ provider: "http", base_url: `${crm.url}/elsewhere` })
+        .catch((e) => e),
+    );
+    expect(error.errorCode).toBe("bad_request");
+    expect(error.message).toBe("missing required field 'token': changing the provider or base_url needs the credentials again");
+    expect(crm.received.length).toBe(before);
+  });
+
+  it("unsaved_test_input_is_bounded_and_checked_like_saving", async () => {
+    const { id: tenantId } = await newTenant();
+    const long = toAppError(
+      await as(tenantId)
+        .crm.testConnection({ provider: "http", base_url: crm.url, token: "x".repeat(4097) })
+        .catch((e) => e),
+    );
+    expect(long.errorCode).toBe("bad_request");
+    expect(long.message).toMatch(/^invalid field 'token'/);
+    const inside = toAppError(
+      await as(tenantId)
+        .crm.testConnection({ provider: "http", base_url: "https://169.254.169.254/", token: "t" })
+        .catch((e) => e),
+    );
+    expect(inside.errorCode).toBe("bad_request");
+    expect(inside.message).toMatch(/^invalid field 'base_url': /);
+    const noToken = toAppError(
+      await as(tenantId)
+        .crm.testConnection({ provider: "http", base_url: crm.url })
+        .catch((e) => e),
+    );
+    expect(noToken.message).toBe("missing required field 'token': a new CRM connection needs credentials");
+  });
 });

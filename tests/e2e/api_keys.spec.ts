@@ -21,7 +21,7 @@ test("an owner issues a key, uses it against /api/v1, revokes it and the key get
   const dialog = page.getByRole("dialog");
   // The server's zod schema, run in the form: the message sits next to the field.
   await dialog.getByRole("button", { name: "Create key" }).click();
-  await expect(dialog.locator("[data-field-error]").first()).toHaveText("give the key a name");
+  await expect(dialog.locator("[data-field-error]").first()).toHaveText("Give the key a name");
   await dialog.getByLabel("Name").fill("Website sync");
   await dialog.getByRole("checkbox", { name: /assistant:read/ }).click();
   await shot(page, "api-keys-issue-form");

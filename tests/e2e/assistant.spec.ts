@@ -14,7 +14,7 @@ test("an_owner_changes_the_handoff_sla_within_its_bounds_and_the_change_is_audit
 
   await minutes.fill("10081");
   await page.getByRole("button", { name: "Save SLA" }).click();
-  await expect(page.locator("[data-field-error]")).toHaveText("must be an integer from 1 to 10080");
+  await expect(page.locator("[data-field-error]")).toHaveText("Must be an integer from 1 to 10080");
 
   await minutes.fill("45");
   await page.getByRole("button", { name: "Save SLA" }).click();

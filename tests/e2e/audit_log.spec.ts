@@ -10,7 +10,7 @@ test("an owner filters the audit log by actor, action and date, exports the CSV,
   await page.getByRole("link", { name: "CRM" }).click();
   await page.getByLabel("Base URL").fill("https://crm.example.com/api");
   await page.getByLabel("API token").fill("audit-e2e-token");
-  await page.getByRole("button", { name: "Connect" }).click();
+  await page.getByRole("button", { name: "Connect", exact: true }).click();
   await expect(page.getByText("Saved · not tested")).toBeVisible();
   await page.getByRole("button", { name: "Add mapping" }).click();
   await page.getByLabel("Canonical key 1").fill("email");
@@ -46,7 +46,7 @@ test("an owner filters the audit log by actor, action and date, exports the CSV,
   await page.getByLabel("From", { exact: true }).fill("2030-01-02");
   await page.getByLabel("To", { exact: true }).fill("2030-01-01");
   await page.getByRole("button", { name: "Apply" }).click();
-  await expect(page.locator("[data-field-error]")).toHaveText("must not be before the 'from' date");
+  await expect(page.locator("[data-field-error]")).toHaveText("Must not be before the 'from' date");
   await page.getByLabel("To", { exact: true }).fill("2030-01-03");
   await page.getByRole("button", { name: "Apply" }).click();
   await expect(page.getByText("No entry matches these filters")).toBeVisible();

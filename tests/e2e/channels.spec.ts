@@ -27,13 +27,13 @@ test("an owner connects channels (credentials write-only), copies each receiver 
   await dialog.getByLabel("Phone number").fill("12ab");
   await dialog.getByLabel("Account SID (AC…)").fill("AC123");
   await dialog.getByRole("button", { name: "Connect" }).click();
-  await expect(dialog.locator("[data-field-error]")).toHaveText(["must be 'AC' followed by 32 hex characters", "This field is required"]);
+  await expect(dialog.locator("[data-field-error]")).toHaveText(["Must be 'AC' followed by 32 hex characters", "This field is required"]);
 
   // The address is checked by the server: its 400 names the field, shown beside it.
   await dialog.getByLabel("Account SID (AC…)").fill("AC0123456789abcdef0123456789abcdef");
   await dialog.getByLabel("Auth token (verifies X-Twilio-Signature)").fill(AUTH_TOKEN);
   await dialog.getByRole("button", { name: "Connect" }).click();
-  await expect(dialog.locator("[data-field-error]")).toHaveText("not a valid phone number; write it in E.164, e.g. +97143001234");
+  await expect(dialog.locator("[data-field-error]")).toHaveText("Not a valid phone number; write it in E.164, e.g. +97143001234");
   await expect(dialog.getByLabel("Phone number")).toBeFocused();
 
   await dialog.getByLabel("Phone number").fill(smsNumber);

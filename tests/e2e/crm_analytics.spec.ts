@@ -34,12 +34,12 @@ test("an owner connects a CRM (token write-only) and edits the field mapping", a
 
   // The server's zod schema, run in the form: the message sits beside the field.
   await page.getByLabel("Base URL").fill("ftp://crm.example");
-  await page.getByRole("button", { name: "Connect" }).click();
-  await expect(page.locator("[data-field-error]")).toHaveText("must be an https URL");
+  await page.getByRole("button", { name: "Connect", exact: true }).click();
+  await expect(page.locator("[data-field-error]")).toHaveText("Must be an https URL");
 
   await page.getByLabel("Base URL").fill("https://crm.example.com/api");
   await page.getByLabel("API token").fill("secret-crm-token-123");
-  await page.getByRole("button", { name: "Connect" }).click();
+  await page.getByRole("button", { name: "Connect", exact: true }).click();
   // Saving is not connecting: the page says so until the connection is tested.
   await expect(page.getByText("Saved · not tested")).toBeVisible();
   await expect(page.getByText(/^Connected/)).toHaveCount(0);
@@ -54,7 +54,7 @@ test("an owner connects a CRM (token write-only) and edits the field mapping", a
   await page.getByLabel("Canonical key 2").fill("bad key!");
   await page.getByLabel("CRM field 2").fill("x");
   await page.getByRole("button", { name: "Save mapping" }).click();
-  await expect(page.locator("[data-field-error]")).toContainText("must be 1 to 100 letters");
+  await expect(page.locator("[data-field-error]")).toContainText("Must be 1 to 100 letters");
   await page.getByRole("button", { name: "Remove mapping 2" }).click();
   await page.getByRole("button", { name: "Save mapping" }).click();
   await expect(page.getByText("Mapping saved.")).toBeVisible();

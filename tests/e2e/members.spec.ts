@@ -31,7 +31,7 @@ test("invite → accept with a new account → role change → removal, all audi
   // A malformed address: the words sit beside the field and focus moves there.
   await page.getByLabel("Email").fill("not an email");
   await page.getByRole("button", { name: "Invite" }).click();
-  await expect(page.locator("[data-field-error]")).toHaveText("enter an email address, like name@company.com");
+  await expect(page.locator("[data-field-error]")).toHaveText("Enter an email address, like name@company.com");
   await expect(page.getByLabel("Email")).toBeFocused();
 
   const link = await invite(page, invitee, "member");
@@ -51,11 +51,11 @@ test("invite → accept with a new account → role change → removal, all audi
   await expect(guest.getByTestId("invited-email")).toHaveText(invitee);
   await guest.getByRole("button", { name: "Create account and join" }).click();
   await expect(guest.getByLabel("Your name")).toBeFocused();
-  await expect(guest.locator("[data-field-error]").first()).toHaveText("enter your name");
+  await expect(guest.locator("[data-field-error]").first()).toHaveText("Enter your name");
   await guest.getByLabel("Your name").fill("Ivy Invitee");
   await guest.getByLabel("Choose a password").fill("short");
   await guest.getByRole("button", { name: "Create account and join" }).click();
-  await expect(guest.locator("[data-field-error]")).toHaveText("use at least 8 characters");
+  await expect(guest.locator("[data-field-error]")).toHaveText("Use at least 8 characters");
   await expect(guest.getByLabel("Choose a password")).toBeFocused();
   await shot(guest, "accept-invitation-errors");
   await guest.getByLabel("Choose a password").fill("invitee password 1");

@@ -85,7 +85,7 @@ test("an owner adds an endpoint, sends a test event and reads its request and re
   await expect(page.getByRole("dialog").getByText("this server allows loopback targets")).toBeVisible();
   await page.getByRole("dialog").getByLabel("Endpoint URL").fill(`http://127.0.0.1:${port}/ok`);
   await page.getByRole("dialog").getByRole("button", { name: "Add endpoint" }).click();
-  await expect(page.getByRole("dialog").locator("[data-field-error]")).toHaveText("must list at least one event");
+  await expect(page.getByRole("dialog").locator("[data-field-error]")).toHaveText("Must list at least one event");
   await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
 
   const secret = await addEndpoint(page, `http://127.0.0.1:${port}/ok`);
@@ -121,7 +121,7 @@ test("an owner adds an endpoint, sends a test event and reads its request and re
   await settings.getByLabel("Description (optional)").fill("Orders to the warehouse");
   await settings.getByLabel("Max deliveries per second").fill("0");
   await settings.getByRole("button", { name: "Save changes" }).click();
-  await expect(settings.locator("[data-field-error]")).toHaveText("must be at least 1");
+  await expect(settings.locator("[data-field-error]")).toHaveText("Must be at least 1");
   await expect(settings.getByLabel("Max deliveries per second")).toBeFocused();
   await settings.getByLabel("Max deliveries per second").fill("20");
   await settings.getByRole("checkbox", { name: /^lead\.created/ }).click();

@@ -1,15 +1,16 @@
 "use client";
-import { useState, type FormEvent } from "react";
+import { useId, useState, type FormEvent } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Plus } from "lucide-react";
 import { describeError, useTRPC } from "../../_lib/trpc";
 import { useFormErrors, validate } from "../../_lib/form";
+import type { RouterOutputs } from "../../_lib/router-types";
 import { issueApiKeyInput } from "@/server/dashboard/dashboard.types";
 import { SCOPES } from "@/server/auth/principal";
 import { Button } from "../../_ui/button";
 import { Checkbox } from "../../_ui/checkbox";
 import { ConfirmDialog, Dialog } from "../../_ui/dialog";
-import { Field, FormError, Input } from "../../_ui/field";
+import { Field, FieldError, FormError, Input } from "../../_ui/field";
 import { SecretOnce } from "../../_ui/copy-button";
 import { Badge, Card, EmptyState, ErrorState, LoadingState, PageHeader, Table } from "../../_ui/surface";
 import { formatDateTime } from "../../_ui/format";
@@ -26,16 +27,7 @@ const SCOPE_HELP: Record<string, string> = {
   "assistant:read": "Assistant access",
 };
 
-type ApiKey = {
-  id: string;
-  name: string;
-  prefix: string;
-  last4: string;
-  scopes: string[];
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-};
+type ApiKey = RouterOutputs["dashboard"]["apiKeys"]["list"][number];
 
 export default function ApiKeysPage() {
   const trpc = useTRPC();
@@ -147,6 +139,7 @@ function IssueKeyDialog({ onClose }: { onClose: () => void }) {
   const [name, setName] = useState("");
   const [scopes, setScopes] = useState<string[]>(["read"]);
   const form = useFormErrors();
+  const scopesErrorId = useId();
   const { errors } = form;
   const issue = useMutation(
     trpc.dashboard.apiKeys.issue.mutationOptions({
@@ -183,8 +176,9 @@ function IssueKeyDialog({ onClose }: { onClose: () => void }) {
               <Input id={id} value={name} onChange={(e) => setName(e.target.value)} aria-invalid={!!errors.name} aria-describedby={describedBy} autoFocus />
             )}
           </Field>
-          <fieldset data-field>
+          <fieldset data-field aria-invalid={errors.scopes ? true : undefined} aria-describedby={errors.scopes ? scopesErrorId : undefined}>
             <legend className="mb-2 text-sm font-medium text-slate-800">Scopes</legend>
+            <FieldError id={scopesErrorId} message={errors.scopes} className="mb-2" />
             <div className="grid gap-3 sm:grid-cols-2">
               {SCOPES.map((scope) => (
                 <Checkbox
@@ -196,11 +190,6 @@ function IssueKeyDialog({ onClose }: { onClose: () => void }) {
                 />
               ))}
             </div>
-            {errors.scopes ? (
-              <p className="mt-2 text-sm text-red-700" data-field-error>
-                {errors.scopes}
-              </p>
-            ) : null}
           </fieldset>
           <FormError message={form.formError} />
           <div className="flex justify-end gap-2">

@@ -39,6 +39,31 @@ function summary(details: Record<string, unknown>): string {
     .join(" · ");
 }
 
+/** Short details read in the row; longer ones show their start and open in full (nothing is cut off for good). */
+function AuditDetails({ details }: { details: Record<string, unknown> }) {
+  const text = summary(details);
+  if (text.length <= 120) return <span>{text}</span>;
+  return (
+    <details className="group" data-testid="audit-details">
+      <summary className="cursor-pointer rounded focus-visible:outline-2 focus-visible:outline-indigo-500">
+        <span className="group-open:hidden">{text.slice(0, 100)}… </span>
+        <span className="font-medium text-indigo-700 underline">
+          <span className="group-open:hidden">Show all</span>
+          <span className="hidden group-open:inline">Hide</span>
+        </span>
+      </summary>
+      <dl className="mt-1 space-y-1" data-testid="audit-details-full">
+        {Object.entries(details).map(([k, v]) => (
+          <div key={k}>
+            <dt className="inline font-medium text-slate-800">{k}: </dt>
+            <dd className="inline whitespace-pre-wrap">{typeof v === "object" && v !== null ? JSON.stringify(v, null, 2) : String(v)}</dd>
+          </div>
+        ))}
+      </dl>
+    </details>
+  );
+}
+
 export default function AuditLogPage() {
   const trpc = useTRPC();
   const [filter, setFilter] = useState<AuditFilter>({});
@@ -96,9 +121,7 @@ export default function AuditLogPage() {
                       </code>
                     </td>
                     <td className="text-slate-600 [overflow-wrap:anywhere]">
-                      <span className="line-clamp-3" title={summary(e.details)}>
-                        {summary(e.details)}
-                      </span>
+                      <AuditDetails details={e.details} />
                     </td>
                   </tr>
                 ))}

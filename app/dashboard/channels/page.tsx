@@ -25,8 +25,9 @@ import { CopyButton } from "../../_ui/copy-button";
 import { Badge, Card, EmptyState, ErrorState, LoadingState, PageHeader, Table } from "../../_ui/surface";
 import { formatDateTime } from "../../_ui/format";
 import { READ_ONLY_HINT, useAccount } from "../account";
+import type { RouterOutputs } from "../../_lib/router-types";
 
-type Connection = { id: string; provider: ChannelProvider; channel: ConnectionChannel; address: string; status: string; created_at: string };
+type Connection = RouterOutputs["channels"]["list"]["data"][number];
 
 const CHANNEL_LABELS: Record<ConnectionChannel, string> = { voice: "Voice", sms: "SMS", whatsapp: "WhatsApp" };
 

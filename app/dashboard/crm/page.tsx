@@ -4,16 +4,18 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Plug, Plus, Trash2 } from "lucide-react";
 import { describeError, useTRPC } from "../../_lib/trpc";
 import { validate, type FieldErrors } from "../../_lib/form";
-import { setCrmConnectionInput, updateCrmMappingInput, type CrmConnectionTest } from "@/server/crm/crm.types";
+import { setCrmConnectionInput, testCrmConnectionInput, updateCrmMappingInput } from "@/server/crm/crm.types";
+import type { RouterOutputs } from "../../_lib/router-types";
 import { CRM_PROVIDERS } from "@/server/crm/drivers/providers";
 import { Button } from "../../_ui/button";
 import { ConfirmDialog } from "../../_ui/dialog";
-import { Field, FormError, Input, Select } from "../../_ui/field";
+import { Field, FieldError, FormError, Input, Select } from "../../_ui/field";
 import { Badge, Card, ErrorState, LoadingState, PageHeader } from "../../_ui/surface";
 import { formatDateTime } from "../../_ui/format";
 import { READ_ONLY_HINT, useAccount } from "../account";
 
-type Connection = { provider: string; base_url: string; field_mapping: Record<string, string>; has_credentials: boolean; updated_at: string };
+type Connection = NonNullable<RouterOutputs["crm"]["connection"]>;
+type CrmConnectionTest = RouterOutputs["crm"]["testConnection"];
 
 function fieldErrorHandler(setErrors: (e: FieldErrors) => void, setFormError: (m: string | null) => void) {
   return (err: unknown) => {
@@ -63,7 +65,7 @@ function ConnectionForm({ connection }: { connection: Connection | null }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const { canManage } = useAccount();
-  const [provider, setProvider] = useState(connection?.provider ?? "http");
+  const [provider, setProvider] = useState<string>(connection?.provider ?? "http");
   const [baseUrl, setBaseUrl] = useState(connection?.base_url ?? "");
   const [token, setToken] = useState("");
   const [errors, setErrors] = useState<FieldErrors>({});
@@ -99,6 +101,14 @@ function ConnectionForm({ connection }: { connection: Connection | null }) {
     const { data, errors } = validate(setCrmConnectionInput, { provider, base_url: baseUrl.trim(), token: token.trim() || undefined });
     setErrors(errors);
     if (data) save.mutate(data);
+  }
+
+  /** Tests what the form holds now, saved or not (an empty token field tests the stored token at the stored address). */
+  function testForm() {
+    setFormError(null);
+    const { data, errors } = validate(testCrmConnectionInput, { provider, base_url: baseUrl.trim(), token: token.trim() || undefined });
+    setErrors(errors);
+    if (data) test.mutate(data);
   }
 
   return (
@@ -182,7 +192,7 @@ function ConnectionForm({ connection }: { connection: Connection | null }) {
           </p>
         ) : null}
       </form>
-      {connection && canManage ? <TestConnection test={test} /> : null}
+      {canManage ? <TestConnection test={test} onTest={testForm} saved={!!connection} /> : null}
       <ConfirmDialog
         open={removing}
         onOpenChange={setRemoving}
@@ -200,13 +210,23 @@ function ConnectionForm({ connection }: { connection: Connection | null }) {
 const toRows = (m: Record<string, string>) => Object.entries(m).map(([canonical, crm]) => ({ canonical, crm }));
 
 /** One harmless authenticated read with the stored token; the result stays on the page until the connection changes. */
-function TestConnection({ test }: { test: { mutate: () => void; isPending: boolean; error: unknown; data?: CrmConnectionTest } }) {
+function TestConnection({
+  test,
+  onTest,
+  saved,
+}: {
+  test: { isPending: boolean; error: unknown; data?: CrmConnectionTest };
+  onTest: () => void;
+  saved: boolean;
+}) {
   const r = test.data;
   return (
     <div className="mt-5 border-t border-slate-100 pt-4">
       <div className="flex flex-wrap items-center justify-between gap-2">
-        <p className="text-sm text-slate-700">Checks the token and address with one read that changes nothing in your CRM.</p>
-        <Button variant="secondary" disabled={test.isPending} onClick={() => test.mutate()}>
+        <p className="text-sm text-slate-700">
+          Checks the provider, address and token in the form{saved ? "" : ", before you save them,"} with one read that changes nothing in your CRM.
+        </p>
+        <Button variant="secondary" disabled={test.isPending} onClick={onTest}>
           <Plug /> {test.isPending ? "Testing…" : "Test connection"}
         </Button>
       </div>
@@ -310,11 +330,7 @@ function MappingEditor({ connection }: { connection: Connection }) {
         {rows.length === 0 ? (
           <p className="py-4 text-center text-sm text-slate-500">No mappings yet.{canManage ? " Add one to start writing records." : ""}</p>
         ) : null}
-        {errors.field_mapping ? (
-          <p className="text-sm text-red-600" data-field-error>
-            {errors.field_mapping}
-          </p>
-        ) : null}
+        <FieldError message={errors.field_mapping} />
         <FormError message={formError} />
         {canManage ? (
           <div className="flex justify-between pt-2">

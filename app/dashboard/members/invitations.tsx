@@ -13,11 +13,13 @@ import { CopyButton } from "../../_ui/copy-button";
 import { Badge, Card, EmptyState, Table } from "../../_ui/surface";
 import { formatDateTime } from "../../_ui/format";
 import { useAccount } from "../account";
+import type { RouterOutputs } from "../../_lib/router-types";
 
 export type Role = (typeof ROLES)[number];
-export type Member = { id: string; user_id: string; email: string; name: string; role: string; created_at: string };
-type Invitation = { id: string; email: string; role: string; expires_at: string; expired: boolean };
-export type Sent = { email: string; link: string; email_sent: boolean; email_error: string | null; resent?: boolean };
+export type Member = RouterOutputs["dashboard"]["members"]["list"]["members"][number];
+type Invitation = RouterOutputs["dashboard"]["members"]["list"]["invitations"][number];
+/** An invitation just sent (or sent again): what the page shows once. */
+export type Sent = RouterOutputs["dashboard"]["members"]["invite"] & { resent?: boolean };
 
 export const ROLE_HELP: Record<Role, string> = {
   owner: "everything, including other owners",

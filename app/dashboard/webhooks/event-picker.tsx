@@ -1,9 +1,10 @@
 "use client";
 // The events checklist of the create and edit forms, grouped by resource (`lead.created` -> `lead`).
-import { useMemo } from "react";
+import { useId, useMemo } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { describeError, useTRPC } from "../../_lib/trpc";
 import { Checkbox } from "../../_ui/checkbox";
+import { FieldError } from "../../_ui/field";
 import { ErrorState, LoadingState } from "../../_ui/surface";
 
 function groupEvents(events: string[]) {
@@ -29,10 +30,13 @@ export function EventPicker({
   const trpc = useTRPC();
   const eventTypes = useQuery(trpc.webhooks.eventTypes.queryOptions());
   const groups = useMemo(() => groupEvents(eventTypes.data ?? []), [eventTypes.data]);
+  const errorId = useId();
   const toggle = (names: string[], on: boolean) => onChange(on ? [...new Set([...value, ...names])] : value.filter((x) => !names.includes(x)));
   return (
-    <fieldset data-field>
+    <fieldset data-field aria-invalid={error ? true : undefined} aria-describedby={error ? errorId : undefined}>
       <legend className="mb-2 text-sm font-medium text-slate-800">Events</legend>
+      {/* Above the checklist, not below it: the list is taller than a laptop screen. */}
+      <FieldError id={errorId} message={error} className="mb-2" />
       {eventTypes.isPending ? (
         <LoadingState />
       ) : eventTypes.error ? (
@@ -58,11 +62,6 @@ export function EventPicker({
           ))}
         </div>
       )}
-      {error ? (
-        <p className="mt-2 text-sm text-red-700" data-field-error>
-          {error}
-        </p>
-      ) : null}
     </fieldset>
   );
 }

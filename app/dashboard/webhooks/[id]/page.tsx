@@ -20,23 +20,9 @@ import { EventPicker } from "../event-picker";
 import { LocalDevelopmentNote } from "../local-development-note";
 import { useUrlHint } from "../url-hint";
 import { DeliveryLog, DeliveryOutcome } from "./deliveries";
+import type { RouterOutputs } from "../../../_lib/router-types";
 
-type Subscription = {
-  id: string;
-  url: string;
-  description: string | null;
-  events: string[];
-  enabled: boolean;
-  secret_prefix: string;
-  previous_secret_expires_at: string | null;
-  max_deliveries_per_second: number;
-  pending_deliveries: number;
-  disabled_reason: "endpoint_failing" | null;
-  disabled_at: string | null;
-  circuit: "closed" | "open";
-  failing_since: string | null;
-  last_success_at: string | null;
-};
+type Subscription = RouterOutputs["webhooks"]["getSubscription"];
 
 export default function EndpointPage() {
   const { id } = useParams<{ id: string }>();
@@ -221,7 +207,7 @@ function SettingsForm({ sub }: { sub: Subscription }) {
   const urlHint = useUrlHint();
   const [url, setUrl] = useState(sub.url);
   const [description, setDescription] = useState(sub.description ?? "");
-  const [events, setEvents] = useState(sub.events);
+  const [events, setEvents] = useState<string[]>(sub.events);
   const [rate, setRate] = useState(String(sub.max_deliveries_per_second));
   const form = useFormErrors();
   const save = useMutation(trpc.webhooks.updateSubscription.mutationOptions({ onSuccess: refresh, onError: form.failFromServer }));
