@@ -157,18 +157,20 @@ export async function ingestInboundMessage(db: { tenantId: string }, input: Inbo
   const notify = databaseKind() === "postgres";
   const pair = `${tenantId} ${input.channel} ${customerIdentifier}`;
   const check = [connection?.id ?? null, connection?.credentialsEncrypted ?? null];
+  // $1–$9, the same in both statements: the tenant, the connection to check, the pair and the message.
+  const messageParams = (at: Date) => [
+    tenantId,
+    ...check,
+    input.channel,
+    customerIdentifier,
+    input.body,
+    input.provider,
+    input.providerMessageId,
+    at.toISOString(),
+  ];
   if (knownPairs.has(pair)) {
     const at = new Date();
-    const [result] = await sql<{ ok: boolean; conversationId: string | null; stored: boolean }>(CONTINUE, [
-      tenantId,
-      ...check,
-      input.channel,
-      customerIdentifier,
-      input.body,
-      input.provider,
-      input.providerMessageId,
-      at.toISOString(),
-    ]);
+    const [result] = await sql<{ ok: boolean; conversationId: string | null; stored: boolean }>(CONTINUE, messageParams(at));
     if (!result.ok) throw new StaleConnectionError();
     if (result.conversationId !== null) return { conversationId: result.conversationId, conversationCreated: false, stored: result.stored };
     knownPairs.delete(pair);
@@ -196,21 +198,7 @@ export async function ingestInboundMessage(db: { tenantId: string }, input: Inbo
       createdAt: at,
       updatedAt: at,
     };
-    const [result] = await sql<IngestRow>(INGEST, [
-      tenantId,
-      ...check,
-      input.channel,
-      customerIdentifier,
-      input.body,
-      input.provider,
-      input.providerMessageId,
-      at.toISOString(),
-      row.id,
-      row.customerName,
-      createdEventData(row),
-      notify,
-      ...eventOrigin(),
-    ]);
+    const [result] = await sql<IngestRow>(INGEST, [...messageParams(at), row.id, row.customerName, createdEventData(row), notify, ...eventOrigin()]);
     if (!result.ok) throw new StaleConnectionError();
     if (result.deliveries > 0) signalOutboxWrite();
     if (result.conversationId !== null) rememberPair(pair);

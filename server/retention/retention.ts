@@ -30,6 +30,11 @@ const TENANT = modelColumns(Prisma.TenantScalarFieldEnum);
 export const RETENTION_CLASSES = ["messages", "call_recordings", "events", "audit_log", "notifications"] as const;
 export type RetentionClass = (typeof RETENTION_CLASSES)[number];
 
+/** Up to $3 of tenant $1's rows of `table` older than $2 days, deleted; rows a request holds are skipped. */
+const deleteOlderThan = (table: string, column: { id: string; tenantId: string; createdAt: string }) => `DELETE FROM ${table} WHERE ${column.id} IN (
+  SELECT ${column.id} FROM ${table} WHERE ${column.tenantId} = $1::uuid AND ${column.createdAt} < now() - make_interval(days => $2::int)
+  LIMIT $3::int FOR UPDATE SKIP LOCKED)`;
+
 /** Per class: the operator's setting, the tenant's column (a Tenant field) and what the purge does. */
 const CLASSES: Record<RetentionClass, { setting: SettingName; field: keyof typeof TENANT; what: string; sql: string }> = {
   // $1 tenant, $2 period in days, $3 batch size. Each statement touches at most $3 rows.
@@ -37,9 +42,7 @@ const CLASSES: Record<RetentionClass, { setting: SettingName; field: keyof typeo
     setting: "RETENTION_MESSAGES_DAYS",
     field: "retentionMessagesDays",
     what: "messages (texts and call transcripts) deleted",
-    sql: `DELETE FROM messages WHERE ${MESSAGE.id} IN (
-  SELECT ${MESSAGE.id} FROM messages WHERE ${MESSAGE.tenantId} = $1::uuid AND ${MESSAGE.createdAt} < now() - make_interval(days => $2::int)
-  LIMIT $3::int FOR UPDATE SKIP LOCKED)`,
+    sql: deleteOlderThan("messages", MESSAGE),
   },
   call_recordings: {
     setting: "RETENTION_CALL_RECORDINGS_DAYS",
@@ -66,17 +69,13 @@ const CLASSES: Record<RetentionClass, { setting: SettingName; field: keyof typeo
     setting: "RETENTION_AUDIT_LOG_DAYS",
     field: "retentionAuditLogDays",
     what: "audit-log entries deleted",
-    sql: `DELETE FROM audit_logs WHERE ${AUDIT.id} IN (
-  SELECT ${AUDIT.id} FROM audit_logs WHERE ${AUDIT.tenantId} = $1::uuid AND ${AUDIT.createdAt} < now() - make_interval(days => $2::int)
-  LIMIT $3::int FOR UPDATE SKIP LOCKED)`,
+    sql: deleteOlderThan("audit_logs", AUDIT),
   },
   notifications: {
     setting: "RETENTION_NOTIFICATIONS_DAYS",
     field: "retentionNotificationsDays",
     what: "dashboard notifications deleted",
-    sql: `DELETE FROM notifications WHERE ${NOTIFICATION.id} IN (
-  SELECT ${NOTIFICATION.id} FROM notifications WHERE ${NOTIFICATION.tenantId} = $1::uuid AND ${NOTIFICATION.createdAt} < now() - make_interval(days => $2::int)
-  LIMIT $3::int FOR UPDATE SKIP LOCKED)`,
+    sql: deleteOlderThan("notifications", NOTIFICATION),
   },
 };
 
