@@ -30,6 +30,19 @@ if [ -z "${SKIP_BUILD:-}" ]; then
   npm run build >"$RESULTS/next-build.log" 2>&1 || { tail -60 "$RESULTS/next-build.log"; echo "npm run build failed"; status=1; }
 fi
 
+fresh_database() { # server url, name: creates an empty database on that server and prints its url
+  node -e '
+    const { Client } = require("pg");
+    const [url, name] = process.argv.slice(1);
+    const client = new Client({ connectionString: url });
+    client.connect()
+      .then(() => client.query(`DROP DATABASE IF EXISTS "${name}"`))
+      .then(() => client.query(`CREATE DATABASE "${name}"`))
+      .then(() => { const u = new URL(url); u.pathname = "/" + name; console.log(u.toString()); return client.end(); })
+      .catch((err) => { console.error(`cannot create database ${name}: ${err.message}`); process.exit(1); });
+  ' "$1" "$2"
+}
+
 run_vitest() { # name, env... [-- vitest args...]
   local name="$1"; shift
   local envs=() args=()
@@ -56,7 +69,11 @@ for phase in $PHASES; do
     e2e)
       if [ -f playwright.config.ts ]; then
         echo; echo "=== browser tests (Playwright + Chromium)"
-        PLAYWRIGHT_JSON_OUTPUT_NAME="$RESULTS/playwright.json" npx playwright test --reporter=list,json || { status=1; FAILED_PHASES+=(e2e); }
+        # A database of its own: the vitest phases leave other tenants' pending deliveries in the shared one
+        # (sealed with their own keys), and the e2e server's delivery worker would spend the run on them.
+        E2E_DATABASE_URL="$(fresh_database "${PG_DIRECT_URL:-$PG_URL}" "tdp_e2e_$$")"
+        env -u DIRECT_DATABASE_URL DATABASE_URL="$E2E_DATABASE_URL" \
+          PLAYWRIGHT_JSON_OUTPUT_NAME="$RESULTS/playwright.json" npx playwright test --reporter=list,json || { status=1; FAILED_PHASES+=(e2e); }
       fi ;;
   esac
 done
