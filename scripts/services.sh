@@ -6,7 +6,10 @@
 # stop_services stops them all (install it as an EXIT trap).
 set -euo pipefail
 
-SERVICES_DIR="${SERVICES_DIR:-$(mktemp -d /tmp/tdp-services.XXXXXX)}"
+# What this shell started, and only that, is what stop_services stops: a caller's SERVICES_DIR (shared
+# servers another shell started) survives a run that merely used them.
+STARTED_SERVICES=()
+[ -n "${SERVICES_DIR:-}" ] || { SERVICES_DIR="$(mktemp -d /tmp/tdp-services.XXXXXX)"; STARTED_SERVICES+=(dir); }
 PG_USER_NAME="${PG_USER_NAME:-tdptest}"
 
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
@@ -31,6 +34,7 @@ start_postgres() {
   as_pg_user "pg_ctl -D '$dir/data' -l '$dir/server.log' -w -o \"-p $port -k '$dir' -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200\" start >/dev/null"
   export DATABASE_URL="postgresql://postgres@127.0.0.1:$port/postgres"
   export PG_DATA_DIR="$dir/data"
+  STARTED_SERVICES+=(postgres)
   echo "postgres on 127.0.0.1:$port" >&2
 }
 
@@ -53,6 +57,7 @@ start_pgbouncer() {
   for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
   export DIRECT_DATABASE_URL="$direct"
   export DATABASE_URL="${direct/$server/127.0.0.1:$port}"
+  STARTED_SERVICES+=(pgbouncer)
   echo "pgbouncer (transaction mode) on 127.0.0.1:$port in front of $server" >&2
 }
 
@@ -64,13 +69,15 @@ start_redis() {
     --pidfile "$SERVICES_DIR/redis.pid" --logfile "$SERVICES_DIR/redis.log"
   for _ in $(seq 1 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
   export REDIS_URL="redis://127.0.0.1:$port"
+  STARTED_SERVICES+=(redis)
   echo "redis on 127.0.0.1:$port" >&2
 }
 
 stop_services() {
-  if [ -f "$SERVICES_DIR/pgbouncer/pgbouncer.pid" ]; then kill "$(cat "$SERVICES_DIR/pgbouncer/pgbouncer.pid")" 2>/dev/null || true; fi
-  # Only what start_postgres started here: a server named by an exported PG_DATA_DIR is the caller's own.
-  if [ -d "$SERVICES_DIR/pg/data" ]; then as_pg_user "pg_ctl -D '$SERVICES_DIR/pg/data' -m immediate stop >/dev/null 2>&1" || true; fi
-  if [ -f "$SERVICES_DIR/redis.pid" ]; then kill "$(cat "$SERVICES_DIR/redis.pid")" 2>/dev/null || true; fi
-  rm -rf "$SERVICES_DIR" 2>/dev/null || true
+  local started=" ${STARTED_SERVICES[*]:-} "
+  if [[ $started == *" pgbouncer "* && -f "$SERVICES_DIR/pgbouncer/pgbouncer.pid" ]]; then kill "$(cat "$SERVICES_DIR/pgbouncer/pgbouncer.pid")" 2>/dev/null || true; fi
+  if [[ $started == *" postgres "* && -d "$SERVICES_DIR/pg/data" ]]; then as_pg_user "pg_ctl -D '$SERVICES_DIR/pg/data' -m immediate stop >/dev/null 2>&1" || true; fi
+  if [[ $started == *" redis "* && -f "$SERVICES_DIR/redis.pid" ]]; then kill "$(cat "$SERVICES_DIR/redis.pid")" 2>/dev/null || true; fi
+  if [[ $started == *" dir "* ]]; then rm -rf "$SERVICES_DIR" 2>/dev/null || true; fi
+  STARTED_SERVICES=()
 }
