@@ -7,7 +7,7 @@
 // Raw SQL is the one place the tenant-scoped client cannot add the tenant filter itself, so every
 // table reference below carries `tenant_id = ${tenant}` as a bound parameter, visibly.
 import { Prisma } from "../db/generated/client";
-import { modelColumnsSql } from "../db/sql-columns";
+import { modelColumnsSql, TABLE_SQL } from "../db/sql-columns";
 import type { TenantDb } from "../db/tenant-scope";
 import { CHANNELS } from "../lib/customer-identifier";
 import { DEFAULT_ROLLUP_DAYS, type AnalyticsCounts, type AnalyticsDay, type WeeklyRollup } from "./analytics.types";
@@ -51,7 +51,7 @@ const DAILY_COUNT = modelColumnsSql(Prisma.AnalyticsDailyCountScalarFieldEnum);
  */
 function perDay<DateField extends string>(
   metric: string,
-  table: string,
+  table: Prisma.Sql,
   columns: Readonly<Record<DateField | "tenantId", Prisma.Sql>>,
   dateField: DateField,
   [tenantId, start, end]: readonly [string, Date, Date],
@@ -61,7 +61,7 @@ function perDay<DateField extends string>(
   const col = Prisma.sql`"${columns[dateField]}"`;
   return Prisma.sql`
     SELECT date_trunc('day', ${col} AT TIME ZONE 'UTC') AS day, ${metric} AS metric, ${aggregate} AS n
-    FROM ${Prisma.raw(`"${table}"`)}
+    FROM ${table}
     WHERE ${columns.tenantId} = ${tenantId}::uuid
       AND ${col} >= ${start.toISOString()}::timestamptz AND ${col} < ${end.toISOString()}::timestamptz
       ${extraWhere}
@@ -103,23 +103,23 @@ export function rollupQuery(tenantId: string, start: Date, end: Date): Prisma.Sq
       -- messages per direction and conversations per channel: the trigger-kept counters (a day's
       -- shards, one per database connection that counted, are summed by the pivot below)
       SELECT ${DAILY_COUNT.day}::timestamp AS day, ${DAILY_COUNT.metric} AS metric, ${DAILY_COUNT.count}::bigint AS n
-      FROM analytics_daily_counts
+      FROM ${TABLE_SQL.AnalyticsDailyCount}
       WHERE ${DAILY_COUNT.tenantId} = ${tenantId}::uuid
         AND ${DAILY_COUNT.day} >= (${start.toISOString()}::timestamptz AT TIME ZONE 'UTC')::date
         AND ${DAILY_COUNT.day} < (${end.toISOString()}::timestamptz AT TIME ZONE 'UTC')::date
       -- closed_at is set only while a conversation is closed (reopening clears it): no status test,
       -- so the (tenant_id, closed_at) index answers alone
-      UNION ALL ${perDay("closed", "conversations", CONVERSATION, "closedAt", range)}
-      UNION ALL ${perDay("handoffs", "leads", LEAD, "handoffRequestedAt", range)}
-      UNION ALL ${perDay("leads_created", "leads", LEAD, "createdAt", range)}
-      UNION ALL ${perDay("leads_created_converted", "leads", LEAD, "createdAt", range, Prisma.sql`AND ${LEAD.status} = 'converted'`)}
-      UNION ALL ${perDay("leads_qualified", "leads", LEAD, "qualifiedAt", range)}
-      UNION ALL ${perDay("leads_converted", "leads", LEAD, "convertedAt", range, Prisma.sql`AND ${LEAD.status} = 'converted'`)}
-      UNION ALL ${perDay("appointments_booked", "appointments", APPOINTMENT, "createdAt", range)}
-      UNION ALL ${perDay("appointments_cancelled", "appointments", APPOINTMENT, "updatedAt", range, Prisma.sql`AND ${APPOINTMENT.status} = 'cancelled'`)}
-      UNION ALL ${perDay("appointments_completed", "appointments", APPOINTMENT, "updatedAt", range, Prisma.sql`AND ${APPOINTMENT.status} = 'completed'`)}
-      UNION ALL ${perDay("csat_responses", "csat_responses", CSAT, "createdAt", range)}
-      UNION ALL ${perDay("csat_score_sum", "csat_responses", CSAT, "createdAt", range, Prisma.empty, Prisma.sql`sum(${CSAT.score})`)}
+      UNION ALL ${perDay("closed", TABLE_SQL.Conversation, CONVERSATION, "closedAt", range)}
+      UNION ALL ${perDay("handoffs", TABLE_SQL.Lead, LEAD, "handoffRequestedAt", range)}
+      UNION ALL ${perDay("leads_created", TABLE_SQL.Lead, LEAD, "createdAt", range)}
+      UNION ALL ${perDay("leads_created_converted", TABLE_SQL.Lead, LEAD, "createdAt", range, Prisma.sql`AND ${LEAD.status} = 'converted'`)}
+      UNION ALL ${perDay("leads_qualified", TABLE_SQL.Lead, LEAD, "qualifiedAt", range)}
+      UNION ALL ${perDay("leads_converted", TABLE_SQL.Lead, LEAD, "convertedAt", range, Prisma.sql`AND ${LEAD.status} = 'converted'`)}
+      UNION ALL ${perDay("appointments_booked", TABLE_SQL.Appointment, APPOINTMENT, "createdAt", range)}
+      UNION ALL ${perDay("appointments_cancelled", TABLE_SQL.Appointment, APPOINTMENT, "updatedAt", range, Prisma.sql`AND ${APPOINTMENT.status} = 'cancelled'`)}
+      UNION ALL ${perDay("appointments_completed", TABLE_SQL.Appointment, APPOINTMENT, "updatedAt", range, Prisma.sql`AND ${APPOINTMENT.status} = 'completed'`)}
+      UNION ALL ${perDay("csat_responses", TABLE_SQL.CsatResponse, CSAT, "createdAt", range)}
+      UNION ALL ${perDay("csat_score_sum", TABLE_SQL.CsatResponse, CSAT, "createdAt", range, Prisma.empty, Prisma.sql`sum(${CSAT.score})`)}
     )
     SELECT to_char(d.day, 'YYYY-MM-DD') AS date, ${columns}
     FROM days d

@@ -2,7 +2,7 @@
 // hash comparison, and a coalesced last-used write that never blocks the request.
 import { AppError, MESSAGES, tenantSuspended } from "../lib/errors";
 import { getDb, getReadSql, readSqlIfOpen } from "../db/client";
-import { modelColumns } from "../db/columns";
+import { modelColumns, TABLE } from "../db/columns";
 import { Prisma } from "../db/generated/client";
 import { log } from "../lib/log";
 import { LOOKUP_PREFIX_LENGTH, parseBearerToken, verifySecret } from "./api-key-format";
@@ -18,7 +18,7 @@ const TENANT = modelColumns(Prisma.TenantScalarFieldEnum);
 const KEY_BY_PREFIX = {
   text: `SELECT k.${KEY.id} AS id, k.${KEY.tenantId} AS tenant_id, k.${KEY.scopes} AS scopes, k.${KEY.salt} AS salt, k.${KEY.hash} AS hash,
   k.${KEY.revokedAt} IS NOT NULL AS revoked, t.${TENANT.suspendedAt} IS NOT NULL AS suspended
-  FROM api_keys k JOIN tenants t ON t.${TENANT.id} = k.${KEY.tenantId} WHERE k.${KEY.prefix} = $1`,
+  FROM ${TABLE.ApiKey} k JOIN ${TABLE.Tenant} t ON t.${TENANT.id} = k.${KEY.tenantId} WHERE k.${KEY.prefix} = $1`,
 };
 
 /** The key a request carries, or a 401 (logged with the request's id: see server/lib/log.ts). */

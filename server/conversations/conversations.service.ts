@@ -1,7 +1,7 @@
 // Conversation and message actions. Every read and write goes through the tenant-scoped client.
 import { Prisma } from "../db/generated/client";
 import { rowSelect } from "../db/row-select";
-import { modelColumns } from "../db/columns";
+import { modelColumns, TABLE } from "../db/columns";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
 import { changedFields, mergeAttributes } from "../lib/wire";
@@ -119,7 +119,7 @@ export async function findOrCreateConversation(
 }
 
 const PAIR = modelColumns(Prisma.ConversationScalarFieldEnum);
-const LOCK_PAIR_SQL = `SELECT ${PAIR.id} AS id FROM conversations WHERE ${PAIR.tenantId} = $1::uuid AND ${PAIR.channel} = $2 AND ${PAIR.customerIdentifier} = $3 FOR UPDATE`;
+const LOCK_PAIR_SQL = `SELECT ${PAIR.id} AS id FROM ${TABLE.Conversation} WHERE ${PAIR.tenantId} = $1::uuid AND ${PAIR.channel} = $2 AND ${PAIR.customerIdentifier} = $3 FOR UPDATE`;
 
 export async function updateConversation(db: TenantDb, input: UpdateConversationInput): Promise<Conversation> {
   const { id, status, attributes, ...rest } = input;

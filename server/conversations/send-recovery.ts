@@ -7,7 +7,7 @@
 // interrupted more than an hour ago is ended `failed` instead: a reply that late would confuse the
 // customer more than it helps.
 import { getDb } from "../db/client";
-import { modelColumns } from "../db/columns";
+import { modelColumns, TABLE } from "../db/columns";
 import { Prisma } from "../db/generated/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { driverForConversation, longestSendTimeoutMs } from "../channels/channel-driver";
@@ -24,13 +24,13 @@ const BATCH = 20;
 const MESSAGE = modelColumns(Prisma.MessageScalarFieldEnum);
 const CLAIM_SQL = `
 WITH due AS (
-  SELECT ${MESSAGE.id} FROM messages
+  SELECT ${MESSAGE.id} FROM ${TABLE.Message}
   WHERE ${MESSAGE.sendClaimedUntil} <= now() AND ${MESSAGE.status} = 'queued'
   ORDER BY ${MESSAGE.sendClaimedUntil}
   LIMIT $1::int
   FOR UPDATE SKIP LOCKED
 )
-UPDATE messages m SET ${MESSAGE.sendClaimedUntil} = now() + make_interval(secs => $2::int / 1000.0)
+UPDATE ${TABLE.Message} m SET ${MESSAGE.sendClaimedUntil} = now() + make_interval(secs => $2::int / 1000.0)
 FROM due WHERE m.${MESSAGE.id} = due.${MESSAGE.id}
 RETURNING m.${MESSAGE.id}, m.${MESSAGE.tenantId} AS "tenantId", m.${MESSAGE.createdAt} AS "createdAt"`;
 

@@ -8,8 +8,8 @@
 // serialize on its row; the second re-checks the condition after the first commits and claims
 // nothing. So every server process may run the check (startSlaMonitor), and an Inngest cron may too.
 import { getDb } from "../db/client";
-import { modelColumns } from "../db/columns";
-import { modelColumnsSql } from "../db/sql-columns";
+import { modelColumns, TABLE } from "../db/columns";
+import { modelColumnsSql, TABLE_SQL } from "../db/sql-columns";
 import { Prisma } from "../db/generated/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { notFound } from "../lib/errors";
@@ -40,19 +40,19 @@ const TENANT = modelColumns(Prisma.TenantScalarFieldEnum);
 const PAST_SLA = `c.${CONVERSATION.status} = 'handoff' AND c.${CONVERSATION.slaBreachedAt} IS NULL AND c.${CONVERSATION.handoffStartedAt} IS NOT NULL
   AND c.${CONVERSATION.handoffStartedAt} <= now() - make_interval(mins => t.${TENANT.handoffSlaMinutes})
   AND NOT EXISTS (
-    SELECT 1 FROM messages m
+    SELECT 1 FROM ${TABLE.Message} m
     WHERE m.${MESSAGE.conversationId} = c.${CONVERSATION.id} AND m.${MESSAGE.author} = 'operator'
       AND m.${MESSAGE.createdAt} >= c.${CONVERSATION.handoffStartedAt} AND m.${MESSAGE.createdAt} <= c.${CONVERSATION.handoffStartedAt} + make_interval(mins => t.${TENANT.handoffSlaMinutes})
   )`;
 
 /** Seconds from the handoff to the first operator message after it, or to now without one. */
 const WAITED_SECONDS = `floor(extract(epoch FROM coalesce(
-  (SELECT min(m.${MESSAGE.createdAt}) FROM messages m WHERE m.${MESSAGE.conversationId} = c.${CONVERSATION.id} AND m.${MESSAGE.author} = 'operator' AND m.${MESSAGE.createdAt} >= c.${CONVERSATION.handoffStartedAt}),
+  (SELECT min(m.${MESSAGE.createdAt}) FROM ${TABLE.Message} m WHERE m.${MESSAGE.conversationId} = c.${CONVERSATION.id} AND m.${MESSAGE.author} = 'operator' AND m.${MESSAGE.createdAt} >= c.${CONVERSATION.handoffStartedAt}),
   now()) - c.${CONVERSATION.handoffStartedAt}))::int`;
 
 // Every tenant's candidates, oldest handoff first (the (status, handoff_started_at) index).
 const CANDIDATES_SQL = `
-SELECT c.${CONVERSATION.id}, c.${CONVERSATION.tenantId} AS "tenantId" FROM conversations c JOIN tenants t ON t.${TENANT.id} = c.${CONVERSATION.tenantId}
+SELECT c.${CONVERSATION.id}, c.${CONVERSATION.tenantId} AS "tenantId" FROM ${TABLE.Conversation} c JOIN ${TABLE.Tenant} t ON t.${TENANT.id} = c.${CONVERSATION.tenantId}
 WHERE ${PAST_SLA}
 ORDER BY c.${CONVERSATION.handoffStartedAt}
 LIMIT $1::int`;
@@ -60,8 +60,8 @@ LIMIT $1::int`;
 // The claim: it re-checks the whole condition, so a conversation answered or re-handed meanwhile
 // (or claimed by another process) is not claimed.
 const CLAIM_SQL = `
-UPDATE conversations c SET ${CONVERSATION.slaBreachedAt} = now()
-FROM tenants t
+UPDATE ${TABLE.Conversation} c SET ${CONVERSATION.slaBreachedAt} = now()
+FROM ${TABLE.Tenant} t
 WHERE c.${CONVERSATION.id} = $1::uuid AND c.${CONVERSATION.tenantId} = $2::uuid AND t.${TENANT.id} = c.${CONVERSATION.tenantId} AND ${PAST_SLA}
 RETURNING ${WAITED_SECONDS} AS "waitedSeconds", t.${TENANT.handoffSlaMinutes} AS "slaMinutes"`;
 
@@ -124,7 +124,7 @@ export async function setHandoffSla(tenantId: string, input: HandoffSla, actor: 
     // The row lock orders concurrent changes, so each audit entry's `from` is the value it replaced.
     const [current] = await tx.$queryRaw<
       { minutes: number }[]
-    >`SELECT ${TENANT_SQL.handoffSlaMinutes} AS minutes FROM tenants WHERE ${TENANT_SQL.id} = ${tenantId}::uuid FOR UPDATE`;
+    >`SELECT ${TENANT_SQL.handoffSlaMinutes} AS minutes FROM ${TABLE_SQL.Tenant} WHERE ${TENANT_SQL.id} = ${tenantId}::uuid FOR UPDATE`;
     if (!current) throw notFound();
     const to = input.handoff_sla_minutes;
     if (current.minutes === to) return { handoff_sla_minutes: to };

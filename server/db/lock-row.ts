@@ -1,4 +1,4 @@
-import { modelColumns } from "./columns";
+import { modelColumns, TABLE } from "./columns";
 import { Prisma } from "./generated/client";
 import type { TenantTx } from "./tenant-scope";
 
@@ -24,7 +24,7 @@ const LOCK_SQL = Object.fromEntries(
 ) as Record<LockableTable, string>;
 
 const TENANT = modelColumns(Prisma.TenantScalarFieldEnum);
-const LOCK_TENANT_SQL = `SELECT ${TENANT.id} FROM tenants WHERE ${TENANT.id} = $1::uuid FOR UPDATE`;
+const LOCK_TENANT_SQL = `SELECT ${TENANT.id} FROM ${TABLE.Tenant} WHERE ${TENANT.id} = $1::uuid FOR UPDATE`;
 
 /**
  * Locks the tenant's own row for the rest of the transaction: changes checked against the tenant's

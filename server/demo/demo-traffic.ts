@@ -9,7 +9,7 @@ import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
 import { sign as signRetell } from "retell-sdk/lib/webhook_auth";
 import type { TenantDb } from "../db/tenant-scope";
 import { Prisma } from "../db/generated/client";
-import { modelColumnsSql } from "../db/sql-columns";
+import { modelColumnsSql, TABLE_SQL } from "../db/sql-columns";
 import { lockTenantRow } from "../db/lock-row";
 import { OPERATOR } from "../audit/record-audit";
 import { connectChannel } from "../channels/channel-connections";
@@ -312,17 +312,17 @@ const CALL = modelColumnsSql(Prisma.CallScalarFieldEnum);
 export async function dateConversationsByTheirTraffic(db: TenantDb): Promise<void> {
   const { tenantId } = db;
   await db.$executeRaw`
-    UPDATE conversations c SET
+    UPDATE ${TABLE_SQL.Conversation} c SET
       ${CONVERSATION.createdAt} = LEAST(c.${CONVERSATION.createdAt}, t.first - interval '1 minute'),
       ${CONVERSATION.lastMessageAt} = t.last_message, ${CONVERSATION.lastActivityAt} = GREATEST(t.last_message, t.last_call)
     FROM (
       SELECT conv.${CONVERSATION.id},
-        (SELECT max(${MESSAGE.createdAt}) FROM messages m WHERE m.${MESSAGE.tenantId} = ${tenantId}::uuid AND m.${MESSAGE.conversationId} = conv.${CONVERSATION.id}) AS last_message,
-        (SELECT max(${CALL.startedAt}) FROM calls k WHERE k.${CALL.tenantId} = ${tenantId}::uuid AND k.${CALL.conversationId} = conv.${CONVERSATION.id}) AS last_call,
+        (SELECT max(${MESSAGE.createdAt}) FROM ${TABLE_SQL.Message} m WHERE m.${MESSAGE.tenantId} = ${tenantId}::uuid AND m.${MESSAGE.conversationId} = conv.${CONVERSATION.id}) AS last_message,
+        (SELECT max(${CALL.startedAt}) FROM ${TABLE_SQL.Call} k WHERE k.${CALL.tenantId} = ${tenantId}::uuid AND k.${CALL.conversationId} = conv.${CONVERSATION.id}) AS last_call,
         LEAST(
-          (SELECT min(${MESSAGE.createdAt}) FROM messages m WHERE m.${MESSAGE.tenantId} = ${tenantId}::uuid AND m.${MESSAGE.conversationId} = conv.${CONVERSATION.id}),
-          (SELECT min(${CALL.startedAt}) FROM calls k WHERE k.${CALL.tenantId} = ${tenantId}::uuid AND k.${CALL.conversationId} = conv.${CONVERSATION.id})) AS first
-      FROM conversations conv WHERE conv.${CONVERSATION.tenantId} = ${tenantId}::uuid
+          (SELECT min(${MESSAGE.createdAt}) FROM ${TABLE_SQL.Message} m WHERE m.${MESSAGE.tenantId} = ${tenantId}::uuid AND m.${MESSAGE.conversationId} = conv.${CONVERSATION.id}),
+          (SELECT min(${CALL.startedAt}) FROM ${TABLE_SQL.Call} k WHERE k.${CALL.tenantId} = ${tenantId}::uuid AND k.${CALL.conversationId} = conv.${CONVERSATION.id})) AS first
+      FROM ${TABLE_SQL.Conversation} conv WHERE conv.${CONVERSATION.tenantId} = ${tenantId}::uuid
     ) t
     WHERE c.${CONVERSATION.tenantId} = ${tenantId}::uuid AND c.${CONVERSATION.id} = t.${CONVERSATION.id} AND t.first IS NOT NULL`;
 }

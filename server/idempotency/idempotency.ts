@@ -13,7 +13,7 @@
 // Answers are kept for IDEMPOTENCY_KEY_RETENTION_MS (24 h), then pruned hourly by every server
 // process (as tool-call records are, server/tools/tool-calls.ts); an expired key runs anew.
 import { createHash } from "node:crypto";
-import { modelColumns } from "../db/columns";
+import { modelColumns, TABLE } from "../db/columns";
 import { pruneByAge } from "../db/prune-by-age";
 import { Prisma } from "../db/generated/client";
 import { joinTransaction } from "../db/join-transaction";
@@ -72,12 +72,12 @@ export type IdempotentCall<R extends ChainResult> = {
 const IR = modelColumns(Prisma.IdempotentResponseScalarFieldEnum);
 const LOCK_SQL = `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked`;
 const STORED_SQL = `
-SELECT ${IR.requestFingerprint} AS fingerprint, ${IR.status} AS status, ${IR.body} AS body FROM idempotent_responses
+SELECT ${IR.requestFingerprint} AS fingerprint, ${IR.status} AS status, ${IR.body} AS body FROM ${TABLE.IdempotentResponse}
 WHERE ${IR.tenantId} = $1::uuid AND ${IR.apiKeyId} = $2::uuid AND ${IR.key} = $3
   AND ${IR.createdAt} > now() - make_interval(secs => $4::double precision / 1000)`;
 // A row found above is live; one still there past its period (not pruned yet) is replaced.
 const STORE_SQL = `
-INSERT INTO idempotent_responses (${IR.id}, ${IR.tenantId}, ${IR.apiKeyId}, ${IR.key}, ${IR.requestFingerprint}, ${IR.status}, ${IR.body})
+INSERT INTO ${TABLE.IdempotentResponse} (${IR.id}, ${IR.tenantId}, ${IR.apiKeyId}, ${IR.key}, ${IR.requestFingerprint}, ${IR.status}, ${IR.body})
 VALUES (gen_random_uuid(), $1::uuid, $2::uuid, $3, $4, $5::smallint, $6)
 ON CONFLICT (${IR.tenantId}, ${IR.apiKeyId}, ${IR.key}) DO UPDATE
 SET ${IR.requestFingerprint} = EXCLUDED.${IR.requestFingerprint}, ${IR.status} = EXCLUDED.${IR.status}, ${IR.body} = EXCLUDED.${IR.body}, ${IR.createdAt} = now()`;
@@ -137,7 +137,7 @@ export async function runIdempotently<R extends ChainResult>(call: IdempotentCal
   }
 }
 
-const pruneOlderThan = pruneByAge("idempotent_responses", IR);
+const pruneOlderThan = pruneByAge(TABLE.IdempotentResponse, IR);
 
 /** Deletes the stored answers older than `retentionMs`, in every tenant: how many it deleted. */
 export const pruneIdempotentResponses = (retentionMs = IDEMPOTENCY_KEY_RETENTION_MS): Promise<number> => pruneOlderThan(retentionMs);

@@ -3,7 +3,7 @@
 // and splits words without language stemming), exact attribute filters, active offerings only,
 // best matches first. One prepared statement per shape, answering wire-shaped rows like the list.
 import { z } from "zod";
-import { modelColumns } from "../db/columns";
+import { modelColumns, TABLE } from "../db/columns";
 import { Prisma } from "../db/generated/client";
 import type { TenantSql } from "../db/tenant-scope";
 import { unknownFieldMessage } from "../lib/strict-body";
@@ -67,7 +67,7 @@ export const MATCHING = {
     LIMIT $3`,
 };
 export const NEWEST = {
-  text: `SELECT ${OFFERING_WIRE_SELECT} FROM offerings t WHERE ${ACTIVE} ORDER BY t.${OFFERING.createdAt} DESC, t.${OFFERING.id} DESC LIMIT $3`,
+  text: `SELECT ${OFFERING_WIRE_SELECT} FROM ${TABLE.Offering} t WHERE ${ACTIVE} ORDER BY t.${OFFERING.createdAt} DESC, t.${OFFERING.id} DESC LIMIT $3`,
 };
 
 /**

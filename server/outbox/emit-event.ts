@@ -7,7 +7,7 @@ import type { z } from "zod";
 import { Prisma } from "../db/generated/client";
 import type { TenantTx } from "../db/tenant-scope";
 import { databaseKind } from "../db/client";
-import { modelColumns } from "../db/columns";
+import { modelColumns, TABLE } from "../db/columns";
 import { OUTBOX_CHANNEL, signalOutboxWrite } from "./outbox-signal";
 import { TEST_EVENT_TYPE, testEventPayload } from "./event-payloads";
 import { currentRequestId } from "../lib/log";
@@ -58,13 +58,13 @@ export function eventFanOutSql(p: { tenant: string; type: string; data: string; 
     : `(s.${SUBSCRIPTION.enabled} OR s.${SUBSCRIPTION.disabledReason} IS NOT NULL) AND ${p.type} = ANY (s.${SUBSCRIPTION.events})`;
   // created_at is the insert's time, as Prisma's @default(now()) gives it (not the transaction's start).
   return `event AS (
-  INSERT INTO events (${EVENT.id}, ${EVENT.tenantId}, ${EVENT.type}, ${EVENT.data}, ${EVENT.createdAt}, ${EVENT.requestId}, ${EVENT.traceParent})
+  INSERT INTO ${TABLE.Event} (${EVENT.id}, ${EVENT.tenantId}, ${EVENT.type}, ${EVENT.data}, ${EVENT.createdAt}, ${EVENT.requestId}, ${EVENT.traceParent})
   SELECT gen_random_uuid(), ${p.tenant}, ${p.type}, ${p.data}, clock_timestamp(), ${p.origin.requestId}, ${p.origin.traceParent}${p.source ? ` FROM ${p.source}` : ""}
   RETURNING ${EVENT.id}
 ), deliveries AS (
-  INSERT INTO webhook_deliveries (${DELIVERY.id}, ${DELIVERY.tenantId}, ${DELIVERY.subscriptionId}, ${DELIVERY.eventId})
+  INSERT INTO ${TABLE.WebhookDelivery} (${DELIVERY.id}, ${DELIVERY.tenantId}, ${DELIVERY.subscriptionId}, ${DELIVERY.eventId})
   SELECT gen_random_uuid(), ${p.tenant}, s.${SUBSCRIPTION.id}, event.${EVENT.id} FROM event
-  JOIN webhook_subscriptions s ON s.${SUBSCRIPTION.tenantId} = ${p.tenant} AND ${recipients}
+  JOIN ${TABLE.WebhookSubscription} s ON s.${SUBSCRIPTION.tenantId} = ${p.tenant} AND ${recipients}
   RETURNING ${DELIVERY.id}
 )`;
 }

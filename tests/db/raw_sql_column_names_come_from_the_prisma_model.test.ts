@@ -5,7 +5,7 @@
 // compile.
 import { describe, expect, it } from "vitest";
 import { getSql } from "../../server/db/client";
-import { columnName, modelColumns, rowInsert } from "../../server/db/columns";
+import { columnName, modelColumns, rowInsert, TABLE } from "../../server/db/columns";
 import { Prisma } from "../../server/db/generated/client";
 
 type ToolCallRow = Prisma.ToolCallGetPayload<object>;
@@ -32,6 +32,13 @@ describe("raw SQL column names come from the Prisma model", () => {
     const unmatched = scalarFieldEnums.filter(([, fields]) => !byColumns.has(sorted(Object.keys(fields).map(columnName)))).map(([name]) => name);
     expect(unmatched).toEqual([]);
     expect(byColumns.get(sorted(Object.keys(Prisma.AppointmentScalarFieldEnum).map(columnName)))).toBe("appointments");
+    // And each model's TABLE entry is the table holding exactly its columns.
+    const tableOfModel = scalarFieldEnums.map(([name, fields]) => [
+      name.replace(/ScalarFieldEnum$/, ""),
+      byColumns.get(sorted(Object.keys(fields).map(columnName))),
+    ]);
+    expect(Object.fromEntries(tableOfModel)).toEqual({ ...TABLE });
+    expect([TABLE.WebhookDelivery, TABLE.ApiKey, TABLE.RateLimit]).toEqual(["webhook_deliveries", "api_keys", "auth_rate_limits"]);
   });
 
   it("names_each_field_s_column_and_lists_a_whole_row_keyed_by_column", () => {
