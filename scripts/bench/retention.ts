@@ -117,7 +117,8 @@ function send(server: Running, agent: Agent, key: string, conversationId: string
 }
 
 /** `RATE` writes a second for `seconds`, evenly spaced, each timed from when it was due. */
-async function pacedWrites(server: Running, seeded: Seeded, seconds: number, latencies: number[] = []) {
+async function pacedWrites(server: Running, seeded: Seeded, seconds: number, pooled: number[] = []) {
+  const latencies: number[] = [];
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   const statuses = new Map<number, number>();
   const sends: Promise<void>[] = [];
@@ -136,6 +137,7 @@ async function pacedWrites(server: Running, seeded: Seeded, seconds: number, lat
   }
   await Promise.all(sends);
   agent.destroy();
+  pooled.push(...latencies);
   const sorted = [...latencies].sort((a, b) => a - b);
   return {
     sent: latencies.length,
@@ -156,8 +158,8 @@ export async function benchRetention(ctx: { databaseUrl?: string } = {}) {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const count = async () => Number((await client.query(`SELECT count(*) AS n FROM messages WHERE tenant_id = $1`, [seeded.oldTenant])).rows[0].n);
-  // Rows deleted from messages so far (only the purge deletes there), from the statistics: flushed
-  // by each backend within a second, and no work for the database.
+  // Rows deleted from messages so far (only the purge deletes there), from the statistics: no work
+  // for the database, but approximate (flushed by each backend within a second or so).
   const deletes = async () => {
     await client.query("SELECT pg_stat_clear_snapshot()");
     return Number((await client.query(`SELECT n_tup_del AS n FROM pg_stat_user_tables WHERE relname = 'messages'`)).rows[0].n);
@@ -195,22 +197,25 @@ export async function benchRetention(ctx: { databaseUrl?: string } = {}) {
     // A purge process of its own (the CLI's `retention purge --tenant`); the bench's slices "with" run
     // while one deletes, and it is killed at the slice's end (SIGKILL mid-batch: that batch rolls
     // back, the next process continues from what is left).
+    let purges = 0;
     const startPurge = async () => {
+      // Its connections carry a name of their own, so the bench sees when this process (not the
+      // one killed before it, whose statistics may still arrive) has sent its first batch.
+      const name = `retention-bench-purge-${++purges}`;
       const proc = spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts/cli.ts"), "retention", "purge", "--tenant", seeded.oldTenant], {
         cwd: root,
-        env: { ...process.env, DATABASE_URL: databaseUrl, SKIP_MIGRATIONS: "1", LOG_LEVEL: "warn" },
+        env: { ...process.env, DATABASE_URL: databaseUrl, SKIP_MIGRATIONS: "1", LOG_LEVEL: "warn", PGAPPNAME: name },
         stdio: "ignore",
       });
       const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
-      // Started once its first batch is counted (the statistics' deletes: cheap, unlike a count(*)
-      // of the table, which would load the machine just before the slice).
-      const before = await deletes();
-      while ((await deletes()) <= before && proc.exitCode === null) await new Promise((r) => setTimeout(r, 100));
+      const started = async () =>
+        (await client.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE '%DELETE FROM messages%'`, [name])).rowCount! > 0;
+      while (!(await started()) && proc.exitCode === null) await new Promise((r) => setTimeout(r, 50));
       return { proc, exited };
     };
     const without: number[] = [];
     const withPurge: number[] = [];
-    const slices: { round: number; mode: string; p50Ms: number; p99Ms: number; deleted: number; loadavg1m: number }[] = [];
+    const slices: { round: number; mode: string; p50Ms: number; p99Ms: number; deletedApprox: number; loadavg1m: number }[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       // ABBA: the order alternates by round, so a load that drifts up or down over the run does not
       // favour either mode.
@@ -219,12 +224,12 @@ export async function benchRetention(ctx: { databaseUrl?: string } = {}) {
         const purge = mode === "with" ? await startPurge() : null;
         const before = await deletes();
         const slice = await pacedWrites(server, seeded, SECONDS, mode === "with" ? withPurge : without);
-        const deleted = (await deletes()) - before;
+        const deletedApprox = (await deletes()) - before;
         if (purge) {
           purge.proc.kill("SIGKILL");
           await purge.exited;
         }
-        slices.push({ round: r + 1, mode, p50Ms: slice.p50Ms, p99Ms: slice.p99Ms, deleted, loadavg1m: round(loadavg()[0], 2) });
+        slices.push({ round: r + 1, mode, p50Ms: slice.p50Ms, p99Ms: slice.p99Ms, deletedApprox, loadavg1m: round(loadavg()[0], 2) });
         log(`round ${r + 1} ${mode} the purge: ${JSON.stringify(slices.at(-1))}`);
       }
     }
@@ -248,7 +253,11 @@ export async function benchRetention(ctx: { databaseUrl?: string } = {}) {
     const ratio = round(b.p99Ms / a.p99Ms, 2);
     // Per round, the slice with the purge against the one without (next to it in time): the median
     // of those ratios is what a burst of outside load in one slice moves least.
-    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor((xs.length - 1) / 2)];
+    const median = (xs: number[]) => {
+      const sorted = [...xs].sort((x, y) => x - y);
+      const mid = Math.floor(sorted.length / 2);
+      return sorted.length % 2 ? sorted[mid] : round((sorted[mid - 1] + sorted[mid]) / 2, 2);
+    };
     const roundRatios = (key: "p50Ms" | "p99Ms") =>
       Array.from({ length: ROUNDS }, (_, r) => {
         const of = (mode: string) => slices.find((s) => s.round === r + 1 && s.mode === mode)!;

@@ -6,8 +6,9 @@
 // (20 ms; at most RETENTION_PURGE_BATCH rows), oldest rows first, each batch one short statement in
 // its own transaction that takes its rows with FOR UPDATE SKIP LOCKED (a row a request holds is
 // left for the next run, and the request is never waited on), with a pause of at least three times
-// the batch's own time between batches. It keeps no state: an interrupted purge leaves only whole batches done,
-// and the next run (any process) continues from what is left. Analytics totals survive it: the
+// the batch's own time between batches. It keeps no state (the cursor lives only within a run):
+// an interrupted purge leaves only whole batches done, and the next run (any process) continues
+// from what is left. Analytics totals survive it: the
 // daily counters that triggers keep for messages are not decremented by the purge's deletes
 // (`app.keep_analytics_counts`, migration retention_and_tenant_lifecycle), and the other totals
 // come from tables the purge does not touch (conversations, leads, appointments, CSAT answers).
