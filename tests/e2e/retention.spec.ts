@@ -83,6 +83,7 @@ test("a_member_sees_the_retention_periods_read_only", async ({ page }) => {
     const messages = page.getByLabel(MESSAGES);
     await expect(messages).toHaveValue("30");
     await expect(messages).toBeDisabled();
+    await expect(messages).toHaveAccessibleDescription("At most 365 days, the operator's limit.");
     await expect(page.getByRole("button", { name: "Save retention" })).toHaveCount(0);
     await expectNoHorizontalScroll(page);
     expect(await axeViolations(page)).toEqual([]);

@@ -33,7 +33,9 @@ function applies(v: View[RetentionClass]): string {
   return v.tenant_days === null ? `${days(v.days)} (the operator's default)` : `${days(v.days)} (this tenant's setting)`;
 }
 
-function bound(v: View[RetentionClass]): string {
+/** The operator's bound, and (for an owner) what an empty field means. */
+function bound(v: View[RetentionClass], canEdit: boolean): string {
+  if (!canEdit) return v.operator_days ? `At most ${days(v.operator_days)}, the operator's limit.` : "The operator keeps these forever.";
   return v.operator_days
     ? `At most ${days(v.operator_days)}, the operator's limit. Leave empty for the operator's default.`
     : `The operator keeps these forever; set at most ${days(v.max_days)}, or leave empty to keep them.`;
@@ -104,7 +106,7 @@ function RetentionForm({ view, canEdit }: { view: View; canEdit: boolean }) {
       <div className="grid gap-5 lg:grid-cols-2">
         {RETENTION_CLASSES.map((cls) => (
           <div key={cls} className="space-y-1" data-retention-class={cls}>
-            <Field label={`${CLASSES[cls].label} (days)`} error={errors[cls]} hint={bound(view[cls])}>
+            <Field label={`${CLASSES[cls].label} (days)`} error={errors[cls]} hint={bound(view[cls], canEdit)}>
               {(id, d) => (
                 <Input
                   id={id}
