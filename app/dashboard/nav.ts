@@ -1,7 +1,7 @@
 // The dashboard's navigation, in the specification's words: Analytics; the assistant; and Settings,
-// holding Integrations (API keys, webhooks, channels, the CRM), Members, the audit log and Privacy. URL
+// holding Integrations (API keys, webhooks, channels, the CRM), Members, the audit log, Privacy and Data retention. URL
 // paths stay as they were; the labels and grouping are what a person sees (sidebar, breadcrumb, title).
-import { BarChart3, Bot, Building2, KeyRound, MessageSquare, ScrollText, ShieldCheck, Users, Webhook, type LucideIcon } from "lucide-react";
+import { Archive, BarChart3, Bot, Building2, KeyRound, MessageSquare, ScrollText, ShieldCheck, Users, Webhook, type LucideIcon } from "lucide-react";
 
 export type NavItem = { href: string; label: string; icon: LucideIcon; trail: string[] };
 export type NavGroup = { label: string | null; items: NavItem[] };
@@ -32,6 +32,7 @@ export const NAV_GROUPS: NavGroup[] = [
       { href: "/dashboard/members", label: "Members", icon: Users, trail: [SETTINGS] },
       { href: "/dashboard/audit-log", label: "Audit log", icon: ScrollText, trail: [SETTINGS] },
       { href: "/dashboard/privacy", label: "Privacy", icon: ShieldCheck, trail: [SETTINGS] },
+      { href: "/dashboard/retention", label: "Data retention", icon: Archive, trail: [SETTINGS] },
     ],
   },
 ];

@@ -415,7 +415,7 @@ export const SETTINGS = {
       .transform(Number)
       .refine((n) => n <= 10_000, "must be an integer from 1 to 10000")
       .default(500),
-    "rows one purge or deletion statement removes (each batch is its own short transaction)",
+    "most rows one purge or deletion statement removes (each batch is its own short transaction; a purge's batches are smaller while one takes longer than 20 ms)",
   ),
   RETENTION_PURGE_PAUSE_MS: declare(
     KEEP,

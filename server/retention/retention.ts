@@ -2,80 +2,110 @@
 //
 // Each class has an operator period (a setting, documented in the README; 0 keeps forever) that is
 // also the bound: a tenant may set a shorter period of its own (tenants.retention_*_days), never a
-// longer one. The purge runs per tenant and class in batches of RETENTION_PURGE_BATCH rows, each
-// batch one short statement in its own transaction that takes its rows with FOR UPDATE SKIP LOCKED
-// (a row a request holds is left for the next run, and the request is never waited on), with a
-// pause between batches. It keeps no state: an interrupted purge leaves only whole batches done,
-// and the next run (any process) continues from what is left. Analytics totals survive it: the
+// longer one. The purge runs per tenant and class in batches sized to take about BATCH_TARGET_MS
+// (20 ms; at most RETENTION_PURGE_BATCH rows), oldest rows first, each batch one short statement in
+// its own transaction that takes its rows with FOR UPDATE SKIP LOCKED (a row a request holds is
+// left for the next run, and the request is never waited on), with a pause of at least three times
+// the batch's own time between batches. It keeps no state (the cursor lives only within a run):
+// an interrupted purge leaves only whole batches done, and the next run (any process) continues
+// from what is left. Analytics totals survive it: the
 // daily counters that triggers keep for messages are not decremented by the purge's deletes
 // (`app.keep_analytics_counts`, migration retention_and_tenant_lifecycle), and the other totals
 // come from tables the purge does not touch (conversations, leads, appointments, CSAT answers).
 import { setTimeout as sleep } from "node:timers/promises";
-import { backOff, runBatch } from "../db/batch-statement";
+import { backOff, nextBatchSize, runCursorBatch } from "../db/batch-statement";
 import { getDb } from "../db/client";
 import { modelColumns } from "../db/columns";
-import { Prisma, type PrismaClient } from "../db/generated/client";
+import { Prisma } from "../db/generated/client";
 import { log } from "../lib/log";
 import { setting, type SettingName } from "../lib/settings";
+import { RETENTION_CLASSES, type RetentionClass } from "./retention.types";
 
 const MESSAGE = modelColumns(Prisma.MessageScalarFieldEnum);
 const CALL = modelColumns(Prisma.CallScalarFieldEnum);
 const EVENT = modelColumns(Prisma.EventScalarFieldEnum);
 const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
+const ATTEMPT = modelColumns(Prisma.WebhookAttemptScalarFieldEnum);
 const AUDIT = modelColumns(Prisma.AuditLogScalarFieldEnum);
 const NOTIFICATION = modelColumns(Prisma.NotificationScalarFieldEnum);
 const TENANT = modelColumns(Prisma.TenantScalarFieldEnum);
 
-/** The classes of data with a retention period. */
-export const RETENTION_CLASSES = ["messages", "call_recordings", "events", "audit_log", "notifications"] as const;
-export type RetentionClass = (typeof RETENTION_CLASSES)[number];
+export { RETENTION_CLASSES, type RetentionClass };
 
-/** Up to $3 of tenant $1's rows of `table` older than $2 days, deleted; rows a request holds are skipped. */
-const deleteOlderThan = (table: string, column: { id: string; tenantId: string; createdAt: string }) => `DELETE FROM ${table} WHERE ${column.id} IN (
-  SELECT ${column.id} FROM ${table} WHERE ${column.tenantId} = $1::uuid AND ${column.createdAt} < now() - make_interval(days => $2::int)
-  LIMIT $3::int FOR UPDATE SKIP LOCKED)`;
+type Cols = { id: string; tenantId: string; createdAt: string };
+
+/**
+ * One batch of a class's purge as one statement: up to $3 of tenant $1's rows older than $2 days and
+ * not older than the cursor $4 (the last batch's newest row), oldest first (the tenant and time
+ * index, walked in order: the heap pages a batch touches are neighbours, and the cursor skips the
+ * index entries of rows already purged, which a plain LIMIT would re-read on every batch: the cost
+ * of a batch stays flat from the first to the last), taken FOR UPDATE SKIP LOCKED (a row a request
+ * holds is left for the next run, and the request is never waited on); `action` is the statements
+ * that change `doomed`, the last of them named `gone` returning the rows' created_at. Answers
+ * `{ n, last }`: the rows changed and the newest one's time, the next batch's cursor.
+ */
+const batchStatement = (table: string, c: Cols, opts: { where?: string; orderBy: string; action: string }) => `WITH doomed AS MATERIALIZED (
+  SELECT t.${c.id} AS id FROM ${table} t
+  WHERE t.${c.tenantId} = $1::uuid AND t.${c.createdAt} < now() - make_interval(days => $2::int) AND t.${c.createdAt} >= $4::timestamptz${opts.where ? ` AND ${opts.where}` : ""}
+  ORDER BY ${opts.orderBy} LIMIT $3::int FOR UPDATE SKIP LOCKED),
+${opts.action}
+SELECT count(*)::int AS n, max(created_at) AS last FROM gone`;
+
+const deleteOlderThan = (table: string, c: Cols, orderBy: string) =>
+  batchStatement(table, c, {
+    orderBy,
+    action: `gone AS (DELETE FROM ${table} t USING doomed WHERE t.${c.id} = doomed.id RETURNING t.${c.createdAt} AS created_at)`,
+  });
 
 /** Per class: the operator's setting, the tenant's column (a Tenant field) and what the purge does. */
 const CLASSES: Record<RetentionClass, { setting: SettingName; field: keyof typeof TENANT; what: string; sql: string }> = {
-  // $1 tenant, $2 period in days, $3 batch size. Each statement touches at most $3 rows.
+  // $1 tenant, $2 period in days, $3 batch size, $4 cursor. Each statement touches at most $3 rows
+  // (events: $3 events, with their deliveries and attempts).
   messages: {
     setting: "RETENTION_MESSAGES_DAYS",
     field: "retentionMessagesDays",
     what: "messages (texts and call transcripts) deleted",
-    sql: deleteOlderThan("messages", MESSAGE),
+    sql: deleteOlderThan("messages", MESSAGE, `t.${MESSAGE.createdAt}`),
   },
   call_recordings: {
     setting: "RETENTION_CALL_RECORDINGS_DAYS",
     field: "retentionCallRecordingsDays",
     what: "calls' recording URLs and summaries cleared",
-    sql: `UPDATE calls SET ${CALL.recordingUrl} = NULL, ${CALL.summary} = NULL WHERE ${CALL.id} IN (
-  SELECT ${CALL.id} FROM calls WHERE ${CALL.tenantId} = $1::uuid AND ${CALL.createdAt} < now() - make_interval(days => $2::int)
-    AND (${CALL.recordingUrl} IS NOT NULL OR ${CALL.summary} IS NOT NULL)
-  LIMIT $3::int FOR UPDATE SKIP LOCKED)`,
+    sql: batchStatement("calls", CALL, {
+      where: `(t.${CALL.recordingUrl} IS NOT NULL OR t.${CALL.summary} IS NOT NULL)`,
+      orderBy: `t.${CALL.createdAt}`,
+      action: `gone AS (UPDATE calls t SET ${CALL.recordingUrl} = NULL, ${CALL.summary} = NULL FROM doomed WHERE t.${CALL.id} = doomed.id
+  RETURNING t.${CALL.createdAt} AS created_at)`,
+    }),
   },
   // An event goes with its deliveries and their attempts (the delivery log: request and response
-  // bodies), by the foreign keys' cascades; one still being delivered (or held: a suspended
-  // tenant, a disabled endpoint) is kept until its deliveries end.
+  // bodies), deleted children first in the same statement, so the foreign keys' cascades find
+  // nothing left to do row by row; one still being delivered (or held: a suspended tenant, a
+  // disabled endpoint) is kept until its deliveries end.
   events: {
     setting: "RETENTION_EVENTS_DAYS",
     field: "retentionEventsDays",
     what: "events deleted with their deliveries and attempts",
-    sql: `DELETE FROM events WHERE ${EVENT.id} IN (
-  SELECT e.${EVENT.id} FROM events e WHERE e.${EVENT.tenantId} = $1::uuid AND e.${EVENT.createdAt} < now() - make_interval(days => $2::int)
-    AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.${DELIVERY.eventId} = e.${EVENT.id} AND d.${DELIVERY.status} = 'pending')
-  LIMIT $3::int FOR UPDATE SKIP LOCKED)`,
+    sql: batchStatement("events", EVENT, {
+      where: `NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.${DELIVERY.eventId} = t.${EVENT.id} AND d.${DELIVERY.status} = 'pending')`,
+      orderBy: `t.${EVENT.createdAt}, t.${EVENT.id}`,
+      action: `attempts AS (DELETE FROM webhook_attempts a USING webhook_deliveries d, doomed
+  WHERE d.${DELIVERY.eventId} = doomed.id AND a.${ATTEMPT.deliveryId} = d.${DELIVERY.id}),
+deliveries AS (DELETE FROM webhook_deliveries d USING doomed WHERE d.${DELIVERY.eventId} = doomed.id),
+gone AS (DELETE FROM events t USING doomed WHERE t.${EVENT.id} = doomed.id RETURNING t.${EVENT.createdAt} AS created_at)`,
+    }),
   },
   audit_log: {
     setting: "RETENTION_AUDIT_LOG_DAYS",
     field: "retentionAuditLogDays",
     what: "audit-log entries deleted",
-    sql: deleteOlderThan("audit_logs", AUDIT),
+    sql: deleteOlderThan("audit_logs", AUDIT, `t.${AUDIT.createdAt}, t.${AUDIT.id}`),
   },
   notifications: {
     setting: "RETENTION_NOTIFICATIONS_DAYS",
     field: "retentionNotificationsDays",
     what: "dashboard notifications deleted",
-    sql: deleteOlderThan("notifications", NOTIFICATION),
+    sql: deleteOlderThan("notifications", NOTIFICATION, `t.${NOTIFICATION.createdAt}, t.${NOTIFICATION.id}`),
   },
 };
 
@@ -136,13 +166,16 @@ export function retentionUpdate(
   return { data };
 }
 
+/** The first batch's rows, before it is timed (then nextBatchSize adapts it). */
+const FIRST_BATCH = 100;
+
 /** Rows a purge changed, per class. */
 export type PurgeCounts = Record<RetentionClass, number>;
 
 export type PurgeOptions = {
   /** Only this tenant (default: every tenant not being deleted). */
   tenantId?: string;
-  /** Rows per statement (default RETENTION_PURGE_BATCH). */
+  /** Most rows per statement (default RETENTION_PURGE_BATCH); fewer while batches take longer than BATCH_TARGET_MS. */
   batch?: number;
   /** Pause between batches in ms (default RETENTION_PURGE_PAUSE_MS). */
   pauseMs?: number;
@@ -164,13 +197,19 @@ export async function purgeExpired(opts: PurgeOptions = {}): Promise<PurgeCounts
     for (const cls of RETENTION_CLASSES) {
       const days = effectiveDays(cls, tenant[CLASSES[cls].field] as number | null);
       if (days === null) continue;
+      // The batch size adapts to how long a batch takes (BATCH_TARGET_MS), up to `batch` rows.
+      let size = Math.min(batch, FIRST_BATCH);
+      let cursor = "-infinity";
       for (;;) {
         if (opts.shouldStop?.()) return counts;
         const started = performance.now();
-        const changed = await runBatch(db, CLASSES[cls].sql, [tenant.id, days, batch]);
-        counts[cls] += changed;
-        if (changed < batch) break;
-        await sleep(backOff(pauseMs, performance.now() - started));
+        const { n, last } = await runCursorBatch(db, CLASSES[cls].sql, [tenant.id, days, size, cursor]);
+        const took = performance.now() - started;
+        counts[cls] += n;
+        if (n < size || last === null) break;
+        cursor = new Date(last).toISOString();
+        size = nextBatchSize(size, took, batch);
+        await sleep(backOff(pauseMs, took));
       }
     }
   }

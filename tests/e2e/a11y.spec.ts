@@ -4,7 +4,7 @@ import { expect, test } from "@playwright/test";
 import { fixtures, signIn } from "./fixtures";
 import { axeViolations, collectConsoleErrors, LAPTOP, PHONE } from "./page-checks";
 
-const DASHBOARD = ["analytics", "assistant", "api-keys", "webhooks", "channels", "crm", "members", "audit-log", "privacy"];
+const DASHBOARD = ["analytics", "assistant", "api-keys", "webhooks", "channels", "crm", "members", "audit-log", "privacy", "retention"];
 
 for (const [size, viewport] of [
   ["laptop", LAPTOP],

@@ -16,6 +16,7 @@ const PAGES: { link: string; path: string; title: string; crumb: string[] | null
   { link: "Members", path: "/dashboard/members", title: "Members · Settings · Tenant data platform", crumb: ["Settings", "Members"] },
   { link: "Audit log", path: "/dashboard/audit-log", title: "Audit log · Settings · Tenant data platform", crumb: ["Settings", "Audit log"] },
   { link: "Privacy", path: "/dashboard/privacy", title: "Privacy · Settings · Tenant data platform", crumb: ["Settings", "Privacy"] },
+  { link: "Data retention", path: "/dashboard/retention", title: "Data retention · Settings · Tenant data platform", crumb: ["Settings", "Data retention"] },
 ];
 
 test("the sidebar groups pages under Settings › Integrations and Settings, each page has its own title and breadcrumb", async ({ page }) => {
@@ -114,8 +115,8 @@ test.describe("at phone width (390 x 844)", () => {
     }
     // The drawer marks the current page, and Escape gives focus back to the menu button.
     await page.getByRole("button", { name: "Open navigation" }).click();
-    // The last page visited (Privacy) is the current one.
-    await expect(page.getByRole("dialog", { name: "Navigation" }).getByRole("link", { name: "Privacy" })).toHaveAttribute("aria-current", "page");
+    // The last page visited (Data retention) is the current one.
+    await expect(page.getByRole("dialog", { name: "Navigation" }).getByRole("link", { name: "Data retention" })).toHaveAttribute("aria-current", "page");
     await shot(page, "navigation-phone-drawer");
     await page.keyboard.press("Escape");
     await expect(page.getByRole("button", { name: "Open navigation" })).toBeFocused();

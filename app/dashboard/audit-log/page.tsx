@@ -31,6 +31,7 @@ const ACTION_LABELS: Record<string, string> = {
   "channel_connection.claimed_by_another_tenant": "Another tenant tried to connect this address",
   "channel_connection.claim_refused": "Address held by another tenant",
   "tenant.handoff_sla_changed": "Changed handoff SLA",
+  "tenant.retention_changed": "Changed data retention",
 };
 
 function summary(details: Record<string, unknown>): string {
