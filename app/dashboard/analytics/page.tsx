@@ -5,6 +5,7 @@ import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAx
 import { describeError, useTRPC } from "../../_lib/trpc";
 import { Card, EmptyState, ErrorState, LoadingState, PageHeader, Table } from "../../_ui/surface";
 import { cn } from "../../_ui/cn";
+import type { RouterOutputs } from "../../_lib/router-types";
 
 const RANGES = [7, 14, 30, 90] as const;
 
@@ -18,13 +19,8 @@ const COLOURS = {
   outbound: "#b45309", // amber-700, 5.0:1
 };
 
-type Counts = {
-  conversations: { total: number; by_channel: Record<string, number>; handoffs: number; closed: number };
-  leads: { created: number; qualified: number; converted: number; conversion_rate: number | null };
-  appointments: { booked: number; cancelled: number; completed: number };
-  messages: { inbound: number; outbound: number };
-  csat: { responses: number; average_score: number | null };
-};
+/** The counts of a period, as the router sends them (the previous period's totals have the same shape). */
+type Counts = RouterOutputs["analytics"]["weeklyRollup"]["totals"];
 
 const CHANNEL_LABELS: Record<string, string> = { voice: "Phone calls", sms: "SMS", whatsapp: "WhatsApp", webchat: "Web chat", email: "Email" };
 
@@ -232,7 +228,7 @@ export default function AnalyticsPage() {
       data.totals.messages.inbound +
       data.totals.messages.outbound ===
       0;
-  const prev = previous.data?.days === days ? (previous.data.totals as Counts) : null;
+  const prev = previous.data?.days === days ? (previous.data.totals) : null;
 
   return (
     <>
@@ -265,7 +261,7 @@ export default function AnalyticsPage() {
         </Card>
       ) : (
         <div className={cn("space-y-6", rollup.isFetching && "opacity-70")}>
-          <StatCards totals={data!.totals as Counts} previous={prev} days={days} />
+          <StatCards totals={data!.totals} previous={prev} days={days} />
           {empty ? (
             <Card>
               <EmptyState title="No activity in this range">
