@@ -228,7 +228,7 @@ export default function AnalyticsPage() {
       data.totals.messages.inbound +
       data.totals.messages.outbound ===
       0;
-  const prev = previous.data?.days === days ? (previous.data.totals) : null;
+  const prev = previous.data?.days === days ? previous.data.totals : null;
 
   return (
     <>
