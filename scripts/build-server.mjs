@@ -33,6 +33,7 @@ const packagesExternal = {
     // Bare specifiers (not relative, not absolute, not the "@/" alias) are packages: leave them to Node.
     b.onResolve({ filter: /^[^./]/ }, (args) => {
       if (args.path.startsWith("@/")) return undefined; // tsconfig's alias for this project's own files
+      if (args.path.startsWith("#")) return undefined; // package.json "imports" (#server-only): bundled, as Node conditions pick
       if (args.path.startsWith("node:")) return { path: args.path, external: true };
       return { path: nodeResolvable(args.path), external: true };
     });

@@ -2,7 +2,10 @@
 import { AlertDialog as AlertPrimitive, Dialog as DialogPrimitive } from "radix-ui";
 import { X } from "lucide-react";
 import { useRef, type ReactNode } from "react";
+import { type QueryKey, type UseMutationOptions, useMutation, useQueryClient } from "@tanstack/react-query";
+import { describeError } from "../_lib/trpc";
 import { Button } from "./button";
+import { FormError } from "./field";
 import { cn } from "./cn";
 
 const overlay = "fixed inset-0 z-40 bg-slate-900/40 backdrop-blur-[1px]";
@@ -74,40 +77,81 @@ export function Dialog(props: {
   );
 }
 
-/** "Are you sure?" for destructive actions. */
-export function ConfirmDialog(props: {
-  open: boolean;
-  onOpenChange: (open: boolean) => void;
+/**
+ * "Are you sure?" before a destructive action, open while it is mounted. The confirm button runs
+ * `mutation` (a tRPC procedure's `mutationOptions()`) with `variables`; while it runs the button says
+ * so, and its error shows in the dialog, which stays open. Once it succeeds, the queries under
+ * `refresh` are refreshed (so the page already shows the result as the dialog goes), then `onDone`
+ * gets the result, or, without one, the dialog closes (`onClose`, which Cancel and Escape call too).
+ * Each opening mounts a new dialog, so an earlier attempt's error is never shown again.
+ */
+export function ConfirmDialog<TData, TError, TVariables, TContext>(props: {
   title: string;
   description: ReactNode;
   confirmLabel: string;
-  onConfirm: () => void;
-  pending?: boolean;
-  error?: string | null;
+  mutation: UseMutationOptions<TData, TError, TVariables, TContext>;
+  variables: TVariables;
+  refresh?: QueryKey;
+  onClose: () => void;
+  onDone?: (data: TData) => void;
 }) {
-  const returnFocus = useReturnFocus(props.open);
+  const returnFocus = useReturnFocus(true);
+  const queryClient = useQueryClient();
+  const action = useMutation({
+    ...props.mutation,
+    onSuccess: async (...args: Parameters<NonNullable<typeof props.mutation.onSuccess>>) => {
+      await props.mutation.onSuccess?.(...args);
+      if (props.refresh) await queryClient.invalidateQueries({ queryKey: props.refresh });
+      if (props.onDone) props.onDone(args[0]);
+      else props.onClose();
+    },
+  });
   return (
-    <AlertPrimitive.Root open={props.open} onOpenChange={props.onOpenChange}>
+    <AlertPrimitive.Root open onOpenChange={(open) => !open && props.onClose()}>
       <AlertPrimitive.Portal>
         <AlertPrimitive.Overlay className={overlay} />
         <AlertPrimitive.Content className={panel} {...returnFocus}>
           <AlertPrimitive.Title className="text-lg font-semibold text-slate-900">{props.title}</AlertPrimitive.Title>
           <AlertPrimitive.Description className="mt-2 text-sm text-slate-600">{props.description}</AlertPrimitive.Description>
-          {props.error ? (
+          {action.error ? (
             <p role="alert" className="mt-3 text-sm text-red-700">
-              {props.error}
+              {describeError(action.error).message}
             </p>
           ) : null}
           <div className="mt-6 flex justify-end gap-2">
             <AlertPrimitive.Cancel asChild>
               <Button variant="secondary">Cancel</Button>
             </AlertPrimitive.Cancel>
-            <Button variant="danger" disabled={props.pending} onClick={props.onConfirm}>
-              {props.pending ? "Working…" : props.confirmLabel}
+            <Button variant="danger" disabled={action.isPending} onClick={() => action.mutate(props.variables)}>
+              {action.isPending ? "Working…" : props.confirmLabel}
             </Button>
           </div>
         </AlertPrimitive.Content>
       </AlertPrimitive.Portal>
     </AlertPrimitive.Root>
+  );
+}
+
+/** A dialog form's last lines: the form's error, then Cancel and the submit button, which says it is working while `pending`. */
+export function DialogFormActions(props: {
+  formError?: string | null;
+  onCancel: () => void;
+  submitLabel: string;
+  pendingLabel: string;
+  pending: boolean;
+  disabled?: boolean;
+}) {
+  return (
+    <>
+      <FormError message={props.formError} />
+      <div className="flex justify-end gap-2">
+        <Button variant="secondary" onClick={props.onCancel}>
+          Cancel
+        </Button>
+        <Button type="submit" disabled={props.pending || props.disabled}>
+          {props.pending ? props.pendingLabel : props.submitLabel}
+        </Button>
+      </div>
+    </>
   );
 }

@@ -4,6 +4,7 @@ import { AlertTriangle, Inbox, Loader2 } from "lucide-react";
 import { sentenceCase } from "./format";
 import { cva, type VariantProps } from "class-variance-authority";
 import { cn } from "./cn";
+import { Button } from "./button";
 
 export function Card({ className, ...props }: HTMLAttributes<HTMLDivElement>) {
   return <div className={cn("rounded-xl border border-slate-200 bg-white shadow-sm", className)} {...props} />;
@@ -76,8 +77,21 @@ export function EmptyState({ title, children, action }: { title: string; childre
  * A table that is a table from 640 px up and a list of stacked rows below it: each cell shows its
  * column's heading above its value (copied from the <th> into `data-label`, so a page needs nothing
  * extra), and every cell, its buttons included, fits the screen without scrolling sideways.
+ * `columns` are the headings (`{ label, className }` for one that needs a width); `actions` adds a
+ * last column for the rows' buttons (`RowActions`), named for screen readers only; the children are
+ * the rows, `<tr>`s of one `<td>` per column.
  */
-export function Table({ children, className }: { children: ReactNode; className?: string }) {
+export function Table({
+  columns,
+  actions = false,
+  children,
+  className,
+}: {
+  columns: (string | { label: string; className: string })[];
+  actions?: boolean;
+  children: ReactNode;
+  className?: string;
+}) {
   const ref = useRef<HTMLTableElement>(null);
   useLayoutEffect(() => {
     const table = ref.current;
@@ -99,9 +113,45 @@ export function Table({ children, className }: { children: ReactNode; className?
           className,
         )}
       >
-        {children}
+        <thead>
+          <tr>
+            {columns.map((column) =>
+              typeof column === "string" ? (
+                <th key={column}>{column}</th>
+              ) : (
+                <th key={column.label} className={column.className}>
+                  {column.label}
+                </th>
+              ),
+            )}
+            {actions ? (
+              <th>
+                <span className="sr-only">Actions</span>
+              </th>
+            ) : null}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
       </table>
     </div>
+  );
+}
+
+/** One button of a row (its `id` lets focus come back to it after a dialog it opened). */
+export type RowAction = { label: string; id?: string; onClick: () => void; disabled?: boolean; title?: string };
+
+/** A row's buttons, in the `actions` column of a `Table`: right-aligned from 640 px up, wrapping below. */
+export function RowActions({ actions }: { actions: RowAction[] }) {
+  return (
+    <td className="sm:text-right">
+      <div className="flex flex-wrap gap-2 sm:justify-end">
+        {actions.map(({ label, ...button }) => (
+          <Button key={label} variant="secondary" size="sm" {...button}>
+            {label}
+          </Button>
+        ))}
+      </div>
+    </td>
   );
 }
 

@@ -9,7 +9,7 @@
 import { Prisma } from "../db/generated/client";
 import { modelColumnsSql, TABLE_SQL } from "../db/sql-columns";
 import type { TenantDb } from "../db/tenant-scope";
-import { CHANNELS } from "../lib/customer-identifier";
+import { CHANNELS } from "../lib/conversation-channels";
 import { DEFAULT_ROLLUP_DAYS, type AnalyticsCounts, type AnalyticsDay, type WeeklyRollup } from "./analytics.types";
 
 const DAY_MS = 86_400_000;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CHANNELS } from "../lib/customer-identifier";
+import { CHANNELS } from "../lib/conversation-channels";
 
 export const MAX_ROLLUP_DAYS = 90;
 export const DEFAULT_ROLLUP_DAYS = 7;

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
 import { invalid, isoDateTime, uuid } from "../lib/wire";
-import { listEnvelope, pageQuery } from "../lib/pagination";
+import { listEnvelope, pageQuery } from "../lib/list-envelope";
 import { unknownFieldMessage } from "../lib/strict-body";
 
 export const APPOINTMENT_STATUSES = ["confirmed", "cancelled", "completed"] as const;

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
-import { pageQuery } from "../lib/pagination";
+import { pageQuery } from "../lib/list-envelope";
 
 /** Most rows one CSV export holds (newest first); the answer says when more matched. */
 export const AUDIT_CSV_MAX_ROWS = 10_000;

@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
 import { uuid } from "../lib/wire";
-import { listEnvelope, pageQuery } from "../lib/pagination";
+import { listEnvelope, pageQuery } from "../lib/list-envelope";
 import { CHANNEL_PROVIDERS } from "../channels/providers";
 
 export const CALL_DIRECTIONS = ["inbound", "outbound"] as const;

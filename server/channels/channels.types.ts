@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
 import { invalid, uuid } from "../lib/wire";
-import { pageQuery, listEnvelope } from "../lib/pagination";
+import { pageQuery, listEnvelope } from "../lib/list-envelope";
 import { unknownFieldMessage } from "../lib/strict-body";
 import { CHANNEL_PROVIDERS, CONNECTION_CHANNELS, CONNECTION_STATUSES, type ChannelProvider } from "./providers";
 

@@ -11,7 +11,8 @@ import { eventEmitter } from "../outbox/emit-event";
 import { CONVERSATION_EVENTS } from "./conversations.events";
 import { log } from "../lib/log";
 import { driverForConversation, getChannelDriver, type ChannelDriver, type ChannelSendResult } from "../channels/channel-driver";
-import { normalizeCustomerIdentifier, type Channel } from "../lib/customer-identifier";
+import type { Channel } from "../lib/conversation-channels";
+import { normalizeCustomerIdentifier } from "../lib/customer-identifier";
 import {
   type Conversation,
   type CreateConversationInput,

@@ -2,9 +2,9 @@ import { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
 import { attributesInput, invalid, jsonObject, uuid } from "../lib/wire";
-import { listEnvelope, pageQuery } from "../lib/pagination";
+import { listEnvelope, pageQuery } from "../lib/list-envelope";
 import { unknownFieldMessage } from "../lib/strict-body";
-import { CHANNELS } from "../lib/customer-identifier";
+import { CHANNELS } from "../lib/conversation-channels";
 
 export const CONVERSATION_STATUSES = ["open", "handoff", "closed"] as const;
 export const MESSAGE_DIRECTIONS = ["inbound", "outbound"] as const;

@@ -26,7 +26,8 @@ import type { TenantTx } from "../db/tenant-scope";
 import { conversationToWire, type ConversationRow, type MessageRow } from "./conversations.service";
 import { CONVERSATION_EVENTS } from "./conversations.events";
 import { AppError } from "../lib/errors";
-import { normalizeCustomerIdentifier, type Channel } from "../lib/customer-identifier";
+import type { Channel } from "../lib/conversation-channels";
+import { normalizeCustomerIdentifier } from "../lib/customer-identifier";
 import type { ChannelProvider } from "../channels/providers";
 import { StaleConnectionError } from "../channels/channel-connections";
 

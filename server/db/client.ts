@@ -1,6 +1,7 @@
 // The one database client of the process. PostgreSQL when DATABASE_URL is set (production, CI);
 // otherwise an embedded PGlite persisted under `.data/` (a fresh clone runs with no setup).
 // Migrations in prisma/migrations are applied on first use, through the same driver adapter.
+import "#server-only";
 import { cpSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";

@@ -9,7 +9,7 @@ import { createAppointment, updateAppointment } from "../appointments/appointmen
 import { createLead, requestLeadHandoff, updateLead } from "../leads/leads.service";
 import type { LeadStatus } from "../leads/leads.types";
 import { createConversation, updateConversation } from "../conversations/conversations.service";
-import type { Channel } from "../lib/customer-identifier";
+import type { Channel } from "../lib/conversation-channels";
 import { dateConversationsByTheirTraffic, driveChat, retellCall, type DemoChannels } from "./demo-traffic";
 
 const HOUR = 3600_000;

@@ -2,7 +2,7 @@
 // reconcile deliveries it missed (Stripe's pattern). Listed for EVENTS_RETENTION_DAYS.
 import { z } from "zod";
 import { isoDateTime } from "../lib/wire";
-import { listEnvelope, pageQuery } from "../lib/pagination";
+import { listEnvelope, pageQuery } from "../lib/list-envelope";
 import { EVENT_TYPES, eventEnvelopeSchema, type EventType } from "./catalog";
 
 /** How far back the events API lists (older events stay in deliveries' history, unlisted). */

@@ -14,31 +14,13 @@
 // it hands on (`forwardResolvedClientIp`), so both surfaces behind it see the resolved address.
 import type { IncomingMessage } from "node:http";
 import { BlockList, isIP } from "node:net";
+import { normalizeIp, parseIpRange } from "./ip-address";
 import { setting } from "./settings";
 
 const FORWARDED_FOR = "x-forwarded-for";
 
 type Trusted = { raw: string; entries: string[]; list: BlockList };
 let trusted: Trusted | undefined;
-
-const IPV4_MAPPED = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
-
-/**
- * An address as the resolver compares and reports it: trimmed, without brackets or a port,
- * IPv4-mapped IPv6 as plain IPv4, IPv6 in lower case. Null when it is not an IP address.
- */
-export function normalizeIp(value: string): string | null {
-  let v = value.trim();
-  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(v);
-  if (bracketed) v = bracketed[1]!;
-  else if (/^\d{1,3}(?:\.\d{1,3}){3}:\d+$/.test(v)) v = v.slice(0, v.lastIndexOf(":")); // "1.2.3.4:5678"
-  const mapped = IPV4_MAPPED.exec(v);
-  if (mapped) v = mapped[1]!;
-  const family = isIP(v);
-  if (family === 4) return v;
-  if (family === 6) return v.toLowerCase();
-  return null;
-}
 
 /** TRUSTED_PROXIES (or AUTH_TRUSTED_PROXIES) as a list; throws naming the variable on a malformed entry. */
 export function trustedProxiesFromEnv(env: Record<string, string | undefined> = process.env): Trusted {
@@ -51,14 +33,10 @@ export function trustedProxiesFromEnv(env: Record<string, string | undefined> = 
     .map((s) => s.trim())
     .filter(Boolean);
   for (const entry of entries) {
-    const [address, prefix] = entry.split("/");
-    const ip = normalizeIp(address ?? "");
-    const family = ip ? isIP(ip) : 0;
-    const bits = prefix === undefined ? (family === 4 ? 32 : 128) : /^\d{1,3}$/.test(prefix) ? Number(prefix) : NaN;
-    if (!ip || !(bits >= 0 && bits <= (family === 4 ? 32 : 128))) {
-      throw new Error(`${name} must list IP addresses or CIDR ranges, got "${entry}"`);
-    }
-    list.addSubnet(ip, bits, family === 4 ? "ipv4" : "ipv6");
+    // The setting's own check (settings.ts) parses with the same function: this throw is for a caller's env only.
+    const range = parseIpRange(entry);
+    if (!range) throw new Error(`${name} must list IP addresses or CIDR ranges, got "${entry}"`);
+    list.addSubnet(range.ip, range.bits, range.family === 4 ? "ipv4" : "ipv6");
   }
   trusted = { raw: `${name}=${raw}`, entries, list };
   return trusted;

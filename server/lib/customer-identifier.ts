@@ -8,12 +8,9 @@
 // because guessing a country would silently split or merge customers.
 import { parsePhoneNumberFromString, type CountryCode } from "libphonenumber-js/max";
 import { z } from "zod";
+import { type Channel, PHONE_CHANNELS } from "./conversation-channels";
 import { badRequest } from "./errors";
 import { setting } from "./settings";
-
-export const CHANNELS = ["voice", "sms", "whatsapp", "webchat", "email"] as const;
-export type Channel = (typeof CHANNELS)[number];
-export const PHONE_CHANNELS: ReadonlySet<Channel> = new Set(["voice", "sms", "whatsapp"]);
 
 const FIELD = "customer_identifier";
 const emailShape = z.email();

@@ -5,6 +5,7 @@
 // its request id without threading a parameter. Field names are snake_case; an error goes in one
 // `error` field (serialized once: type, message, code, stack, cause). Secrets are redacted by the
 // configuration below whatever path they take; still, never pass one on purpose.
+import "#server-only";
 import type { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import pino, { type Logger } from "pino";

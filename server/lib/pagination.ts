@@ -2,72 +2,10 @@
 // previous page's last row). The cursor row's sort value bounds the query twice — a row-value
 // style OR plus a redundant range bound — so PostgreSQL uses the composite index and a page's cost
 // does not grow with its depth.
-import { z } from "zod";
 import { badRequest } from "./errors";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, markSqlRowEnvelope } from "./list-envelope";
 import { log } from "./log";
 import type { Statement, TenantSql } from "./sql";
-
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
-
-export const pageQuery = {
-  limit: z
-    .number({ error: "must be an integer from 1 to 100" })
-    .int({ message: "must be an integer from 1 to 100" })
-    .min(1, { message: "must be an integer from 1 to 100" })
-    .optional()
-    .describe("Page size, 1 to 100 (larger values are capped at 100). Default 20."),
-  cursor: z.string().optional().describe("The `next_cursor` of the previous page; omit for the first page."),
-};
-
-export const listEnvelope = <T extends z.ZodType>(item: T, name: string) =>
-  skipRowsOfCheckedShapes(
-    z
-      .object({
-        data: z.array(item),
-        next_cursor: z.string().nullable().describe("Pass as `cursor` to get the next page; null on the last page."),
-        has_more: z.boolean(),
-      })
-      .meta({ id: name }),
-    item,
-  );
-
-/**
- * The output check of a list, once per SQL shape rather than per row per request. A page of a
- * prepared list (`sqlKeysetPage`, answered as its rows came) has the columns its SQL names, the
- * same in every row: the first such page checks that they are exactly the item schema's fields,
- * and later pages of that list skip the per-row parse (about an eighth of the hottest list's CPU).
- * Any other value, or a list whose columns differ, gets the full parse, which strips what the
- * schema does not name: an undeclared column can never reach the wire.
- */
-function skipRowsOfCheckedShapes<E extends z.ZodType>(envelope: E, item: z.ZodType): E {
-  if (!(item instanceof z.ZodObject)) return envelope;
-  const fields = new Set(Object.keys(item.shape));
-  const checked = new WeakSet<SqlList>();
-  const refused = new WeakSet<SqlList>();
-  const ofCheckedShape = (value: unknown) => {
-    const list = typeof value === "object" && value !== null ? sqlEnvelopes.get(value) : undefined;
-    if (!list || refused.has(list)) return false;
-    if (checked.has(list)) return true;
-    const first = (value as { data: object[] }).data[0];
-    if (!first) return true; // no row, nothing to carry: the check waits for a page with rows
-    const columns = Object.keys(first);
-    if (columns.length === fields.size && columns.every((c) => fields.has(c))) {
-      checked.add(list);
-      return true;
-    }
-    refused.add(list);
-    log.warn("list columns differ from the wire schema: parsed row by row", { columns: columns.join(","), fields: [...fields].join(",") });
-    return false;
-  };
-  // tRPC validates output with parseAsync (zod's slower path); both entries go through the check.
-  const parseAsync = envelope.parseAsync.bind(envelope);
-  const parse = envelope.parse.bind(envelope);
-  type Params = z.core.ParseContext<z.core.$ZodIssue>;
-  envelope.parseAsync = async (value: unknown, params?: Params) => (ofCheckedShape(value) ? (value as z.output<E>) : parseAsync(value, params));
-  envelope.parse = (value: unknown, params?: Params) => (ofCheckedShape(value) ? (value as z.output<E>) : parse(value, params));
-  return envelope;
-}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const invalidCursor = () => badRequest("invalid field 'cursor': not a cursor of this list", "cursor");
@@ -173,9 +111,11 @@ export async function sqlKeysetPage<Row extends { id: string }>(sql: TenantSql, 
   return page;
 }
 
-/** Pages read by a prepared list, and envelopes answering such a page's rows as they came: see `listEnvelope`. */
+/** Pages read by a prepared list: see `listEnvelope` (list-envelope.ts). */
 const sqlPages = new WeakMap<object, SqlList>();
-const sqlEnvelopes = new WeakMap<object, SqlList>();
+
+const warnColumnsDiffer = (columns: string[], fields: string[]) =>
+  log.warn("list columns differ from the wire schema: parsed row by row", { columns: columns.join(","), fields: fields.join(",") });
 
 function pageOf<Row extends { id: string }>(rows: Row[], limit: number) {
   const hasMore = rows.length > limit;
@@ -187,6 +127,6 @@ export function toListEnvelope<Row extends { id: string }, W>(page: { rows: Row[
   const envelope = { data: page.rows.map(toWire), next_cursor: page.nextCursor, has_more: page.hasMore };
   // Only rows passed through untouched keep their SQL's checked shape.
   const list = sqlPages.get(page);
-  if (list && envelope.data.every((wire, i) => wire === (page.rows[i] as unknown))) sqlEnvelopes.set(envelope, list);
+  if (list && envelope.data.every((wire, i) => wire === (page.rows[i] as unknown))) markSqlRowEnvelope(envelope, { list, columnsDiffer: warnColumnsDiffer });
   return envelope;
 }

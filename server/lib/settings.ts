@@ -5,8 +5,11 @@
 // lookup); tests and scripts that change process.env while running reset the cache (`resetSettings`,
 // `resetSettingsOnEnvChange`).
 // Startup: `checkSettings()` parses them all and throws one error naming every bad one, so a
-// misconfigured process stops before it serves anything. Leaf module: it imports nothing of ours.
+// misconfigured process stops before it serves anything. Nearly a leaf: of ours it imports only the IP
+// range parser (a leaf) and the server-only mark.
+import "#server-only";
 import { z } from "zod";
+import { parseIpRange } from "./ip-address";
 
 type Env = Record<string, string | undefined>;
 
@@ -55,21 +58,7 @@ const commaListOf = (v: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 const commaList = () => z.string().transform(commaListOf);
-// No node:net here: the browser bundle reaches this module (through log.ts).
-const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
-const isIP = (v: string) => {
-  if (IPV4.test(v)) return 4;
-  const groups = v.split(":");
-  const hexGroups = groups.filter((g) => g !== "");
-  const plausible = /^[0-9a-fA-F:.]+$/.test(v) && groups.length >= 3 && groups.length <= 8 && v.split("::").length <= 2;
-  return plausible && hexGroups.every((g, i) => /^[0-9a-fA-F]{1,4}$/.test(g) || (i === hexGroups.length - 1 && IPV4.test(g))) ? 6 : 0;
-};
-const ipOrCidr = (entry: string) => {
-  const [address = "", bits, ...rest] = entry.split("/");
-  const family = isIP(address.replace(/^\[|\]$/g, ""));
-  return family > 0 && rest.length === 0 && (bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)));
-};
-const cidrList = () => text().refine((v) => commaListOf(v).every(ipOrCidr), "must list IP addresses or CIDR ranges");
+const cidrList = () => text().refine((v) => commaListOf(v).every((entry) => parseIpRange(entry) !== null), "must list IP addresses or CIDR ranges");
 
 const declare = <S extends z.ZodType>(group: string, schema: S, doc: string, extra: { shown?: string; secret?: boolean } = {}): Declared<S> => ({
   group,

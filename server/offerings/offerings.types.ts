@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
 import { attributesInput, calendarDate, decimalInput, invalid, jsonObject, uuid } from "../lib/wire";
-import { listEnvelope, pageQuery } from "../lib/pagination";
+import { listEnvelope, pageQuery } from "../lib/list-envelope";
 import { unknownFieldMessage } from "../lib/strict-body";
 
 const column = resourceFields<Prisma.OfferingGetPayload<object>>();

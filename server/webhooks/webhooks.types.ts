@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
 import { MAX_URL_LENGTH, uuid } from "../lib/wire";
-import { listEnvelope, pageQuery } from "../lib/pagination";
+import { listEnvelope, pageQuery } from "../lib/list-envelope";
 import { unknownFieldMessage } from "../lib/strict-body";
 import { EVENT_TYPES, eventWireId, TEST_EVENT_TYPE, type EventType } from "../events/catalog";
 

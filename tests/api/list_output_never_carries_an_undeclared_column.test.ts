@@ -1,5 +1,5 @@
 // A prepared list's rows skip the per-row output parse once their SQL's columns were checked
-// against the wire schema (server/api/pagination.ts, `listEnvelope`): these prove that a column the
+// against the wire schema (server/lib/list-envelope.ts, `listEnvelope`): these prove that a column the
 // schema does not name still never reaches the wire, and that the check does not skip what it must not.
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, tenantWithKey } from "../helpers/api";

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { createConversation } from "../../server/conversations/conversations.service";
-import type { Channel } from "../../server/lib/customer-identifier";
+import type { Channel } from "../../server/lib/conversation-channels";
 
 let phoneCounter = 0;
 /** A valid UAE mobile number in E.164, unique within the test process. */

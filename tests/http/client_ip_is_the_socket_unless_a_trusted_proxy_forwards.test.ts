@@ -4,7 +4,8 @@
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { clientIpFromHeaders, forwardResolvedClientIp, normalizeIp, resolveClientIp, trustedProxiesFromEnv } from "../../server/lib/client-ip";
+import { clientIpFromHeaders, forwardResolvedClientIp, resolveClientIp, trustedProxiesFromEnv } from "../../server/lib/client-ip";
+import { normalizeIp } from "../../server/lib/ip-address";
 
 const saved = { TRUSTED_PROXIES: process.env.TRUSTED_PROXIES, AUTH_TRUSTED_PROXIES: process.env.AUTH_TRUSTED_PROXIES };
 function trust(value: string | undefined, name: "TRUSTED_PROXIES" | "AUTH_TRUSTED_PROXIES" = "TRUSTED_PROXIES") {

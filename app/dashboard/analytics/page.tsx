@@ -5,6 +5,7 @@ import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAx
 import { describeError, useTRPC } from "../../_lib/trpc";
 import { Card, EmptyState, ErrorState, LoadingState, PageHeader, Table } from "../../_ui/surface";
 import { cn } from "../../_ui/cn";
+import type { RouterOutputs } from "../../_lib/router-types";
 
 const RANGES = [7, 14, 30, 90] as const;
 
@@ -18,13 +19,8 @@ const COLOURS = {
   outbound: "#b45309", // amber-700, 5.0:1
 };
 
-type Counts = {
-  conversations: { total: number; by_channel: Record<string, number>; handoffs: number; closed: number };
-  leads: { created: number; qualified: number; converted: number; conversion_rate: number | null };
-  appointments: { booked: number; cancelled: number; completed: number };
-  messages: { inbound: number; outbound: number };
-  csat: { responses: number; average_score: number | null };
-};
+/** The counts of a period, as the router sends them (the previous period's totals have the same shape). */
+type Counts = RouterOutputs["analytics"]["weeklyRollup"]["totals"];
 
 const CHANNEL_LABELS: Record<string, string> = { voice: "Phone calls", sms: "SMS", whatsapp: "WhatsApp", webchat: "Web chat", email: "Email" };
 
@@ -178,32 +174,22 @@ function ChannelBreakdown({ byChannel, previous, days }: { byChannel: Record<str
         <h2 className="text-sm font-semibold text-slate-900">Conversations by channel</h2>
         <p className="text-xs text-slate-600">Where conversations started in the period, and the share of all of them.</p>
       </div>
-      <Table>
-        <thead>
-          <tr>
-            <th>Channel</th>
-            <th>Conversations</th>
-            <th>Share</th>
-            <th>Previous {days} days</th>
+      <Table columns={["Channel", "Conversations", "Share", `Previous ${days} days`]}>
+        {Object.entries(byChannel).map(([channel, n]) => (
+          <tr key={channel} data-testid="channel-row">
+            <td className="font-medium text-slate-900">{CHANNEL_LABELS[channel] ?? channel}</td>
+            <td className="tabular-nums">{n}</td>
+            <td>
+              <div className="flex items-center gap-2">
+                <span className="h-2 w-24 overflow-hidden rounded bg-slate-100" aria-hidden>
+                  <span className="block h-full bg-indigo-700" style={{ width: `${total ? (n / total) * 100 : 0}%` }} />
+                </span>
+                <span className="tabular-nums text-slate-700">{total ? `${Math.round((n / total) * 100)}%` : "—"}</span>
+              </div>
+            </td>
+            <td className="tabular-nums text-slate-700">{previous ? (previous[channel] ?? 0) : "—"}</td>
           </tr>
-        </thead>
-        <tbody>
-          {Object.entries(byChannel).map(([channel, n]) => (
-            <tr key={channel} data-testid="channel-row">
-              <td className="font-medium text-slate-900">{CHANNEL_LABELS[channel] ?? channel}</td>
-              <td className="tabular-nums">{n}</td>
-              <td>
-                <div className="flex items-center gap-2">
-                  <span className="h-2 w-24 overflow-hidden rounded bg-slate-100" aria-hidden>
-                    <span className="block h-full bg-indigo-700" style={{ width: `${total ? (n / total) * 100 : 0}%` }} />
-                  </span>
-                  <span className="tabular-nums text-slate-700">{total ? `${Math.round((n / total) * 100)}%` : "—"}</span>
-                </div>
-              </td>
-              <td className="tabular-nums text-slate-700">{previous ? (previous[channel] ?? 0) : "—"}</td>
-            </tr>
-          ))}
-        </tbody>
+        ))}
       </Table>
     </Card>
   );
@@ -232,7 +218,7 @@ export default function AnalyticsPage() {
       data.totals.messages.inbound +
       data.totals.messages.outbound ===
       0;
-  const prev = previous.data?.days === days ? (previous.data.totals as Counts) : null;
+  const prev = previous.data?.days === days ? previous.data.totals : null;
 
   return (
     <>
@@ -265,7 +251,7 @@ export default function AnalyticsPage() {
         </Card>
       ) : (
         <div className={cn("space-y-6", rollup.isFetching && "opacity-70")}>
-          <StatCards totals={data!.totals as Counts} previous={prev} days={days} />
+          <StatCards totals={data!.totals} previous={prev} days={days} />
           {empty ? (
             <Card>
               <EmptyState title="No activity in this range">
@@ -290,31 +276,18 @@ export default function AnalyticsPage() {
           <ChannelBreakdown byChannel={data!.totals.conversations.by_channel} previous={prev?.conversations.by_channel ?? null} days={days} />
           <details className="rounded-xl border border-slate-200 bg-white shadow-sm">
             <summary className="cursor-pointer px-4 py-3 text-sm font-semibold text-slate-900">The numbers per day</summary>
-            <Table>
-              <thead>
-                <tr>
-                  <th>Day</th>
-                  <th>Conversations</th>
-                  <th>Leads</th>
-                  <th>Qualified</th>
-                  <th>Booked</th>
-                  <th>Inbound</th>
-                  <th>Outbound</th>
+            <Table columns={["Day", "Conversations", "Leads", "Qualified", "Booked", "Inbound", "Outbound"]}>
+              {data!.daily.map((d) => (
+                <tr key={d.date}>
+                  <td>{d.date}</td>
+                  <td>{d.conversations.total}</td>
+                  <td>{d.leads.created}</td>
+                  <td>{d.leads.qualified}</td>
+                  <td>{d.appointments.booked}</td>
+                  <td>{d.messages.inbound}</td>
+                  <td>{d.messages.outbound}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {data!.daily.map((d) => (
-                  <tr key={d.date}>
-                    <td>{d.date}</td>
-                    <td>{d.conversations.total}</td>
-                    <td>{d.leads.created}</td>
-                    <td>{d.leads.qualified}</td>
-                    <td>{d.appointments.booked}</td>
-                    <td>{d.messages.inbound}</td>
-                    <td>{d.messages.outbound}</td>
-                  </tr>
-                ))}
-              </tbody>
+              ))}
             </Table>
           </details>
         </div>

@@ -9,10 +9,10 @@ import { issueApiKeyInput } from "@/server/dashboard/dashboard.types";
 import { SCOPES } from "@/server/auth/principal";
 import { Button } from "../../_ui/button";
 import { Checkbox } from "../../_ui/checkbox";
-import { ConfirmDialog, Dialog } from "../../_ui/dialog";
-import { Field, FieldError, FormError, Input } from "../../_ui/field";
+import { ConfirmDialog, Dialog, DialogFormActions } from "../../_ui/dialog";
+import { Field, FieldError, Input } from "../../_ui/field";
 import { SecretOnce } from "../../_ui/copy-button";
-import { Badge, Card, EmptyState, ErrorState, LoadingState, PageHeader, Table } from "../../_ui/surface";
+import { Badge, Card, EmptyState, ErrorState, LoadingState, PageHeader, RowActions, Table } from "../../_ui/surface";
 import { formatDateTime } from "../../_ui/format";
 import { READ_ONLY_HINT, useAccount } from "../account";
 
@@ -73,62 +73,59 @@ export default function ApiKeysPage() {
             {canManage ? "Create a key, copy it into your integration, and call /api/v1 with it as a Bearer token." : "An owner or admin can create one."}
           </EmptyState>
         ) : (
-          <Table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Key</th>
-                <th>Scopes</th>
-                <th>Created</th>
-                <th>Last used</th>
-                <th>Status</th>
-                <th>
-                  <span className="sr-only">Actions</span>
-                </th>
+          <Table columns={["Name", "Key", "Scopes", "Created", "Last used", "Status"]} actions>
+            {keys.data.map((k) => (
+              <tr key={k.id} data-testid="api-key-row" data-key-id={k.id}>
+                <td className="font-medium text-slate-900">{k.name}</td>
+                <td>
+                  <code className="whitespace-nowrap font-mono text-xs text-slate-700">
+                    {k.prefix}…{k.last4}
+                  </code>
+                </td>
+                <td>
+                  <div className="flex max-w-xs flex-wrap gap-1">
+                    {k.scopes.map((s) => (
+                      <Badge key={s}>{s}</Badge>
+                    ))}
+                  </div>
+                </td>
+                <td className="whitespace-nowrap text-slate-600">{formatDateTime(k.created_at)}</td>
+                <td className="whitespace-nowrap text-slate-600">{k.last_used_at ? formatDateTime(k.last_used_at) : "Never"}</td>
+                <td>
+                  {k.revoked_at ? (
+                    <Badge tone="bad" title={formatDateTime(k.revoked_at)}>
+                      Revoked
+                    </Badge>
+                  ) : (
+                    <Badge tone="good">Active</Badge>
+                  )}
+                </td>
+                <RowActions actions={canManage && !k.revoked_at ? [{ label: "Revoke", id: `revoke-${k.id}`, onClick: () => setRevoking(k) }] : []} />
               </tr>
-            </thead>
-            <tbody>
-              {keys.data.map((k) => (
-                <tr key={k.id} data-testid="api-key-row" data-key-id={k.id}>
-                  <td className="font-medium text-slate-900">{k.name}</td>
-                  <td>
-                    <code className="whitespace-nowrap font-mono text-xs text-slate-700">
-                      {k.prefix}…{k.last4}
-                    </code>
-                  </td>
-                  <td>
-                    <div className="flex max-w-xs flex-wrap gap-1">
-                      {k.scopes.map((s) => (
-                        <Badge key={s}>{s}</Badge>
-                      ))}
-                    </div>
-                  </td>
-                  <td className="whitespace-nowrap text-slate-600">{formatDateTime(k.created_at)}</td>
-                  <td className="whitespace-nowrap text-slate-600">{k.last_used_at ? formatDateTime(k.last_used_at) : "Never"}</td>
-                  <td>
-                    {k.revoked_at ? (
-                      <Badge tone="bad" title={formatDateTime(k.revoked_at)}>
-                        Revoked
-                      </Badge>
-                    ) : (
-                      <Badge tone="good">Active</Badge>
-                    )}
-                  </td>
-                  <td className="sm:text-right">
-                    {canManage && !k.revoked_at ? (
-                      <Button variant="secondary" size="sm" id={`revoke-${k.id}`} onClick={() => setRevoking(k)}>
-                        Revoke
-                      </Button>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
+            ))}
           </Table>
         )}
       </Card>
       {issuing ? <IssueKeyDialog onClose={() => setIssuing(false)} /> : null}
-      {revoking ? <RevokeKeyDialog apiKey={revoking} onClose={() => setRevoking(null)} /> : null}
+      {revoking ? (
+        <ConfirmDialog
+          title={`Revoke “${revoking.name}”?`}
+          description={
+            <>
+              Requests with{" "}
+              <code className="font-mono text-xs">
+                {revoking.prefix}…{revoking.last4}
+              </code>{" "}
+              will get 401 from the next request on. This cannot be undone.
+            </>
+          }
+          confirmLabel="Revoke key"
+          mutation={trpc.dashboard.apiKeys.revoke.mutationOptions()}
+          variables={{ id: revoking.id }}
+          refresh={trpc.dashboard.apiKeys.list.queryKey()}
+          onClose={() => setRevoking(null)}
+        />
+      ) : null}
     </>
   );
 }
@@ -191,50 +188,9 @@ function IssueKeyDialog({ onClose }: { onClose: () => void }) {
               ))}
             </div>
           </fieldset>
-          <FormError message={form.formError} />
-          <div className="flex justify-end gap-2">
-            <Button variant="secondary" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" disabled={issue.isPending}>
-              {issue.isPending ? "Creating…" : "Create key"}
-            </Button>
-          </div>
+          <DialogFormActions formError={form.formError} onCancel={onClose} pending={issue.isPending} submitLabel="Create key" pendingLabel="Creating…" />
         </form>
       )}
     </Dialog>
-  );
-}
-
-function RevokeKeyDialog({ apiKey, onClose }: { apiKey: ApiKey; onClose: () => void }) {
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const revoke = useMutation(
-    trpc.dashboard.apiKeys.revoke.mutationOptions({
-      onSuccess: async () => {
-        await queryClient.invalidateQueries({ queryKey: trpc.dashboard.apiKeys.list.queryKey() });
-        onClose();
-      },
-    }),
-  );
-  return (
-    <ConfirmDialog
-      open
-      onOpenChange={(open) => !open && onClose()}
-      title={`Revoke “${apiKey.name}”?`}
-      description={
-        <>
-          Requests with{" "}
-          <code className="font-mono text-xs">
-            {apiKey.prefix}…{apiKey.last4}
-          </code>{" "}
-          will get 401 from the next request on. This cannot be undone.
-        </>
-      }
-      confirmLabel="Revoke key"
-      pending={revoke.isPending}
-      error={revoke.error ? describeError(revoke.error).message : null}
-      onConfirm={() => revoke.mutate({ id: apiKey.id })}
-    />
   );
 }

@@ -94,39 +94,37 @@ export default function AuditLogPage() {
           )
         ) : (
           <>
-            <Table className="table-fixed">
-              <thead>
-                <tr>
-                  <th className="w-[15%]">When</th>
-                  <th className="w-[20%]">Who</th>
-                  <th className="w-[18%]">What</th>
-                  <th className="w-[15%]">Target</th>
-                  <th>Details</th>
+            <Table
+              className="table-fixed"
+              columns={[
+                { label: "When", className: "w-[15%]" },
+                { label: "Who", className: "w-[20%]" },
+                { label: "What", className: "w-[18%]" },
+                { label: "Target", className: "w-[15%]" },
+                "Details",
+              ]}
+            >
+              {entries.map((e) => (
+                <tr key={e.id} data-testid="audit-row" className="align-top">
+                  <td className="text-slate-600">{formatDateTime(e.created_at)}</td>
+                  <td className="[overflow-wrap:anywhere]">
+                    {e.actor_label ?? e.actor_type}
+                    {e.actor_type !== "user" ? <Badge className="ml-2">{e.actor_type}</Badge> : null}
+                  </td>
+                  <td className="font-medium text-slate-900" title={e.action}>
+                    {ACTION_LABELS[e.action] ?? e.action}
+                  </td>
+                  <td>
+                    <code className="font-mono text-xs text-slate-600 [overflow-wrap:anywhere]">
+                      {e.target_type}
+                      {e.target_id ? ` ${e.target_id.slice(0, 8)}` : ""}
+                    </code>
+                  </td>
+                  <td className="text-slate-600 [overflow-wrap:anywhere]">
+                    <AuditDetails details={e.details} />
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {entries.map((e) => (
-                  <tr key={e.id} data-testid="audit-row" className="align-top">
-                    <td className="text-slate-600">{formatDateTime(e.created_at)}</td>
-                    <td className="[overflow-wrap:anywhere]">
-                      {e.actor_label ?? e.actor_type}
-                      {e.actor_type !== "user" ? <Badge className="ml-2">{e.actor_type}</Badge> : null}
-                    </td>
-                    <td className="font-medium text-slate-900" title={e.action}>
-                      {ACTION_LABELS[e.action] ?? e.action}
-                    </td>
-                    <td>
-                      <code className="font-mono text-xs text-slate-600 [overflow-wrap:anywhere]">
-                        {e.target_type}
-                        {e.target_id ? ` ${e.target_id.slice(0, 8)}` : ""}
-                      </code>
-                    </td>
-                    <td className="text-slate-600 [overflow-wrap:anywhere]">
-                      <AuditDetails details={e.details} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
+              ))}
             </Table>
             {log.hasNextPage ? (
               <div className="border-t border-slate-100 p-3 text-center">

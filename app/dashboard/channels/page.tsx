@@ -19,10 +19,10 @@ import {
   type ConnectionChannel,
 } from "@/server/channels/providers";
 import { Button } from "../../_ui/button";
-import { ConfirmDialog, Dialog } from "../../_ui/dialog";
-import { Field, FormError, Input, Select } from "../../_ui/field";
+import { ConfirmDialog, Dialog, DialogFormActions } from "../../_ui/dialog";
+import { Field, Input, Select } from "../../_ui/field";
 import { CopyButton } from "../../_ui/copy-button";
-import { Badge, Card, EmptyState, ErrorState, LoadingState, PageHeader, Table } from "../../_ui/surface";
+import { Badge, Card, EmptyState, ErrorState, LoadingState, PageHeader, RowActions, Table } from "../../_ui/surface";
 import { formatDateTime } from "../../_ui/format";
 import { READ_ONLY_HINT, useAccount } from "../account";
 import type { RouterOutputs } from "../../_lib/router-types";
@@ -93,56 +93,50 @@ export default function ChannelsPage() {
             {canManage ? "Connect a Twilio number, a WhatsApp Cloud number or a voice assistant account." : "An owner or admin can connect one."}
           </EmptyState>
         ) : (
-          <Table>
-            <thead>
-              <tr>
-                <th>Provider</th>
-                <th>Channel</th>
-                <th>Address</th>
-                <th>Receiver URL</th>
-                <th>Status</th>
-                <th>Connected</th>
-                <th>
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {connections.data.data.map((c) => {
-                const url = `${base}${receiverPath(c)}`;
-                return (
-                  <tr key={c.id} data-testid="channel-row" data-connection-id={c.id}>
-                    <td className="font-medium text-slate-900">{PROVIDER_LABELS[c.provider]}</td>
-                    <td>{CHANNEL_LABELS[c.channel]}</td>
-                    <td>
-                      <code className="whitespace-nowrap font-mono text-xs text-slate-700">{c.address}</code>
-                    </td>
-                    <td>
-                      <div className="flex min-w-[18rem] items-center gap-2">
-                        <code className="break-all font-mono text-xs text-slate-700" data-testid="receiver-url" title={RECEIVER_HINT[c.provider](c.channel)}>
-                          {url}
-                        </code>
-                        <CopyButton value={url} />
-                      </div>
-                    </td>
-                    <td>{c.status === "active" ? <Badge tone="good">Active</Badge> : <Badge tone="warn">Disabled</Badge>}</td>
-                    <td className="whitespace-nowrap text-slate-600">{formatDateTime(c.created_at)}</td>
-                    <td className="sm:text-right">
-                      {canManage ? (
-                        <Button variant="secondary" size="sm" id={`disconnect-${c.id}`} onClick={() => setRemoving(c)}>
-                          Disconnect
-                        </Button>
-                      ) : null}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
+          <Table columns={["Provider", "Channel", "Address", "Receiver URL", "Status", "Connected"]} actions>
+            {connections.data.data.map((c) => {
+              const url = `${base}${receiverPath(c)}`;
+              return (
+                <tr key={c.id} data-testid="channel-row" data-connection-id={c.id}>
+                  <td className="font-medium text-slate-900">{PROVIDER_LABELS[c.provider]}</td>
+                  <td>{CHANNEL_LABELS[c.channel]}</td>
+                  <td>
+                    <code className="whitespace-nowrap font-mono text-xs text-slate-700">{c.address}</code>
+                  </td>
+                  <td>
+                    <div className="flex min-w-[18rem] items-center gap-2">
+                      <code className="break-all font-mono text-xs text-slate-700" data-testid="receiver-url" title={RECEIVER_HINT[c.provider](c.channel)}>
+                        {url}
+                      </code>
+                      <CopyButton value={url} />
+                    </div>
+                  </td>
+                  <td>{c.status === "active" ? <Badge tone="good">Active</Badge> : <Badge tone="warn">Disabled</Badge>}</td>
+                  <td className="whitespace-nowrap text-slate-600">{formatDateTime(c.created_at)}</td>
+                  <RowActions actions={canManage ? [{ label: "Disconnect", id: `disconnect-${c.id}`, onClick: () => setRemoving(c) }] : []} />
+                </tr>
+              );
+            })}
           </Table>
         )}
       </Card>
       {connecting ? <ConnectDialog base={base} onClose={() => setConnecting(false)} /> : null}
-      {removing ? <DisconnectDialog connection={removing} onClose={() => setRemoving(null)} /> : null}
+      {removing ? (
+        <ConfirmDialog
+          title={`Disconnect ${removing.address}?`}
+          description={
+            <>
+              {PROVIDER_LABELS[removing.provider]} requests to this {CHANNEL_LABELS[removing.channel]} address will be refused from now on, and its stored
+              credentials are deleted. Conversations already received stay.
+            </>
+          }
+          confirmLabel="Disconnect"
+          mutation={trpc.channels.disconnect.mutationOptions()}
+          variables={{ id: removing.id }}
+          refresh={trpc.channels.list.queryKey()}
+          onClose={() => setRemoving(null)}
+        />
+      ) : null}
     </>
   );
 }
@@ -290,46 +284,8 @@ function ConnectDialog({ base, onClose }: { base: string; onClose: () => void })
             </Field>
           );
         })}
-        <FormError message={form.formError} />
-        <div className="flex justify-end gap-2">
-          <Button variant="secondary" onClick={onClose}>
-            Cancel
-          </Button>
-          <Button type="submit" disabled={connect.isPending}>
-            {connect.isPending ? "Connecting…" : "Connect"}
-          </Button>
-        </div>
+        <DialogFormActions formError={form.formError} onCancel={onClose} pending={connect.isPending} submitLabel="Connect" pendingLabel="Connecting…" />
       </form>
     </Dialog>
-  );
-}
-
-function DisconnectDialog({ connection, onClose }: { connection: Connection; onClose: () => void }) {
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const disconnect = useMutation(
-    trpc.channels.disconnect.mutationOptions({
-      onSuccess: async () => {
-        await queryClient.invalidateQueries({ queryKey: trpc.channels.list.queryKey() });
-        onClose();
-      },
-    }),
-  );
-  return (
-    <ConfirmDialog
-      open
-      onOpenChange={(open) => !open && onClose()}
-      title={`Disconnect ${connection.address}?`}
-      description={
-        <>
-          {PROVIDER_LABELS[connection.provider]} requests to this {CHANNEL_LABELS[connection.channel]} address will be refused from now on, and its stored
-          credentials are deleted. Conversations already received stay.
-        </>
-      }
-      confirmLabel="Disconnect"
-      pending={disconnect.isPending}
-      error={disconnect.error ? describeError(disconnect.error).message : null}
-      onConfirm={() => disconnect.mutate({ id: connection.id })}
-    />
   );
 }

@@ -82,16 +82,6 @@ function ConnectionForm({ connection }: { connection: Connection | null }) {
       onError: fieldErrorHandler(setErrors, setFormError),
     }),
   );
-  const remove = useMutation(
-    trpc.crm.deleteConnection.mutationOptions({
-      onSuccess: async () => {
-        setRemoving(false);
-        setBaseUrl("");
-        test.reset();
-        await refresh();
-      },
-    }),
-  );
   // A saved change makes an earlier test result stale.
   const test = useMutation(trpc.crm.testConnection.mutationOptions());
 
@@ -193,16 +183,22 @@ function ConnectionForm({ connection }: { connection: Connection | null }) {
         ) : null}
       </form>
       {canManage ? <TestConnection test={test} onTest={testForm} saved={!!connection} /> : null}
-      <ConfirmDialog
-        open={removing}
-        onOpenChange={setRemoving}
-        title="Disconnect the CRM?"
-        description="The connection, its stored token and the field mapping are deleted. create-record calls answer 409 until you connect again."
-        confirmLabel="Disconnect"
-        pending={remove.isPending}
-        error={remove.error ? describeError(remove.error).message : null}
-        onConfirm={() => remove.mutate()}
-      />
+      {removing ? (
+        <ConfirmDialog
+          title="Disconnect the CRM?"
+          description="The connection, its stored token and the field mapping are deleted. create-record calls answer 409 until you connect again."
+          confirmLabel="Disconnect"
+          mutation={trpc.crm.deleteConnection.mutationOptions()}
+          variables={undefined}
+          refresh={trpc.crm.connection.queryKey()}
+          onClose={() => setRemoving(false)}
+          onDone={() => {
+            setRemoving(false);
+            setBaseUrl("");
+            test.reset();
+          }}
+        />
+      ) : null}
     </Card>
   );
 }

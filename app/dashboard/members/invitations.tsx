@@ -10,7 +10,7 @@ import { Button } from "../../_ui/button";
 import { ConfirmDialog } from "../../_ui/dialog";
 import { Field, FormError, Input, Select } from "../../_ui/field";
 import { CopyButton } from "../../_ui/copy-button";
-import { Badge, Card, EmptyState, Table } from "../../_ui/surface";
+import { Badge, Card, EmptyState, RowActions, Table } from "../../_ui/surface";
 import { formatDateTime } from "../../_ui/format";
 import { useAccount } from "../account";
 import type { RouterOutputs } from "../../_lib/router-types";
@@ -136,20 +136,12 @@ export function InvitationTable({ invitations, onSent }: { invitations: Invitati
   const queryClient = useQueryClient();
   const { role: myRole } = useAccount();
   const [revoking, setRevoking] = useState<Invitation | null>(null);
-  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.dashboard.members.list.queryKey() });
+  const listKey = trpc.dashboard.members.list.queryKey();
   const resend = useMutation(
     trpc.dashboard.members.resendInvitation.mutationOptions({
       onSuccess: (data) => {
         onSent({ ...data, resent: true });
-        return refresh();
-      },
-    }),
-  );
-  const revoke = useMutation(
-    trpc.dashboard.members.revokeInvitation.mutationOptions({
-      onSuccess: async () => {
-        await refresh();
-        setRevoking(null);
+        return queryClient.invalidateQueries({ queryKey: listKey });
       },
     }),
   );
@@ -164,52 +156,37 @@ export function InvitationTable({ invitations, onSent }: { invitations: Invitati
       {invitations.length === 0 ? (
         <EmptyState title="No pending invitations">Invitations you send show here until they are accepted or revoked.</EmptyState>
       ) : (
-        <Table>
-          <thead>
-            <tr>
-              <th>Email</th>
-              <th>Role</th>
-              <th>Expires</th>
-              <th>
-                <span className="sr-only">Actions</span>
-              </th>
+        <Table columns={["Email", "Role", "Expires"]} actions>
+          {invitations.map((i) => (
+            <tr key={i.id} data-testid="invitation-row">
+              <td className="font-medium text-slate-900">{i.email}</td>
+              <td>
+                <Badge>{i.role}</Badge>
+              </td>
+              <td className="whitespace-nowrap text-slate-600">{i.expired ? <Badge tone="warn">expired</Badge> : formatDateTime(i.expires_at)}</td>
+              <RowActions
+                actions={
+                  mayManageInvitation(myRole, i.role)
+                    ? [
+                        { label: "Resend", disabled: resend.isPending, onClick: () => resend.mutate({ invitation_id: i.id }) },
+                        { label: "Revoke", id: `revoke-invitation-${i.id}`, onClick: () => setRevoking(i) },
+                      ]
+                    : []
+                }
+              />
             </tr>
-          </thead>
-          <tbody>
-            {invitations.map((i) => (
-              <tr key={i.id} data-testid="invitation-row">
-                <td className="font-medium text-slate-900">{i.email}</td>
-                <td>
-                  <Badge>{i.role}</Badge>
-                </td>
-                <td className="whitespace-nowrap text-slate-600">{i.expired ? <Badge tone="warn">expired</Badge> : formatDateTime(i.expires_at)}</td>
-                <td className="sm:text-right">
-                  {mayManageInvitation(myRole, i.role) ? (
-                    <div className="flex flex-wrap gap-2 sm:justify-end">
-                      <Button variant="secondary" size="sm" disabled={resend.isPending} onClick={() => resend.mutate({ invitation_id: i.id })}>
-                        Resend
-                      </Button>
-                      <Button variant="secondary" size="sm" id={`revoke-invitation-${i.id}`} onClick={() => setRevoking(i)}>
-                        Revoke
-                      </Button>
-                    </div>
-                  ) : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
+          ))}
         </Table>
       )}
       {revoking ? (
         <ConfirmDialog
-          open
-          onOpenChange={(open) => !open && setRevoking(null)}
           title={`Revoke the invitation for ${revoking.email}?`}
           description="The link stops working at once. You can invite them again later."
           confirmLabel="Revoke invitation"
-          pending={revoke.isPending}
-          error={revoke.error ? describeError(revoke.error).message : null}
-          onConfirm={() => revoke.mutate({ invitation_id: revoking.id })}
+          mutation={trpc.dashboard.members.revokeInvitation.mutationOptions()}
+          variables={{ invitation_id: revoking.id }}
+          refresh={listKey}
+          onClose={() => setRevoking(null)}
         />
       ) : null}
     </Card>

@@ -4,10 +4,9 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { describeError, useTRPC } from "../../_lib/trpc";
 import { useFormErrors } from "../../_lib/form";
 import { ROLES } from "@/server/dashboard/dashboard.types";
-import { Button } from "../../_ui/button";
-import { ConfirmDialog, Dialog } from "../../_ui/dialog";
-import { Field, FormError, Select } from "../../_ui/field";
-import { Badge, Card, EmptyState, ErrorState, LoadingState, PageHeader, Table } from "../../_ui/surface";
+import { ConfirmDialog, Dialog, DialogFormActions } from "../../_ui/dialog";
+import { Field, Select } from "../../_ui/field";
+import { Badge, Card, EmptyState, ErrorState, LoadingState, PageHeader, RowActions, Table } from "../../_ui/surface";
 import { formatDateTime } from "../../_ui/format";
 import { READ_ONLY_HINT, useAccount } from "../account";
 
@@ -45,6 +44,7 @@ export default function MembersPage() {
 }
 
 function MemberTable({ members }: { members: Member[] }) {
+  const trpc = useTRPC();
   const { role: myRole, user } = useAccount();
   const [changing, setChanging] = useState<Member | null>(null);
   const [removing, setRemoving] = useState<Member | null>(null);
@@ -56,58 +56,52 @@ function MemberTable({ members }: { members: Member[] }) {
       {members.length === 0 ? (
         <EmptyState title="No members" />
       ) : (
-        <Table>
-          <thead>
-            <tr>
-              <th>Email</th>
-              <th>Name</th>
-              <th>Role</th>
-              <th>Since</th>
-              <th>
-                <span className="sr-only">Actions</span>
-              </th>
+        <Table columns={["Email", "Name", "Role", "Since"]} actions>
+          {members.map((m) => (
+            <tr key={m.id} data-testid="member-row">
+              <td className="font-medium text-slate-900">
+                {m.email}
+                {m.user_id === user.id ? <span className="ml-1 text-xs font-normal text-slate-600">(you)</span> : null}
+              </td>
+              <td className="text-slate-700">{m.name}</td>
+              <td>
+                <Badge tone={m.role === "owner" ? "info" : "neutral"} data-testid="member-role">
+                  {m.role}
+                </Badge>
+              </td>
+              <td className="whitespace-nowrap text-slate-600">{formatDateTime(m.created_at)}</td>
+              <RowActions
+                actions={
+                  mayManage(myRole, m.role)
+                    ? [
+                        { label: "Change role", id: `role-${m.id}`, onClick: () => setChanging(m) },
+                        {
+                          label: "Remove",
+                          id: `remove-${m.id}`,
+                          disabled: isLastOwner(m),
+                          title: isLastOwner(m) ? "The only owner cannot be removed" : undefined,
+                          onClick: () => setRemoving(m),
+                        },
+                      ]
+                    : []
+                }
+              />
             </tr>
-          </thead>
-          <tbody>
-            {members.map((m) => (
-              <tr key={m.id} data-testid="member-row">
-                <td className="font-medium text-slate-900">
-                  {m.email}
-                  {m.user_id === user.id ? <span className="ml-1 text-xs font-normal text-slate-600">(you)</span> : null}
-                </td>
-                <td className="text-slate-700">{m.name}</td>
-                <td>
-                  <Badge tone={m.role === "owner" ? "info" : "neutral"} data-testid="member-role">
-                    {m.role}
-                  </Badge>
-                </td>
-                <td className="whitespace-nowrap text-slate-600">{formatDateTime(m.created_at)}</td>
-                <td className="sm:text-right">
-                  {mayManage(myRole, m.role) ? (
-                    <div className="flex gap-2 sm:justify-end">
-                      <Button variant="secondary" size="sm" id={`role-${m.id}`} onClick={() => setChanging(m)}>
-                        Change role
-                      </Button>
-                      <Button
-                        variant="secondary"
-                        size="sm"
-                        id={`remove-${m.id}`}
-                        disabled={isLastOwner(m)}
-                        title={isLastOwner(m) ? "The only owner cannot be removed" : undefined}
-                        onClick={() => setRemoving(m)}
-                      >
-                        Remove
-                      </Button>
-                    </div>
-                  ) : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
+          ))}
         </Table>
       )}
       {changing ? <ChangeRoleDialog member={changing} lastOwner={isLastOwner(changing)} onClose={() => setChanging(null)} /> : null}
-      {removing ? <RemoveMemberDialog member={removing} onClose={() => setRemoving(null)} /> : null}
+      {removing ? (
+        <ConfirmDialog
+          title={`Remove ${removing.email}?`}
+          description="They lose access to this tenant on their next request. Their account stays; you can invite them again later."
+          confirmLabel="Remove member"
+          mutation={trpc.dashboard.members.remove.mutationOptions()}
+          variables={{ member_id: removing.id }}
+          refresh={trpc.dashboard.members.list.queryKey()}
+          onClose={() => setRemoving(null)}
+        />
+      ) : null}
     </Card>
   );
 }
@@ -173,41 +167,15 @@ function ChangeRoleDialog({ member, lastOwner, onClose }: { member: Member; last
             This is the only owner. Make someone else an owner first; a tenant always keeps one.
           </p>
         ) : null}
-        <FormError message={form.formError} />
-        <div className="flex justify-end gap-2">
-          <Button variant="secondary" onClick={onClose}>
-            Cancel
-          </Button>
-          <Button type="submit" disabled={lastOwner || change.isPending || role === member.role}>
-            {change.isPending ? "Saving…" : "Save role"}
-          </Button>
-        </div>
+        <DialogFormActions
+          formError={form.formError}
+          onCancel={onClose}
+          pending={change.isPending}
+          disabled={lastOwner || role === member.role}
+          submitLabel="Save role"
+          pendingLabel="Saving…"
+        />
       </form>
     </Dialog>
-  );
-}
-
-function RemoveMemberDialog({ member, onClose }: { member: Member; onClose: () => void }) {
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const remove = useMutation(
-    trpc.dashboard.members.remove.mutationOptions({
-      onSuccess: async () => {
-        await queryClient.invalidateQueries({ queryKey: trpc.dashboard.members.list.queryKey() });
-        onClose();
-      },
-    }),
-  );
-  return (
-    <ConfirmDialog
-      open
-      onOpenChange={(open) => !open && onClose()}
-      title={`Remove ${member.email}?`}
-      description="They lose access to this tenant on their next request. Their account stays; you can invite them again later."
-      confirmLabel="Remove member"
-      pending={remove.isPending}
-      error={remove.error ? describeError(remove.error).message : null}
-      onConfirm={() => remove.mutate({ member_id: member.id })}
-    />
   );
 }

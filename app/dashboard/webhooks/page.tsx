@@ -8,8 +8,8 @@ import { describeError, useTRPC } from "../../_lib/trpc";
 import { useFormErrors, validate } from "../../_lib/form";
 import { createSubscriptionInput } from "@/server/webhooks/webhooks.types";
 import { Button } from "../../_ui/button";
-import { Dialog } from "../../_ui/dialog";
-import { Field, FormError, Input } from "../../_ui/field";
+import { Dialog, DialogFormActions } from "../../_ui/dialog";
+import { Field, Input } from "../../_ui/field";
 import { SecretOnce } from "../../_ui/copy-button";
 import { Badge, Card, EmptyState, ErrorState, LoadingState, PageHeader } from "../../_ui/surface";
 import { READ_ONLY_HINT, useAccount } from "../account";
@@ -159,15 +159,7 @@ function CreateSubscriptionDialog({ onClose }: { onClose: () => void }) {
             )}
           </Field>
           <EventPicker value={events} onChange={setEvents} error={form.errors.events} />
-          <FormError message={form.formError} />
-          <div className="flex justify-end gap-2">
-            <Button variant="secondary" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" disabled={create.isPending}>
-              {create.isPending ? "Adding…" : "Add endpoint"}
-            </Button>
-          </div>
+          <DialogFormActions formError={form.formError} onCancel={onClose} pending={create.isPending} submitLabel="Add endpoint" pendingLabel="Adding…" />
         </form>
       )}
     </Dialog>

@@ -117,7 +117,6 @@ function EndpointActions({ sub, onTestSent }: { sub: Subscription; onTestSent: (
     }),
   );
   const toggle = useMutation(trpc.webhooks.updateSubscription.mutationOptions({ onSuccess: refresh }));
-  const remove = useMutation(trpc.webhooks.deleteSubscription.mutationOptions({ onSuccess: () => router.push("/dashboard/webhooks") }));
   const error = test.error ?? toggle.error;
   return (
     <div className="flex flex-col items-start gap-2 sm:items-end">
@@ -136,8 +135,7 @@ function EndpointActions({ sub, onTestSent }: { sub: Subscription; onTestSent: (
         <Button
           variant="secondary"
           onClick={() => {
-            remove.reset();
-            void refresh();
+            void refresh(); // the pending count the warning names
             setDeleting(true);
           }}
         >
@@ -149,28 +147,29 @@ function EndpointActions({ sub, onTestSent }: { sub: Subscription; onTestSent: (
           {describeError(error).message}
         </p>
       ) : null}
-      <ConfirmDialog
-        open={deleting}
-        onOpenChange={setDeleting}
-        title="Delete this endpoint?"
-        description={
-          <>
-            No more events will be sent to <code className="break-all font-mono text-xs">{sub.url}</code>.{" "}
-            {sub.pending_deliveries > 0 ? (
-              <strong className="text-red-700" data-testid="pending-warning">
-                {sub.pending_deliveries} pending deliver{sub.pending_deliveries === 1 ? "y" : "ies"} will be dropped and never sent.
-              </strong>
-            ) : (
-              <span data-testid="pending-warning">No delivery is pending.</span>
-            )}{" "}
-            This cannot be undone.
-          </>
-        }
-        confirmLabel="Delete endpoint"
-        pending={remove.isPending}
-        error={remove.error ? describeError(remove.error).message : null}
-        onConfirm={() => remove.mutate({ id: sub.id })}
-      />
+      {deleting ? (
+        <ConfirmDialog
+          title="Delete this endpoint?"
+          description={
+            <>
+              No more events will be sent to <code className="break-all font-mono text-xs">{sub.url}</code>.{" "}
+              {sub.pending_deliveries > 0 ? (
+                <strong className="text-red-700" data-testid="pending-warning">
+                  {sub.pending_deliveries} pending deliver{sub.pending_deliveries === 1 ? "y" : "ies"} will be dropped and never sent.
+                </strong>
+              ) : (
+                <span data-testid="pending-warning">No delivery is pending.</span>
+              )}{" "}
+              This cannot be undone.
+            </>
+          }
+          confirmLabel="Delete endpoint"
+          mutation={trpc.webhooks.deleteSubscription.mutationOptions()}
+          variables={{ id: sub.id }}
+          onClose={() => setDeleting(false)}
+          onDone={() => router.push("/dashboard/webhooks")}
+        />
+      ) : null}
     </div>
   );
 }
@@ -292,7 +291,7 @@ function SecretCard({ sub }: { sub: Subscription }) {
   const refresh = useRefreshEndpoint();
   const { canManage } = useAccount();
   const [rolling, setRolling] = useState(false);
-  const roll = useMutation(trpc.webhooks.rollSecret.mutationOptions({ onSuccess: refresh }));
+  const [rolled, setRolled] = useState<RouterOutputs["webhooks"]["rollSecret"] | null>(null);
   return (
     <Card className="p-5">
       <h2 className="mb-2 text-sm font-semibold text-slate-900">Signing secret</h2>
@@ -313,21 +312,12 @@ function SecretCard({ sub }: { sub: Subscription }) {
         <code className="font-mono">webhook-signature</code> header.
       </p>
       {canManage ? (
-        <Button
-          className="mt-4"
-          variant="secondary"
-          onClick={() => {
-            roll.reset();
-            setRolling(true);
-          }}
-        >
+        <Button className="mt-4" variant="secondary" onClick={() => setRolling(true)}>
           <KeyRound /> Roll secret
         </Button>
       ) : null}
-      {rolling && !roll.data ? (
+      {rolling ? (
         <ConfirmDialog
-          open
-          onOpenChange={setRolling}
           title="Roll the signing secret?"
           description={
             <>
@@ -336,28 +326,23 @@ function SecretCard({ sub }: { sub: Subscription }) {
             </>
           }
           confirmLabel="Roll secret"
-          pending={roll.isPending}
-          error={roll.error ? describeError(roll.error).message : null}
-          onConfirm={() => roll.mutate({ id: sub.id })}
+          mutation={trpc.webhooks.rollSecret.mutationOptions({ onSuccess: refresh })}
+          variables={{ id: sub.id }}
+          onClose={() => setRolling(false)}
+          onDone={(data) => {
+            setRolling(false);
+            setRolled(data);
+          }}
         />
       ) : null}
-      {rolling && roll.data ? (
-        <Dialog
-          open
-          onOpenChange={(open) => {
-            if (!open) {
-              setRolling(false);
-              roll.reset();
-            }
-          }}
-          title="New signing secret"
-        >
+      {rolled ? (
+        <Dialog open onOpenChange={(open) => !open && setRolled(null)} title="New signing secret">
           <div className="space-y-3">
             <p className="text-sm text-slate-600">
-              Deliveries now carry a signature for each secret until {formatDateTime(roll.data.previous_secret_expires_at ?? new Date().toISOString())}; after
+              Deliveries now carry a signature for each secret until {formatDateTime(rolled.previous_secret_expires_at ?? new Date().toISOString())}; after
               that, only this one.
             </p>
-            <SecretOnce value={roll.data.secret} what="signing secret" />
+            <SecretOnce value={rolled.secret} what="signing secret" />
           </div>
         </Dialog>
       ) : null}
