@@ -101,11 +101,12 @@ async function register(): Promise<void> {
     run: (scope, run) => manager.with(manager.active().setValue(scopeKey, scope), run),
     getStore: () => manager.active().getValue(scopeKey) as Scope | undefined,
   });
-  setTraceFieldsSource(() => {
+  setTraceFieldsSource((into) => {
     const span = trace.getSpan(manager.active());
-    if (!span) return undefined;
+    if (!span) return;
     const { traceId, spanId } = span.spanContext();
-    return { trace_id: traceId, span_id: spanId };
+    into.trace_id = traceId;
+    into.span_id = spanId;
   });
 }
 
