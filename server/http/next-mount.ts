@@ -52,7 +52,8 @@ function requestsFinished(deadline: number): Promise<boolean> {
   });
 }
 
-let signalsTaken = false;
+/** Process-wide, not per module instance: `next dev` may evaluate this module again (a reload), and the signals must be taken once. */
+const SIGNALS_TAKEN = Symbol.for("tdp.next-mount.signals-taken");
 
 /**
  * Once per process: SIGTERM and SIGINT run `shutDown`, which then calls the handlers Next had
@@ -60,8 +61,9 @@ let signalsTaken = false;
  * the load balancer has seen /readyz fail).
  */
 export function takeOverShutdownSignals(): void {
-  if (signalsTaken) return;
-  signalsTaken = true;
+  const global = globalThis as { [SIGNALS_TAKEN]?: boolean };
+  if (global[SIGNALS_TAKEN]) return;
+  global[SIGNALS_TAKEN] = true;
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     const nexts = process.listeners(signal);
     for (const listener of nexts) process.removeListener(signal, listener);
