@@ -64,10 +64,16 @@ export function takeOverShutdownSignals(): void {
   const global = globalThis as { [SIGNALS_TAKEN]?: boolean };
   if (global[SIGNALS_TAKEN]) return;
   global[SIGNALS_TAKEN] = true;
+  let stopping = false;
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     const nexts = process.listeners(signal);
     for (const listener of nexts) process.removeListener(signal, listener);
-    process.once(signal, () => void shutDown(signal, nexts));
+    // A second signal (a terminal's Ctrl-C after an orchestrator's SIGTERM) changes nothing, as on the lean front.
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      void shutDown(signal, nexts);
+    });
   }
 }
 
