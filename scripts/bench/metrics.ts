@@ -3,10 +3,15 @@
 // its decisions are counted too) three ways: both off; METRICS_PORT set; METRICS_PORT and
 // OTEL_EXPORTER_OTLP_ENDPOINT set, every request traced (a server span and its statements' spans)
 // and exported to an OTLP/HTTP sink in this process. req/s and CPU per request are measured in
-// interleaved slices so that other load on the machine hits all alike. While a metrics-on server is
+// interleaved slices so that other load on the machine hits all alike; the ratios are medians of
+// per-round ratios, and CPU per request (less sensitive to the rest of the machine than req/s) is
+// reported beside req/s, with the load average at the start and end. While a metrics-on server is
 // under load it is also scraped once a second (Prometheus' default is every 15 s), so the scrape-time
 // work (the backlog query, the readiness checks, rendering) is in the measure.
-// Target: metrics on / off and metrics + tracing on / off req/s >= 0.95. Run alone: `BENCH_PARTS=metrics npm run bench`.
+// Target: metrics on / off and metrics + tracing on / off req/s >= 0.95 (median per-round ratio). Run alone: `BENCH_PARTS=metrics npm run bench`.
+// BENCH_METRICS_COMPARE=<path to another build's dist/server/main.mjs> adds a fourth server, that
+// build with metrics and tracing on, measured in the same rounds: an A/B of a change to the tracing
+// cost (`comparedBuild` in the result, its ratios over this build's off).
 // BENCH_METRICS_PROFILE=<dir> runs the off and traced servers under `node --cpu-prof` (profiles into
 // <dir>; the ratios of such a run are skewed by the profiler) and prints where each one's CPU went.
 import { createServer } from "node:http";
@@ -14,87 +19,105 @@ import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { summariseProfile } from "./profile-summary";
+import { otlpProtobufSpanCount } from "./protobuf";
 import { freePort, processTreeCpuMs, spawnServer, type Running } from "./services";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const require = createRequire(import.meta.url);
 const autocannon = require("autocannon") as (opts: Record<string, unknown>) => Promise<any>;
 
-const ROUNDS = Number(process.env.BENCH_METRICS_ROUNDS ?? process.env.BENCH_ROUNDS ?? 4);
-const SLICE_S = Number(process.env.BENCH_SLICE ?? 4);
+// More, shorter slices than the other parts: the ratios are medians over rounds, and a burst of
+// other load then spoils one round rather than a third of the run.
+const ROUNDS = Number(process.env.BENCH_METRICS_ROUNDS ?? process.env.BENCH_ROUNDS ?? 7);
+const SLICE_S = Number(process.env.BENCH_SLICE ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const LIST_PATH = "/api/v1/offerings?limit=20";
 const TARGET = 0.95;
 const PROFILE_DIR = process.env.BENCH_METRICS_PROFILE;
+const COMPARE_BUILD = process.env.BENCH_METRICS_COMPARE;
 const log = (msg: string) => console.error(`[bench:metrics] ${msg}`);
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
 
 type Ctx = { databaseUrl: string; apiKey: string };
-type Side = { reqPerSec: number; cpuMsPerRequest: number; requests: number; non2xx: number; errors: number; scrapes: number };
+/** One server's slices summed (req/s, CPU per request) and their medians (latency: the median slice's p50 and p99). */
+type Side = {
+  reqPerSec: number;
+  cpuMsPerRequest: number;
+  latencyMs: { p50: number; p99: number };
+  requests: number;
+  non2xx: number;
+  errors: number;
+  scrapes: number;
+};
+/**
+ * A configuration over both off. `reqPerSec` and `cpuPerRequest` are the medians of the per-round
+ * ratios (each round measures the three servers back to back, so a ratio compares slices that met
+ * about the same load from the rest of the machine); `*Summed` are the ratios of the run's sums.
+ * `cpuPerRequest` is off's CPU per request over this one's (above 1: cheaper than off).
+ */
+type Ratio = {
+  reqPerSec: number;
+  cpuPerRequest: number;
+  reqPerSecSummed: number;
+  cpuPerRequestSummed: number;
+  perRound: { reqPerSec: number[]; cpuPerRequest: number[] };
+};
 export type MetricsBenchResult = {
   on: Side;
   off: Side;
   /** Metrics and tracing on (every request sampled), exporting to the sink. */
-  traced: Side & { spansExported: number; spansPerRequest: number; exports: number };
-  ratio: { reqPerSec: number; cpuPerRequest: number };
+  traced: Side & { spansExported: number; spansPerRequest: number; exports: number; exportBytesPerSpan: number };
+  ratio: Ratio;
   /** Metrics + tracing on over both off. */
-  tracedRatio: { reqPerSec: number; cpuPerRequest: number };
+  tracedRatio: Ratio;
+  /** BENCH_METRICS_COMPARE: the other build, metrics and tracing on, and its ratios over this build's off. */
+  comparedBuild?: Side & { build: string; ratio: Ratio };
+  /** /proc/loadavg (1, 5 and 15 minutes) when the measured rounds began and ended: what else the machine was doing. */
+  loadAverage: { start: string; end: string };
   target: string;
   met: boolean;
   exposition: { bytes: number; series: number };
 };
 
-/** The length-delimited fields `field` of a protobuf message (other fields skipped). */
-function protobufChildren(buf: Buffer, field: number): Buffer[] {
-  const out: Buffer[] = [];
-  let pos = 0;
-  const varint = () => {
-    let value = 0;
-    for (let shift = 1; ; shift *= 128) {
-      const byte = buf[pos++]!;
-      value += (byte & 0x7f) * shift;
-      if (byte < 0x80) return value;
-    }
-  };
-  while (pos < buf.length) {
-    const tag = varint();
-    const wire = tag & 7;
-    if (wire === 0) varint();
-    else if (wire === 1) pos += 8;
-    else if (wire === 5) pos += 4;
-    else {
-      const length = varint();
-      if (Math.floor(tag / 8) === field) out.push(buf.subarray(pos, pos + length));
-      pos += length;
-    }
-  }
-  return out;
+const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
-/** Spans in an OTLP ExportTraceServiceRequest: resource_spans (1) > scope_spans (2) > spans (2). */
-const protobufSpanCount = (body: Buffer) =>
-  protobufChildren(body, 1).reduce((n, rs) => n + protobufChildren(rs, 2).reduce((m, ss) => m + protobufChildren(ss, 2).length, 0), 0);
 
-/** An OTLP/HTTP trace sink: reads each export, counts its spans (protobuf, or JSON without decoding it) and answers 200. */
+/**
+ * An OTLP/HTTP trace sink: keeps each export's body and answers 200 at once; the spans are counted
+ * after the run (`countSpans`), so decoding them takes no CPU from the load generator (this process)
+ * while a server is measured.
+ */
 async function startOtlpSink() {
-  const counts = { exports: 0, spans: 0 };
-  const needle = Buffer.from('"spanId"');
+  const bodies: { protobuf: boolean; body: Buffer }[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      const body = Buffer.concat(chunks);
-      counts.exports++;
-      if (req.headers["content-type"] === "application/x-protobuf") counts.spans += protobufSpanCount(body);
-      else for (let at = body.indexOf(needle); at !== -1; at = body.indexOf(needle, at + needle.length)) counts.spans++;
+      bodies.push({ protobuf: req.headers["content-type"] === "application/x-protobuf", body: Buffer.concat(chunks) });
       res.writeHead(200, { "content-type": "application/json" }).end("{}");
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const needle = Buffer.from('"spanId"');
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    counts,
+    exports: () => bodies.length,
+    bytes: () => bodies.reduce((n, b) => n + b.body.length, 0),
+    countSpans(): number {
+      let spans = 0;
+      for (const { protobuf, body } of bodies) {
+        if (protobuf) spans += otlpProtobufSpanCount(body);
+        else for (let at = body.indexOf(needle); at !== -1; at = body.indexOf(needle, at + needle.length)) spans++;
+      }
+      return spans;
+    },
+    forget: () => void (bodies.length = 0),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -114,49 +137,58 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
     WEBHOOK_ENGINE: "off",
   };
   const metricsPort = await freePort();
-  const tracedMetricsPort = await freePort();
   const lean = [path.join(root, "dist/server/main.mjs")];
   const servers: Running[] = [];
+  const cleanups: (() => Promise<void>)[] = [];
   const sink = await startOtlpSink();
   try {
-    const start = async (name: string, extra: Record<string, string>) => {
+    const start = async (name: string, extra: Record<string, string>, build = lean) => {
       const dir = PROFILE_DIR && name !== "metrics on" ? path.join(PROFILE_DIR, name.replace(/\W+/g, "-")) : undefined;
-      const argv = dir ? ["--cpu-prof", "--cpu-prof-dir", dir, ...lean] : lean;
+      const argv = dir ? ["--cpu-prof", "--cpu-prof-dir", dir, ...build] : build;
       const s = await spawnServer(name, argv, { port: await freePort(), cwd: root, env: { ...env, ...extra } });
       servers.push(s);
       return s;
     };
-    const [off, on, traced] = [
-      await start("metrics off", {}),
-      await start("metrics on", { METRICS_PORT: String(metricsPort) }),
-      // The SDK's defaults but for the batch delay (1 s, so the export work falls inside each slice).
-      await start("metrics + tracing on", {
-        METRICS_PORT: String(tracedMetricsPort),
-        OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+    // The SDK's defaults but for the batch delay (1 s, so the export work falls inside each slice).
+    const tracedEnv = async (sinkUrl: string) => {
+      const port = await freePort();
+      const env = {
+        METRICS_PORT: String(port),
+        OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl,
         OTEL_BSP_SCHEDULE_DELAY: "1000",
         ...(process.env.OTEL_EXPORTER_OTLP_PROTOCOL ? { OTEL_EXPORTER_OTLP_PROTOCOL: process.env.OTEL_EXPORTER_OTLP_PROTOCOL } : {}),
-      }),
-    ];
+      };
+      return { port, env };
+    };
+    const off = await start("metrics off", {});
+    const on = await start("metrics on", { METRICS_PORT: String(metricsPort) });
+    const tracedSetup = await tracedEnv(sink.url);
+    const traced = await start("metrics + tracing on", tracedSetup.env);
+    // Its spans go to a sink of their own (not counted).
+    const compareSink = COMPARE_BUILD ? await startOtlpSink() : undefined;
+    if (compareSink) cleanups.push(compareSink.close);
+    const compareSetup = compareSink ? await tracedEnv(compareSink.url) : undefined;
+    const compared = compareSetup ? await start("compared build, metrics + tracing on", compareSetup.env, [path.resolve(COMPARE_BUILD!)]) : undefined;
     const metricsUrls = new Map([
       [on, `http://127.0.0.1:${metricsPort}/metrics`],
-      [traced, `http://127.0.0.1:${tracedMetricsPort}/metrics`],
+      [traced, `http://127.0.0.1:${tracedSetup.port}/metrics`],
     ]);
+    if (compared) metricsUrls.set(compared, `http://127.0.0.1:${compareSetup!.port}/metrics`);
+    const measured = compared ? [off, on, traced, compared] : [off, on, traced];
     const headers = { authorization: `Bearer ${ctx.apiKey}` };
     log(`${ROUNDS} interleaved rounds of ${SLICE_S} s per server, -c ${CONNECTIONS}, scraping the metrics-on servers every second`);
-    for (const s of [off, on, traced]) await autocannon({ url: s.url + LIST_PATH, connections: CONNECTIONS, duration: 2, headers }); // warm-up
+    for (const s of measured) await autocannon({ url: s.url + LIST_PATH, connections: CONNECTIONS, duration: 2, headers }); // warm-up
     await new Promise((resolve) => setTimeout(resolve, 1500)); // the warm-up's spans are exported
-    const spansBefore = sink.counts.spans;
-    const acc = new Map<Running, { requests: number; seconds: number; cpuMs: number; non2xx: number; errors: number; scrapes: number }>(
-      [off, on, traced].map((s) => [s, { requests: 0, seconds: 0, cpuMs: 0, non2xx: 0, errors: 0, scrapes: 0 }]),
+    sink.forget();
+    compareSink?.forget();
+    type Slice = { requests: number; seconds: number; cpuMs: number; p50: number; p99: number };
+    const acc = new Map<Running, { slices: Slice[]; non2xx: number; errors: number; scrapes: number }>(
+      measured.map((s) => [s, { slices: [], non2xx: 0, errors: 0, scrapes: 0 }]),
     );
-    const orders = [
-      [off, on, traced],
-      [traced, off, on],
-      [on, traced, off],
-    ];
+    const loadAtStart = loadAverage();
     for (let round = 0; round < ROUNDS; round++) {
       // Rotate which goes first, so none always follows another's leftover work.
-      for (const s of orders[round % orders.length]!) {
+      for (const s of measured.map((_, i) => measured[(i + round) % measured.length]!)) {
         const a = acc.get(s)!;
         const metricsUrl = metricsUrls.get(s);
         let scraping = metricsUrl !== undefined;
@@ -171,46 +203,72 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
         })();
         const cpu0 = processTreeCpuMs(s.proc.pid!);
         const r = await autocannon({ url: s.url + LIST_PATH, connections: CONNECTIONS, duration: SLICE_S, headers });
-        a.cpuMs += processTreeCpuMs(s.proc.pid!) - cpu0;
+        const cpuMs = processTreeCpuMs(s.proc.pid!) - cpu0;
         scraping = false;
         await scraper;
-        a.requests += r.requests.total;
-        a.seconds += r.duration;
+        a.slices.push({ requests: r.requests.total, seconds: r.duration, cpuMs, p50: r.latency.p50, p99: r.latency.p99 });
         a.non2xx += r.non2xx;
         a.errors += r.errors + r.timeouts;
       }
     }
+    const loadAtEnd = loadAverage();
     const side = (s: Running): Side => {
       const a = acc.get(s)!;
+      const sum = (f: (x: Slice) => number) => a.slices.reduce((n, x) => n + f(x), 0);
+      const requests = sum((x) => x.requests);
       return {
-        reqPerSec: Math.round(a.requests / a.seconds),
-        cpuMsPerRequest: round(a.cpuMs / Math.max(a.requests, 1)),
-        requests: a.requests,
+        reqPerSec: Math.round(requests / sum((x) => x.seconds)),
+        cpuMsPerRequest: round(sum((x) => x.cpuMs) / Math.max(requests, 1)),
+        latencyMs: { p50: median(a.slices.map((x) => x.p50)), p99: median(a.slices.map((x) => x.p99)) },
+        requests,
         non2xx: a.non2xx,
         errors: a.errors,
         scrapes: a.scrapes,
       };
     };
+    const ratioOf = (s: Running, base: Running): Ratio => {
+      const [mine, theirs] = [acc.get(s)!.slices, acc.get(base)!.slices];
+      const rps = (x: Slice) => x.requests / x.seconds;
+      const cpu = (x: Slice) => x.cpuMs / Math.max(x.requests, 1);
+      const reqPerSec = mine.map((x, i) => round(rps(x) / rps(theirs[i]!), 2));
+      const cpuPerRequest = mine.map((x, i) => round(cpu(theirs[i]!) / cpu(x), 2));
+      const [a, b] = [side(s), side(base)];
+      return {
+        reqPerSec: round(median(reqPerSec), 2),
+        cpuPerRequest: round(median(cpuPerRequest), 2),
+        reqPerSecSummed: round(a.reqPerSec / b.reqPerSec, 2),
+        cpuPerRequestSummed: round(b.cpuMsPerRequest / a.cpuMsPerRequest, 2),
+        perRound: { reqPerSec, cpuPerRequest },
+      };
+    };
     await new Promise((resolve) => setTimeout(resolve, 1500)); // the last batch of spans is exported
     const text = await (await fetch(metricsUrls.get(on)!)).text();
-    const spansExported = sink.counts.spans - spansBefore;
-    const result = { on: side(on), off: side(off) };
+    const spansExported = sink.countSpans();
     const tracedSide = side(traced);
-    const ratioOf = (a: Side, b: Side) => ({ reqPerSec: round(a.reqPerSec / b.reqPerSec, 2), cpuPerRequest: round(b.cpuMsPerRequest / a.cpuMsPerRequest, 2) });
-    const ratio = ratioOf(result.on, result.off);
-    const tracedRatio = ratioOf(tracedSide, result.off);
+    const ratio = ratioOf(on, off);
+    const tracedRatio = ratioOf(traced, off);
     return {
-      ...result,
-      traced: { ...tracedSide, spansExported, spansPerRequest: round(spansExported / Math.max(tracedSide.requests, 1), 2), exports: sink.counts.exports },
+      on: side(on),
+      off: side(off),
+      traced: {
+        ...tracedSide,
+        spansExported,
+        spansPerRequest: round(spansExported / Math.max(tracedSide.requests, 1), 2),
+        exports: sink.exports(),
+        exportBytesPerSpan: Math.round(sink.bytes() / Math.max(spansExported, 1)),
+      },
       ratio,
       tracedRatio,
-      target: `metrics on/off and metrics+tracing on/off req/s >= ${TARGET}`,
+      ...(compared ? { comparedBuild: { ...side(compared), build: path.resolve(COMPARE_BUILD!), ratio: ratioOf(compared, off) } } : {}),
+      loadAverage: { start: loadAtStart, end: loadAtEnd },
+      target: `metrics on/off and metrics+tracing on/off req/s >= ${TARGET} (median of the per-round ratios)`,
       met: ratio.reqPerSec >= TARGET && tracedRatio.reqPerSec >= TARGET,
       exposition: { bytes: text.length, series: text.split("\n").filter((l) => l && !l.startsWith("#")).length },
     };
   } finally {
     for (const s of servers) await s.stop();
     await sink.close();
+    for (const cleanup of cleanups) await cleanup();
     if (PROFILE_DIR) printProfiles(PROFILE_DIR);
   }
 }

@@ -107,14 +107,17 @@ export function printResults(
   for (const name of ["analytics", "webhooks", "tools", "ingest"].filter((part) => r[part])) console.log(`\n${name}: ${JSON.stringify(r[name])}`);
   const m = r.metrics?.benchMetrics;
   if (m?.ratio) {
+    const rounds = (x: { perRound?: { reqPerSec: number[] } }) => (x.perRound ? ` (per round: ${x.perRound.reqPerSec.join(", ")})` : "");
     console.log(
-      `\nmetrics cost (GET ${LIST_PATH}, lean front, limiter on in memory; scraped every second): on ${m.on.reqPerSec} req/s, off ${m.off.reqPerSec} req/s, ` +
-        `on/off = ${m.ratio.reqPerSec} (${m.target}: ${m.met ? "met" : "NOT met"}); CPU per request off/on = ${m.ratio.cpuPerRequest}`,
+      `\nmetrics cost (GET ${LIST_PATH}, lean front, limiter on in memory; scraped every second; load average ${m.loadAverage?.start} -> ${m.loadAverage?.end}): ` +
+        `on ${m.on.reqPerSec} req/s, off ${m.off.reqPerSec} req/s, on/off = ${m.ratio.reqPerSec}${rounds(m.ratio)} (${m.target}: ${m.met ? "met" : "NOT met"}); ` +
+        `CPU per request off/on = ${m.ratio.cpuPerRequest}`,
     );
     if (m.tracedRatio) {
       console.log(
-        `metrics + tracing (every request traced, exported over OTLP/HTTP): ${m.traced.reqPerSec} req/s, over off = ${m.tracedRatio.reqPerSec}; ` +
-          `CPU per request off/traced = ${m.tracedRatio.cpuPerRequest}; ${m.traced.spansPerRequest} spans exported per request`,
+        `metrics + tracing (every request traced, exported over OTLP/HTTP): ${m.traced.reqPerSec} req/s, over off = ${m.tracedRatio.reqPerSec}${rounds(m.tracedRatio)}; ` +
+          `CPU per request off ${m.off.cpuMsPerRequest} ms, traced ${m.traced.cpuMsPerRequest} ms, off/traced = ${m.tracedRatio.cpuPerRequest}; ` +
+          `${m.traced.spansPerRequest} spans exported per request`,
       );
     }
   }

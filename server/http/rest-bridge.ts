@@ -21,6 +21,7 @@ import type { HeaderReader, RequestContext } from "../trpc/trpc";
 import { assertJsonContentType, readLimitedBody, type RequestBody } from "../lib/request-body";
 import { assertBoundedInput } from "../lib/bounded-input";
 import { getOpenApiDocument } from "./openapi";
+import { observeHttpRequest } from "../observability/metrics";
 import { traceRequest } from "../observability/tracing";
 
 const identity = (answer: RestAnswer) => answer;
@@ -176,8 +177,11 @@ export function createRestBridge(options: RestBridgeOptions): RestBridge {
   return {
     answer,
     async handle(req) {
+      const startedAt = performance.now();
       // Leaving its iteration early (a body over the limit) cancels the rest of the stream.
       const answered = await answer({ method: req.method, target: req.url, headers: req.headers, body: req.body });
+      // Timed by its route template, as the node:http form is (node-rest.ts); only Next's route files mount this form.
+      observeHttpRequest(answered.route, req.method, answered.status, startedAt);
       return new Response(answered.body, { status: answered.status, headers: answered.headers });
     },
   };

@@ -45,24 +45,26 @@ const stderr = {
 let root: Logger | undefined;
 
 /**
- * Where the active trace's ids come from: set by the tracing module when traces are on
- * (server/observability/tracing.ts); unset, a line carries no trace fields and costs nothing more.
+ * Writes the active span's `trace_id` and `span_id` into a line's fields: set by the tracing module
+ * when traces are on (server/observability/tracing.ts); unset, a line carries no trace fields and
+ * costs nothing more.
  */
-let traceFields: (() => { trace_id: string; span_id: string } | undefined) | undefined;
+let traceFields: ((into: Fields) => void) | undefined;
 export function setTraceFieldsSource(source: typeof traceFields): void {
   traceFields = source;
 }
 
 /**
  * Fields every line gets from where it is written: the request's tenant once it is authenticated,
- * and the active span's `trace_id`/`span_id` when tracing is on. (A fresh object each time: pino
- * merges the line's own fields into it.)
+ * and the active span's `trace_id`/`span_id` when tracing is on. One fresh object per written line
+ * (pino merges the line's own fields into it); nothing runs for a line below LOG_LEVEL.
  */
 function contextFields(): Fields {
+  const fields: Fields = {};
   const tenantId = requestScope.getStore()?.tenantId;
-  const trace = traceFields?.();
-  if (tenantId === undefined) return trace ? { ...trace } : {};
-  return trace ? { tenant_id: tenantId, ...trace } : { tenant_id: tenantId };
+  if (tenantId !== undefined) fields.tenant_id = tenantId;
+  traceFields?.(fields);
+  return fields;
 }
 
 /** The process's logger, at LOG_LEVEL (read each time: one memoized lookup; tests change it at run time). */

@@ -184,7 +184,7 @@ export const SETTINGS = {
   SHUTDOWN_DELAY_MS: declare(
     HTTP,
     nonNegativeInt().default(0),
-    "on SIGTERM/SIGINT, how long the lean front keeps serving (new connections too) while `/readyz` answers 503, before it stops listening and drains: give it the load balancer's probe interval times its failure threshold (docs/operations.md)",
+    "on SIGTERM/SIGINT, how long the process keeps serving (new connections too; the lean front and `next start` alike) while `/readyz` answers 503, before it drains: give it the load balancer's probe interval times its failure threshold (docs/operations.md)",
   ),
   TRUSTED_PROXIES: declare(
     HTTP,

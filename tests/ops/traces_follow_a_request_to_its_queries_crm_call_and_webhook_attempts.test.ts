@@ -8,6 +8,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { protobufFields, protobufMessages } from "../../scripts/bench/protobuf";
 import type { Running } from "../../scripts/bench/services";
 import { dashboardCaller, tenantWithKey } from "../helpers/api";
 import { startMount } from "../helpers/http-mounts";
@@ -29,38 +30,14 @@ type Span = OtlpSpan & { attrs: Record<string, string | number | boolean | undef
 const SERVER = 2;
 const CLIENT = 3;
 
-/** Protobuf's fields of one message: field number, then a number (varint, fixed) or the bytes (length-delimited). */
-function* protoFields(buf: Buffer): Generator<[number, number | Buffer]> {
-  let pos = 0;
-  const varint = () => {
-    let value = 0;
-    for (let shift = 1; ; shift *= 128) {
-      const byte = buf[pos++]!;
-      value += (byte & 0x7f) * shift;
-      if (byte < 0x80) return value;
-    }
-  };
-  while (pos < buf.length) {
-    const tag = varint();
-    const wire = tag & 7;
-    if (wire === 0) yield [Math.floor(tag / 8), varint()];
-    else if (wire === 1) yield [Math.floor(tag / 8), buf.readDoubleLE((pos += 8) - 8)];
-    else if (wire === 5) yield [Math.floor(tag / 8), buf.readUInt32LE((pos += 4) - 4)];
-    else if (wire === 2) {
-      const length = varint();
-      yield [Math.floor(tag / 8), buf.subarray(pos, (pos += length))];
-    } else throw new Error(`wire type ${wire}`);
-  }
-}
-const protoMessages = (buf: Buffer, field: number) => [...protoFields(buf)].filter(([n]) => n === field).map(([, v]) => v as Buffer);
 const protoKeyValues = (buf: Buffer, field: number): OtlpSpan["attributes"] =>
-  protoMessages(buf, field).map((kv) => {
+  protobufMessages(buf, field).map((kv) => {
     let key = "";
     const value: AnyValue = {};
-    for (const [n, v] of protoFields(kv)) {
+    for (const [n, v] of protobufFields(kv)) {
       if (n === 1) key = (v as Buffer).toString("utf8");
       if (n === 2)
-        for (const [m, w] of protoFields(v as Buffer)) {
+        for (const [m, w] of protobufFields(v as Buffer)) {
           if (m === 1) value.stringValue = (w as Buffer).toString("utf8");
           else if (m === 2) value.boolValue = w === 1;
           else if (m === 3) value.intValue = w as number;
@@ -72,18 +49,18 @@ const protoKeyValues = (buf: Buffer, field: number): OtlpSpan["attributes"] =>
 /** An OTLP ExportTraceServiceRequest in protobuf, in the shape of its JSON encoding (ids in hex). */
 function decodeOtlpProtobuf(buf: Buffer) {
   return {
-    resourceSpans: protoMessages(buf, 1).map((rs) => ({
-      resource: { attributes: protoMessages(rs, 1).flatMap((resource) => protoKeyValues(resource, 1)) },
-      scopeSpans: protoMessages(rs, 2).map((ss) => ({
-        spans: protoMessages(ss, 2).map((sp) => {
+    resourceSpans: protobufMessages(buf, 1).map((rs) => ({
+      resource: { attributes: protobufMessages(rs, 1).flatMap((resource) => protoKeyValues(resource, 1)) },
+      scopeSpans: protobufMessages(rs, 2).map((ss) => ({
+        spans: protobufMessages(ss, 2).map((sp) => {
           const span: OtlpSpan = { traceId: "", spanId: "", name: "", kind: 0, attributes: protoKeyValues(sp, 9) };
-          for (const [n, v] of protoFields(sp)) {
+          for (const [n, v] of protobufFields(sp)) {
             if (n === 1) span.traceId = (v as Buffer).toString("hex");
             else if (n === 2) span.spanId = (v as Buffer).toString("hex");
             else if (n === 4 && (v as Buffer).length) span.parentSpanId = (v as Buffer).toString("hex");
             else if (n === 5) span.name = (v as Buffer).toString("utf8");
             else if (n === 6) span.kind = v as number;
-            else if (n === 15) span.status = { code: Number([...protoFields(v as Buffer)].find(([m]) => m === 3)?.[1] ?? 0) };
+            else if (n === 15) span.status = { code: Number([...protobufFields(v as Buffer)].find(([m]) => m === 3)?.[1] ?? 0) };
           }
           return span;
         }),
@@ -211,6 +188,13 @@ describe("traces with OTEL_EXPORTER_OTLP_ENDPOINT set", () => {
       return found.length >= 2 && found;
     });
     expect(queries.every((q) => typeof q.attrs["db.operation.name"] === "string")).toBe(true);
+    // SQL statements are named by their summary (operation and first table), Prisma calls by
+    // operation and model; the SQL text is attached only to a failed statement.
+    const statements = queries.filter((q) => q.attrs["db.query.summary"] !== undefined);
+    expect(statements.map((q) => q.name)).toContain("SELECT api_keys");
+    expect(statements.filter((q) => q.attrs["db.query.summary"] !== q.name)).toEqual([]);
+    expect(queries.filter((q) => q.attrs["db.query.summary"] === undefined && typeof q.attrs["db.collection.name"] !== "string")).toEqual([]);
+    expect(queries.filter((q) => q.attrs["db.query.text"] !== undefined)).toEqual([]);
 
     // The event's delivery is attempted later, by the worker: its span is in the request's trace, under the request's span.
     await consumer.waitFor(1);

@@ -4,5 +4,5 @@ import { serverRoute } from "@/app/_lib/server-route";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
-const handler = serverRoute(handleInngestRequest);
+const handler = serverRoute(handleInngestRequest, "/api/inngest");
 export { handler as GET, handler as POST, handler as PUT };

@@ -4,5 +4,5 @@ import { handleMcpRequest } from "@/server/http/mcp";
 import { serverRoute } from "@/app/_lib/server-route";
 
 export const dynamic = "force-dynamic";
-const handler = serverRoute(handleMcpRequest);
+const handler = serverRoute(handleMcpRequest, "/api/agent/mcp");
 export { handler as GET, handler as POST, handler as DELETE };

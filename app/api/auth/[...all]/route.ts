@@ -4,5 +4,5 @@ import { answerAuthRequest } from "@/server/dashboard/auth";
 import { serverRoute } from "@/app/_lib/server-route";
 
 export const dynamic = "force-dynamic";
-const handler = serverRoute(answerAuthRequest);
+const handler = serverRoute(answerAuthRequest, "/api/auth/{action}");
 export { handler as GET, handler as POST };

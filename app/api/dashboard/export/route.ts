@@ -4,5 +4,5 @@ import { serverRoute } from "@/app/_lib/server-route";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
-const handler = serverRoute(answerExportDownload);
+const handler = serverRoute(answerExportDownload, "/api/dashboard/export");
 export { handler as GET };
