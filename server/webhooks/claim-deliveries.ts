@@ -33,13 +33,16 @@ export const PACE_MARGIN = 0.1;
 /** The interval between two send slots of a subscription at `rate` deliveries a second (SQL). */
 export const slotGap = (rate: string) => `make_interval(secs => ${1 + PACE_MARGIN} / ${rate})`;
 
-/** Due, unleased, and not this worker's own (`$3`): the deliveries a claim may take (`a`: the table's alias). */
+/**
+ * Due, unleased, and not this worker's own (`$3`, comma-separated ids: one text parameter, the same
+ * on every driver): the deliveries a claim may take (`a`: the table's alias).
+ */
 const dueDeliveries = (
   engineFilter: string,
   a = "d",
 ) => `${a}.${DELIVERY.status} = 'pending' AND ${engineFilter.replaceAll("d.", `${a}.`)} AND ${a}.${DELIVERY.nextAttemptAt} <= now()
     AND (${a}.${DELIVERY.lockedUntil} IS NULL OR ${a}.${DELIVERY.lockedUntil} <= now())
-    AND NOT (${a}.${DELIVERY.id} = ANY($3::uuid[]))`;
+    AND NOT (${a}.${DELIVERY.id} = ANY(string_to_array($3::text, ',')::uuid[]))`;
 
 /**
  * Attempts in flight: unexpired leases of pending deliveries, per subscription and tenant. Every
