@@ -96,11 +96,14 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
     );
   };
 
-  // Where the CPU goes (same-machine PostgreSQL only): the backends serving this database, by pid.
+  // Where the CPU goes (same-machine PostgreSQL only): the client backends serving this database, by pid
+  // (not autovacuum, whose runs come and go with the load).
   const measureCpu = existsSync("/proc/self/stat");
   const backendCpu = async () => {
     const db = await getDb();
-    const rows = await db.$queryRawUnsafe<{ pid: number }[]>("SELECT pid FROM pg_stat_activity WHERE datname = current_database()");
+    const rows = await db.$queryRawUnsafe<{ pid: number }[]>(
+      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'",
+    );
     return new Map(rows.map((r) => [r.pid, cpuMsOf(r.pid)]));
   };
 
