@@ -319,6 +319,8 @@ async function retryWhileUnreachable<T>(write: () => Promise<T>, recordBy: numbe
 type AttemptOptions = {
   recordBy?: number;
   onWritten?: () => void;
+  /** Called once the consumer answered with a success, before the attempt is recorded. */
+  onSucceeded?: () => void;
   engine?: AttemptEngine;
   /** The prepared-statement runner successes are recorded with (default: the process's). */
   sql?: SqlRunner;
@@ -436,6 +438,7 @@ async function attemptAndRecord(db: PrismaClient, target: DeliveryTarget, opts: 
     );
   let recorded: boolean | undefined;
   if (next.status === "delivered") {
+    opts.onSucceeded?.();
     // The common case, batched; a failed batch falls back to the statement below (which retries through an outage).
     recorded = await deliveredRecorder(opts.sql ?? sqlIfOpen() ?? (await getSql()))
       .record({

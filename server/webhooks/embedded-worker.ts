@@ -82,6 +82,11 @@ export class DeliveryWorker {
   private lanes = new Map<string, Lane>();
   /** Claimed deliveries whose request is not written yet. */
   private unsent = new Set<string>();
+  /**
+   * Claimed deliveries whose consumer answered with a success, their record on its way: no longer
+   * attempts in flight (the worker's concurrency and the caps count them free; see leasedSql).
+   */
+  private succeeded = new Set<string>();
   private readonly concurrency: number;
   private readonly pollIntervalMs: number;
   private readonly leaseMs: number;
@@ -224,14 +229,16 @@ export class DeliveryWorker {
   private async loop(db: PrismaClient, sql: SqlRunner) {
     while (this.running) {
       this.wakePending = false;
-      const capacity = this.concurrency - this.inFlight.size;
+      const capacity = this.concurrency - this.inFlight.size + this.succeeded.size;
       let claimed: Claimed[] = [];
       if (capacity > 0) {
         const claimedAt = Date.now();
         try {
           // Never its own attempts again, even past their lease (a stalled event loop): only another process may.
           const own = [...this.inFlight.values()].flat().join(",");
-          const args = this.paced ? [capacity, this.leaseMs, own, PACE_HORIZON_MS, ...fairnessLimits()] : [capacity, this.leaseMs, own];
+          const args = this.paced
+            ? [capacity, this.leaseMs, own, PACE_HORIZON_MS, ...fairnessLimits(), [...this.succeeded].join(",")]
+            : [capacity, this.leaseMs, own];
           claimed = await db.$queryRawUnsafe<Claimed[]>(this.claim, ...args);
           this.claimFailing = false;
         } catch (err) {
@@ -329,10 +336,16 @@ export class DeliveryWorker {
       result = await attemptDelivery(db, target, {
         recordBy: leaseEnds - RECORD_MARGIN_MS,
         onWritten: () => this.unsent.delete(target.delivery_id),
+        // Its place is free at once: the next claim may fill it while the success is being recorded.
+        onSucceeded: () => {
+          this.succeeded.add(target.delivery_id);
+          this.wake();
+        },
         sql,
       });
     } finally {
       this.unsent.delete(target.delivery_id);
+      this.succeeded.delete(target.delivery_id);
     }
     // The retry is due at the database's now() + delay; a few ms of margin so the claim finds it.
     if (result.recorded && result.status === "pending" && result.nextDelayMs !== null) this.wakeIn(result.nextDelayMs + 5);
