@@ -94,6 +94,9 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
         }
       }),
     );
+    // Fresh statistics for both drains alike: a database that was empty a moment ago has none, and
+    // the claim's plan (unlike the bare loop's single index walk) depends on them.
+    await (await getDb()).$executeRawUnsafe("ANALYZE webhook_deliveries, webhook_subscriptions, events");
   };
 
   // Where the CPU goes (same-machine PostgreSQL only): the client backends serving this database, by pid
