@@ -93,27 +93,35 @@ if (mode === "physical") {
   });
 } else {
   const { DeliveryWorker } = await import("../../server/webhooks/embedded-worker");
-  const { getDb } = await import("../../server/db/client");
+  const { getDb, getSql } = await import("../../server/db/client");
   const db = await getDb();
   await db.$queryRawUnsafe("SELECT 1");
   // BENCH_WEBHOOK_TIMING=1: time spent per kind of statement, printed on stop (for profiling).
   const timing = new Map<string, { n: number; ms: number }>();
-  if (process.env.BENCH_WEBHOOK_TIMING) {
-    const raw = db.$queryRawUnsafe.bind(db);
-    (db as { $queryRawUnsafe: unknown }).$queryRawUnsafe = async (sql: string, ...args: unknown[]) => {
+  const timed =
+    <F extends (...args: never[]) => Promise<unknown>>(run: F, textOf: (...args: Parameters<F>) => string) =>
+    async (...args: Parameters<F>) => {
       const t = performance.now();
       try {
-        return await raw(sql, ...args);
+        return await run(...args);
       } finally {
-        const key = sql.trim().slice(0, 60).replace(/\s+/g, " ");
+        const key = textOf(...args)
+          .trim()
+          .slice(0, 60)
+          .replace(/\s+/g, " ");
         const e = timing.get(key) ?? { n: 0, ms: 0 };
         e.n++;
         e.ms += performance.now() - t;
         timing.set(key, e);
       }
     };
+  let sql = await getSql();
+  if (process.env.BENCH_WEBHOOK_TIMING) {
+    const raw = db.$queryRawUnsafe.bind(db);
+    (db as { $queryRawUnsafe: unknown }).$queryRawUnsafe = timed(raw, (text: string) => text);
+    sql = timed(sql, (statement) => statement.text) as typeof sql;
   }
-  const worker = new DeliveryWorker();
+  const worker = new DeliveryWorker({ sql });
   send("ready");
   process.on("message", async (m) => {
     if (m === "go") await worker.start();

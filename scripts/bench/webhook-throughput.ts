@@ -9,12 +9,16 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
+
+/** CPU ms per delivery while draining: the draining process, its database backends, the receiver (this process). */
+export type DrainCpu = { drainer: number; database: number; receiver: number };
 
 export type WebhookThroughputBench = {
   database: string;
   deliveries: number;
-  rounds: { ours_per_s: number; physical_per_s: number }[];
+  rounds: { ours_per_s: number; physical_per_s: number; ours_cpu_ms?: DrainCpu; physical_cpu_ms?: DrainCpu }[];
   ours_per_s_median: number;
   physical_per_s_median: number;
   ratio: number;
@@ -23,6 +27,17 @@ export type WebhookThroughputBench = {
 };
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** A process's CPU time so far in ms (user + system, from /proc: Linux only), 0 when it is gone. */
+function cpuMsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, in ticks of 10 ms (USER_HZ 100)
+  } catch {
+    return 0;
+  }
+}
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 export async function benchWebhookThroughput(opts: { events?: number; rounds?: number } = {}): Promise<WebhookThroughputBench> {
@@ -79,9 +94,23 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
         }
       }),
     );
+    // Fresh statistics for both drains alike: a database that was empty a moment ago has none, and
+    // the claim's plan (unlike the bare loop's single index walk) depends on them.
+    await (await getDb()).$executeRawUnsafe("ANALYZE webhook_deliveries, webhook_subscriptions, events");
   };
 
-  const drain = async (mode: "ours" | "physical") => {
+  // Where the CPU goes (same-machine PostgreSQL only): the client backends serving this database, by pid
+  // (not autovacuum, whose runs come and go with the load).
+  const measureCpu = existsSync("/proc/self/stat");
+  const backendCpu = async () => {
+    const db = await getDb();
+    const rows = await db.$queryRawUnsafe<{ pid: number }[]>(
+      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'",
+    );
+    return new Map(rows.map((r) => [r.pid, cpuMsOf(r.pid)]));
+  };
+
+  const drain = async (mode: "ours" | "physical"): Promise<{ perSecond: number; cpu?: DrainCpu }> => {
     const child = fork(path.join(here, "webhook-drainer.ts"), [mode], {
       execArgv: ["--import", "tsx", ...(process.env.BENCH_WEBHOOK_PROFILE === mode ? ["--cpu-prof", "--cpu-prof-dir=bench-results/profiles"] : [])],
       env: { ...process.env, WEBHOOK_ENGINE: "embedded", LOG_LEVEL: "silent", WEBHOOK_ALLOW_LOOPBACK: "1", BENCH_WEBHOOK_TENANT: tenants.at(-1) },
@@ -93,6 +122,7 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
         child.once("exit", (code) => reject(new Error(`drainer (${mode}) exited ${code} before it was ready`)));
       });
       const start = received;
+      const cpuBefore = measureCpu ? { drainer: cpuMsOf(child.pid ?? 0), database: await backendCpu(), receiver: process.cpuUsage() } : undefined;
       const t0 = performance.now();
       child.send("go");
       await new Promise<void>((resolve, reject) => {
@@ -106,7 +136,20 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
         onReceived = check;
         check();
       });
-      return Math.round(total / ((performance.now() - t0) / 1000));
+      const perSecond = Math.round(total / ((performance.now() - t0) / 1000));
+      if (!cpuBefore) return { perSecond };
+      let database = 0;
+      for (const [pid, ms] of await backendCpu()) database += ms - (cpuBefore.database.get(pid) ?? 0);
+      const receiver = process.cpuUsage(cpuBefore.receiver);
+      const perDelivery = (ms: number) => Math.round((ms / total) * 1000) / 1000;
+      return {
+        perSecond,
+        cpu: {
+          drainer: perDelivery(cpuMsOf(child.pid ?? 0) - cpuBefore.drainer),
+          database: perDelivery(database),
+          receiver: perDelivery((receiver.user + receiver.system) / 1000),
+        },
+      };
     } finally {
       const exited = new Promise((r) => child.once("exit", r));
       child.send("stop");
@@ -122,7 +165,7 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
       const ours = await drain("ours");
       await backlog();
       const physical = await drain("physical");
-      rounds.push({ ours_per_s: ours, physical_per_s: physical });
+      rounds.push({ ours_per_s: ours.perSecond, physical_per_s: physical.perSecond, ours_cpu_ms: ours.cpu, physical_cpu_ms: physical.cpu });
     }
     const oursMedian = median(rounds.map((r) => r.ours_per_s));
     const physicalMedian = median(rounds.map((r) => r.physical_per_s));

@@ -33,21 +33,29 @@ export const PACE_MARGIN = 0.1;
 /** The interval between two send slots of a subscription at `rate` deliveries a second (SQL). */
 export const slotGap = (rate: string) => `make_interval(secs => ${1 + PACE_MARGIN} / ${rate})`;
 
-/** Due, unleased, and not this worker's own (`$3`): the deliveries a claim may take (`a`: the table's alias). */
+/**
+ * Due, unleased, and not this worker's own (`$3`, comma-separated ids: one text parameter, the same
+ * on every driver): the deliveries a claim may take (`a`: the table's alias).
+ */
 const dueDeliveries = (
   engineFilter: string,
   a = "d",
 ) => `${a}.${DELIVERY.status} = 'pending' AND ${engineFilter.replaceAll("d.", `${a}.`)} AND ${a}.${DELIVERY.nextAttemptAt} <= now()
     AND (${a}.${DELIVERY.lockedUntil} IS NULL OR ${a}.${DELIVERY.lockedUntil} <= now())
-    AND NOT (${a}.${DELIVERY.id} = ANY($3::uuid[]))`;
+    AND NOT (${a}.${DELIVERY.id} = ANY(string_to_array($3::text, ',')::uuid[]))`;
 
 /**
  * Attempts in flight: unexpired leases of pending deliveries, per subscription and tenant. Every
- * process's claims hold leases, so the caps below hold across processes sharing PostgreSQL.
+ * process's claims hold leases, so the caps below hold across processes sharing PostgreSQL. Not the
+ * claiming worker's own attempts already answered with a success ($8, comma-separated ids): their
+ * endpoint is done with them, only their record is on its way (it takes the lease off); their place
+ * is free for the next delivery at once. A failure keeps its place until recorded (the breaker's
+ * count moves with the record).
  */
 const leasedSql = () => `leased AS (
   SELECT l.${DELIVERY.subscriptionId}, l.${DELIVERY.tenantId}, count(*)::int AS n FROM webhook_deliveries l
   WHERE l.${DELIVERY.lockedUntil} > now() AND l.${DELIVERY.status} = 'pending'
+    AND NOT (l.${DELIVERY.id} = ANY(string_to_array($8::text, ',')::uuid[]))
   GROUP BY l.${DELIVERY.subscriptionId}, l.${DELIVERY.tenantId}
 ), tenant_leased AS (
   SELECT ${DELIVERY.tenantId}, sum(n)::int AS n FROM leased GROUP BY ${DELIVERY.tenantId}
@@ -55,7 +63,8 @@ const leasedSql = () => `leased AS (
 
 /**
  * The paced, fair claim ($1 capacity, $2 lease ms, $3 own in-flight ids, $4 horizon ms, $5 in-flight
- * cap per subscription, $6 per tenant, $7 breaker probe interval ms). Each subscription with due
+ * cap per subscription, $6 per tenant, $7 breaker probe interval ms, $8 own attempts answered with a
+ * success and not recorded yet). Each subscription with due
  * deliveries and room under its caps is locked (SKIP LOCKED: one claimer at a time per subscription,
  * in every process); an open breaker gives room for one probe once its time has come (and moves the
  * next probe a probe interval on). Its due deliveries get consecutive send slots 1/rate apart from

@@ -5,6 +5,7 @@
 import { isDatabaseUnavailable } from "../lib/database-errors";
 import { modelColumns } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
+import { getSql, sqlIfOpen, type SqlRunner } from "../db/client";
 import { decryptSecret } from "../crypto/secret-box";
 import { eventWireId, toEnvelope } from "../events/catalog";
 import { log, withLogFields } from "../lib/log";
@@ -168,7 +169,7 @@ SELECT (SELECT count(*) FROM u)::int AS updated, (SELECT count(*) FROM n)::int A
  */
 const RECORD_DELIVERED_SQL = `
 WITH i AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(delivery_id uuid, cycle int, attempt_number int, attempt_id uuid, status_code int,
+  SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS x(delivery_id uuid, cycle int, attempt_number int, attempt_id uuid, status_code int,
     duration_ms int, response_body text, created_at timestamptz, request_headers jsonb, request_body text, possible_repeat boolean, engine text)
 ), d AS (
   SELECT w.${DELIVERY.id}, w.${DELIVERY.tenantId}, i.* FROM webhook_deliveries w JOIN i ON w.${DELIVERY.id} = i.delivery_id
@@ -221,15 +222,19 @@ type DeliveredRow = {
 /** Most rows one batch records. */
 const RECORD_BATCH_MAX = 200;
 
+const RECORD_DELIVERED = { text: RECORD_DELIVERED_SQL };
+
 /**
  * Group commit for successful attempts: the first one is written at once; those that finish while
  * a batch is being written go together in the next one. No timer: a lone attempt waits for nothing.
+ * A prepared statement (planned once per connection), not the Prisma client: it runs for every
+ * delivery, and its per-query work costs more than the statement.
  */
 class DeliveredRecorder {
+  constructor(private readonly sql: SqlRunner) {}
+
   private queue: { row: DeliveredRow; resolve: (recorded: boolean) => void; reject: (err: unknown) => void }[] = [];
   private writing = false;
-
-  constructor(private readonly db: PrismaClient) {}
 
   record(row: DeliveredRow): Promise<boolean> {
     return new Promise((resolve, reject) => {
@@ -243,7 +248,7 @@ class DeliveredRecorder {
     while (this.queue.length) {
       const batch = this.queue.splice(0, RECORD_BATCH_MAX);
       try {
-        const rows = await this.db.$queryRawUnsafe<{ delivery_id: string }[]>(RECORD_DELIVERED_SQL, JSON.stringify(batch.map((b) => b.row)));
+        const rows = await this.sql<{ delivery_id: string }>(RECORD_DELIVERED, [JSON.stringify(batch.map((b) => b.row))]);
         const done = new Set(rows.map((r) => r.delivery_id));
         for (const b of batch) b.resolve(done.has(b.row.delivery_id));
       } catch (err) {
@@ -254,10 +259,10 @@ class DeliveredRecorder {
   }
 }
 
-const recorders = new WeakMap<PrismaClient, DeliveredRecorder>();
-function deliveredRecorder(db: PrismaClient): DeliveredRecorder {
-  let r = recorders.get(db);
-  if (!r) recorders.set(db, (r = new DeliveredRecorder(db)));
+const recorders = new WeakMap<SqlRunner, DeliveredRecorder>();
+function deliveredRecorder(sql: SqlRunner): DeliveredRecorder {
+  let r = recorders.get(sql);
+  if (!r) recorders.set(sql, (r = new DeliveredRecorder(sql)));
   return r;
 }
 
@@ -311,15 +316,21 @@ async function retryWhileUnreachable<T>(write: () => Promise<T>, recordBy: numbe
   }
 }
 
+type AttemptOptions = {
+  recordBy?: number;
+  onWritten?: () => void;
+  /** Called once the consumer answered with a success, before the attempt is recorded. */
+  onSucceeded?: () => void;
+  engine?: AttemptEngine;
+  /** The prepared-statement runner successes are recorded with (default: the process's). */
+  sql?: SqlRunner;
+};
+
 /**
  * Sends attempt `attempt_count + 1` of the target's cycle and records it. `recordBy`: until when
  * (epoch ms) recording may be retried through a database outage (the worker: before its lease ends).
  */
-export function attemptDelivery(
-  db: PrismaClient,
-  target: DeliveryTarget,
-  opts: { recordBy?: number; onWritten?: () => void; engine?: AttemptEngine } = {},
-): Promise<AttemptResult> {
+export function attemptDelivery(db: PrismaClient, target: DeliveryTarget, opts: AttemptOptions = {}): Promise<AttemptResult> {
   // Every line it logs carries its delivery and event ids (and the request that caused the event);
   // with tracing on it is a span in the trace of that request (observability/tracing.ts).
   const eventId = eventWireId(target.event_id); // as the consumer sees it (`webhook-id`)
@@ -347,11 +358,7 @@ export function attemptDelivery(
   );
 }
 
-async function attemptAndRecord(
-  db: PrismaClient,
-  target: DeliveryTarget,
-  opts: { recordBy?: number; onWritten?: () => void; engine?: AttemptEngine },
-): Promise<AttemptResult> {
+async function attemptAndRecord(db: PrismaClient, target: DeliveryTarget, opts: AttemptOptions): Promise<AttemptResult> {
   const attemptNumber = target.attempt_count + 1;
   const envelope = toEnvelope({
     id: target.event_id,
@@ -431,8 +438,9 @@ async function attemptAndRecord(
     );
   let recorded: boolean | undefined;
   if (next.status === "delivered") {
+    opts.onSucceeded?.();
     // The common case, batched; a failed batch falls back to the statement below (which retries through an outage).
-    recorded = await deliveredRecorder(db)
+    recorded = await deliveredRecorder(opts.sql ?? sqlIfOpen() ?? (await getSql()))
       .record({
         delivery_id: target.delivery_id,
         cycle: target.cycle,

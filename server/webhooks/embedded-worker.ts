@@ -8,12 +8,12 @@ import pg from "pg";
 import { modelColumns } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
 import { isDatabaseUnavailable } from "../lib/database-errors";
-import { databaseKind, directDatabaseUrl, getDb } from "../db/client";
+import { databaseKind, directDatabaseUrl, getDb, getSql, type SqlRunner } from "../db/client";
 import { OUTBOX_CHANNEL, onOutboxWrite } from "../outbox/outbox-signal";
 import { log } from "../lib/log";
 import { attemptDelivery, type DeliveryTarget } from "./delivery-attempt";
 import { claimSql, fairnessLimits, PACE_HORIZON_MS, pacedClaimSql } from "./claim-deliveries";
-import { LATE_SEND_MS, MAX_RESLOT_WAIT_MS, reserveSendSlot } from "./send-slots";
+import { LATE_SEND_MS, MAX_RESLOT_WAIT_MS, reserveSendSlots } from "./send-slots";
 import { attemptTimeoutMs } from "./retry-ladder";
 import { setting } from "../lib/settings";
 
@@ -36,6 +36,8 @@ export type WorkerOptions = {
    * dispatcher claims unpaced: its runs reserve a slot before each attempt instead.
    */
   paced?: boolean;
+  /** The prepared-statement runner for the recorded successes and new send slots (default: the process's). */
+  sql?: SqlRunner;
 };
 
 /** How long before its lease ends an attempt stops trying to record its outcome. */
@@ -44,8 +46,12 @@ const RECORD_MARGIN_MS = 1_000;
 /** A claimed delivery: the target, its subscription's rate, and how long it waits for its send slot. */
 type Claimed = DeliveryTarget & { rate: number; wait_ms: number };
 
-/** One subscription's sends from this process, in claim order: each takes its turn after the one before. */
-type Lane = { tail: Promise<void>; lastSentAt: number };
+/**
+ * One subscription's sends from this process, in claim order: each takes its turn after the one
+ * before. `dues`: the slot times (epoch ms) of the sends waiting, the one in turn first; `spare`: slots
+ * a late send took for the late sends queued behind it.
+ */
+type Lane = { tail: Promise<void>; lastSentAt: number; dues: number[]; spare: number[] };
 
 /** LISTEN reconnects after 100 ms, doubling up to this (with jitter) while PostgreSQL stays away. */
 const LISTEN_RETRY_MAX_MS = 2_000;
@@ -76,10 +82,20 @@ export class DeliveryWorker {
   private lanes = new Map<string, Lane>();
   /** Claimed deliveries whose request is not written yet. */
   private unsent = new Set<string>();
+  /**
+   * Claimed deliveries whose consumer answered with a success, their record on its way: no longer
+   * attempts in flight (the worker's concurrency and the caps count them free; see leasedSql).
+   */
+  private succeeded = new Set<string>();
   private readonly concurrency: number;
   private readonly pollIntervalMs: number;
   private readonly leaseMs: number;
-  private readonly sql: string;
+  /**
+   * The claim. Planned at each call, never a prepared statement: its parameters (the capacity, this
+   * worker's own ids, the caps) steer the plan, and PostgreSQL's generic plan for it (what a prepared
+   * statement gets after five calls) joins every pending delivery, 10 to 100 times slower.
+   */
+  private readonly claim: string;
   private readonly paced: boolean;
 
   constructor(private readonly options: WorkerOptions = {}) {
@@ -89,7 +105,7 @@ export class DeliveryWorker {
     this.leaseMs = options.leaseMs ?? setting("WEBHOOK_LEASE_MS") ?? attemptTimeoutMs() + 20_000;
     this.paced = options.paced ?? true;
     const engineFilter = options.engineFilter ?? `d.${DELIVERY.inngestRunId} IS NULL`;
-    this.sql = this.paced ? pacedClaimSql(engineFilter) : claimSql(engineFilter);
+    this.claim = this.paced ? pacedClaimSql(engineFilter) : claimSql(engineFilter);
   }
 
   get isRunning() {
@@ -100,9 +116,10 @@ export class DeliveryWorker {
     if (this.running) return;
     this.running = true;
     const db = await getDb();
+    const sql = this.options.sql ?? (await getSql());
     this.unsubscribe = onOutboxWrite(() => this.wake());
     if (databaseKind() === "postgres") await this.listen();
-    this.loopDone = this.loop(db);
+    this.loopDone = this.loop(db, sql);
   }
 
   /**
@@ -209,24 +226,25 @@ export class DeliveryWorker {
     });
   }
 
-  private async loop(db: PrismaClient) {
+  private async loop(db: PrismaClient, sql: SqlRunner) {
     while (this.running) {
       this.wakePending = false;
-      const capacity = this.concurrency - this.inFlight.size;
+      const capacity = this.concurrency - this.inFlight.size + this.succeeded.size;
       let claimed: Claimed[] = [];
       if (capacity > 0) {
         const claimedAt = Date.now();
         try {
           // Never its own attempts again, even past their lease (a stalled event loop): only another process may.
-          const own = [...this.inFlight.values()].flat();
-          claimed = await (this.paced
-            ? db.$queryRawUnsafe<Claimed[]>(this.sql, capacity, this.leaseMs, own, PACE_HORIZON_MS, ...fairnessLimits())
-            : db.$queryRawUnsafe<Claimed[]>(this.sql, capacity, this.leaseMs, own));
+          const own = [...this.inFlight.values()].flat().join(",");
+          const args = this.paced
+            ? [capacity, this.leaseMs, own, PACE_HORIZON_MS, ...fairnessLimits(), [...this.succeeded].join(",")]
+            : [capacity, this.leaseMs, own];
+          claimed = await db.$queryRawUnsafe<Claimed[]>(this.claim, ...args);
           this.claimFailing = false;
         } catch (err) {
           this.logClaimFailure(err);
         }
-        if (claimed.length) this.track(db, claimed, claimedAt + this.leaseMs);
+        if (claimed.length) this.track(db, sql, claimed, claimedAt + this.leaseMs);
       }
       // A full batch suggests more is due: look again at once (capacity permitting).
       if (claimed.length && claimed.length === capacity) continue;
@@ -242,10 +260,10 @@ export class DeliveryWorker {
   }
 
   /** `leaseEnds`: epoch ms when the claim runs out (the attempt must be recorded before). */
-  private track(db: PrismaClient, claimed: Claimed[], leaseEnds: number) {
+  private track(db: PrismaClient, sql: SqlRunner, claimed: Claimed[], leaseEnds: number) {
     const runs: [Promise<void>, string[]][] = this.options.handle
       ? [[this.options.handle(db, claimed), claimed.map((c) => c.delivery_id)]]
-      : claimed.map((target) => [this.attempt(db, target, leaseEnds + target.wait_ms), [target.delivery_id]]);
+      : claimed.map((target) => [this.attempt(db, sql, target, leaseEnds + target.wait_ms), [target.delivery_id]]);
     for (const [run, ids] of runs) {
       const p = run
         .catch((err) => log.error("webhook worker: attempt failed unexpectedly", { delivery_ids: ids, error: err }))
@@ -261,30 +279,44 @@ export class DeliveryWorker {
    * The subscription's rate limit: the claim gave this delivery a send slot, shared with every other
    * process. It is sent at its slot, after this process's earlier deliveries to the same subscription
    * have taken their turn (so they go out in claim order), and never more than LATE_SEND_MS after it:
-   * a send that late (a stall, a slow start, a loaded machine) takes a new slot first. The slots are
-   * spaced PACE_MARGIN wider than 1/rate, more than that lateness, so whatever each process's timing,
-   * no second at the consumer holds more than `rate` sends. Lateness never accumulates along a lane:
-   * each send is measured against its own slot.
+   * a send that late (a stall, a slow start, a loaded machine) is sent at a new slot instead. The slots
+   * are spaced PACE_MARGIN wider than 1/rate, more than that lateness, so whatever each process's
+   * timing, no second at the consumer holds more than `rate` sends. Lateness never accumulates along a
+   * lane: each send is measured against its own slot. A late send takes new slots in one statement for
+   * itself and for the sends queued behind it whose slots have passed too (they would be late in turn,
+   * each waiting on a statement of its own); they use them when their own is too late.
    */
-  private async takeTurn(db: PrismaClient, target: Claimed): Promise<void> {
+  private async takeTurn(sql: SqlRunner, target: Claimed): Promise<void> {
     let due = Date.now() + target.wait_ms;
-    const lane = this.lanes.get(target.subscription_id) ?? { tail: Promise.resolve(), lastSentAt: 0 };
+    const lane = this.lanes.get(target.subscription_id) ?? { tail: Promise.resolve(), lastSentAt: 0, dues: [], spare: [] };
     const previous = lane.tail;
     let taken!: () => void;
     lane.tail = new Promise<void>((resolve) => (taken = resolve));
     if (this.lanes.size > 10_000) this.forgetIdleLanes();
     this.lanes.set(target.subscription_id, lane);
+    lane.dues.push(due);
     try {
       await previous;
       for (let tries = 0; ; tries++) {
-        if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()));
+        const sleepMs = due - Date.now();
+        if (sleepMs > 0) await new Promise((resolve) => setTimeout(resolve, sleepMs));
         if (Date.now() - due <= LATE_SEND_MS || tries >= 3) break;
-        const wait = await reserveSendSlot(db, target.delivery_id).catch(() => 0);
+        while (lane.spare.length && Date.now() - lane.spare[0] > LATE_SEND_MS) lane.spare.shift();
+        const spare = lane.spare.shift();
+        if (spare !== undefined) {
+          due = spare;
+          continue;
+        }
+        const now = Date.now();
+        const count = 1 + lane.dues.slice(1).filter((d) => d <= now).length;
+        const slots = await reserveSendSlots(sql, target.delivery_id, count).catch(() => ({ waitMs: 0, gapMs: 0 }));
         // That far off, the endpoint was paused (a 429) after this claim: the claimed slot stands.
-        if (wait > MAX_RESLOT_WAIT_MS) break;
-        due = Date.now() + wait;
+        if (slots.waitMs > MAX_RESLOT_WAIT_MS) break;
+        due = Date.now() + slots.waitMs;
+        lane.spare = Array.from({ length: count - 1 }, (_, i) => due + (i + 1) * slots.gapMs);
       }
     } finally {
+      lane.dues.shift();
       lane.lastSentAt = Date.now();
       taken();
     }
@@ -292,18 +324,28 @@ export class DeliveryWorker {
 
   /** Lanes idle for over a second say nothing any more (every gap is at most 1 s). */
   private forgetIdleLanes() {
-    for (const [id, lane] of this.lanes) if (Date.now() - lane.lastSentAt > 1000) this.lanes.delete(id);
+    for (const [id, lane] of this.lanes) if (!lane.dues.length && Date.now() - lane.lastSentAt > 1000) this.lanes.delete(id);
   }
 
-  private async attempt(db: PrismaClient, target: Claimed, leaseEnds: number) {
+  private async attempt(db: PrismaClient, sql: SqlRunner, target: Claimed, leaseEnds: number) {
     this.unsent.add(target.delivery_id);
     let result: Awaited<ReturnType<typeof attemptDelivery>>;
     try {
-      if (this.paced) await this.takeTurn(db, target);
+      if (this.paced) await this.takeTurn(sql, target);
       // A margin under the lease: the record must land before another worker may claim the delivery.
-      result = await attemptDelivery(db, target, { recordBy: leaseEnds - RECORD_MARGIN_MS, onWritten: () => this.unsent.delete(target.delivery_id) });
+      result = await attemptDelivery(db, target, {
+        recordBy: leaseEnds - RECORD_MARGIN_MS,
+        onWritten: () => this.unsent.delete(target.delivery_id),
+        // Its place is free at once: the next claim may fill it while the success is being recorded.
+        onSucceeded: () => {
+          this.succeeded.add(target.delivery_id);
+          this.wake();
+        },
+        sql,
+      });
     } finally {
       this.unsent.delete(target.delivery_id);
+      this.succeeded.delete(target.delivery_id);
     }
     // The retry is due at the database's now() + delay; a few ms of margin so the claim finds it.
     if (result.recorded && result.status === "pending" && result.nextDelayMs !== null) this.wakeIn(result.nextDelayMs + 5);

@@ -3,6 +3,7 @@
 // 1 / max_deliveries_per_second after the one before; a consumer's 429 with Retry-After moves it later.
 import { modelColumns } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
+import type { SqlRunner } from "../db/client";
 import { slotGap } from "./claim-deliveries";
 
 /** A sender that wakes more than this late for its slot (a stall, a cold start) takes a new slot: under the slots' margin (PACE_MARGIN of a second), with room left for the network. */
@@ -11,18 +12,31 @@ export const LATE_SEND_MS = 40;
 // Columns named through the model (server/db/columns.ts).
 const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
 const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
-const RESERVE_SLOT_SQL = `UPDATE webhook_subscriptions s
-       SET ${SUBSCRIPTION.nextDeliveryAt} = greatest(s.${SUBSCRIPTION.nextDeliveryAt}, clock_timestamp()) + ${slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`)}
+const GAP = slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`);
+/** Takes $2 consecutive slots of the subscription of delivery $1: how long until the first, and the gap between them. */
+const RESERVE_SLOTS_SQL = `UPDATE webhook_subscriptions s
+       SET ${SUBSCRIPTION.nextDeliveryAt} = greatest(s.${SUBSCRIPTION.nextDeliveryAt}, clock_timestamp()) + $2::int * ${GAP}
      FROM webhook_deliveries d WHERE d.${DELIVERY.id} = $1::uuid AND s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId}
-     RETURNING ceil(extract(epoch FROM s.${SUBSCRIPTION.nextDeliveryAt} - ${slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`)} - clock_timestamp()) * 1000)::int AS wait_ms`;
+     RETURNING ceil(extract(epoch FROM s.${SUBSCRIPTION.nextDeliveryAt} - $2::int * ${GAP} - clock_timestamp()) * 1000)::int AS wait_ms,
+       (extract(epoch FROM ${GAP}) * 1000)::float8 AS gap_ms`;
+const RESERVE_SLOTS = { text: RESERVE_SLOTS_SQL };
 
 /**
  * Takes the subscription's next send slot and returns how long until it, in ms (0 when the delivery
  * is gone; below 0 when the statement itself ran that much past the slot: the caller is already late).
  */
 export async function reserveSendSlot(db: PrismaClient, deliveryId: string): Promise<number> {
-  const rows = await db.$queryRawUnsafe<{ wait_ms: number }[]>(RESERVE_SLOT_SQL, deliveryId);
+  const rows = await db.$queryRawUnsafe<{ wait_ms: number }[]>(RESERVE_SLOTS_SQL, deliveryId, 1);
   return rows[0]?.wait_ms ?? 0;
+}
+
+/**
+ * Takes `count` consecutive send slots of the delivery's subscription in one statement (a late send
+ * and those queued behind it): `waitMs` until the first, as reserveSendSlot, and `gapMs` between them.
+ */
+export async function reserveSendSlots(sql: SqlRunner, deliveryId: string, count: number): Promise<{ waitMs: number; gapMs: number }> {
+  const rows = await sql<{ wait_ms: number; gap_ms: number }>(RESERVE_SLOTS, [deliveryId, count]);
+  return { waitMs: rows[0]?.wait_ms ?? 0, gapMs: Number(rows[0]?.gap_ms ?? 0) };
 }
 
 /** The longest wait a late sender accepts for a new slot (within one lease). */
