@@ -15,7 +15,7 @@
 // one, kept whole. Nothing is half-erased: the whole erasure commits or rolls back, so an interrupted
 // one is simply run again (it is idempotent: a second run finds the records erased and emits nothing).
 import { Prisma } from "../db/generated/client";
-import { modelColumns } from "../db/columns";
+import { modelColumns, TABLE } from "../db/columns";
 import { lockTenantRow } from "../db/lock-row";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
 import { badRequest, notFound } from "../lib/errors";
@@ -246,15 +246,15 @@ const IDEMPOTENT = modelColumns(Prisma.IdempotentResponseScalarFieldEnum);
 
 /** The places personal values are stored as free JSON or text, each with its searchable text. */
 const SCANNED = {
-  events: { table: "events", c: EVENT, text: `${EVENT.data}::text` },
-  audit_entries: { table: "audit_logs", c: AUDIT, text: `${AUDIT.details}::text` },
+  events: { table: TABLE.Event, c: EVENT, text: `${EVENT.data}::text` },
+  audit_entries: { table: TABLE.AuditLog, c: AUDIT, text: `${AUDIT.details}::text` },
   notifications: {
-    table: "notifications",
+    table: TABLE.Notification,
     c: NOTIFICATION,
     text: `${NOTIFICATION.title} || ' ' || ${NOTIFICATION.body} || ' ' || ${NOTIFICATION.data}::text`,
   },
-  tool_calls: { table: "tool_calls", c: TOOL_CALL, text: `coalesce(${TOOL_CALL.result}::text, '')` },
-  idempotent_responses: { table: "idempotent_responses", c: IDEMPOTENT, text: IDEMPOTENT.body },
+  tool_calls: { table: TABLE.ToolCall, c: TOOL_CALL, text: `coalesce(${TOOL_CALL.result}::text, '')` },
+  idempotent_responses: { table: TABLE.IdempotentResponse, c: IDEMPOTENT, text: IDEMPOTENT.body },
 } as const;
 type Scanned = keyof typeof SCANNED;
 

@@ -15,7 +15,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { backOff, nextBatchSize, runCursorBatch } from "../db/batch-statement";
 import { getDb } from "../db/client";
-import { modelColumns } from "../db/columns";
+import { modelColumns, TABLE } from "../db/columns";
 import { Prisma } from "../db/generated/client";
 import { log } from "../lib/log";
 import { setting, type SettingName } from "../lib/settings";
@@ -65,16 +65,16 @@ const CLASSES: Record<RetentionClass, { setting: SettingName; field: keyof typeo
     setting: "RETENTION_MESSAGES_DAYS",
     field: "retentionMessagesDays",
     what: "messages (texts and call transcripts) deleted",
-    sql: deleteOlderThan("messages", MESSAGE, `t.${MESSAGE.createdAt}`),
+    sql: deleteOlderThan(TABLE.Message, MESSAGE, `t.${MESSAGE.createdAt}`),
   },
   call_recordings: {
     setting: "RETENTION_CALL_RECORDINGS_DAYS",
     field: "retentionCallRecordingsDays",
     what: "calls' recording URLs and summaries cleared",
-    sql: batchStatement("calls", CALL, {
+    sql: batchStatement(TABLE.Call, CALL, {
       where: `(t.${CALL.recordingUrl} IS NOT NULL OR t.${CALL.summary} IS NOT NULL)`,
       orderBy: `t.${CALL.createdAt}`,
-      action: `gone AS (UPDATE calls t SET ${CALL.recordingUrl} = NULL, ${CALL.summary} = NULL FROM doomed WHERE t.${CALL.id} = doomed.id
+      action: `gone AS (UPDATE ${TABLE.Call} t SET ${CALL.recordingUrl} = NULL, ${CALL.summary} = NULL FROM doomed WHERE t.${CALL.id} = doomed.id
   RETURNING t.${CALL.createdAt} AS created_at)`,
     }),
   },
@@ -86,26 +86,26 @@ const CLASSES: Record<RetentionClass, { setting: SettingName; field: keyof typeo
     setting: "RETENTION_EVENTS_DAYS",
     field: "retentionEventsDays",
     what: "events deleted with their deliveries and attempts",
-    sql: batchStatement("events", EVENT, {
-      where: `NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.${DELIVERY.eventId} = t.${EVENT.id} AND d.${DELIVERY.status} = 'pending')`,
+    sql: batchStatement(TABLE.Event, EVENT, {
+      where: `NOT EXISTS (SELECT 1 FROM ${TABLE.WebhookDelivery} d WHERE d.${DELIVERY.eventId} = t.${EVENT.id} AND d.${DELIVERY.status} = 'pending')`,
       orderBy: `t.${EVENT.createdAt}, t.${EVENT.id}`,
-      action: `attempts AS (DELETE FROM webhook_attempts a USING webhook_deliveries d, doomed
+      action: `attempts AS (DELETE FROM ${TABLE.WebhookAttempt} a USING ${TABLE.WebhookDelivery} d, doomed
   WHERE d.${DELIVERY.eventId} = doomed.id AND a.${ATTEMPT.deliveryId} = d.${DELIVERY.id}),
-deliveries AS (DELETE FROM webhook_deliveries d USING doomed WHERE d.${DELIVERY.eventId} = doomed.id),
-gone AS (DELETE FROM events t USING doomed WHERE t.${EVENT.id} = doomed.id RETURNING t.${EVENT.createdAt} AS created_at)`,
+deliveries AS (DELETE FROM ${TABLE.WebhookDelivery} d USING doomed WHERE d.${DELIVERY.eventId} = doomed.id),
+gone AS (DELETE FROM ${TABLE.Event} t USING doomed WHERE t.${EVENT.id} = doomed.id RETURNING t.${EVENT.createdAt} AS created_at)`,
     }),
   },
   audit_log: {
     setting: "RETENTION_AUDIT_LOG_DAYS",
     field: "retentionAuditLogDays",
     what: "audit-log entries deleted",
-    sql: deleteOlderThan("audit_logs", AUDIT, `t.${AUDIT.createdAt}, t.${AUDIT.id}`),
+    sql: deleteOlderThan(TABLE.AuditLog, AUDIT, `t.${AUDIT.createdAt}, t.${AUDIT.id}`),
   },
   notifications: {
     setting: "RETENTION_NOTIFICATIONS_DAYS",
     field: "retentionNotificationsDays",
     what: "dashboard notifications deleted",
-    sql: deleteOlderThan("notifications", NOTIFICATION, `t.${NOTIFICATION.createdAt}, t.${NOTIFICATION.id}`),
+    sql: deleteOlderThan(TABLE.Notification, NOTIFICATION, `t.${NOTIFICATION.createdAt}, t.${NOTIFICATION.id}`),
   },
 };
 
@@ -184,7 +184,7 @@ export type PurgeOptions = {
 };
 
 const TENANTS_SQL = `SELECT ${TENANT.id} AS id, ${RETENTION_CLASSES.map((cls) => `${TENANT[CLASSES[cls].field]} AS "${CLASSES[cls].field}"`).join(", ")}
-  FROM tenants WHERE (${TENANT.deleteAfter} IS NULL OR ${TENANT.deleteAfter} > now()) AND ($1::uuid IS NULL OR ${TENANT.id} = $1::uuid) ORDER BY ${TENANT.id}`;
+  FROM ${TABLE.Tenant} WHERE (${TENANT.deleteAfter} IS NULL OR ${TENANT.deleteAfter} > now()) AND ($1::uuid IS NULL OR ${TENANT.id} = $1::uuid) ORDER BY ${TENANT.id}`;
 
 /** Deletes (or clears) what is past its retention, tenant by tenant, in batches: the rows changed per class. */
 export async function purgeExpired(opts: PurgeOptions = {}): Promise<PurgeCounts> {

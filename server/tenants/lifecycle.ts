@@ -16,6 +16,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { OPERATOR } from "../audit/record-audit";
 import { backOff, runBatch } from "../db/batch-statement";
 import { getDb } from "../db/client";
+import { columnName, modelColumns, TABLE } from "../db/columns";
+import { Prisma } from "../db/generated/client";
 import type { Tx } from "../db/client";
 import { UsageError } from "../lib/cli";
 import { log } from "../lib/log";
@@ -147,28 +149,30 @@ export async function setTenantRetention(
  * deleted after these (a table added later is not left behind); the tenant row goes last, and its
  * foreign keys' cascades take whatever arrived meanwhile.
  */
+const TENANT = modelColumns(Prisma.TenantScalarFieldEnum);
+
 const DELETION_ORDER: { table: string; column: string }[] = [
-  { table: "channel_connections", column: "tenant_id" },
-  { table: "api_keys", column: "tenant_id" },
-  { table: "members", column: "organization_id" },
-  { table: "invitations", column: "organization_id" },
-  { table: "webhook_attempts", column: "tenant_id" },
-  { table: "webhook_deliveries", column: "tenant_id" },
-  { table: "events", column: "tenant_id" },
-  { table: "webhook_subscriptions", column: "tenant_id" },
-  { table: "messages", column: "tenant_id" },
-  { table: "calls", column: "tenant_id" },
-  { table: "csat_responses", column: "tenant_id" },
-  { table: "appointments", column: "tenant_id" },
-  { table: "leads", column: "tenant_id" },
-  { table: "conversations", column: "tenant_id" },
-  { table: "offerings", column: "tenant_id" },
-  { table: "notifications", column: "tenant_id" },
-  { table: "tool_calls", column: "tenant_id" },
-  { table: "idempotent_responses", column: "tenant_id" },
-  { table: "crm_connections", column: "tenant_id" },
-  { table: "analytics_daily_counts", column: "tenant_id" },
-  { table: "audit_logs", column: "tenant_id" },
+  { table: TABLE.ChannelConnection, column: columnName("tenantId") },
+  { table: TABLE.ApiKey, column: columnName("tenantId") },
+  { table: TABLE.Member, column: columnName("organizationId") },
+  { table: TABLE.Invitation, column: columnName("organizationId") },
+  { table: TABLE.WebhookAttempt, column: columnName("tenantId") },
+  { table: TABLE.WebhookDelivery, column: columnName("tenantId") },
+  { table: TABLE.Event, column: columnName("tenantId") },
+  { table: TABLE.WebhookSubscription, column: columnName("tenantId") },
+  { table: TABLE.Message, column: columnName("tenantId") },
+  { table: TABLE.Call, column: columnName("tenantId") },
+  { table: TABLE.CsatResponse, column: columnName("tenantId") },
+  { table: TABLE.Appointment, column: columnName("tenantId") },
+  { table: TABLE.Lead, column: columnName("tenantId") },
+  { table: TABLE.Conversation, column: columnName("tenantId") },
+  { table: TABLE.Offering, column: columnName("tenantId") },
+  { table: TABLE.Notification, column: columnName("tenantId") },
+  { table: TABLE.ToolCall, column: columnName("tenantId") },
+  { table: TABLE.IdempotentResponse, column: columnName("tenantId") },
+  { table: TABLE.CrmConnection, column: columnName("tenantId") },
+  { table: TABLE.AnalyticsDailyCount, column: columnName("tenantId") },
+  { table: TABLE.AuditLog, column: columnName("tenantId") },
 ];
 
 /** Columns that name a tenant (better-auth's tables call it an organization). */
@@ -179,7 +183,7 @@ export async function tenantTables(): Promise<{ table: string; column: string }[
   const db = await getDb();
   return db.$queryRawUnsafe<{ table: string; column: string }[]>(
     `SELECT table_name AS "table", column_name AS "column" FROM information_schema.columns
-     WHERE table_schema = current_schema() AND column_name = ANY($1::text[]) AND table_name <> 'tenants' ORDER BY 1`,
+     WHERE table_schema = current_schema() AND column_name = ANY($1::text[]) AND table_name <> '${TABLE.Tenant}' ORDER BY 1`,
     TENANT_COLUMNS,
   );
 }
@@ -226,7 +230,7 @@ export async function deleteTenantData(
       await sleep(backOff(pauseMs, performance.now() - started));
     }
   }
-  await runBatch(db, `DELETE FROM tenants WHERE id = $1::uuid`, [tenantId]);
+  await runBatch(db, `DELETE FROM ${TABLE.Tenant} WHERE ${TENANT.id} = $1::uuid`, [tenantId]);
   log.info("tenant deleted", { tenant_id: tenantId, rows: Object.values(deleted).reduce((a, b) => a + b, 0) });
   return { tenant_id: tenantId, deleted, done: true };
 }

@@ -3,7 +3,7 @@
 // every attempt's record keeps (server/webhooks/delivery-attempt.ts) and the embedded worker's claim
 // reads (server/webhooks/claim-deliveries.ts). While it is open, one attempt at a time becomes the
 // probe once its time has come; every other waits, spending nothing.
-import { modelColumns } from "../db/columns";
+import { modelColumns, TABLE } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
 import { setting } from "../lib/settings";
 
@@ -16,13 +16,13 @@ const TENANT = modelColumns(Prisma.TenantScalarFieldEnum);
 const BREAKER_TURN_SQL = `
 WITH s0 AS (
   SELECT s.${SUBSCRIPTION.id}, s.${SUBSCRIPTION.breakerProbeAt} AS probe_at,
-    (s.${SUBSCRIPTION.enabled} AND t.${TENANT.suspendedAt} IS NULL) AS ${SUBSCRIPTION.enabled} FROM webhook_subscriptions s
-  JOIN webhook_deliveries d ON d.${DELIVERY.subscriptionId} = s.${SUBSCRIPTION.id}
-  JOIN tenants t ON t.${TENANT.id} = s.${SUBSCRIPTION.tenantId}
+    (s.${SUBSCRIPTION.enabled} AND t.${TENANT.suspendedAt} IS NULL) AS ${SUBSCRIPTION.enabled} FROM ${TABLE.WebhookSubscription} s
+  JOIN ${TABLE.WebhookDelivery} d ON d.${DELIVERY.subscriptionId} = s.${SUBSCRIPTION.id}
+  JOIN ${TABLE.Tenant} t ON t.${TENANT.id} = s.${SUBSCRIPTION.tenantId}
   WHERE d.${DELIVERY.id} = $1::uuid
   FOR UPDATE OF s
 ), taken AS (
-  UPDATE webhook_subscriptions s SET ${SUBSCRIPTION.breakerProbeAt} = now() + make_interval(secs => $2::int / 1000.0)
+  UPDATE ${TABLE.WebhookSubscription} s SET ${SUBSCRIPTION.breakerProbeAt} = now() + make_interval(secs => $2::int / 1000.0)
   FROM s0 WHERE s.${SUBSCRIPTION.id} = s0.${SUBSCRIPTION.id} AND s0.probe_at <= now() AND s0.${SUBSCRIPTION.enabled}
   RETURNING s.${SUBSCRIPTION.id}
 )

@@ -2,7 +2,7 @@
 // several processes on one PostgreSQL never take the same delivery; the paced claim also hands out
 // each subscription's send slots (max_deliveries_per_second) across processes, and keeps each
 // endpoint's and tenant's attempts in flight under their caps and an open breaker to its probes.
-import { modelColumns } from "../db/columns";
+import { modelColumns, TABLE } from "../db/columns";
 import { Prisma } from "../db/generated/client";
 import { TARGET_COLUMNS } from "./delivery-attempt";
 import { setting } from "../lib/settings";
@@ -15,7 +15,7 @@ const TENANT = modelColumns(Prisma.TenantScalarFieldEnum);
 
 /** A suspended tenant's deliveries are not claimed: they wait, pending and in order, until it is resumed (server/tenants/lifecycle.ts). */
 const tenantNotSuspended = (tenantIdSql: string) =>
-  `NOT EXISTS (SELECT 1 FROM tenants t WHERE t.${TENANT.id} = ${tenantIdSql} AND t.${TENANT.suspendedAt} IS NOT NULL)`;
+  `NOT EXISTS (SELECT 1 FROM ${TABLE.Tenant} t WHERE t.${TENANT.id} = ${tenantIdSql} AND t.${TENANT.suspendedAt} IS NOT NULL)`;
 
 /**
  * How far ahead a claim takes send slots (or one slot, at a rate under 1/this): a claimed delivery
@@ -53,7 +53,7 @@ const dueDeliveries = (
  * count moves with the record).
  */
 const leasedSql = () => `leased AS (
-  SELECT l.${DELIVERY.subscriptionId}, l.${DELIVERY.tenantId}, count(*)::int AS n FROM webhook_deliveries l
+  SELECT l.${DELIVERY.subscriptionId}, l.${DELIVERY.tenantId}, count(*)::int AS n FROM ${TABLE.WebhookDelivery} l
   WHERE l.${DELIVERY.lockedUntil} > now() AND l.${DELIVERY.status} = 'pending'
     AND NOT (l.${DELIVERY.id} = ANY(string_to_array($8::text, ',')::uuid[]))
   GROUP BY l.${DELIVERY.subscriptionId}, l.${DELIVERY.tenantId}
@@ -87,12 +87,12 @@ WITH ${leasedSql()}, subs AS (
     ${slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`)} AS gap,
     now() + make_interval(secs => greatest($4::int / 1000.0, 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond})) AS horizon,
     ${room} AS room, ${tenantRoom} AS tenant_room
-  FROM webhook_subscriptions s
+  FROM ${TABLE.WebhookSubscription} s
   WHERE s.${SUBSCRIPTION.enabled} AND ${tenantNotSuspended(`s.${SUBSCRIPTION.tenantId}`)}
     AND (s.${SUBSCRIPTION.breakerProbeAt} IS NULL OR s.${SUBSCRIPTION.breakerProbeAt} <= now())
     AND ${room} > 0 AND ${tenantRoom} > 0
     AND s.${SUBSCRIPTION.nextDeliveryAt} < now() + make_interval(secs => greatest($4::int / 1000.0, 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond}))
-    AND EXISTS (SELECT 1 FROM webhook_deliveries x WHERE ${ownDue("x")})
+    AND EXISTS (SELECT 1 FROM ${TABLE.WebhookDelivery} x WHERE ${ownDue("x")})
   ORDER BY s.${SUBSCRIPTION.nextDeliveryAt}
   LIMIT $1::int
   FOR UPDATE OF s SKIP LOCKED
@@ -101,7 +101,7 @@ WITH ${leasedSql()}, subs AS (
     s.first_slot + (f.rank - 1) * s.gap AS slot, f.started
   FROM subs s CROSS JOIN LATERAL (
     SELECT y.${DELIVERY.id}, y.${DELIVERY.attemptStartedAt} IS NOT NULL AS started, row_number() OVER (ORDER BY y.${DELIVERY.seq}) AS rank
-    FROM (SELECT y.${DELIVERY.id}, y.${DELIVERY.seq}, y.${DELIVERY.attemptStartedAt} FROM webhook_deliveries y WHERE ${ownDue("y")}
+    FROM (SELECT y.${DELIVERY.id}, y.${DELIVERY.seq}, y.${DELIVERY.attemptStartedAt} FROM ${TABLE.WebhookDelivery} y WHERE ${ownDue("y")}
       ORDER BY y.${DELIVERY.status}, y.${DELIVERY.seq} LIMIT greatest(s.room, 0)) y
   ) f
 ), eligible AS (
@@ -110,15 +110,15 @@ WITH ${leasedSql()}, subs AS (
 ), picked AS (
   SELECT ${DELIVERY.id}, ${DELIVERY.subscriptionId}, slot, started FROM eligible WHERE tenant_rank <= tenant_room ORDER BY tenant_rank, slot LIMIT $1::int
 ), paced AS (
-  UPDATE webhook_subscriptions s SET ${SUBSCRIPTION.nextDeliveryAt} = last.slot + ${slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`)},
+  UPDATE ${TABLE.WebhookSubscription} s SET ${SUBSCRIPTION.nextDeliveryAt} = last.slot + ${slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`)},
     ${SUBSCRIPTION.breakerProbeAt} = CASE WHEN s.${SUBSCRIPTION.breakerProbeAt} IS NULL THEN NULL ELSE now() + make_interval(secs => $7::int / 1000.0) END
   FROM (SELECT ${DELIVERY.subscriptionId}, max(slot) AS slot FROM picked GROUP BY ${DELIVERY.subscriptionId}) last
   WHERE s.${SUBSCRIPTION.id} = last.${DELIVERY.subscriptionId}
   RETURNING s.${SUBSCRIPTION.id}
 )
-UPDATE webhook_deliveries d SET ${DELIVERY.lockedUntil} = greatest(p.slot, now()) + make_interval(secs => $2::int / 1000.0),
+UPDATE ${TABLE.WebhookDelivery} d SET ${DELIVERY.lockedUntil} = greatest(p.slot, now()) + make_interval(secs => $2::int / 1000.0),
   ${DELIVERY.attemptStartedAt} = now()
-FROM picked p, webhook_subscriptions s, events e
+FROM picked p, ${TABLE.WebhookSubscription} s, ${TABLE.Event} e
 WHERE d.${DELIVERY.id} = p.${DELIVERY.id} AND s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId} AND e.${EVENT.id} = d.${DELIVERY.eventId}
   AND d.${DELIVERY.status} = 'pending' AND (d.${DELIVERY.lockedUntil} IS NULL OR d.${DELIVERY.lockedUntil} <= now())
 RETURNING ${TARGET_COLUMNS}, s.${SUBSCRIPTION.maxDeliveriesPerSecond} AS rate, p.started AS possible_repeat,
@@ -134,15 +134,15 @@ export function fairnessLimits(): [perEndpoint: number, perTenant: number, probe
 export function claimSql(engineFilter: string) {
   return `
 WITH due AS (
-  SELECT d.${DELIVERY.id} FROM webhook_deliveries d
-  JOIN webhook_subscriptions s ON s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId} AND s.${SUBSCRIPTION.enabled}
+  SELECT d.${DELIVERY.id} FROM ${TABLE.WebhookDelivery} d
+  JOIN ${TABLE.WebhookSubscription} s ON s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId} AND s.${SUBSCRIPTION.enabled}
   WHERE ${dueDeliveries(engineFilter)} AND ${tenantNotSuspended(`s.${SUBSCRIPTION.tenantId}`)}
   ORDER BY d.${DELIVERY.nextAttemptAt}, d.${DELIVERY.seq}
   LIMIT $1::int
   FOR UPDATE OF d SKIP LOCKED
 )
-UPDATE webhook_deliveries d SET ${DELIVERY.lockedUntil} = now() + make_interval(secs => $2::int / 1000.0)
-FROM due, webhook_subscriptions s, events e
+UPDATE ${TABLE.WebhookDelivery} d SET ${DELIVERY.lockedUntil} = now() + make_interval(secs => $2::int / 1000.0)
+FROM due, ${TABLE.WebhookSubscription} s, ${TABLE.Event} e
 WHERE d.${DELIVERY.id} = due.${DELIVERY.id} AND s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId} AND e.${EVENT.id} = d.${DELIVERY.eventId}
 RETURNING ${TARGET_COLUMNS}, s.${SUBSCRIPTION.maxDeliveriesPerSecond} AS rate, 0 AS wait_ms,
   (extract(epoch FROM d.${DELIVERY.nextAttemptAt}) * 1000)::bigint::text AS due_ms`;

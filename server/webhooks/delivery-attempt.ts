@@ -3,7 +3,7 @@
 // only if the delivery is still at that (cycle, attempt) — a replay, a second worker that took an
 // expired lease, or a re-executed Inngest step can never overwrite or duplicate an earlier record.
 import { isDatabaseUnavailable } from "../lib/database-errors";
-import { modelColumns } from "../db/columns";
+import { modelColumns, TABLE } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
 import { getSql, sqlIfOpen, type SqlRunner } from "../db/client";
 import { decryptSecret } from "../crypto/secret-box";
@@ -56,7 +56,7 @@ const AUDIT = modelColumns(Prisma.AuditLogScalarFieldEnum);
 export const TARGET_COLUMNS = `d.${DELIVERY.id}::text AS delivery_id, d.${DELIVERY.tenantId}::text AS tenant_id, d.${DELIVERY.subscriptionId}::text AS subscription_id,
   d.${DELIVERY.cycle} AS cycle, d.${DELIVERY.attemptCount} AS attempt_count, d.${DELIVERY.status} AS status,
   s.${SUBSCRIPTION.targetUrl} AS target_url, s.${SUBSCRIPTION.secretEncrypted} AS secret_encrypted,
-  (SELECT count(*)::int FROM webhook_attempts t WHERE t.${ATTEMPT.deliveryId} = d.${DELIVERY.id} AND t.${ATTEMPT.cycle} = d.${DELIVERY.cycle} AND t.${ATTEMPT.throttled}) AS throttled_count,
+  (SELECT count(*)::int FROM ${TABLE.WebhookAttempt} t WHERE t.${ATTEMPT.deliveryId} = d.${DELIVERY.id} AND t.${ATTEMPT.cycle} = d.${DELIVERY.cycle} AND t.${ATTEMPT.throttled}) AS throttled_count,
   CASE WHEN s.${SUBSCRIPTION.previousSecretExpiresAt} > now() THEN s.${SUBSCRIPTION.previousSecretEncrypted} END AS previous_secret_encrypted,
   e.${EVENT.id}::text AS event_id, e.${EVENT.type} AS event_type, e.${EVENT.data} AS event_data, e.${EVENT.createdAt} AS event_created_at,
   e.${EVENT.requestId} AS event_request_id, e.${EVENT.traceParent} AS event_trace_parent`;
@@ -83,15 +83,15 @@ const disableNow = `coalesce($21::text = 'failure' AND s.${SUBSCRIPTION.enabled}
 
 const RECORD_SQL = `
 WITH d AS (
-  SELECT ${DELIVERY.id}, ${DELIVERY.tenantId} FROM webhook_deliveries
+  SELECT ${DELIVERY.id}, ${DELIVERY.tenantId} FROM ${TABLE.WebhookDelivery}
   WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.cycle} = $2::int AND ${DELIVERY.attemptCount} = $3::int - 1 AND ${DELIVERY.status} = 'pending'
 ), a AS (
-  INSERT INTO webhook_attempts (${ATTEMPT.id}, ${ATTEMPT.tenantId}, ${ATTEMPT.deliveryId}, ${ATTEMPT.cycle}, ${ATTEMPT.attemptNumber}, ${ATTEMPT.outcome}, ${ATTEMPT.statusCode}, ${ATTEMPT.durationMs}, ${ATTEMPT.responseBody}, ${ATTEMPT.error}, ${ATTEMPT.createdAt}, ${ATTEMPT.requestHeaders}, ${ATTEMPT.requestBody}, ${ATTEMPT.throttled}, ${ATTEMPT.possibleRepeat}, ${ATTEMPT.engine})
+  INSERT INTO ${TABLE.WebhookAttempt} (${ATTEMPT.id}, ${ATTEMPT.tenantId}, ${ATTEMPT.deliveryId}, ${ATTEMPT.cycle}, ${ATTEMPT.attemptNumber}, ${ATTEMPT.outcome}, ${ATTEMPT.statusCode}, ${ATTEMPT.durationMs}, ${ATTEMPT.responseBody}, ${ATTEMPT.error}, ${ATTEMPT.createdAt}, ${ATTEMPT.requestHeaders}, ${ATTEMPT.requestBody}, ${ATTEMPT.throttled}, ${ATTEMPT.possibleRepeat}, ${ATTEMPT.engine})
   SELECT $4::uuid, d.${DELIVERY.tenantId}, d.${DELIVERY.id}, $2::int, $3::int, $5::text, $6::int, $7::int, $8::text, $9::text, $10::timestamptz, $17::jsonb, $18::text, $19::boolean, $25::boolean, $26::text FROM d
   ON CONFLICT (${ATTEMPT.deliveryId}, ${ATTEMPT.cycle}, ${ATTEMPT.attemptNumber}) DO NOTHING
   RETURNING ${ATTEMPT.deliveryId}
 ), u AS (
-  UPDATE webhook_deliveries w SET
+  UPDATE ${TABLE.WebhookDelivery} w SET
     ${DELIVERY.status} = $11::text,
     ${DELIVERY.attemptCount} = $3::int,
     ${DELIVERY.nextAttemptAt} = CASE WHEN $12::int IS NULL THEN NULL ELSE now() + make_interval(secs => $12::int / 1000.0) END,
@@ -107,7 +107,7 @@ WITH d AS (
   -- Whether this failure disables the subscription (read before the update below changes the row;
   -- locked, so of two failures recorded at once only the first disables and audits). Only a
   -- failure can disable: a success takes no lock here.
-  SELECT s.${SUBSCRIPTION.id}, ${disableNow} AS disable FROM webhook_subscriptions s JOIN u ON s.${SUBSCRIPTION.id} = u.${DELIVERY.subscriptionId}
+  SELECT s.${SUBSCRIPTION.id}, ${disableNow} AS disable FROM ${TABLE.WebhookSubscription} s JOIN u ON s.${SUBSCRIPTION.id} = u.${DELIVERY.subscriptionId}
   WHERE $21::text = 'failure'
   FOR UPDATE OF s
 ), p AS (
@@ -117,7 +117,7 @@ WITH d AS (
   -- disables the subscription (its deliveries keep waiting, in order, for it to be enabled again).
   -- A success on a healthy endpoint changes nothing but last_success_at, which it moves at most once
   -- a second: concurrent attempts to one endpoint do not queue on its row (throughput).
-  UPDATE webhook_subscriptions s SET
+  UPDATE ${TABLE.WebhookSubscription} s SET
     ${SUBSCRIPTION.nextDeliveryAt} = CASE WHEN $20::int IS NULL THEN s.${SUBSCRIPTION.nextDeliveryAt}
       ELSE greatest(s.${SUBSCRIPTION.nextDeliveryAt}, now() + make_interval(secs => $20::int / 1000.0)) END,
     ${SUBSCRIPTION.consecutiveFailures} = CASE $21::text WHEN 'success' THEN 0 WHEN 'failure' THEN s.${SUBSCRIPTION.consecutiveFailures} + 1
@@ -140,14 +140,14 @@ WITH d AS (
   RETURNING s.${SUBSCRIPTION.id}, s.${SUBSCRIPTION.tenantId}, s.${SUBSCRIPTION.targetUrl}, s.${SUBSCRIPTION.failingSince}, s.${SUBSCRIPTION.lastSuccessAt},
     coalesce(h.disable, false) AS just_disabled
 ), audit AS (
-  INSERT INTO audit_logs (${AUDIT.id}, ${AUDIT.tenantId}, ${AUDIT.actorType}, ${AUDIT.actorId}, ${AUDIT.actorLabel}, ${AUDIT.action}, ${AUDIT.targetType}, ${AUDIT.targetId}, ${AUDIT.details}, ${AUDIT.createdAt})
+  INSERT INTO ${TABLE.AuditLog} (${AUDIT.id}, ${AUDIT.tenantId}, ${AUDIT.actorType}, ${AUDIT.actorId}, ${AUDIT.actorLabel}, ${AUDIT.action}, ${AUDIT.targetType}, ${AUDIT.targetId}, ${AUDIT.details}, ${AUDIT.createdAt})
   SELECT gen_random_uuid(), p.${SUBSCRIPTION.tenantId}, 'system', NULL, 'webhook delivery', 'webhook_subscription.auto_disabled', 'webhook_subscription', p.${SUBSCRIPTION.id}::text,
     jsonb_build_object('reason', '${DISABLED_FAILING}', 'url', p.${SUBSCRIPTION.targetUrl}, 'failing_since', p.${SUBSCRIPTION.failingSince},
       'last_success_at', p.${SUBSCRIPTION.lastSuccessAt}, 'disabled_after_seconds', $24::int), now()
   FROM p WHERE p.just_disabled
   RETURNING ${AUDIT.id}
 ), disabled_notice AS (
-  INSERT INTO notifications (${NOTIFICATION.id}, ${NOTIFICATION.tenantId}, ${NOTIFICATION.kind}, ${NOTIFICATION.title}, ${NOTIFICATION.body}, ${NOTIFICATION.data}, ${NOTIFICATION.createdAt})
+  INSERT INTO ${TABLE.Notification} (${NOTIFICATION.id}, ${NOTIFICATION.tenantId}, ${NOTIFICATION.kind}, ${NOTIFICATION.title}, ${NOTIFICATION.body}, ${NOTIFICATION.data}, ${NOTIFICATION.createdAt})
   SELECT gen_random_uuid(), p.${SUBSCRIPTION.tenantId}, 'webhook.disabled', 'Webhook endpoint disabled',
     'Deliveries to ' || p.${SUBSCRIPTION.targetUrl} || ' failed without a success since ' || to_char(p.${SUBSCRIPTION.failingSince} AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI "UTC"')
       || '. Its undelivered events wait; enable the endpoint to resume.',
@@ -155,7 +155,7 @@ WITH d AS (
   FROM p WHERE p.just_disabled
   RETURNING ${NOTIFICATION.id}
 ), n AS (
-  INSERT INTO notifications (${NOTIFICATION.id}, ${NOTIFICATION.tenantId}, ${NOTIFICATION.kind}, ${NOTIFICATION.title}, ${NOTIFICATION.body}, ${NOTIFICATION.data}, ${NOTIFICATION.createdAt})
+  INSERT INTO ${TABLE.Notification} (${NOTIFICATION.id}, ${NOTIFICATION.tenantId}, ${NOTIFICATION.kind}, ${NOTIFICATION.title}, ${NOTIFICATION.body}, ${NOTIFICATION.data}, ${NOTIFICATION.createdAt})
   SELECT gen_random_uuid(), u.${DELIVERY.tenantId}, 'webhook.dead_letter', $14::text, $15::text, $16::jsonb, now() FROM u WHERE u.${DELIVERY.status} = 'dead_letter'
   RETURNING ${NOTIFICATION.id}
 )
@@ -172,16 +172,16 @@ WITH i AS (
   SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS x(delivery_id uuid, cycle int, attempt_number int, attempt_id uuid, status_code int,
     duration_ms int, response_body text, created_at timestamptz, request_headers jsonb, request_body text, possible_repeat boolean, engine text)
 ), d AS (
-  SELECT w.${DELIVERY.id}, w.${DELIVERY.tenantId}, i.* FROM webhook_deliveries w JOIN i ON w.${DELIVERY.id} = i.delivery_id
+  SELECT w.${DELIVERY.id}, w.${DELIVERY.tenantId}, i.* FROM ${TABLE.WebhookDelivery} w JOIN i ON w.${DELIVERY.id} = i.delivery_id
   WHERE w.${DELIVERY.cycle} = i.cycle AND w.${DELIVERY.attemptCount} = i.attempt_number - 1 AND w.${DELIVERY.status} = 'pending'
 ), a AS (
-  INSERT INTO webhook_attempts (${ATTEMPT.id}, ${ATTEMPT.tenantId}, ${ATTEMPT.deliveryId}, ${ATTEMPT.cycle}, ${ATTEMPT.attemptNumber}, ${ATTEMPT.outcome}, ${ATTEMPT.statusCode}, ${ATTEMPT.durationMs}, ${ATTEMPT.responseBody}, ${ATTEMPT.error}, ${ATTEMPT.createdAt}, ${ATTEMPT.requestHeaders}, ${ATTEMPT.requestBody}, ${ATTEMPT.throttled}, ${ATTEMPT.possibleRepeat}, ${ATTEMPT.engine})
+  INSERT INTO ${TABLE.WebhookAttempt} (${ATTEMPT.id}, ${ATTEMPT.tenantId}, ${ATTEMPT.deliveryId}, ${ATTEMPT.cycle}, ${ATTEMPT.attemptNumber}, ${ATTEMPT.outcome}, ${ATTEMPT.statusCode}, ${ATTEMPT.durationMs}, ${ATTEMPT.responseBody}, ${ATTEMPT.error}, ${ATTEMPT.createdAt}, ${ATTEMPT.requestHeaders}, ${ATTEMPT.requestBody}, ${ATTEMPT.throttled}, ${ATTEMPT.possibleRepeat}, ${ATTEMPT.engine})
   SELECT d.attempt_id, d.${DELIVERY.tenantId}, d.${DELIVERY.id}, d.cycle, d.attempt_number, 'delivered', d.status_code, d.duration_ms, d.response_body, NULL, d.created_at,
     d.request_headers, d.request_body, false, d.possible_repeat, d.engine FROM d
   ON CONFLICT (${ATTEMPT.deliveryId}, ${ATTEMPT.cycle}, ${ATTEMPT.attemptNumber}) DO NOTHING
   RETURNING ${ATTEMPT.deliveryId}, ${ATTEMPT.attemptNumber}, ${ATTEMPT.statusCode}, ${ATTEMPT.responseBody}
 ), u AS (
-  UPDATE webhook_deliveries w SET
+  UPDATE ${TABLE.WebhookDelivery} w SET
     ${DELIVERY.status} = 'delivered',
     ${DELIVERY.attemptCount} = a.${ATTEMPT.attemptNumber},
     ${DELIVERY.nextAttemptAt} = NULL,
@@ -194,7 +194,7 @@ WITH i AS (
   FROM a WHERE w.${DELIVERY.id} = a.${ATTEMPT.deliveryId}
   RETURNING w.${DELIVERY.id}, w.${DELIVERY.subscriptionId}
 ), p AS (
-  UPDATE webhook_subscriptions s SET ${SUBSCRIPTION.consecutiveFailures} = 0, ${SUBSCRIPTION.breakerProbeAt} = NULL,
+  UPDATE ${TABLE.WebhookSubscription} s SET ${SUBSCRIPTION.consecutiveFailures} = 0, ${SUBSCRIPTION.breakerProbeAt} = NULL,
     ${SUBSCRIPTION.failingSince} = NULL, ${SUBSCRIPTION.lastSuccessAt} = now()
   FROM (SELECT DISTINCT ${DELIVERY.subscriptionId} FROM u) x
   WHERE s.${SUBSCRIPTION.id} = x.${DELIVERY.subscriptionId}
@@ -285,11 +285,11 @@ function openSecret(ciphertext: string): string {
  */
 const MARK_STARTED_SQL = `
 WITH old AS (
-  SELECT ${DELIVERY.id}, ${DELIVERY.attemptStartedAt} IS NOT NULL AS started FROM webhook_deliveries
+  SELECT ${DELIVERY.id}, ${DELIVERY.attemptStartedAt} IS NOT NULL AS started FROM ${TABLE.WebhookDelivery}
   WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.cycle} = $2::int AND ${DELIVERY.attemptCount} = $3::int - 1 AND ${DELIVERY.status} = 'pending'
   FOR UPDATE
 )
-UPDATE webhook_deliveries w SET ${DELIVERY.attemptStartedAt} = now() FROM old WHERE w.${DELIVERY.id} = old.${DELIVERY.id}
+UPDATE ${TABLE.WebhookDelivery} w SET ${DELIVERY.attemptStartedAt} = now() FROM old WHERE w.${DELIVERY.id} = old.${DELIVERY.id}
 RETURNING old.started`;
 
 async function markStarted(db: PrismaClient, target: DeliveryTarget, attemptNumber: number): Promise<boolean> {
@@ -493,7 +493,7 @@ async function attemptAndRecord(db: PrismaClient, target: DeliveryTarget, opts: 
   return { attemptNumber, outcome, status: next.status, statusCode: sent.statusCode, nextDelayMs: next.nextDelayMs, throttled: next.throttled, recorded };
 }
 
-const ATTEMPT_EXISTS_SQL = `SELECT 1 FROM webhook_attempts WHERE ${ATTEMPT.id} = $1::uuid`;
+const ATTEMPT_EXISTS_SQL = `SELECT 1 FROM ${TABLE.WebhookAttempt} WHERE ${ATTEMPT.id} = $1::uuid`;
 
 async function attemptRowExists(db: PrismaClient, attemptId: string): Promise<boolean> {
   const rows = await db.$queryRawUnsafe<unknown[]>(ATTEMPT_EXISTS_SQL, attemptId);
@@ -501,9 +501,9 @@ async function attemptRowExists(db: PrismaClient, attemptId: string): Promise<bo
 }
 
 /** The delivery with its subscription and event, by id (the Inngest engine's step input). */
-const LOAD_TARGET_SQL = `SELECT ${TARGET_COLUMNS} FROM webhook_deliveries d
-       JOIN webhook_subscriptions s ON s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId}
-       JOIN events e ON e.${EVENT.id} = d.${DELIVERY.eventId}
+const LOAD_TARGET_SQL = `SELECT ${TARGET_COLUMNS} FROM ${TABLE.WebhookDelivery} d
+       JOIN ${TABLE.WebhookSubscription} s ON s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId}
+       JOIN ${TABLE.Event} e ON e.${EVENT.id} = d.${DELIVERY.eventId}
      WHERE d.${DELIVERY.id} = $1::uuid`;
 
 export async function loadDeliveryTarget(db: PrismaClient, deliveryId: string): Promise<DeliveryTarget | null> {

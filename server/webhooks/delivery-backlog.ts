@@ -2,7 +2,7 @@
 // due and how long the oldest has waited, across all tenants, in one query on the
 // (status, next_attempt_at) index. Deliveries to a disabled subscription are not claimed by any
 // engine until it is enabled again, so they are no backlog of the service's.
-import { modelColumns } from "../db/columns";
+import { modelColumns, TABLE } from "../db/columns";
 import { Prisma } from "../db/generated/client";
 import type { SqlRunner } from "../lib/sql";
 
@@ -12,7 +12,7 @@ const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
 /** Counting stops here: past it the number says "a great many", and the scrape stays cheap. */
 export const BACKLOG_COUNT_CAP = 100_000;
 
-const DUE = `FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId} AND s.${SUBSCRIPTION.enabled}
+const DUE = `FROM ${TABLE.WebhookDelivery} d JOIN ${TABLE.WebhookSubscription} s ON s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId} AND s.${SUBSCRIPTION.enabled}
   WHERE d.${DELIVERY.status} = 'pending' AND d.${DELIVERY.nextAttemptAt} <= now()`;
 
 const BACKLOG_SQL = {

@@ -5,7 +5,7 @@
 // Woken at once by new deliveries (in-process signal; LISTEN/NOTIFY across PostgreSQL processes),
 // by its own retry timers, and otherwise by a poll.
 import pg from "pg";
-import { modelColumns } from "../db/columns";
+import { modelColumns, TABLE } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
 import { isDatabaseUnavailable } from "../lib/database-errors";
 import { databaseKind, directDatabaseUrl, getDb, getSql, type SqlRunner } from "../db/client";
@@ -62,7 +62,7 @@ const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
  * Gives up this process's leases ($1 ids) on stopping, so another worker takes them at once. Those
  * never sent ($2 ids) lose their started mark too: their next attempt is no possible repeat.
  */
-const RELEASE_LEASES_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.lockedUntil} = NULL,
+const RELEASE_LEASES_SQL = `UPDATE ${TABLE.WebhookDelivery} SET ${DELIVERY.lockedUntil} = NULL,
   ${DELIVERY.attemptStartedAt} = CASE WHEN ${DELIVERY.id} = ANY($2::uuid[]) THEN NULL ELSE ${DELIVERY.attemptStartedAt} END
   WHERE ${DELIVERY.id} = ANY($1::uuid[]) AND ${DELIVERY.status} = 'pending'`;
 

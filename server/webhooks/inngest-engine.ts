@@ -6,7 +6,7 @@
 // ever calls `inngest.send` (it would hang or fail without a server).
 import { Inngest } from "inngest";
 import { serve } from "inngest/edge";
-import { modelColumns } from "../db/columns";
+import { modelColumns, TABLE } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
 import { getDb } from "../db/client";
 import { log } from "../lib/log";
@@ -37,7 +37,7 @@ const DISPATCHED = "dispatched";
 const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
 
 /** The dispatched cycle, or the cycle this run already owns ($1 delivery, $2 cycle, $3 run). */
-const OWN_CYCLE_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = $3, ${DELIVERY.lockedUntil} = NULL, ${DELIVERY.updatedAt} = now()
+const OWN_CYCLE_SQL = `UPDATE ${TABLE.WebhookDelivery} SET ${DELIVERY.inngestRunId} = $3, ${DELIVERY.lockedUntil} = NULL, ${DELIVERY.updatedAt} = now()
      WHERE ${DELIVERY.id} = $1::uuid AND ((${DELIVERY.cycle} = $2::int AND ${DELIVERY.inngestRunId} = '${DISPATCHED}' AND ${DELIVERY.status} = 'pending') OR ${DELIVERY.inngestRunId} = $3)
      RETURNING ${DELIVERY.cycle}, ${DELIVERY.attemptCount} AS attempts`;
 const AUDIT = modelColumns(Prisma.AuditLogScalarFieldEnum);
@@ -49,13 +49,13 @@ export const CONSOLE_RERUN_ACTOR = "Inngest console rerun";
  */
 const NEW_CYCLE_SQL = `WITH before AS (
   SELECT ${DELIVERY.id}, ${DELIVERY.tenantId}, ${DELIVERY.subscriptionId}, ${DELIVERY.eventId}, ${DELIVERY.cycle}, ${DELIVERY.status}, ${DELIVERY.attemptCount}
-  FROM webhook_deliveries WHERE ${DELIVERY.id} = $1::uuid FOR UPDATE
+  FROM ${TABLE.WebhookDelivery} WHERE ${DELIVERY.id} = $1::uuid FOR UPDATE
 ), u AS (
-  UPDATE webhook_deliveries w SET ${DELIVERY.cycle} = w.${DELIVERY.cycle} + 1, ${DELIVERY.attemptCount} = 0, ${DELIVERY.status} = 'pending', ${DELIVERY.inngestRunId} = $2,
+  UPDATE ${TABLE.WebhookDelivery} w SET ${DELIVERY.cycle} = w.${DELIVERY.cycle} + 1, ${DELIVERY.attemptCount} = 0, ${DELIVERY.status} = 'pending', ${DELIVERY.inngestRunId} = $2,
        ${DELIVERY.nextAttemptAt} = NULL, ${DELIVERY.lockedUntil} = NULL, ${DELIVERY.deliveredAt} = NULL, ${DELIVERY.updatedAt} = now()
   FROM before WHERE w.${DELIVERY.id} = before.${DELIVERY.id} RETURNING w.${DELIVERY.cycle}
 ), audit AS (
-  INSERT INTO audit_logs (${AUDIT.id}, ${AUDIT.tenantId}, ${AUDIT.actorType}, ${AUDIT.actorId}, ${AUDIT.actorLabel}, ${AUDIT.action}, ${AUDIT.targetType}, ${AUDIT.targetId}, ${AUDIT.details}, ${AUDIT.createdAt})
+  INSERT INTO ${TABLE.AuditLog} (${AUDIT.id}, ${AUDIT.tenantId}, ${AUDIT.actorType}, ${AUDIT.actorId}, ${AUDIT.actorLabel}, ${AUDIT.action}, ${AUDIT.targetType}, ${AUDIT.targetId}, ${AUDIT.details}, ${AUDIT.createdAt})
   SELECT gen_random_uuid(), b.${DELIVERY.tenantId}, 'system', NULL, '${CONSOLE_RERUN_ACTOR}', 'delivery.replayed', 'webhook_delivery', b.${DELIVERY.id}::text,
     jsonb_build_object('subscription_id', b.${DELIVERY.subscriptionId}, 'event_id', 'evt_' || b.${DELIVERY.eventId}, 'cycle', b.${DELIVERY.cycle} + 1,
       'previous_state', CASE b.${DELIVERY.status} WHEN 'pending' THEN CASE WHEN b.${DELIVERY.attemptCount} > 0 THEN 'retrying' ELSE 'pending' END
@@ -68,14 +68,14 @@ SELECT ${DELIVERY.cycle}, 0 AS attempts FROM u`;
  * A run held back too long (an open breaker, a disabled subscription) gives its delivery back to
  * the dispatcher ($1 delivery, $2 cycle, $3 ms until due): claimable again then, attempts as they are.
  */
-const HAND_BACK_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = NULL, ${DELIVERY.lockedUntil} = NULL,
+const HAND_BACK_SQL = `UPDATE ${TABLE.WebhookDelivery} SET ${DELIVERY.inngestRunId} = NULL, ${DELIVERY.lockedUntil} = NULL,
        ${DELIVERY.nextAttemptAt} = now() + make_interval(secs => $3::int / 1000.0), ${DELIVERY.updatedAt} = now()
      WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.cycle} = $2::int AND ${DELIVERY.status} = 'pending' AND ${DELIVERY.inngestRunId} <> '${DISPATCHED}'`;
 /**
  * A run that failed for good ($1 delivery, $2 its run id, $3 ms until due) gives its delivery back
  * to the dispatcher, if it still held it (or had not yet taken it): a new due time, so a new event id.
  */
-const HAND_BACK_FAILED_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = NULL, ${DELIVERY.lockedUntil} = NULL,
+const HAND_BACK_FAILED_SQL = `UPDATE ${TABLE.WebhookDelivery} SET ${DELIVERY.inngestRunId} = NULL, ${DELIVERY.lockedUntil} = NULL,
        ${DELIVERY.nextAttemptAt} = now() + make_interval(secs => $3::int / 1000.0), ${DELIVERY.updatedAt} = now()
      WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.status} = 'pending' AND ${DELIVERY.inngestRunId} IN ($2, '${DISPATCHED}')`;
 /**
@@ -83,7 +83,7 @@ const HAND_BACK_FAILED_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRu
  * and their dispatcher lease stays until a run takes them (beginCycle). Marked before the event is
  * sent: Inngest may start the run before `send` returns, and the run must find its cycle dispatched.
  */
-const MARK_DISPATCHED_SQL = `UPDATE webhook_deliveries SET ${DELIVERY.inngestRunId} = '${DISPATCHED}'
+const MARK_DISPATCHED_SQL = `UPDATE ${TABLE.WebhookDelivery} SET ${DELIVERY.inngestRunId} = '${DISPATCHED}'
      WHERE ${DELIVERY.id} = ANY($1::uuid[]) AND (${DELIVERY.inngestRunId} IS NULL OR ${DELIVERY.inngestRunId} = '${DISPATCHED}')`;
 /**
  * What the dispatcher claims: deliveries no engine holds, and deliveries it dispatched whose lease

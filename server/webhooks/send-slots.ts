@@ -1,7 +1,7 @@
 // The outbound rate limit's send slots: each subscription's `next_delivery_at` is its next free
 // slot, shared by every worker process and Inngest run (one row, updated atomically). A slot is
 // 1 / max_deliveries_per_second after the one before; a consumer's 429 with Retry-After moves it later.
-import { modelColumns } from "../db/columns";
+import { modelColumns, TABLE } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
 import type { SqlRunner } from "../db/client";
 import { slotGap } from "./claim-deliveries";
@@ -14,9 +14,9 @@ const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
 const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
 const GAP = slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`);
 /** Takes $2 consecutive slots of the subscription of delivery $1: how long until the first, and the gap between them. */
-const RESERVE_SLOTS_SQL = `UPDATE webhook_subscriptions s
+const RESERVE_SLOTS_SQL = `UPDATE ${TABLE.WebhookSubscription} s
        SET ${SUBSCRIPTION.nextDeliveryAt} = greatest(s.${SUBSCRIPTION.nextDeliveryAt}, clock_timestamp()) + $2::int * ${GAP}
-     FROM webhook_deliveries d WHERE d.${DELIVERY.id} = $1::uuid AND s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId}
+     FROM ${TABLE.WebhookDelivery} d WHERE d.${DELIVERY.id} = $1::uuid AND s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId}
      RETURNING ceil(extract(epoch FROM s.${SUBSCRIPTION.nextDeliveryAt} - $2::int * ${GAP} - clock_timestamp()) * 1000)::int AS wait_ms,
        (extract(epoch FROM ${GAP}) * 1000)::float8 AS gap_ms`;
 const RESERVE_SLOTS = { text: RESERVE_SLOTS_SQL };
