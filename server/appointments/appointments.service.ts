@@ -10,7 +10,7 @@ import { badRequest, conflict, notFound } from "../lib/errors";
 import { eventEmitter, eventFanOutSql, eventOrigin, wakeDeliveryWorkersSql } from "../outbox/emit-event";
 import { APPOINTMENT_EVENTS } from "./appointments.events";
 import { signalOutboxWrite } from "../outbox/outbox-signal";
-import { databaseKind, getSql } from "../db/client";
+import { databaseKind, getSql, sqlIfOpen } from "../db/client";
 import { randomUUID } from "node:crypto";
 import { changedFields } from "../lib/wire";
 import { appointmentResource, TERMINAL_STATUSES, type Appointment, type CreateAppointmentInput, type UpdateAppointmentInput } from "./appointments.types";
@@ -55,8 +55,7 @@ export async function getAppointment(db: TenantDb, id: string): Promise<Appointm
 
 /** POST /appointments (and the demo's seeds): the same one statement as the assistant's book_appointment. */
 export async function createAppointment(db: TenantDb, input: CreateAppointmentInput): Promise<Appointment> {
-  // In the caller's transaction when there is one (an Idempotency-Key's: the booking commits with its stored answer).
-  const booking = await bookAppointment(joinedTransactionSql(db) ?? scopeSqlToTenant(await getSql(), db.tenantId), input);
+  const booking = await bookAppointment(db, input);
   if (!("booked" in booking)) throw notFound();
   return booking.booked;
 }
@@ -131,7 +130,19 @@ function bookedRow(tenantId: string, input: CreateAppointmentInput): Appointment
   };
 }
 
-export async function bookAppointment(sql: TenantSql, input: CreateAppointmentInput, call?: ToolCallKey): Promise<Booking> {
+/**
+ * Where a booking's statement runs: in the caller's transaction when there is one (an
+ * Idempotency-Key's: the booking commits with its stored answer), else on the statement connections
+ * (server/db/client.ts), never on the one read connection the request's key lookup and the hot
+ * lists pipeline on: a booking commits (a WAL flush) and may wait on a repeated tool call's lock,
+ * and everything queued behind it on that connection would wait too.
+ */
+async function bookingSql(db: TenantDb): Promise<TenantSql> {
+  return joinedTransactionSql(db) ?? scopeSqlToTenant(sqlIfOpen() ?? (await getSql()), db.tenantId);
+}
+
+export async function bookAppointment(db: TenantDb, input: CreateAppointmentInput, call?: ToolCallKey): Promise<Booking> {
+  const sql = await bookingSql(db);
   const row = bookedRow(sql.tenantId, input);
   assertEndAfterStart(row.scheduledStart, row.scheduledEnd);
   const appointment = appointmentToWire(row);

@@ -21,6 +21,7 @@ import { countNewMessages, findOrCreateConversation, type ConversationRow } from
 import { normalizeCustomerIdentifier } from "../lib/customer-identifier";
 import { insertMessagesOnce, INGEST_TRANSACTION, reopenIfClosed } from "../conversations/ingest";
 import type { ChannelProvider } from "../channels/providers";
+import { assertConnectionCurrentIn, type ConnectionCheck } from "../channels/channel-connections";
 import { callResource } from "./calls.types";
 
 const emitEvent = eventEmitter(CALL_EVENTS);
@@ -50,9 +51,15 @@ export type CallReport = {
 
 export type CallReportResult = { call: CallRow; conversation: ConversationRow; events: string[] };
 
-export async function applyCallReport(db: TenantDb, report: CallReport): Promise<CallReportResult> {
+/**
+ * Applies a report in one transaction. `connection`: the channel connection a receiver verified the
+ * report with; the transaction stores nothing unless it is still current (`StaleConnectionError`,
+ * see server/receivers/connection-gate.ts). Null for in-process callers that verified nothing.
+ */
+export async function applyCallReport(db: TenantDb, report: CallReport, connection: ConnectionCheck | null = null): Promise<CallReportResult> {
   const customerIdentifier = normalizeCustomerIdentifier("voice", report.customerNumber);
   return db.$transaction(async (tx) => {
+    await assertConnectionCurrentIn(tx, connection);
     const { row: conversation } = await findOrCreateConversation(tx, { channel: "voice", customerIdentifier });
     const events: string[] = [];
     const inserted = await insertCallOnce(tx, conversation.id, report);

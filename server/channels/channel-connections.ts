@@ -9,7 +9,7 @@
 import { ZodError } from "zod";
 import { Prisma } from "../db/generated/client";
 import { modelColumns } from "../db/columns";
-import { scopeToTenant, type TenantDb } from "../db/tenant-scope";
+import { scopeToTenant, type TenantDb, type TenantTx } from "../db/tenant-scope";
 import { getDb, getSql, sqlIfOpen, type Statement } from "../db/client";
 import { lockTenantRow } from "../db/lock-row";
 import { keysetPage, toListEnvelope } from "../lib/pagination";
@@ -66,8 +66,8 @@ function sealCredentials(provider: ChannelProvider, raw: Record<string, unknown>
  * Decrypted credentials by their sealed text, so a busy connection is not decrypted on every
  * inbound request. Keyed by the sealed text itself, nothing can go stale, in any process: changing
  * a connection's credentials seals them anew (a fresh random IV, so a new key) and every process
- * misses at once, and a disabled or removed connection is never looked up here (its row is read
- * per request). Bounded: past the limit the oldest entry goes.
+ * misses at once, and a disabled or removed connection stores nothing (every store checks the
+ * connection's row, `connectionIsCurrentSql`). Bounded: past the limit the oldest entry goes.
  */
 const decryptedCredentials = new Map<string, Readonly<Record<string, string>>>();
 const MAX_DECRYPTED_CREDENTIALS = 1_000;
@@ -367,11 +367,11 @@ const ACTIVE_CONNECTION: Statement = {
 const LOCK_HELD_ADDRESS = `SELECT ${CONNECTION.id} FROM channel_connections WHERE ${CONNECTION.provider} = $1 AND ${CONNECTION.address} = $2 FOR UPDATE`;
 
 /**
- * Connections found active, per process, by provider and address: a message's receiver verifies
- * the signature with the cached credentials and its ingest statement checks, in the same round
- * trip as the store, that the connection is still active with those credentials
- * (server/conversations/ingest.ts); when it is not, nothing was stored, the entry goes and the
- * connection is looked up again. Only found connections are kept ("not found" is asked again every
+ * Connections found active, per process, by provider and address: a receiver verifies the
+ * signature with the cached credentials and its store checks, in the same round trip or transaction
+ * as its writes, that the connection is still active with those credentials
+ * (`connectionIsCurrentSql`; server/receivers/connection-gate.ts); when it is not, nothing was
+ * stored, the entry goes and the connection is looked up again. Only found connections are kept ("not found" is asked again every
  * time, so a connection made in another process answers at once). Bounded: past the limit the
  * oldest entry goes.
  */
@@ -416,11 +416,30 @@ export class StaleConnectionError extends Error {
   }
 }
 
+/** The connection a receiver verified a request with: a store checks that it is still active with these credentials. */
+export type ConnectionCheck = { id: string; credentialsEncrypted: string };
+
 /**
- * For a store that does not check the connection itself: reads it again and throws
- * `StaleConnectionError` unless it is still the active one with the same credentials.
+ * THE condition every receiver's store checks, in its own statement or transaction (SQL of the
+ * connection id, the tenant and the sealed credentials): true while that connection is active with
+ * exactly those credentials. Whoever disables, removes or re-keys it makes it false for every
+ * process at once, whatever they have cached.
  */
-export async function assertConnectionCurrent(connection: ResolvedConnection): Promise<void> {
-  const now = await findActiveConnection(connection.provider, connection.address);
-  if (!now || now.id !== connection.id || now.credentialsEncrypted !== connection.credentialsEncrypted) throw new StaleConnectionError();
+export function connectionIsCurrentSql(p: { id: string; tenant: string; sealed: string }): string {
+  return `EXISTS (SELECT 1 FROM channel_connections k WHERE k.${CONNECTION.id} = ${p.id} AND k.${CONNECTION.tenantId} = ${p.tenant}
+    AND k.${CONNECTION.status} = 'active' AND k.${CONNECTION.credentialsEncrypted} = ${p.sealed})`;
+}
+
+const CONNECTION_IS_CURRENT = `SELECT ${connectionIsCurrentSql({ id: "$1::uuid", tenant: "$2::uuid", sealed: "$3::text" })} AS ok`;
+
+/**
+ * For a store made of several statements (a call's report, a delivery report): its transaction's
+ * first statement, so nothing it writes commits unless the connection is current; else
+ * `StaleConnectionError` (the transaction rolls back, and the receiver reads the connection again).
+ * Null: an in-process caller that verified nothing.
+ */
+export async function assertConnectionCurrentIn(tx: TenantTx, connection: ConnectionCheck | null): Promise<void> {
+  if (!connection) return;
+  const [row] = await tx.$queryRawUnsafe<{ ok: boolean }[]>(CONNECTION_IS_CURRENT, connection.id, tx.tenantId, connection.credentialsEncrypted);
+  if (!row?.ok) throw new StaleConnectionError();
 }

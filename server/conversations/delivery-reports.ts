@@ -8,6 +8,7 @@ import { eventEmitter } from "../outbox/emit-event";
 import { CONVERSATION_EVENTS } from "./conversations.events";
 import { conversationToWire, messageToWire } from "./conversations.service";
 import type { ChannelProvider } from "../channels/providers";
+import { assertConnectionCurrentIn, type ConnectionCheck } from "../channels/channel-connections";
 
 const emitEvent = eventEmitter(CONVERSATION_EVENTS);
 
@@ -25,9 +26,14 @@ const MOVES_FROM: Record<DeliveryReport["status"], string[]> = {
   failed: ["queued", "sent"],
 };
 
-/** Applies a report; `moved` is false when the message is unknown or already past that state. */
-export async function applyDeliveryReport(db: TenantDb, report: DeliveryReport): Promise<{ moved: boolean }> {
+/**
+ * Applies a report; `moved` is false when the message is unknown or already past that state.
+ * `connection`: the channel connection a receiver verified the report with; nothing moves unless it
+ * is still current (`StaleConnectionError`, see server/receivers/connection-gate.ts).
+ */
+export async function applyDeliveryReport(db: TenantDb, report: DeliveryReport, connection: ConnectionCheck | null = null): Promise<{ moved: boolean }> {
   return db.$transaction(async (tx) => {
+    await assertConnectionCurrentIn(tx, connection);
     const where = { provider: report.provider, providerMessageId: report.providerMessageId, direction: "outbound" };
     const moved = await tx.message.updateMany({
       where: { ...where, status: { in: MOVES_FROM[report.status] } },

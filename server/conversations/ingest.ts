@@ -29,7 +29,7 @@ import { AppError } from "../lib/errors";
 import type { Channel } from "../lib/conversation-channels";
 import { normalizeCustomerIdentifier } from "../lib/customer-identifier";
 import type { ChannelProvider } from "../channels/providers";
-import { StaleConnectionError } from "../channels/channel-connections";
+import { connectionIsCurrentSql, StaleConnectionError, type ConnectionCheck } from "../channels/channel-connections";
 
 export type InboundMessage = {
   provider: ChannelProvider;
@@ -52,20 +52,15 @@ export type IngestResult = {
   stored: boolean;
 };
 
-/** The connection a receiver verified the request with: the statement stores only while it is still active with these credentials. */
-export type ConnectionCheck = { id: string; credentialsEncrypted: string };
-
 // The statement's column names come from the model (server/db/columns.ts).
 const CONVERSATION = modelColumns(Prisma.ConversationScalarFieldEnum);
 const MESSAGE = modelColumns(Prisma.MessageScalarFieldEnum);
-const CONNECTION = modelColumns(Prisma.ChannelConnectionScalarFieldEnum);
 
 // The statements' parts. $1 tenant, $2 connection id (null: no check, for in-process callers), $3
 // its sealed credentials, $4 channel, $5 customer identifier, $6 body, $7 provider, $8 provider
 // message id, $9 the time.
 const GATE = `gate AS (
-  SELECT ($2::uuid IS NULL OR EXISTS (SELECT 1 FROM channel_connections k WHERE k.${CONNECTION.id} = $2::uuid AND k.${CONNECTION.tenantId} = $1::uuid
-    AND k.${CONNECTION.status} = 'active' AND k.${CONNECTION.credentialsEncrypted} = $3::text)) AS ok
+  SELECT ($2::uuid IS NULL OR ${connectionIsCurrentSql({ id: "$2::uuid", tenant: "$1::uuid", sealed: "$3::text" })}) AS ok
 ), found AS (
   SELECT c.${CONVERSATION.id} FROM conversations c, gate
   WHERE gate.ok AND c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.channel} = $4::text AND c.${CONVERSATION.customerIdentifier} = $5::text

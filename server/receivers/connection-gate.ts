@@ -1,16 +1,13 @@
 // How every receiver finds and trusts the channel connection of a request: the one place that
 // decides which credentials a signature is verified with, and that nothing is stored unless they
-// are the connection's current ones.
-//   - A message's ingest (Twilio SMS and WhatsApp, WhatsApp Cloud) checks the connection inside its
-//     own statement (server/conversations/ingest.ts): the connection comes from this process's
-//     cache (server/channels/channel-connections.ts) when it has it, so a message to a known
-//     address costs one round trip. When the cached credentials do not verify the request, or the
-//     statement finds the connection disabled, removed or re-keyed (it then stores nothing), the
-//     entry is dropped and the connection is read again, and the request verified again, with its
-//     current credentials.
-//   - Everything else (delivery reports, calls: Twilio Voice, Retell, Vapi) stores through
-//     transactions that do not check the connection, so its connection is read from the database
-//     for each request, as before.
+// are the connection's current ones. The connection comes from this process's cache
+// (server/channels/channel-connections.ts) when it has it, so a request to a known address reads
+// nothing before its store; every store checks the connection itself, in the same round trip or
+// transaction as its writes (`connectionIsCurrentSql`): a message's ingest statement
+// (server/conversations/ingest.ts), a call report's or a delivery report's transaction
+// (`assertConnectionCurrentIn`). When the cached credentials do not verify the request, or the store
+// finds the connection disabled, removed or re-keyed (it then stores nothing), the entry is dropped
+// and the connection is read again, and the request verified again, with its current credentials.
 import { AppError } from "../lib/errors";
 import {
   cachedActiveConnection,
@@ -30,34 +27,33 @@ export type ConnectionGate = {
   what: string;
   /** Throws (401 / 403) unless the request verifies with this connection's credentials. */
   verify: (connection: ResolvedConnection) => void | Promise<void>;
-  /** Whether `work`'s store checks the connection itself (throwing `StaleConnectionError`): only then may a cached connection be used. */
-  storeChecksConnection: boolean;
 };
 
 /** Stale answers in a row before giving up (a connection changed again between each read and store). */
 const MAX_STALE = 3;
 
-/** `work` with the request's verified connection (see the top of this file). */
+/**
+ * `work` with the request's verified connection (see the top of this file). `work` must store only
+ * through stores that check the connection (throwing `StaleConnectionError`), and may run again.
+ */
 export async function withVerifiedConnection<T>(gate: ConnectionGate, work: (connection: ResolvedConnection) => Promise<T>): Promise<T> {
-  if (gate.storeChecksConnection) {
-    const cached = cachedActiveConnection(gate.provider, gate.address);
-    if (cached) {
-      const verified = await Promise.resolve()
-        .then(() => gate.verify(cached))
-        .then(
-          () => true,
-          () => false,
-        );
-      if (verified) {
-        try {
-          return await work(cached);
-        } catch (err) {
-          if (!(err instanceof StaleConnectionError)) throw err;
-        }
+  const cached = cachedActiveConnection(gate.provider, gate.address);
+  if (cached) {
+    const verified = await Promise.resolve()
+      .then(() => gate.verify(cached))
+      .then(
+        () => true,
+        () => false,
+      );
+    if (verified) {
+      try {
+        return await work(cached);
+      } catch (err) {
+        if (!(err instanceof StaleConnectionError)) throw err;
       }
-      // Re-keyed, disabled or removed since it was cached (or the request is forged): read it again.
-      forgetCachedConnection(gate.provider, gate.address);
     }
+    // Re-keyed, disabled or removed since it was cached (or the request is forged): read it again.
+    forgetCachedConnection(gate.provider, gate.address);
   }
   for (let stale = 0; ; stale++) {
     const connection = await findActiveConnection(gate.provider, gate.address);

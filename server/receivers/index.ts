@@ -15,7 +15,7 @@ import { errorBody, AppError } from "../lib/errors";
 import { resolveClientIp } from "../lib/client-ip";
 import { limitInboundRequest, type LimitDecision } from "../ratelimit";
 import { failedAuthBucketOf } from "../ratelimit/failed-auth";
-import { requestIdOf, withRequestLogger } from "../lib/log";
+import { requestIdOf, withRequestScope } from "../lib/log";
 import { traceRequest } from "../observability/tracing";
 
 type Handler = (req: ReceiverRequest) => Promise<ReceiverAnswer>;
@@ -67,7 +67,7 @@ export async function answerWebhook(req: ReceiverRequest): Promise<ReceiverAnswe
     { method: req.method, target: req.url.pathname, headers: req.headers },
     "/api/webhooks/{unmatched}",
     requestId,
-    () => withRequestLogger(requestId, () => answerInScope(req)),
+    () => withRequestScope(requestId, () => answerInScope(req)),
     (answered) => ({ status: answered.status, route: receiverRouteOf(req.url.pathname) }),
   );
   answer.headers["x-request-id"] = requestId;

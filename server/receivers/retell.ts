@@ -12,7 +12,7 @@ import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { toE164 } from "../lib/customer-identifier";
 import { applyCallReport, type CallReport, type TranscriptTurn } from "../calls/calls.service";
-import { readSignedCallWebhook } from "./signed-call-webhook";
+import { receiveSignedCallWebhook } from "./signed-call-webhook";
 import { answerReceiver, jsonAnswer, malformed, type ReceiverAnswer, type ReceiverRequest } from "./receiver-http";
 import { MAX_INBOUND_BODY } from "./twilio";
 import { instantAfter, instantAt, wholeSeconds } from "./provider-values";
@@ -144,23 +144,23 @@ function reportOf(event: string, call: RetellCall, customerNumber: string): Call
 
 export function handleRetellWebhook(req: ReceiverRequest): Promise<ReceiverAnswer> {
   return answerReceiver("retell", req, async () => {
-    const { connection, data } = await readSignedCallWebhook(req, {
-      provider: "retell",
+    const spec = {
+      provider: "retell" as const,
       signatureHeader: SIGNATURE_HEADER,
       businessNumberOf,
-      verifies: (raw, credentials, signature) => verify(raw, credentials.api_key, signature),
+      verifies: (raw: string, credentials: { api_key: string }, signature: string) => verify(raw, credentials.api_key, signature),
       payload: webhookPayload,
-    });
-    const { event, call } = data;
-    if (LIFECYCLE_EVENTS.has(event)) {
+    };
+    await receiveSignedCallWebhook(req, spec, async (connection, { event, call }) => {
+      if (!LIFECYCLE_EVENTS.has(event)) return;
       const customerNumber = call.direction === "inbound" ? call.from_number : call.to_number;
       if (!toE164(customerNumber)) {
         const field = call.direction === "inbound" ? "from_number" : "to_number";
         throw malformed(`invalid field 'call.${field}': not a phone number in E.164`, `call.${field}`);
       }
       const db = scopeToTenant(await getDb(), connection.tenantId);
-      await applyCallReport(db, reportOf(event, call, customerNumber));
-    }
+      await applyCallReport(db, reportOf(event, call, customerNumber), connection);
+    });
     return jsonAnswer(200, { received: true });
   });
 }

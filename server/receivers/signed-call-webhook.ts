@@ -20,33 +20,35 @@ export type SignedCallWebhook<P extends "retell" | "vapi", S extends z.ZodType> 
   payload: S;
 };
 
-/** The verified webhook: its channel connection and its parsed payload. */
-export async function readSignedCallWebhook<P extends "retell" | "vapi", S extends z.ZodType>(
+/**
+ * Verifies the webhook and runs `store` with its channel connection and parsed payload. `store`
+ * writes through a store that checks the connection (`applyCallReport` given the connection), so
+ * the connection may come from this process's cache (server/receivers/connection-gate.ts).
+ */
+export async function receiveSignedCallWebhook<P extends "retell" | "vapi", S extends z.ZodType>(
   req: ReceiverRequest,
   spec: SignedCallWebhook<P, S>,
-): Promise<{ connection: ResolvedConnection; data: z.output<S> }> {
+  store: (connection: ResolvedConnection, data: z.output<S>) => Promise<void>,
+): Promise<void> {
   const raw = await readRawBody(req);
   const signature = req.headers.get(spec.signatureHeader);
   if (!signature) throw missingSignature(spec.signatureHeader);
   const payload = parseJson(raw);
   const number = spec.businessNumberOf(payload);
-  // A call's writes do not check the connection: it is read from the database for this request.
-  const connection = await withVerifiedConnection(
-    {
-      provider: spec.provider,
-      address: number,
-      what: `${spec.provider} number ${number}`,
-      storeChecksConnection: false,
-      verify: async (connection) => {
-        if (!(await spec.verifies(raw, connectionCredentials<P>(connection), signature))) throw badSignature(spec.signatureHeader);
-      },
+  const gate = {
+    provider: spec.provider,
+    address: number,
+    what: `${spec.provider} number ${number}`,
+    verify: async (connection: ResolvedConnection) => {
+      if (!(await spec.verifies(raw, connectionCredentials<P>(connection), signature))) throw badSignature(spec.signatureHeader);
     },
-    async (connection) => connection,
-  );
-  assertBoundedInput(payload);
-  const parsed = spec.payload.safeParse(payload);
-  if (!parsed.success) throw fromZodError(parsed.error);
-  return { connection, data: parsed.data };
+  };
+  await withVerifiedConnection(gate, async (connection) => {
+    assertBoundedInput(payload);
+    const parsed = spec.payload.safeParse(payload);
+    if (!parsed.success) throw fromZodError(parsed.error);
+    await store(connection, parsed.data);
+  });
 }
 
 function parseJson(raw: string): unknown {

@@ -114,7 +114,7 @@ const isStatusCallback = (params: Params) => {
  * the gate that finds its connection (404 when none) and verifies the request with its auth token
  * over the public URL (403), `validateRequest` of the official library, and its AccountSid.
  * `businessField` names the parameter holding the business number (it depends on the request's
- * kind, read from the form). `storeChecksConnection`: see connection-gate.ts.
+ * kind, read from the form).
  */
 async function twilioRequest(req: ReceiverRequest, businessField: (params: Params) => "To" | "From") {
   const params = parseForm(req, await readRawBody(req));
@@ -122,17 +122,16 @@ async function twilioRequest(req: ReceiverRequest, businessField: (params: Param
   if (!signature) throw missingSignature(SIGNATURE_HEADER);
   const business = addressOf(params, businessField(params));
   const url = signedUrl(req);
-  const gate = (storeChecksConnection: boolean): ConnectionGate => ({
+  const gate: ConnectionGate = {
     provider: "twilio",
     address: business.number,
     what: `twilio number ${business.number}`,
-    storeChecksConnection,
     verify: (connection) => {
       const credentials = connectionCredentials<"twilio">(connection);
       if (!validateRequest(credentials.auth_token, signature, url, params)) throw badSignature(SIGNATURE_HEADER);
       if (one(params, "AccountSid") !== credentials.account_sid) throw new AppError("forbidden", "AccountSid is not the connection's account");
     },
-  });
+  };
   return { params, business, gate };
 }
 
@@ -145,17 +144,18 @@ export function handleTwilioMessaging(req: ReceiverRequest): Promise<ReceiverAns
     // Inbound: the business number is `To`; a status callback reports a message we sent, from `From`.
     const { params, business, gate } = await twilioRequest(req, (p) => (isStatusCallback(p) ? "From" : "To"));
     if (isStatusCallback(params)) {
-      await withVerifiedConnection(gate(false), async (connection) => {
+      await withVerifiedConnection(gate, async (connection) => {
         assertBoundedInput(params);
         const report = parsePayload(statusPayload, params);
         const moved = REPORTED[report.MessageStatus];
         if (!moved) return;
         const error = report.ErrorCode ? `twilio error ${report.ErrorCode}${report.ErrorMessage ? `: ${report.ErrorMessage}` : ""}` : null;
-        await applyDeliveryReport(await tenantDb(connection), { provider: "twilio", providerMessageId: report.MessageSid, status: moved, error });
+        const delivery = { provider: "twilio" as const, providerMessageId: report.MessageSid, status: moved, error };
+        await applyDeliveryReport(await tenantDb(connection), delivery, connection);
       });
     } else {
       // The message's statement checks the connection: a cached one serves (one round trip).
-      await withVerifiedConnection(gate(true), async (connection) => {
+      await withVerifiedConnection(gate, async (connection) => {
         assertBoundedInput(params);
         const message = parsePayload(inboundPayload, params);
         const from = addressOf(params, "From");
@@ -196,23 +196,24 @@ const isOutbound = (params: Params) => String(params.Direction ?? "").startsWith
 export function handleTwilioVoiceStatus(req: ReceiverRequest): Promise<ReceiverAnswer> {
   return answerReceiver("twilio", req, async () => {
     const { params, gate } = await twilioRequest(req, (p) => (isOutbound(p) ? "From" : "To"));
-    const connection = await withVerifiedConnection(gate(false), async (connection) => connection);
-    assertBoundedInput(params);
-    const call = parsePayload(voicePayload, params);
-    if (UNANSWERED.has(call.CallStatus)) {
-      const db = await tenantDb(connection);
+    await withVerifiedConnection(gate, async (connection) => {
+      assertBoundedInput(params);
+      const call = parsePayload(voicePayload, params);
+      if (!UNANSWERED.has(call.CallStatus)) return;
       const customer = addressOf(params, isOutbound(params) ? "To" : "From");
       // Twilio writes RFC 2822; a Timestamp that is no date at all counts as now, one outside 0001..9999 is refused.
       const at = (call.Timestamp ? instantOfText(call.Timestamp, "Timestamp") : null) ?? new Date();
-      await applyCallReport(db, {
-        provider: "twilio",
+      const report = {
+        provider: "twilio" as const,
         providerCallId: call.CallSid,
-        direction: isOutbound(params) ? "outbound" : "inbound",
+        direction: isOutbound(params) ? ("outbound" as const) : ("inbound" as const),
         customerNumber: customer.number,
         startedAt: at,
         ended: { at, answered: false, reason: call.CallStatus },
-      });
-    }
+      };
+      // The call's transaction checks the connection: a cached one serves.
+      await applyCallReport(await tenantDb(connection), report, connection);
+    });
     return emptyTwiml();
   });
 }

@@ -15,7 +15,7 @@ import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { toE164 } from "../lib/customer-identifier";
 import { applyCallReport, type CallReport, type TranscriptTurn } from "../calls/calls.service";
-import { readSignedCallWebhook } from "./signed-call-webhook";
+import { receiveSignedCallWebhook } from "./signed-call-webhook";
 import { answerReceiver, jsonAnswer, malformed, type ReceiverAnswer, type ReceiverRequest } from "./receiver-http";
 import { MAX_INBOUND_BODY } from "./twilio";
 import { instantAfter, instantAt, wholeSeconds } from "./provider-values";
@@ -177,15 +177,17 @@ function reportOf(message: VapiMessage): CallReport | null {
 
 export function handleVapiWebhook(req: ReceiverRequest): Promise<ReceiverAnswer> {
   return answerReceiver("vapi", req, async () => {
-    const { connection, data } = await readSignedCallWebhook(req, {
-      provider: "vapi",
+    const spec = {
+      provider: "vapi" as const,
       signatureHeader: SIGNATURE_HEADER,
       businessNumberOf,
-      verifies: (raw, credentials, signature) => signatureVerifies(raw, credentials.secret, signature),
+      verifies: (raw: string, credentials: { secret: string }, signature: string) => signatureVerifies(raw, credentials.secret, signature),
       payload: webhookPayload,
+    };
+    await receiveSignedCallWebhook(req, spec, async (connection, data) => {
+      const report = reportOf(data.message);
+      if (report) await applyCallReport(scopeToTenant(await getDb(), connection.tenantId), report, connection);
     });
-    const report = reportOf(data.message);
-    if (report) await applyCallReport(scopeToTenant(await getDb(), connection.tenantId), report);
     return jsonAnswer(200, { received: true });
   });
 }

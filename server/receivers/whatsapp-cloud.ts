@@ -14,7 +14,7 @@ import { scopeToTenant } from "../db/tenant-scope";
 import { assertBoundedInput } from "../lib/bounded-input";
 import { AppError, fromZodError } from "../lib/errors";
 import { toE164 } from "../lib/customer-identifier";
-import { assertConnectionCurrent, connectionCredentials, findActiveConnection, type ResolvedConnection } from "../channels/channel-connections";
+import { connectionCredentials, findActiveConnection, type ResolvedConnection } from "../channels/channel-connections";
 import { withVerifiedConnection, type ConnectionGate } from "./connection-gate";
 import { ingestInboundMessage } from "../conversations/ingest";
 import { applyDeliveryReport, type DeliveryReport } from "../conversations/delivery-reports";
@@ -157,8 +157,6 @@ export function handleWhatsAppNotification(req: ReceiverRequest): Promise<Receiv
       provider: "whatsapp_cloud",
       address: phoneNumberId,
       what: `whatsapp_cloud phone_number_id ${phoneNumberId}`,
-      // Messages are checked by their statement; statuses check the connection first (below).
-      storeChecksConnection: true,
       verify: (connection) => {
         if (!verifies(raw, connectionCredentials<"whatsapp_cloud">(connection).app_secret, signature)) throw badSignature(SIGNATURE_HEADER);
       },
@@ -172,7 +170,6 @@ export function handleWhatsAppNotification(req: ReceiverRequest): Promise<Receiv
       }
       assertBoundedInput(payload);
       const changes = messageChanges(payload, phoneNumberId);
-      let checked = false;
       for (const value of changes) {
         const names = new Map((value.contacts ?? []).map((c) => [c.wa_id, c.profile?.name ?? null]));
         for (const message of value.messages ?? []) {
@@ -189,18 +186,19 @@ export function handleWhatsAppNotification(req: ReceiverRequest): Promise<Receiv
         for (const status of value.statuses ?? []) {
           const moved = REPORTED[status.status];
           if (!moved) continue;
-          // A delivery report's transaction does not check the connection: it is read again first.
-          if (!checked) await assertConnectionCurrent(connection);
-          checked = true;
           const error = status.errors?.[0]
             ? `whatsapp error ${status.errors[0].code ?? ""}${status.errors[0].title ? `: ${status.errors[0].title}` : ""}`.trim()
             : null;
-          await applyDeliveryReport(scopeToTenant(await getDb(), connection.tenantId), {
-            provider: "whatsapp_cloud",
-            providerMessageId: status.id,
-            status: moved,
-            error,
-          });
+          await applyDeliveryReport(
+            scopeToTenant(await getDb(), connection.tenantId),
+            {
+              provider: "whatsapp_cloud",
+              providerMessageId: status.id,
+              status: moved,
+              error,
+            },
+            connection,
+          );
         }
       }
     });

@@ -96,10 +96,10 @@ export const bookAppointmentTool = defineTool({
  * book_appointment in one statement (bookAppointment, the same rules as POST /appointments) with
  * its tool-call record; a repeat of the id answers the first call's stored answer.
  */
-async function bookOnce({ sql, toolCallId }: ToolContext, input: CreateAppointmentInput): Promise<Appointment> {
+async function bookOnce({ db, sql, toolCallId }: ToolContext, input: CreateAppointmentInput): Promise<Appointment> {
   const call = toolCallId === undefined ? undefined : { tool: "book_appointment", id: toolCallId };
   for (;;) {
-    const booking = await bookAppointment(sql, input, call);
+    const booking = await bookAppointment(db, input, call);
     if ("booked" in booking) return booking.booked;
     // The first call committed while this one waited for it: its answer is there now.
     const text = booking.earlier ?? (call ? await storedToolCallResult(sql, call.tool, call.id) : null);
