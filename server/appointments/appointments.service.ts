@@ -2,7 +2,7 @@
 // emit booking.cancelled / booking.completed / booking.rescheduled.
 import { joinedTransactionSql } from "../db/join-transaction";
 import { Prisma } from "../db/generated/client";
-import { modelColumns, rowInsert } from "../db/columns";
+import { modelColumns, rowInsert, TABLE } from "../db/columns";
 import { scopeSqlToTenant, type TenantDb, type TenantSql, type TenantTx } from "../db/tenant-scope";
 import { lockTenantRow } from "../db/lock-row";
 import { sqlKeysetPage, sqlList, toListEnvelope } from "../lib/pagination";
@@ -80,24 +80,24 @@ const CONVERSATION = modelColumns(Prisma.ConversationScalarFieldEnum);
 const LEAD = modelColumns(Prisma.LeadScalarFieldEnum);
 const OFFERING = modelColumns(Prisma.OfferingScalarFieldEnum);
 const BOOK_SQL = {
-  text: `WITH r AS (SELECT * FROM jsonb_populate_record(NULL::appointments, $2::text::jsonb)
+  text: `WITH r AS (SELECT * FROM jsonb_populate_record(NULL::${TABLE.Appointment}, $2::text::jsonb)
 ), visible AS (
-  SELECT (r.${APPOINTMENT.conversationId} IS NULL OR EXISTS (SELECT 1 FROM conversations c WHERE c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.id} = r.${APPOINTMENT.conversationId}))
-     AND (r.${APPOINTMENT.leadId} IS NULL OR EXISTS (SELECT 1 FROM leads l WHERE l.${LEAD.tenantId} = $1::uuid AND l.${LEAD.id} = r.${APPOINTMENT.leadId}))
-     AND (r.${APPOINTMENT.offeringId} IS NULL OR EXISTS (SELECT 1 FROM offerings o WHERE o.${OFFERING.tenantId} = $1::uuid AND o.${OFFERING.id} = r.${APPOINTMENT.offeringId} AND o.${OFFERING.deletedAt} IS NULL)) AS ok
+  SELECT (r.${APPOINTMENT.conversationId} IS NULL OR EXISTS (SELECT 1 FROM ${TABLE.Conversation} c WHERE c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.id} = r.${APPOINTMENT.conversationId}))
+     AND (r.${APPOINTMENT.leadId} IS NULL OR EXISTS (SELECT 1 FROM ${TABLE.Lead} l WHERE l.${LEAD.tenantId} = $1::uuid AND l.${LEAD.id} = r.${APPOINTMENT.leadId}))
+     AND (r.${APPOINTMENT.offeringId} IS NULL OR EXISTS (SELECT 1 FROM ${TABLE.Offering} o WHERE o.${OFFERING.tenantId} = $1::uuid AND o.${OFFERING.id} = r.${APPOINTMENT.offeringId} AND o.${OFFERING.deletedAt} IS NULL)) AS ok
   FROM r
 ), claim AS (
-  INSERT INTO tool_calls (${TC.id}, ${TC.tenantId}, ${TC.tool}, ${TC.toolCallId}, ${TC.result})
+  INSERT INTO ${TABLE.ToolCall} (${TC.id}, ${TC.tenantId}, ${TC.tool}, ${TC.toolCallId}, ${TC.result})
   SELECT gen_random_uuid(), $1::uuid, $4::text, $5::text, to_jsonb($6::text) FROM visible WHERE ok AND $5::text IS NOT NULL
   ON CONFLICT (${TC.tenantId}, ${TC.tool}, ${TC.toolCallId}) DO NOTHING RETURNING ${TC.id}
 ), booked AS (
-  INSERT INTO appointments (${APPOINTMENT_ROW.columns})
+  INSERT INTO ${TABLE.Appointment} (${APPOINTMENT_ROW.columns})
   SELECT ${APPOINTMENT_ROW.columns} FROM r, visible WHERE ok AND ($5::text IS NULL OR EXISTS (SELECT 1 FROM claim))
   RETURNING ${APPOINTMENT.id}
 ), ${eventFanOutSql({ tenant: "$1::uuid", type: "'booking.created'", data: "$3::text::jsonb", origin: { requestId: "$8::text", traceParent: "$9::text" }, source: "booked" })},
 counted AS (SELECT count(*)::int AS n FROM deliveries)
 SELECT (SELECT ok FROM visible) AS visible, EXISTS (SELECT 1 FROM booked) AS booked, counted.n AS deliveries,
-  (SELECT t.${TC.result} #>> '{}' FROM tool_calls t WHERE t.${TC.tenantId} = $1::uuid AND t.${TC.tool} = $4::text AND t.${TC.toolCallId} = $5::text) AS earlier,
+  (SELECT t.${TC.result} #>> '{}' FROM ${TABLE.ToolCall} t WHERE t.${TC.tenantId} = $1::uuid AND t.${TC.tool} = $4::text AND t.${TC.toolCallId} = $5::text) AS earlier,
   (${wakeDeliveryWorkersSql("counted.n > 0", "$7::boolean")})::text AS notified
 FROM counted`,
 };
@@ -168,7 +168,7 @@ export async function bookAppointment(db: TenantDb, input: CreateAppointmentInpu
 export async function updateAppointment(db: TenantDb, input: UpdateAppointmentInput): Promise<Appointment> {
   const { id, ...patch } = input;
   return db.$transaction(async (tx) => {
-    if (!(await lockTenantRow(tx, "appointments", id))) throw notFound();
+    if (!(await lockTenantRow(tx, "Appointment", id))) throw notFound();
     const beforeRow = await tx.appointment.findFirst({ where: { id } });
     if (!beforeRow) throw notFound();
     const before = appointmentToWire(beforeRow);

@@ -68,7 +68,7 @@ export async function applyCallReport(db: TenantDb, report: CallReport, connecti
       events.push("call.started");
       await reopenIfClosed(tx, conversation);
     }
-    if (!(await lockTenantRow(tx, "calls", inserted?.id ?? (await callIdOf(tx, report))))) throw new Error("call row vanished");
+    if (!(await lockTenantRow(tx, "Call", inserted?.id ?? (await callIdOf(tx, report))))) throw new Error("call row vanished");
     let call = await tx.call.findFirstOrThrow({ where: { provider: report.provider, providerCallId: report.providerCallId } });
     call = await applyAnswer(tx, call, report);
     const ended = await applyEnd(tx, call, report);

@@ -8,7 +8,7 @@
 // audited as `channel_connection.changed`, like the CRM's.
 import { ZodError } from "zod";
 import { Prisma } from "../db/generated/client";
-import { modelColumns } from "../db/columns";
+import { modelColumns, TABLE } from "../db/columns";
 import { scopeToTenant, type TenantDb, type TenantTx } from "../db/tenant-scope";
 import { getDb, getSql, sqlIfOpen, type Statement } from "../db/client";
 import { lockTenantRow } from "../db/lock-row";
@@ -230,7 +230,7 @@ export async function updateChannelConnection(db: TenantDb, input: UpdateChannel
 
 async function updateConnection(db: TenantDb, input: UpdateChannelConnectionInput, actor: AuditActor, claiming: (claim: Claim) => void) {
   return db.$transaction(async (tx) => {
-    if (!(await lockTenantRow(tx, "channel_connections", input.id))) throw notFound();
+    if (!(await lockTenantRow(tx, "ChannelConnection", input.id))) throw notFound();
     const existing = await tx.channelConnection.findFirst({ where: { id: input.id } });
     if (!existing) throw notFound();
     const provider = input.provider ?? (existing.provider as ChannelProvider);
@@ -360,11 +360,11 @@ export type ResolvedConnection = {
 const CONNECTION = modelColumns(Prisma.ChannelConnectionScalarFieldEnum);
 const ACTIVE_CONNECTION: Statement = {
   text: `SELECT ${CONNECTION.id}, ${CONNECTION.tenantId} AS "tenantId", ${CONNECTION.provider}, ${CONNECTION.channel}, ${CONNECTION.address}, ${CONNECTION.status}, ${CONNECTION.credentialsEncrypted} AS "credentialsEncrypted"
-    FROM channel_connections WHERE ${CONNECTION.provider} = $1 AND ${CONNECTION.address} = $2`,
+    FROM ${TABLE.ChannelConnection} WHERE ${CONNECTION.provider} = $1 AND ${CONNECTION.address} = $2`,
 };
 
 /** Locks the connection that holds an address, in whichever tenant ($1 provider, $2 address). */
-const LOCK_HELD_ADDRESS = `SELECT ${CONNECTION.id} FROM channel_connections WHERE ${CONNECTION.provider} = $1 AND ${CONNECTION.address} = $2 FOR UPDATE`;
+const LOCK_HELD_ADDRESS = `SELECT ${CONNECTION.id} FROM ${TABLE.ChannelConnection} WHERE ${CONNECTION.provider} = $1 AND ${CONNECTION.address} = $2 FOR UPDATE`;
 
 /**
  * Connections found active, per process, by provider and address: a receiver verifies the
@@ -426,7 +426,7 @@ export type ConnectionCheck = { id: string; credentialsEncrypted: string };
  * process at once, whatever they have cached.
  */
 export function connectionIsCurrentSql(p: { id: string; tenant: string; sealed: string }): string {
-  return `EXISTS (SELECT 1 FROM channel_connections k WHERE k.${CONNECTION.id} = ${p.id} AND k.${CONNECTION.tenantId} = ${p.tenant}
+  return `EXISTS (SELECT 1 FROM ${TABLE.ChannelConnection} k WHERE k.${CONNECTION.id} = ${p.id} AND k.${CONNECTION.tenantId} = ${p.tenant}
     AND k.${CONNECTION.status} = 'active' AND k.${CONNECTION.credentialsEncrypted} = ${p.sealed})`;
 }
 

@@ -125,7 +125,7 @@ const LOCK_PAIR_SQL = `SELECT ${PAIR.id} AS id FROM ${TABLE.Conversation} WHERE 
 export async function updateConversation(db: TenantDb, input: UpdateConversationInput): Promise<Conversation> {
   const { id, status, attributes, ...rest } = input;
   return db.$transaction(async (tx) => {
-    if (!(await lockTenantRow(tx, "conversations", id))) throw notFound();
+    if (!(await lockTenantRow(tx, "Conversation", id))) throw notFound();
     const beforeRow = await tx.conversation.findFirst({ where: { id } });
     if (!beforeRow) throw notFound();
     const data: Prisma.ConversationUncheckedUpdateInput = conversationResource.patchToColumns(rest);
@@ -160,7 +160,7 @@ export async function sendMessage(db: TenantDb, input: SendMessageInput): Promis
   // Resolved first: a misconfigured environment driver must fail before a message is stored.
   getChannelDriver();
   const { conversation, queued, driver } = await db.$transaction(async (tx) => {
-    if (!(await lockTenantRow(tx, "conversations", input.id))) throw notFound();
+    if (!(await lockTenantRow(tx, "Conversation", input.id))) throw notFound();
     const row = await tx.conversation.findFirst({ where: { id: input.id } });
     if (!row) throw notFound();
     if (row.channel === "voice") {

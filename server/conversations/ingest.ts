@@ -18,7 +18,7 @@
 // POST /conversations too), so deliveries of one conversation wait in turn and never deadlock.
 import { randomUUID } from "node:crypto";
 import { databaseKind, getSql, sqlIfOpen, type Statement } from "../db/client";
-import { modelColumns } from "../db/columns";
+import { modelColumns, TABLE } from "../db/columns";
 import { Prisma } from "../db/generated/client";
 import { eventFanOutSql, eventOrigin, wakeDeliveryWorkersSql } from "../outbox/emit-event";
 import { signalOutboxWrite } from "../outbox/outbox-signal";
@@ -62,7 +62,7 @@ const MESSAGE = modelColumns(Prisma.MessageScalarFieldEnum);
 const GATE = `gate AS (
   SELECT ($2::uuid IS NULL OR ${connectionIsCurrentSql({ id: "$2::uuid", tenant: "$1::uuid", sealed: "$3::text" })}) AS ok
 ), found AS (
-  SELECT c.${CONVERSATION.id} FROM conversations c, gate
+  SELECT c.${CONVERSATION.id} FROM ${TABLE.Conversation} c, gate
   WHERE gate.ok AND c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.channel} = $4::text AND c.${CONVERSATION.customerIdentifier} = $5::text
   FOR UPDATE OF c
 )`;
@@ -70,12 +70,12 @@ const GATE = `gate AS (
 // counted. Its id is a scalar subquery, so the update is one primary-key lookup whatever the plan
 // (a join with the CTE let a generic plan scan the tenant's conversations).
 const STORE_AND_COUNT = (target: string) => `stored AS (
-  INSERT INTO messages (${MESSAGE.id}, ${MESSAGE.tenantId}, ${MESSAGE.conversationId}, ${MESSAGE.direction}, ${MESSAGE.author}, ${MESSAGE.body}, ${MESSAGE.status}, ${MESSAGE.provider}, ${MESSAGE.providerMessageId}, ${MESSAGE.createdAt})
+  INSERT INTO ${TABLE.Message} (${MESSAGE.id}, ${MESSAGE.tenantId}, ${MESSAGE.conversationId}, ${MESSAGE.direction}, ${MESSAGE.author}, ${MESSAGE.body}, ${MESSAGE.status}, ${MESSAGE.provider}, ${MESSAGE.providerMessageId}, ${MESSAGE.createdAt})
   SELECT gen_random_uuid(), $1::uuid, ${target}.${CONVERSATION.id}, 'inbound', 'customer', $6::text, 'received', $7::text, $8::text, $9::timestamptz FROM ${target}
   ON CONFLICT (${MESSAGE.tenantId}, ${MESSAGE.provider}, ${MESSAGE.providerMessageId}) DO NOTHING
   RETURNING ${MESSAGE.conversationId}
 ), counted AS (
-  UPDATE conversations c SET ${CONVERSATION.lastMessageAt} = $9::timestamptz, ${CONVERSATION.lastActivityAt} = $9::timestamptz, ${CONVERSATION.messageCount} = c.${CONVERSATION.messageCount} + 1,
+  UPDATE ${TABLE.Conversation} c SET ${CONVERSATION.lastMessageAt} = $9::timestamptz, ${CONVERSATION.lastActivityAt} = $9::timestamptz, ${CONVERSATION.messageCount} = c.${CONVERSATION.messageCount} + 1,
     ${CONVERSATION.status} = CASE WHEN c.${CONVERSATION.status} = 'closed' THEN 'open' ELSE c.${CONVERSATION.status} END,
     ${CONVERSATION.closedAt} = CASE WHEN c.${CONVERSATION.status} = 'closed' THEN NULL ELSE c.${CONVERSATION.closedAt} END, ${CONVERSATION.updatedAt} = now()
   WHERE c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.id} = (SELECT ${CONVERSATION.id} FROM found) AND EXISTS (SELECT 1 FROM stored)
@@ -101,9 +101,9 @@ SELECT gate.ok, (SELECT ${CONVERSATION.id}::text FROM found) AS "conversationId"
  */
 const INGEST: Statement = {
   text: `WITH ${GATE}, known AS (
-  SELECT EXISTS (SELECT 1 FROM messages m WHERE m.${MESSAGE.tenantId} = $1::uuid AND m.${MESSAGE.provider} = $7::text AND m.${MESSAGE.providerMessageId} = $8::text) AS yes
+  SELECT EXISTS (SELECT 1 FROM ${TABLE.Message} m WHERE m.${MESSAGE.tenantId} = $1::uuid AND m.${MESSAGE.provider} = $7::text AND m.${MESSAGE.providerMessageId} = $8::text) AS yes
 ), created AS (
-  INSERT INTO conversations (${CONVERSATION.id}, ${CONVERSATION.tenantId}, ${CONVERSATION.channel}, ${CONVERSATION.customerIdentifier}, ${CONVERSATION.customerName},
+  INSERT INTO ${TABLE.Conversation} (${CONVERSATION.id}, ${CONVERSATION.tenantId}, ${CONVERSATION.channel}, ${CONVERSATION.customerIdentifier}, ${CONVERSATION.customerName},
     ${CONVERSATION.status}, ${CONVERSATION.attributes}, ${CONVERSATION.lastMessageAt}, ${CONVERSATION.lastActivityAt}, ${CONVERSATION.messageCount},
     ${CONVERSATION.createdAt}, ${CONVERSATION.updatedAt})
   SELECT $10::uuid, $1::uuid, $4::text, $5::text, $11::text, 'open', '{}'::jsonb, $9::timestamptz, $9::timestamptz, 1, $9::timestamptz, $9::timestamptz

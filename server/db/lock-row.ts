@@ -2,26 +2,26 @@ import { modelColumns, TABLE } from "./columns";
 import { Prisma } from "./generated/client";
 import type { TenantTx } from "./tenant-scope";
 
-/** The tables whose rows can be locked, each with its model's columns (server/db/columns.ts). */
-const TABLES = {
-  offerings: modelColumns(Prisma.OfferingScalarFieldEnum),
-  appointments: modelColumns(Prisma.AppointmentScalarFieldEnum),
-  leads: modelColumns(Prisma.LeadScalarFieldEnum),
-  conversations: modelColumns(Prisma.ConversationScalarFieldEnum),
-  channel_connections: modelColumns(Prisma.ChannelConnectionScalarFieldEnum),
-  calls: modelColumns(Prisma.CallScalarFieldEnum),
-  webhook_deliveries: modelColumns(Prisma.WebhookDeliveryScalarFieldEnum),
+/** The models whose rows can be locked, each with its columns (server/db/columns.ts). */
+const LOCKABLE = {
+  Offering: modelColumns(Prisma.OfferingScalarFieldEnum),
+  Appointment: modelColumns(Prisma.AppointmentScalarFieldEnum),
+  Lead: modelColumns(Prisma.LeadScalarFieldEnum),
+  Conversation: modelColumns(Prisma.ConversationScalarFieldEnum),
+  ChannelConnection: modelColumns(Prisma.ChannelConnectionScalarFieldEnum),
+  Call: modelColumns(Prisma.CallScalarFieldEnum),
+  WebhookDelivery: modelColumns(Prisma.WebhookDeliveryScalarFieldEnum),
 } as const;
 
-type LockableTable = keyof typeof TABLES;
+type LockableModel = keyof typeof LOCKABLE;
 
-/** Each table's lock statement, built once ($1 row id, $2 tenant). */
+/** Each model's lock statement, built once ($1 row id, $2 tenant). */
 const LOCK_SQL = Object.fromEntries(
-  Object.entries(TABLES).map(([table, column]) => [
-    table,
-    `SELECT ${column.id} FROM "${table}" WHERE ${column.id} = $1::uuid AND ${column.tenantId} = $2::uuid FOR UPDATE`,
+  Object.entries(LOCKABLE).map(([model, column]) => [
+    model,
+    `SELECT ${column.id} FROM ${TABLE[model as LockableModel]} WHERE ${column.id} = $1::uuid AND ${column.tenantId} = $2::uuid FOR UPDATE`,
   ]),
-) as Record<LockableTable, string>;
+) as Record<LockableModel, string>;
 
 const TENANT = modelColumns(Prisma.TenantScalarFieldEnum);
 const LOCK_TENANT_SQL = `SELECT ${TENANT.id} FROM ${TABLE.Tenant} WHERE ${TENANT.id} = $1::uuid FOR UPDATE`;
@@ -38,7 +38,7 @@ export async function lockTenant(tx: TenantTx): Promise<void> {
  * Locks one of the tenant's rows for the rest of the transaction (read-modify-write such as an
  * attributes merge must not lose a concurrent update). Returns false when the row is not the tenant's.
  */
-export async function lockTenantRow(tx: TenantTx, table: LockableTable, id: string): Promise<boolean> {
-  const rows = await tx.$queryRawUnsafe<{ id: string }[]>(LOCK_SQL[table], id, tx.tenantId);
+export async function lockTenantRow(tx: TenantTx, model: LockableModel, id: string): Promise<boolean> {
+  const rows = await tx.$queryRawUnsafe<{ id: string }[]>(LOCK_SQL[model], id, tx.tenantId);
   return rows.length === 1;
 }

@@ -240,7 +240,7 @@ export async function recordProviderReply(
 ) {
   const providerMessageId = provider === "twilio" ? `SM${demoHex()}` : `wamid.${demoHex()}`;
   await db.$transaction(async (tx) => {
-    await lockTenantRow(tx, "conversations", conversationId);
+    await lockTenantRow(tx, "Conversation", conversationId);
     await insertMessagesOnce(tx, [
       {
         tenantId,

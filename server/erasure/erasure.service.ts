@@ -79,7 +79,7 @@ export async function eraseCustomer(db: TenantDb, input: EraseCustomerInput, act
   return db.$transaction(async (tx) => {
     const found: Found = { conversations: new Map(), identifiers: new Set(), values: new Set(), names: new Set() };
     if (input.conversation_id !== undefined) {
-      if (!(await lockTenantRow(tx, "conversations", input.conversation_id))) throw notFound();
+      if (!(await lockTenantRow(tx, "Conversation", input.conversation_id))) throw notFound();
       const row = await tx.conversation.findFirstOrThrow({ where: { id: input.conversation_id } });
       found.conversations.set(row.id, { createdAt: row.createdAt, erased: isErasedIdentifier(row.customerIdentifier) });
       if (!isErasedIdentifier(row.customerIdentifier)) found.identifiers.add(row.customerIdentifier);
@@ -161,7 +161,7 @@ async function findCustomer(tx: TenantTx, found: Found): Promise<{ leads: LeadRo
     for (const { id } of matching) {
       if (found.conversations.has(id)) continue;
       // Locked before anything of it is read: a message ingested meanwhile is then either already committed or waits.
-      if (!(await lockTenantRow(tx, "conversations", id))) continue;
+      if (!(await lockTenantRow(tx, "Conversation", id))) continue;
       const row = await tx.conversation.findFirst({ where: { id } });
       if (!row || isErasedIdentifier(row.customerIdentifier)) continue;
       found.conversations.set(id, { createdAt: row.createdAt, erased: false });

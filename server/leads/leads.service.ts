@@ -71,7 +71,7 @@ export async function createLead(db: TenantDb, input: CreateLeadInput): Promise<
 export async function updateLead(db: TenantDb, input: UpdateLeadInput): Promise<Lead> {
   const { id, attributes, ...rest } = input;
   return db.$transaction(async (tx) => {
-    if (!(await lockTenantRow(tx, "leads", id))) throw notFound();
+    if (!(await lockTenantRow(tx, "Lead", id))) throw notFound();
     const beforeRow = await tx.lead.findFirst({ where: { id } });
     if (!beforeRow) throw notFound();
     const data: Prisma.LeadUncheckedUpdateInput = leadResource.patchToColumns(rest);
@@ -112,10 +112,10 @@ export async function updateLead(db: TenantDb, input: UpdateLeadInput): Promise<
  */
 export async function requestLeadHandoff(db: TenantDb, input: HandoffLeadInput): Promise<Lead> {
   return db.$transaction(async (tx) => {
-    if (!(await lockTenantRow(tx, "leads", input.id))) throw notFound();
+    if (!(await lockTenantRow(tx, "Lead", input.id))) throw notFound();
     const leadRow = await tx.lead.findFirst({ where: { id: input.id } });
     if (!leadRow) throw notFound();
-    await lockTenantRow(tx, "conversations", leadRow.conversationId);
+    await lockTenantRow(tx, "Conversation", leadRow.conversationId);
     const conversationRow = await tx.conversation.findFirst({ where: { id: leadRow.conversationId } });
     if (!conversationRow) throw notFound();
     if (conversationRow.status === "closed") {

@@ -61,7 +61,7 @@ const ACTIVE = `t.${OFFERING.tenantId} = $1::uuid AND t.${OFFERING.status} = 'ac
 // longer a folded constant and is parsed again for every matching row (31 ms instead of 2.4 ms
 // for a word matching 2,000 of 10,000 offerings, EXPLAIN ANALYZE; docs/assistant-tools.md).
 export const MATCHING = {
-  text: `SELECT ${OFFERING_WIRE_SELECT} FROM to_tsquery('simple', $4) AS q, offerings t
+  text: `SELECT ${OFFERING_WIRE_SELECT} FROM to_tsquery('simple', $4) AS q, ${TABLE.Offering} t
     WHERE ${ACTIVE} AND t.search_vector @@ q
     ORDER BY ts_rank(t.search_vector, q) DESC, t.${OFFERING.createdAt} DESC, t.${OFFERING.id} DESC
     LIMIT $3`,

@@ -54,7 +54,7 @@ export async function createOffering(db: TenantDb, input: CreateOfferingInput): 
 export async function updateOffering(db: TenantDb, input: UpdateOfferingInput): Promise<Offering> {
   const { id, attributes, ...rest } = input;
   return db.$transaction(async (tx) => {
-    if (!(await lockTenantRow(tx, "offerings", id))) throw notFound();
+    if (!(await lockTenantRow(tx, "Offering", id))) throw notFound();
     const before = await tx.offering.findFirst({ where: { id, deletedAt: null } });
     if (!before) throw notFound();
     const data: Prisma.OfferingUncheckedUpdateInput = offeringResource.patchToColumns(rest);

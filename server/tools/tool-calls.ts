@@ -9,7 +9,7 @@
 // Records are kept for TOOL_CALL_RETENTION_MS (7 days) and then pruned by every server process,
 // hourly: a runtime retries a call within seconds or minutes, so a week is ample, and after it a
 // repeated id simply runs again.
-import { modelColumns } from "../db/columns";
+import { modelColumns, TABLE } from "../db/columns";
 import { pruneByAge } from "../db/prune-by-age";
 import { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantSql } from "../db/tenant-scope";
@@ -25,11 +25,11 @@ const PRUNE_JOB = "tool-call pruning";
 // names come from the model (server/db/columns.ts).
 const TC = modelColumns(Prisma.ToolCallScalarFieldEnum);
 const CLAIM_CALL_SQL = `
-INSERT INTO tool_calls (${TC.id}, ${TC.tenantId}, ${TC.tool}, ${TC.toolCallId}) VALUES (gen_random_uuid(), $1::uuid, $2, $3)
+INSERT INTO ${TABLE.ToolCall} (${TC.id}, ${TC.tenantId}, ${TC.tool}, ${TC.toolCallId}) VALUES (gen_random_uuid(), $1::uuid, $2, $3)
 ON CONFLICT (${TC.tenantId}, ${TC.tool}, ${TC.toolCallId}) DO NOTHING RETURNING ${TC.id} AS id`;
 // The result is a JSON string value holding the answer's text (`#>> '{}'` unwraps it).
-const STORED_RESULT_SQL = `SELECT ${TC.result} #>> '{}' AS text FROM tool_calls WHERE ${TC.tenantId} = $1::uuid AND ${TC.tool} = $2 AND ${TC.toolCallId} = $3`;
-const STORE_RESULT_SQL = `UPDATE tool_calls SET ${TC.result} = to_jsonb($2::text) WHERE ${TC.id} = $1::uuid`;
+const STORED_RESULT_SQL = `SELECT ${TC.result} #>> '{}' AS text FROM ${TABLE.ToolCall} WHERE ${TC.tenantId} = $1::uuid AND ${TC.tool} = $2 AND ${TC.toolCallId} = $3`;
+const STORE_RESULT_SQL = `UPDATE ${TABLE.ToolCall} SET ${TC.result} = to_jsonb($2::text) WHERE ${TC.id} = $1::uuid`;
 
 /**
  * Runs `work` once per (tenant, tool, toolCallId); without an id, simply runs it. The result is
@@ -71,7 +71,7 @@ export async function storedToolCallResult(sql: TenantSql, tool: string, toolCal
   return stored?.text ?? null;
 }
 
-const pruneOlderThan = pruneByAge("tool_calls", TC);
+const pruneOlderThan = pruneByAge(TABLE.ToolCall, TC);
 
 /** Deletes the tool-call records older than `retentionMs`, in every tenant: how many it deleted. */
 export const pruneToolCalls = (retentionMs = TOOL_CALL_RETENTION_MS): Promise<number> => pruneOlderThan(retentionMs);

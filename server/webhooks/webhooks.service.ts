@@ -217,7 +217,7 @@ export async function getDelivery(db: TenantDb, id: string): Promise<Delivery> {
  */
 export async function replayDelivery(db: TenantDb, id: string, actor: AuditActor): Promise<Delivery> {
   return db.$transaction(async (tx) => {
-    if (!(await lockTenantRow(tx, "webhook_deliveries", id))) throw notFound();
+    if (!(await lockTenantRow(tx, "WebhookDelivery", id))) throw notFound();
     const before = await tx.webhookDelivery.findFirst({ where: { id } });
     if (!before) throw notFound();
     if (before.status === "pending" && before.lockedUntil && before.lockedUntil > new Date()) {
