@@ -141,6 +141,7 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
   const servers: Running[] = [];
   const cleanups: (() => Promise<void>)[] = [];
   const sink = await startOtlpSink();
+  let [tracedSpans, tracedExports, tracedBytes] = [0, 0, 0];
   try {
     const start = async (name: string, extra: Record<string, string>, build = lean) => {
       const dir = PROFILE_DIR && name !== "metrics on" ? path.join(PROFILE_DIR, name.replace(/\W+/g, "-")) : undefined;
@@ -160,37 +161,50 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
       };
       return { port, env };
     };
-    const off = await start("metrics off", {});
-    const on = await start("metrics on", { METRICS_PORT: String(metricsPort) });
-    const tracedSetup = await tracedEnv(sink.url);
-    const traced = await start("metrics + tracing on", tracedSetup.env);
+    // Each round starts its servers afresh: a process keeps its luck for its whole life (the core it
+    // lands on, its neighbours, its JIT's choices), which skewed whole runs by more than the cost
+    // measured here. A config is an environment; its process lives for one round's slice.
+    type Config = { name: string; env: () => Promise<{ env: Record<string, string>; metricsUrl?: string }>; build?: string[] };
+    const tracedConfig = (name: string, sinkUrl: string, build?: string[]): Config => ({
+      name,
+      build,
+      env: async () => {
+        const setup = await tracedEnv(sinkUrl);
+        return { env: setup.env, metricsUrl: `http://127.0.0.1:${setup.port}/metrics` };
+      },
+    });
+    const offConfig: Config = { name: "metrics off", env: async () => ({ env: {} }) };
+    const onConfig: Config = {
+      name: "metrics on",
+      env: async () => ({ env: { METRICS_PORT: String(metricsPort) }, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` }),
+    };
+    const tracedConfigOfThis = tracedConfig("metrics + tracing on", sink.url);
     // Its spans go to a sink of their own (not counted).
     const compareSink = COMPARE_BUILD ? await startOtlpSink() : undefined;
     if (compareSink) cleanups.push(compareSink.close);
-    const compareSetup = compareSink ? await tracedEnv(compareSink.url) : undefined;
-    const compared = compareSetup ? await start("compared build, metrics + tracing on", compareSetup.env, [path.resolve(COMPARE_BUILD!)]) : undefined;
-    const metricsUrls = new Map([
-      [on, `http://127.0.0.1:${metricsPort}/metrics`],
-      [traced, `http://127.0.0.1:${tracedSetup.port}/metrics`],
-    ]);
-    if (compared) metricsUrls.set(compared, `http://127.0.0.1:${compareSetup!.port}/metrics`);
-    const measured = compared ? [off, on, traced, compared] : [off, on, traced];
+    const comparedConfig = compareSink ? tracedConfig("compared build, metrics + tracing on", compareSink.url, [path.resolve(COMPARE_BUILD!)]) : undefined;
+    const measured = comparedConfig ? [offConfig, onConfig, tracedConfigOfThis, comparedConfig] : [offConfig, onConfig, tracedConfigOfThis];
+    const [off, on, traced, compared] = measured;
     const headers = { authorization: `Bearer ${ctx.apiKey}` };
-    log(`${ROUNDS} interleaved rounds of ${SLICE_S} s per server, -c ${CONNECTIONS}, scraping the metrics-on servers every second`);
-    for (const s of measured) await autocannon({ url: s.url + LIST_PATH, connections: CONNECTIONS, duration: 2, headers }); // warm-up
-    await new Promise((resolve) => setTimeout(resolve, 1500)); // the warm-up's spans are exported
-    sink.forget();
-    compareSink?.forget();
+    log(
+      `${ROUNDS} interleaved rounds of ${SLICE_S} s per server (each a fresh process, warmed up 2 s), -c ${CONNECTIONS}, scraping the metrics-on servers every second`,
+    );
     type Slice = { requests: number; seconds: number; cpuMs: number; p50: number; p99: number };
-    const acc = new Map<Running, { slices: Slice[]; non2xx: number; errors: number; scrapes: number }>(
+    const acc = new Map<Config, { slices: Slice[]; non2xx: number; errors: number; scrapes: number }>(
       measured.map((s) => [s, { slices: [], non2xx: 0, errors: 0, scrapes: 0 }]),
     );
+    let lastOnMetrics = "";
     const loadAtStart = loadAverage();
     for (let round = 0; round < ROUNDS; round++) {
       // Rotate which goes first, so none always follows another's leftover work.
-      for (const s of measured.map((_, i) => measured[(i + round) % measured.length]!)) {
-        const a = acc.get(s)!;
-        const metricsUrl = metricsUrls.get(s);
+      for (const config of measured.map((_, i) => measured[(i + round) % measured.length]!)) {
+        const a = acc.get(config)!;
+        const { env: extra, metricsUrl } = await config.env();
+        const s = await start(config.name, extra, config.build);
+        await autocannon({ url: s.url + LIST_PATH, connections: CONNECTIONS, duration: 2, headers }); // warm-up
+        await new Promise((resolve) => setTimeout(resolve, 1500)); // the warm-up's spans are exported
+        if (config === tracedConfigOfThis) sink.forget();
+        if (config === comparedConfig) compareSink?.forget();
         let scraping = metricsUrl !== undefined;
         const scraper = (async () => {
           while (scraping) {
@@ -206,13 +220,22 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
         const cpuMs = processTreeCpuMs(s.proc.pid!) - cpu0;
         scraping = false;
         await scraper;
+        if (config === onConfig) lastOnMetrics = await (await fetch(metricsUrl!)).text();
+        if (config === tracedConfigOfThis) {
+          await new Promise((resolve) => setTimeout(resolve, 1500)); // the slice's last batch of spans is exported
+          tracedSpans += sink.countSpans();
+          tracedExports += sink.exports();
+          tracedBytes += sink.bytes();
+        }
+        await s.stop();
+        servers.splice(servers.indexOf(s), 1);
         a.slices.push({ requests: r.requests.total, seconds: r.duration, cpuMs, p50: r.latency.p50, p99: r.latency.p99 });
         a.non2xx += r.non2xx;
         a.errors += r.errors + r.timeouts;
       }
     }
     const loadAtEnd = loadAverage();
-    const side = (s: Running): Side => {
+    const side = (s: Config): Side => {
       const a = acc.get(s)!;
       const sum = (f: (x: Slice) => number) => a.slices.reduce((n, x) => n + f(x), 0);
       const requests = sum((x) => x.requests);
@@ -226,7 +249,7 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
         scrapes: a.scrapes,
       };
     };
-    const ratioOf = (s: Running, base: Running): Ratio => {
+    const ratioOf = (s: Config, base: Config): Ratio => {
       const [mine, theirs] = [acc.get(s)!.slices, acc.get(base)!.slices];
       const rps = (x: Slice) => x.requests / x.seconds;
       const cpu = (x: Slice) => x.cpuMs / Math.max(x.requests, 1);
@@ -241,9 +264,8 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
         perRound: { reqPerSec, cpuPerRequest },
       };
     };
-    await new Promise((resolve) => setTimeout(resolve, 1500)); // the last batch of spans is exported
-    const text = await (await fetch(metricsUrls.get(on)!)).text();
-    const spansExported = sink.countSpans();
+    const text = lastOnMetrics;
+    const spansExported = tracedSpans;
     const tracedSide = side(traced);
     const ratio = ratioOf(on, off);
     const tracedRatio = ratioOf(traced, off);
@@ -254,8 +276,8 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
         ...tracedSide,
         spansExported,
         spansPerRequest: round(spansExported / Math.max(tracedSide.requests, 1), 2),
-        exports: sink.exports(),
-        exportBytesPerSpan: Math.round(sink.bytes() / Math.max(spansExported, 1)),
+        exports: tracedExports,
+        exportBytesPerSpan: Math.round(tracedBytes / Math.max(spansExported, 1)),
       },
       ratio,
       tracedRatio,
