@@ -22,6 +22,7 @@ import { uniquePhone } from "../../helpers/conversations";
 import { startReceiverFront } from "../../helpers/receiver-front";
 import { SIGN_IN_ENV, signInOverHttp, trpcOverHttp } from "../../dashboard/http-session";
 import { TWILIO_SID, uniqueBusinessNumber } from "../fixtures";
+import { expectRefusedAtOnceUnderLoad, type Sent } from "./change-under-load";
 
 const PUBLIC_BASE_URL = "https://hooks.receptionist.example";
 const PATH = "/api/webhooks/twilio/messaging";
@@ -30,8 +31,6 @@ const NEW_TOKEN = "auth-token-replaced-9c77";
 
 let sidCounter = 0;
 const newSid = () => `SM${(Date.now().toString(16) + (++sidCounter).toString(16).padStart(6, "0") + process.pid.toString(16)).padEnd(32, "0").slice(0, 32)}`;
-
-type Sent = { sid: string; status: number; startedAt: number };
 
 describe.runIf(process.env.DATABASE_URL)("ingest invariants across two receiver processes", () => {
   const fronts: Running[] = [];
@@ -81,7 +80,7 @@ describe.runIf(process.env.DATABASE_URL)("ingest invariants across two receiver 
       body: new URLSearchParams(params).toString(),
     });
     await res.text();
-    return { sid: message.sid, status: res.status, startedAt };
+    return { id: message.sid, status: res.status, startedAt };
   }
 
   async function storedSids(tenantId: string): Promise<string[]> {
@@ -89,23 +88,8 @@ describe.runIf(process.env.DATABASE_URL)("ingest invariants across two receiver 
     return rows.map((r) => r.providerMessageId!).sort();
   }
 
-  /** Sends messages from new customers to `front` with `workers` in flight until `stop()`; what each got. */
-  function stream(front: Running, to: string, token: () => string, workers = 6) {
-    const sent: Sent[] = [];
-    let running = true;
-    const done = Promise.all(
-      Array.from({ length: workers }, async () => {
-        while (running) sent.push(await post(front, to, { sid: newSid(), from: uniquePhone(), body: "still free?" }, token()));
-      }),
-    );
-    return {
-      sent,
-      stop: async () => {
-        running = false;
-        await done;
-      },
-    };
-  }
+  /** A message from a new customer to `number` through `front`. */
+  const fromNewCustomer = (front: Running, number: string) => () => post(front, number, { sid: newSid(), from: uniquePhone(), body: "still free?" });
 
   it("new_customers_first_messages_through_two_processes_one_conversation_and_one_created_event_each_every_message_once", async () => {
     const { tenantId, number } = await connectedTenant();
@@ -128,47 +112,31 @@ describe.runIf(process.env.DATABASE_URL)("ingest invariants across two receiver 
     const { tenantId, number, connectionId } = await connectedTenant();
     // Both processes have the connection cached.
     for (const front of fronts) expect((await post(front, number, { sid: newSid(), from: uniquePhone(), body: "hi" })).status).toBe(200);
-    const load = stream(fronts[1]!, number, () => TOKEN);
-    await new Promise((r) => setTimeout(r, 500));
-    const answer = await trpcOverHttp(fronts[0]!.url, cookie, "mutation", "channels.update", { id: connectionId, status: "disabled" });
-    expect(answer.status).toBe(200);
-    const disabledAt = performance.now();
-    await new Promise((r) => setTimeout(r, 500));
-    await load.stop();
-
-    const after = load.sent.filter((s) => s.startedAt > disabledAt);
-    expect(after.length).toBeGreaterThan(0);
-    expect(after.filter((s) => s.status !== 404)).toEqual([]);
-    expect(load.sent.filter((s) => s.status !== 200 && s.status !== 404)).toEqual([]);
-    const answered = load.sent.filter((s) => s.status === 200).map((s) => s.sid);
-    expect(answered.length).toBeGreaterThan(0);
-    // Every 200 is stored, and nothing refused is (the two warm-up messages beside them).
-    const stored = await storedSids(tenantId);
-    expect(stored).toHaveLength(answered.length + 2);
-    expect(stored).toEqual(expect.arrayContaining(answered));
+    await expectRefusedAtOnceUnderLoad({
+      send: fromNewCustomer(fronts[1]!, number),
+      workers: 6,
+      change: () => trpcOverHttp(fronts[0]!.url, cookie, "mutation", "channels.update", { id: connectionId, status: "disabled" }),
+      refusedWith: 404,
+      stored: () => storedSids(tenantId),
+      warmups: 2,
+    });
   }, 120_000);
 
   it("credentials_replaced_through_one_process_the_other_refuses_the_old_signature_at_once_under_load_and_stores_nothing_it_refused", async () => {
     const { tenantId, number, connectionId } = await connectedTenant();
     for (const front of fronts) expect((await post(front, number, { sid: newSid(), from: uniquePhone(), body: "hi" })).status).toBe(200);
-    const load = stream(fronts[1]!, number, () => TOKEN);
-    await new Promise((r) => setTimeout(r, 500));
-    const answer = await trpcOverHttp(fronts[0]!.url, cookie, "mutation", "channels.update", {
-      id: connectionId,
-      credentials: { account_sid: TWILIO_SID, auth_token: NEW_TOKEN },
+    await expectRefusedAtOnceUnderLoad({
+      send: fromNewCustomer(fronts[1]!, number),
+      workers: 6,
+      change: () =>
+        trpcOverHttp(fronts[0]!.url, cookie, "mutation", "channels.update", {
+          id: connectionId,
+          credentials: { account_sid: TWILIO_SID, auth_token: NEW_TOKEN },
+        }),
+      refusedWith: 403,
+      stored: () => storedSids(tenantId),
+      warmups: 2,
     });
-    expect(answer.status).toBe(200);
-    const changedAt = performance.now();
-    await new Promise((r) => setTimeout(r, 500));
-    await load.stop();
-
-    const after = load.sent.filter((s) => s.startedAt > changedAt);
-    expect(after.length).toBeGreaterThan(0);
-    expect(after.filter((s) => s.status !== 403)).toEqual([]);
-    const answered = load.sent.filter((s) => s.status === 200).map((s) => s.sid);
-    const stored = await storedSids(tenantId);
-    expect(stored).toHaveLength(answered.length + 2);
-    expect(stored).toEqual(expect.arrayContaining(answered));
     // The new credentials are accepted by both processes.
     for (const front of fronts) expect((await post(front, number, { sid: newSid(), from: uniquePhone(), body: "hi" }, NEW_TOKEN)).status).toBe(200);
   }, 120_000);

@@ -1,0 +1,56 @@
+// The receivers' two-process invariants share one shape: requests stream into one process while
+// the connection changes through the other, and no stale cache may admit a request after the change.
+import { setTimeout as sleep } from "node:timers/promises";
+import { expect } from "vitest";
+
+/** One request of the stream: the provider's id of what it carried, the answer's status, when it started. */
+export type Sent = { id: string; status: number; startedAt: number };
+
+/** Runs `send` with `workers` in flight until `stop()`; what each got. */
+export function stream(send: () => Promise<Sent>, workers: number) {
+  const sent: Sent[] = [];
+  let running = true;
+  const done = Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (running) sent.push(await send());
+    }),
+  );
+  return {
+    sent,
+    stop: async () => {
+      running = false;
+      await done;
+    },
+  };
+}
+
+/**
+ * Streams `send` for 500 ms, runs `change` (which must answer 200), streams 500 ms more, and then
+ * expects: every request started after the change answered `refusedWith`; no answer but 200 and
+ * `refusedWith`; some 200s; and stored (`stored()`) exactly the 200s beside the `warmups` stored first.
+ */
+export async function expectRefusedAtOnceUnderLoad(opts: {
+  send: () => Promise<Sent>;
+  workers: number;
+  change: () => Promise<{ status: number }>;
+  refusedWith: number;
+  stored: () => Promise<string[]>;
+  warmups: number;
+}): Promise<void> {
+  const load = stream(opts.send, opts.workers);
+  await sleep(500);
+  expect((await opts.change()).status).toBe(200);
+  const changedAt = performance.now();
+  await sleep(500);
+  await load.stop();
+
+  const after = load.sent.filter((s) => s.startedAt > changedAt);
+  expect(after.length).toBeGreaterThan(0);
+  expect(after.filter((s) => s.status !== opts.refusedWith)).toEqual([]);
+  expect(load.sent.filter((s) => s.status !== 200 && s.status !== opts.refusedWith)).toEqual([]);
+  const answered = load.sent.filter((s) => s.status === 200).map((s) => s.id);
+  expect(answered.length).toBeGreaterThan(0);
+  const stored = await opts.stored();
+  expect(stored).toHaveLength(answered.length + opts.warmups);
+  expect(stored).toEqual(expect.arrayContaining(answered));
+}
