@@ -11,6 +11,9 @@
 //       each round's ratio (target: p99 <= 1.5x without), with each slice's numbers and load average;
 //   (b) how long the purge took to finish once left running (rows/s), and the old tenant's
 //       analytics message totals before and after (they must be equal: the counters survive it).
+//   BENCH_RETENTION_JOB=delete runs `tenant delete --now` of the old tenant instead of the purge (the
+//   same slices: writes of another tenant while a large tenant is deleted in batches; no analytics
+//   check, the old tenant's counters go with it).
 //   DATABASE_URL=postgresql://… npx tsx scripts/bench/retention.ts      (or BENCH_PARTS=retention npm run bench)
 import { spawn } from "node:child_process";
 import { Agent, request } from "node:http";
@@ -28,6 +31,8 @@ const ROUNDS = Number(process.env.BENCH_RETENTION_ROUNDS ?? 6);
 const CONVERSATIONS = 1_000;
 const WRITER_CONVERSATIONS = 50;
 const TARGET_RATIO = 1.5;
+/** What runs beside the writes: the retention purge (default) or the deletion of the old tenant. */
+const JOB = process.env.BENCH_RETENTION_JOB === "delete" ? "delete" : "purge";
 
 const log = (msg: string) => console.error(`[bench:retention] ${msg}`);
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
@@ -202,14 +207,15 @@ export async function benchRetention(ctx: { databaseUrl?: string } = {}) {
       // Its connections carry a name of their own, so the bench sees when this process (not the
       // one killed before it, whose statistics may still arrive) has sent its first batch.
       const name = `retention-bench-purge-${++purges}`;
-      const proc = spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts/cli.ts"), "retention", "purge", "--tenant", seeded.oldTenant], {
+      const command = JOB === "purge" ? ["retention", "purge", "--tenant", seeded.oldTenant] : ["tenant", "delete", seeded.oldTenant, "--now"];
+      const proc = spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts/cli.ts"), ...command], {
         cwd: root,
         env: { ...process.env, DATABASE_URL: databaseUrl, SKIP_MIGRATIONS: "1", LOG_LEVEL: "warn", PGAPPNAME: name },
         stdio: "ignore",
       });
       const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
       const started = async () =>
-        (await client.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE '%DELETE FROM messages%'`, [name])).rowCount! > 0;
+        (await client.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE '%DELETE FROM%messages%'`, [name])).rowCount! > 0;
       while (!(await started()) && proc.exitCode === null) await new Promise((r) => setTimeout(r, 50));
       return { proc, exited };
     };
@@ -264,6 +270,7 @@ export async function benchRetention(ctx: { databaseUrl?: string } = {}) {
         return round(of("with")[key] / of("without")[key], 2);
       });
     return {
+      job: JOB,
       rows: ROWS,
       rate: RATE,
       rounds: ROUNDS,
@@ -286,7 +293,9 @@ export async function benchRetention(ctx: { databaseUrl?: string } = {}) {
         left: await count(),
       },
       errors: Object.fromEntries(errorBodies),
-      analyticsTotalsUnchanged: JSON.stringify(totalsBefore) === JSON.stringify(totalsAfter),
+      // A deleted tenant's counters go with it: the check is the purge's.
+      analyticsTotalsUnchanged: JOB === "purge" ? JSON.stringify(totalsBefore) === JSON.stringify(totalsAfter) : null,
+      tenantLeft: Number((await client.query(`SELECT count(*) AS n FROM tenants WHERE id = $1`, [seeded.oldTenant])).rows[0].n),
       analyticsTotals: totalsAfter,
       loadavg: loadavg().map((x) => round(x, 2)),
     };

@@ -14,7 +14,7 @@
 // deletion continues where it stopped, in any process.
 import { setTimeout as sleep } from "node:timers/promises";
 import { OPERATOR } from "../audit/record-audit";
-import { backOff, runBatch } from "../db/batch-statement";
+import { backOff, nextBatchSize, runBatch } from "../db/batch-statement";
 import { getDb } from "../db/client";
 import { columnName, modelColumns, TABLE } from "../db/columns";
 import { Prisma } from "../db/generated/client";
@@ -219,15 +219,19 @@ export async function deleteTenantData(
   const deleted: Record<string, number> = {};
   // Signed-in dashboard sessions lose the tenant as their active one.
   await db.session.updateMany({ where: { activeOrganizationId: tenantId }, data: { activeOrganizationId: null } });
+  // Batches sized to take about BATCH_TARGET_MS, as the purge's: a busy machine or wide rows make them smaller.
+  let size = Math.min(100, batch);
   for (const { table, column } of [...DELETION_ORDER, ...others]) {
     const sql = batchDeleteSql(table, column);
     for (;;) {
       if (opts.shouldStop?.()) return { tenant_id: tenantId, deleted, done: false };
       const started = performance.now();
-      const n = await runBatch(db, sql, [tenantId, batch]);
+      const n = await runBatch(db, sql, [tenantId, size]);
       if (n) deleted[table] = (deleted[table] ?? 0) + n;
-      if (n < batch) break;
-      await sleep(backOff(pauseMs, performance.now() - started));
+      if (n < size) break;
+      const took = performance.now() - started;
+      size = nextBatchSize(size, took, batch);
+      await sleep(backOff(pauseMs, took));
     }
   }
   await runBatch(db, `DELETE FROM ${TABLE.Tenant} WHERE ${TENANT.id} = $1::uuid`, [tenantId]);
