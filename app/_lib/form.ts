@@ -83,7 +83,8 @@ export function focusFirstInvalid(root: HTMLElement | null) {
 /**
  * A form's errors: `fail(errors)` after client validation, `failFromServer(err)` in a mutation's
  * onError (a named field goes beside it, anything else is the form's message). Either moves focus
- * to the first invalid field once it is on screen. Put `ref` on the <form>.
+ * to the first invalid field once it is on screen. Put `ref` on the <form>; a server-rendered form's
+ * submit button is `disabled={!ready}` until hydrated.
  */
 export function useFormErrors() {
   const ref = useRef<HTMLFormElement>(null);
@@ -111,5 +112,9 @@ export function useFormErrors() {
     setErrors({});
     setFormError(null);
   }, []);
-  return { ref, errors, formError, fail, failFromServer, clear };
+  // A server-rendered form clicked before React has hydrated it is submitted natively: a GET of the
+  // page, which drops what was typed. Its submit button waits for `ready`.
+  const [ready, setReady] = useState(false);
+  useEffect(() => setReady(true), []);
+  return { ref, errors, formError, fail, failFromServer, clear, ready };
 }

@@ -179,7 +179,7 @@ function CreateAccountAndJoin({ secret, email }: { secret: string; email: string
         )}
       </Field>
       <FormError message={form.formError ?? form.errors.secret ?? null} />
-      <Button type="submit" className="w-full" disabled={join.isPending}>
+      <Button type="submit" className="w-full" disabled={join.isPending || !form.ready}>
         {join.isPending ? "Joining…" : "Create account and join"}
       </Button>
     </form>
@@ -232,7 +232,7 @@ function SignInAndAccept({ secret, email }: { secret: string; email: string }) {
         )}
       </Field>
       <FormError message={form.formError} />
-      <Button type="submit" className="w-full" disabled={pending}>
+      <Button type="submit" className="w-full" disabled={pending || !form.ready}>
         {pending ? "Joining…" : "Sign in and accept"}
       </Button>
     </form>

@@ -72,7 +72,7 @@ export default function SignInPage() {
             )}
           </Field>
           <FormError message={form.formError} />
-          <Button type="submit" className="w-full" disabled={pending}>
+          <Button type="submit" className="w-full" disabled={pending || !form.ready}>
             {pending ? "Signing in…" : "Sign in"}
           </Button>
         </form>
