@@ -20,7 +20,8 @@ export function DashboardShell({ children }: { children: ReactNode }) {
   const pathname = usePathname();
   // The session first (answered 200 either way): signed out goes to sign-in without a failed call.
   const session = authClient.useSession();
-  const signedOut = !session.isPending && !session.data;
+  // A failed session read (a 429, a network error) is not a sign-out: the page offers a retry.
+  const signedOut = !session.isPending && !session.data && !session.error;
   const me = useQuery({ ...trpc.dashboard.me.queryOptions(), enabled: !!session.data });
   const failure = me.error ? describeError(me.error) : null;
 
@@ -28,6 +29,12 @@ export function DashboardShell({ children }: { children: ReactNode }) {
     if (signedOut || failure?.status === 401) router.replace("/sign-in");
   }, [signedOut, failure?.status, router]);
 
+  if (session.error && !session.data)
+    return (
+      <div className="min-h-dvh bg-slate-50">
+        <ErrorState message="Your session could not be read. Try again in a moment." onRetry={() => session.refetch()} />
+      </div>
+    );
   if (me.isPending || failure?.status === 401)
     return (
       <div className="min-h-dvh bg-slate-50">
