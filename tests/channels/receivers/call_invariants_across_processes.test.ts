@@ -10,7 +10,7 @@
 // connection's report is refused by the other process and moves nothing.
 // PostgreSQL only (the embedded database takes one process).
 import { createHmac } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sign as retellSign } from "retell-sdk/lib/webhook_auth";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
 import type { Running } from "../../../scripts/bench/services";
@@ -21,10 +21,9 @@ import { OPERATOR } from "../../../server/audit/record-audit";
 import { tenantWithKey } from "../../helpers/api";
 import { userInTenant } from "../../helpers/dashboard";
 import { uniquePhone } from "../../helpers/conversations";
-import { startReceiverFront } from "../../helpers/receiver-front";
-import { SIGN_IN_ENV, signInOverHttp, trpcOverHttp } from "../../dashboard/http-session";
+import { signInOverHttp, trpcOverHttp } from "../../dashboard/http-session";
 import { TWILIO_SID, uniqueBusinessNumber } from "../fixtures";
-import { expectRefusedAtOnceUnderLoad, type Sent } from "./change-under-load";
+import { expectRefusedAtOnceUnderLoad, type Sent, twoReceiverFronts } from "./change-under-load";
 
 const PUBLIC_BASE_URL = "https://hooks.receptionist.example";
 const START = Date.UTC(2026, 10, 21, 9, 0, 0);
@@ -94,15 +93,7 @@ const PROVIDERS: Provider[] = [
 ];
 
 describe.runIf(process.env.DATABASE_URL)("call receivers' invariants across two receiver processes", () => {
-  const fronts: Running[] = [];
-
-  beforeAll(async () => {
-    const env = { ...SIGN_IN_ENV, PUBLIC_BASE_URL, WEBHOOK_ENGINE: "off" };
-    fronts.push(await startReceiverFront(env), await startReceiverFront(env));
-  }, 240_000);
-  afterAll(async () => {
-    await Promise.all(fronts.map((front) => front.stop()));
-  });
+  const fronts = twoReceiverFronts(PUBLIC_BASE_URL);
 
   /** A tenant with a connection of `provider` at a new number, and a dashboard session on front 0. */
   async function connectedTenant(provider: Provider, secret: string) {

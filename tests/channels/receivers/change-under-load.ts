@@ -1,7 +1,23 @@
 // The receivers' two-process invariants share one shape: requests stream into one process while
 // the connection changes through the other, and no stale cache may admit a request after the change.
 import { setTimeout as sleep } from "node:timers/promises";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
+import type { Running } from "../../../scripts/bench/services";
+import { SIGN_IN_ENV } from "../../dashboard/http-session";
+import { startReceiverFront } from "../../helpers/receiver-front";
+
+/** Two receiver processes on the suite's database, started before the file's tests and stopped after them. */
+export function twoReceiverFronts(publicBaseUrl: string): Running[] {
+  const fronts: Running[] = [];
+  beforeAll(async () => {
+    const env = { ...SIGN_IN_ENV, PUBLIC_BASE_URL: publicBaseUrl, WEBHOOK_ENGINE: "off" };
+    fronts.push(await startReceiverFront(env), await startReceiverFront(env));
+  }, 240_000);
+  afterAll(async () => {
+    await Promise.all(fronts.map((front) => front.stop()));
+  });
+  return fronts;
+}
 
 /** One request of the stream: the provider's id of what it carried, the answer's status, when it started. */
 export type Sent = { id: string; status: number; startedAt: number };

@@ -9,7 +9,7 @@
 //   - credentials replaced through one process: the other, whose cache holds the old ones, refuses
 //     every request signed with them from then on (403, nothing stored) and accepts the new ones.
 // PostgreSQL only (the embedded database takes one process).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
 import type { Running } from "../../../scripts/bench/services";
 import { getDb } from "../../../server/db/client";
@@ -19,10 +19,9 @@ import { OPERATOR } from "../../../server/audit/record-audit";
 import { tenantWithKey } from "../../helpers/api";
 import { userInTenant } from "../../helpers/dashboard";
 import { uniquePhone } from "../../helpers/conversations";
-import { startReceiverFront } from "../../helpers/receiver-front";
-import { SIGN_IN_ENV, signInOverHttp, trpcOverHttp } from "../../dashboard/http-session";
+import { signInOverHttp, trpcOverHttp } from "../../dashboard/http-session";
 import { TWILIO_SID, uniqueBusinessNumber } from "../fixtures";
-import { expectRefusedAtOnceUnderLoad, type Sent } from "./change-under-load";
+import { expectRefusedAtOnceUnderLoad, type Sent, twoReceiverFronts } from "./change-under-load";
 
 const PUBLIC_BASE_URL = "https://hooks.receptionist.example";
 const PATH = "/api/webhooks/twilio/messaging";
@@ -33,16 +32,8 @@ let sidCounter = 0;
 const newSid = () => `SM${(Date.now().toString(16) + (++sidCounter).toString(16).padStart(6, "0") + process.pid.toString(16)).padEnd(32, "0").slice(0, 32)}`;
 
 describe.runIf(process.env.DATABASE_URL)("ingest invariants across two receiver processes", () => {
-  const fronts: Running[] = [];
+  const fronts = twoReceiverFronts(PUBLIC_BASE_URL);
   let cookie: string;
-
-  beforeAll(async () => {
-    const env = { ...SIGN_IN_ENV, PUBLIC_BASE_URL, WEBHOOK_ENGINE: "off" };
-    fronts.push(await startReceiverFront(env), await startReceiverFront(env));
-  }, 240_000);
-  afterAll(async () => {
-    await Promise.all(fronts.map((front) => front.stop()));
-  });
 
   /** A tenant with a Twilio connection at a new number (and a subscription to new conversations), and a dashboard session on front 0. */
   async function connectedTenant() {
