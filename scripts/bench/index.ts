@@ -458,6 +458,7 @@ async function main() {
           tenantId: data.tenantId,
           apiKey: data.keys[0],
           leanUrl: leanFront.url,
+          leanPid: leanFront.proc.pid,
           nextUrl: nextStart?.url ?? null,
         });
       }
@@ -547,7 +548,7 @@ async function toolsOnly() {
   process.env.SKIP_MIGRATIONS = "1";
   step("running scripts/bench/tools.ts");
   const { benchTools } = await import("./tools");
-  const tools = await benchTools({ databaseUrl: database.url, leanUrl: lean.url });
+  const tools = await benchTools({ databaseUrl: database.url, leanUrl: lean.url, leanPid: lean.proc.pid });
   const results: Record<string, unknown> = {
     startedAt: new Date().toISOString(),
     machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version },

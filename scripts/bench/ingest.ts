@@ -26,7 +26,7 @@ import { fileURLToPath } from "node:url";
 import { createServer, connect, type Server } from "node:net";
 import pg from "pg";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
-import { freePort, processTreeCpuMs, spawnServer, type Running } from "./services";
+import { backendsCpu, backendsCpuDelta, freePort, processTreeCpuMs, spawnServer, type Running } from "./services";
 import { summariseProfile } from "./profile-summary";
 
 const require = createRequire(import.meta.url);
@@ -181,30 +181,6 @@ async function storedCount(pool: pg.Pool, tenantId: string, sids: string[]): Pro
 }
 
 type Side = { answered200: number; seconds: number; non2xx: number; errors: number; lost: number; cpuMs: number; pgCpuMs: number | null; p99: number[] };
-
-/** CPU ms (user + system) so far of each PostgreSQL backend connected to the bench's database (null where /proc cannot tell). */
-async function backendsCpu(pool: pg.Pool): Promise<Map<number, number> | null> {
-  const { rows } = await pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
-  const cpu = new Map<number, number>();
-  for (const { pid } of rows) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      cpu.set(pid, (Number(fields[11]) + Number(fields[12])) * 10);
-    } catch {
-      return null; // another machine, or another user's processes
-    }
-  }
-  return cpu;
-}
-
-/** CPU ms the backends used between two readings (a backend that appeared meanwhile counts whole). */
-function backendsCpuDelta(before: Map<number, number> | null, after: Map<number, number> | null): number | null {
-  if (!before || !after) return null;
-  let ms = 0;
-  for (const [pid, now] of after) ms += now - (before.get(pid) ?? 0);
-  return ms;
-}
 
 async function throughput(servers: Record<"receiver" | "physical", Running>, pool: pg.Pool, tenantId: string, section: Section) {
   for (const server of Object.values(servers)) await load(server, { seconds: 2, connections: CONNECTIONS, section }); // warm-up

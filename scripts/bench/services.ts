@@ -3,6 +3,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
+import type pg from "pg";
 import path from "node:path";
 
 export function freePort(): Promise<number> {
@@ -146,4 +147,28 @@ export function processTreeCpuMs(pid: number): number {
   };
   visit(pid);
   return ticks * 10; // USER_HZ is 100 on Linux
+}
+
+/** CPU ms (user + system) so far of each PostgreSQL backend connected to the bench's database (null where /proc cannot tell). */
+export async function backendsCpu(pool: pg.Pool): Promise<Map<number, number> | null> {
+  const { rows } = await pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
+  const cpu = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      cpu.set(pid, (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      return null; // another machine, or another user's processes
+    }
+  }
+  return cpu;
+}
+
+/** CPU ms the backends used between two readings (a backend that appeared meanwhile counts whole). */
+export function backendsCpuDelta(before: Map<number, number> | null, after: Map<number, number> | null): number | null {
+  if (!before || !after) return null;
+  let ms = 0;
+  for (const [pid, now] of after) ms += now - (before.get(pid) ?? 0);
+  return ms;
 }

@@ -7,6 +7,7 @@
 import { Agent, request } from "node:http";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { backendsCpu, backendsCpuDelta, processTreeCpuMs } from "./services";
 
 const OFFERINGS = Number(process.env.BENCH_TOOL_OFFERINGS ?? 10_000);
 const SEARCHES = Number(process.env.BENCH_TOOL_SEARCHES ?? 500);
@@ -33,9 +34,10 @@ const quantile = (xs: number[], q: number) => {
   return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)];
 };
 const round = (x: number) => Math.round(x * 100) / 100;
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
 const stats = (ms: number[]) => ({ p50_ms: round(quantile(ms, 0.5)), p99_ms: round(quantile(ms, 0.99)) });
 
-type Ctx = { databaseUrl?: string; leanUrl?: string };
+type Ctx = { databaseUrl?: string; leanUrl?: string; leanPid?: number };
 type Call = (tool: string, body: unknown) => Promise<{ status: number; text: string }>;
 
 export type ToolsBenchResult = {
@@ -57,6 +59,8 @@ export type ToolsBenchResult = {
     /** endpoint_per_s / raw_sql_per_s (target at least 0.8). */
     over_raw: number;
     non200: number;
+    endpoint_cpu: Record<string, number | null>;
+    raw_cpu: Record<string, number | null>;
     window_us: { fromUs: number; toUs: number };
   };
 };
@@ -181,10 +185,10 @@ async function perSecond(seconds: number, concurrency: number, work: (i: number)
       while (performance.now() < until) (await work(n++)) ? done++ : failed++;
     }),
   );
-  return { perSecond: Math.round(done / seconds), failed };
+  return { perSecond: Math.round(done / seconds), done, failed };
 }
 
-async function bookingPart(call: Call, pool: pg.Pool, tenantId: string) {
+async function bookingPart(call: Call, pool: pg.Pool, tenantId: string, leanPid: number | undefined) {
   const start = (i: number) => new Date(Date.UTC(2030, 0, 1) + i * 3_600_000);
   const body = (i: number) => ({
     customer_name: "Bench",
@@ -223,14 +227,37 @@ async function bookingPart(call: Call, pool: pg.Pool, tenantId: string) {
         client.release();
       }
     });
+  // CPU per booking of each side's parts: the server (over HTTP), or this process issuing the raw
+  // statements; and PostgreSQL's backends. Less sensitive to other load on the machine than the rates.
+  const ownCpuMs = () => {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000;
+  };
+  const measured = async <T extends { perSecond: number; done: number }>(slice: () => Promise<T>, cpuMs: () => number, acc: CpuAcc) => {
+    const [cpu0, pg0] = [cpuMs(), await backendsCpu(pool)];
+    const r = await slice();
+    acc.cpuMs += cpuMs() - cpu0;
+    const pgMs = backendsCpuDelta(pg0, await backendsCpu(pool));
+    acc.pgCpuMs = acc.pgCpuMs === null || pgMs === null ? null : acc.pgCpuMs + pgMs;
+    acc.done += r.done;
+    return r;
+  };
+  type CpuAcc = { cpuMs: number; pgCpuMs: number | null; done: number };
+  const endpointCpu: CpuAcc = { cpuMs: 0, pgCpuMs: 0, done: 0 };
+  const rawCpu: CpuAcc = { cpuMs: 0, pgCpuMs: 0, done: 0 };
+  const serverCpuMs = leanPid ? () => processTreeCpuMs(leanPid) : () => Number.NaN;
+  const perBooking = (acc: CpuAcc, own: string) => ({
+    [own]: round3(acc.cpuMs / Math.max(acc.done, 1)),
+    postgres_cpu_ms: acc.pgCpuMs === null ? null : round3(acc.pgCpuMs / Math.max(acc.done, 1)),
+  });
   const fromUs = Number(process.hrtime.bigint() / 1000n);
   let toUs = fromUs;
   const endpoint = { perSecond: 0, failed: 0 };
   const raw = { perSecond: 0 };
   for (let round = 0; round < BOOKING_ROUNDS; round++) {
-    const e = await endpointSlice();
+    const e = await measured(endpointSlice, serverCpuMs, endpointCpu);
     toUs = Number(process.hrtime.bigint() / 1000n);
-    const r = await rawSlice();
+    const r = await measured(rawSlice, ownCpuMs, rawCpu);
     endpoint.perSecond += e.perSecond / BOOKING_ROUNDS;
     endpoint.failed += e.failed;
     raw.perSecond += r.perSecond / BOOKING_ROUNDS;
@@ -243,6 +270,9 @@ async function bookingPart(call: Call, pool: pg.Pool, tenantId: string) {
     raw_sql_per_s: Math.round(raw.perSecond),
     over_raw: round(endpoint.perSecond / raw.perSecond),
     non200: endpoint.failed,
+    /** CPU ms per booking: the server's (null without its pid) and PostgreSQL's over HTTP; this process's and PostgreSQL's raw. */
+    endpoint_cpu: perBooking(endpointCpu, "server_cpu_ms"),
+    raw_cpu: perBooking(rawCpu, "client_cpu_ms"),
     /** From the first endpoint round's start to the last one's end on CLOCK_MONOTONIC (V8's profile clock): a server profile's booking window (the server idles in the raw rounds between). */
     window_us: { fromUs, toUs },
   };
@@ -260,7 +290,7 @@ export async function benchTools(ctx: Ctx = {}): Promise<ToolsBenchResult> {
     log(`search_offerings: ${SEARCHES} sequential calls (${through}) and the raw SQL`);
     const search = await searchPart(call, client, tenantId);
     log(`book_appointment: ${BOOKING_SECONDS} s at -c ${BOOKING_CONCURRENCY} (${through}) and the raw inserts`);
-    const booking = await bookingPart(call, pool, tenantId);
+    const booking = await bookingPart(call, pool, tenantId, ctx.leanPid);
     await client.query(`DELETE FROM appointments WHERE tenant_id = $1`, [tenantId]);
     await client.query(`DELETE FROM tool_calls WHERE tenant_id = $1`, [tenantId]);
     await client.query(`DELETE FROM events WHERE tenant_id = $1`, [tenantId]);
