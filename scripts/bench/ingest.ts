@@ -17,7 +17,7 @@
 //   (c) with BENCH_INGEST_PROFILE=1, a CPU profile of the receiver's process under load.
 // The receiver runs in the production lean front (createLeanServer; ingest-server.ts, no Next).
 //   DATABASE_URL=postgresql://… npx tsx scripts/bench/ingest.ts      (or BENCH_PARTS=ingest npm run bench)
-import { mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import { mkdtempSync, readdirSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { createRequire } from "node:module";
 import { loadavg, tmpdir } from "node:os";

@@ -149,9 +149,11 @@ export function processTreeCpuMs(pid: number): number {
   return ticks * 10; // USER_HZ is 100 on Linux
 }
 
-/** CPU ms (user + system) so far of each PostgreSQL backend connected to the bench's database (null where /proc cannot tell). */
+/** CPU ms (user + system) so far of each client backend connected to the bench's database (null where /proc cannot tell); not autovacuum, whose runs after a part's deletes would land in whichever slice they fall. */
 export async function backendsCpu(pool: pg.Pool): Promise<Map<number, number> | null> {
-  const { rows } = await pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
+  const { rows } = await pool.query<{ pid: number }>(
+    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
+  );
   const cpu = new Map<number, number>();
   for (const { pid } of rows) {
     try {

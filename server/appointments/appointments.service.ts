@@ -7,6 +7,7 @@ import { scopeSqlToTenant, type TenantDb, type TenantSql, type TenantTx } from "
 import { lockTenantRow } from "../db/lock-row";
 import { sqlKeysetPage, sqlList, toListEnvelope } from "../lib/pagination";
 import { badRequest, conflict, notFound } from "../lib/errors";
+import { keyIsCurrentSql, StaleKeyError } from "../auth/authenticate";
 import { eventEmitter, eventFanOutSql, eventOrigin, wakeDeliveryWorkersSql } from "../outbox/emit-event";
 import { APPOINTMENT_EVENTS } from "./appointments.events";
 import { signalOutboxWrite } from "../outbox/outbox-signal";
@@ -81,8 +82,9 @@ const LEAD = modelColumns(Prisma.LeadScalarFieldEnum);
 const OFFERING = modelColumns(Prisma.OfferingScalarFieldEnum);
 const BOOK_SQL = {
   text: `WITH r AS (SELECT * FROM jsonb_populate_record(NULL::${TABLE.Appointment}, $2::text::jsonb)
+), caller AS (SELECT ${keyIsCurrentSql("$10::uuid", "$1::uuid")} AS key_ok
 ), visible AS (
-  SELECT (r.${APPOINTMENT.conversationId} IS NULL OR EXISTS (SELECT 1 FROM ${TABLE.Conversation} c WHERE c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.id} = r.${APPOINTMENT.conversationId}))
+  SELECT (SELECT key_ok FROM caller) AND (r.${APPOINTMENT.conversationId} IS NULL OR EXISTS (SELECT 1 FROM ${TABLE.Conversation} c WHERE c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.id} = r.${APPOINTMENT.conversationId}))
      AND (r.${APPOINTMENT.leadId} IS NULL OR EXISTS (SELECT 1 FROM ${TABLE.Lead} l WHERE l.${LEAD.tenantId} = $1::uuid AND l.${LEAD.id} = r.${APPOINTMENT.leadId}))
      AND (r.${APPOINTMENT.offeringId} IS NULL OR EXISTS (SELECT 1 FROM ${TABLE.Offering} o WHERE o.${OFFERING.tenantId} = $1::uuid AND o.${OFFERING.id} = r.${APPOINTMENT.offeringId} AND o.${OFFERING.deletedAt} IS NULL)) AS ok
   FROM r
@@ -96,8 +98,10 @@ const BOOK_SQL = {
   RETURNING ${APPOINTMENT.id}
 ), ${eventFanOutSql({ tenant: "$1::uuid", type: "'booking.created'", data: "$3::text::jsonb", origin: { requestId: "$8::text", traceParent: "$9::text" }, source: "booked" })},
 counted AS (SELECT count(*)::int AS n FROM deliveries)
-SELECT (SELECT ok FROM visible) AS visible, EXISTS (SELECT 1 FROM booked) AS booked, counted.n AS deliveries,
-  (SELECT t.${TC.result} #>> '{}' FROM ${TABLE.ToolCall} t WHERE t.${TC.tenantId} = $1::uuid AND t.${TC.tool} = $4::text AND t.${TC.toolCallId} = $5::text) AS earlier,
+SELECT (SELECT key_ok FROM caller) AS key_ok, (SELECT ok FROM visible) AS visible, EXISTS (SELECT 1 FROM booked) AS booked, counted.n AS deliveries,
+  -- Read only when nothing was booked (a repeated call): a booking does not look its own id up.
+  CASE WHEN $5::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM booked)
+    THEN (SELECT t.${TC.result} #>> '{}' FROM ${TABLE.ToolCall} t WHERE t.${TC.tenantId} = $1::uuid AND t.${TC.tool} = $4::text AND t.${TC.toolCallId} = $5::text) END AS earlier,
   (${wakeDeliveryWorkersSql("counted.n > 0", "$7::boolean")})::text AS notified
 FROM counted`,
 };
@@ -141,14 +145,19 @@ async function bookingSql(db: TenantDb): Promise<TenantSql> {
   return joinedTransactionSql(db) ?? scopeSqlToTenant(sqlIfOpen() ?? (await getSql()), db.tenantId);
 }
 
-export async function bookAppointment(db: TenantDb, input: CreateAppointmentInput, call?: ToolCallKey): Promise<Booking> {
+/**
+ * `keyToConfirm`: the caller's API key when this process remembered it rather than looking it up
+ * (server/auth/authenticate.ts): the statement books nothing unless it is still valid, and then
+ * throws `StaleKeyError`.
+ */
+export async function bookAppointment(db: TenantDb, input: CreateAppointmentInput, call?: ToolCallKey, keyToConfirm: string | null = null): Promise<Booking> {
   const sql = await bookingSql(db);
   const row = bookedRow(sql.tenantId, input);
   assertEndAfterStart(row.scheduledStart, row.scheduledEnd);
   const appointment = appointmentToWire(row);
   // The payload is checked against the catalog as emitEvent does: a mismatch is a bug (a 500, nothing written).
   const data = APPOINTMENT_EVENTS["booking.created"].parse({ object: appointment });
-  const [outcome] = await sql<{ visible: boolean; booked: boolean; deliveries: number; earlier: string | null }>(BOOK_SQL, [
+  const [outcome] = await sql<{ key_ok: boolean; visible: boolean; booked: boolean; deliveries: number; earlier: string | null }>(BOOK_SQL, [
     APPOINTMENT_ROW.record(row),
     JSON.stringify(data),
     call?.tool ?? null,
@@ -156,7 +165,9 @@ export async function bookAppointment(db: TenantDb, input: CreateAppointmentInpu
     JSON.stringify(appointment),
     databaseKind() === "postgres",
     ...eventOrigin(),
+    keyToConfirm,
   ]);
+  if (!outcome.key_ok) throw new StaleKeyError();
   if (outcome.booked) {
     if (outcome.deliveries > 0) signalOutboxWrite();
     return { booked: appointment };

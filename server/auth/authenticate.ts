@@ -1,5 +1,9 @@
 // Authenticates an API request: shape check (no I/O), one indexed lookup by prefix, a constant-time
 // hash comparison, and a coalesced last-used write that never blocks the request.
+// A procedure whose one write statement confirms the key itself (`keyIsCurrentSql`, book_appointment)
+// may skip the lookup: `cachedApiKey` answers from this process's memory of keys it looked up, the
+// same hash comparison, and the statement stores nothing unless the key is still unrevoked and its
+// tenant unsuspended (else `StaleKeyError`: the key is looked up again, and a revoked one is a 401).
 import { AppError, MESSAGES, tenantSuspended } from "../lib/errors";
 import { getDb, getReadSql, readSqlIfOpen } from "../db/client";
 import { modelColumns, TABLE } from "../db/columns";
@@ -39,8 +43,55 @@ export async function authenticateApiKey(header: string | null): Promise<Authent
     log.info("api auth refused", { reason: "tenant suspended", tenant_id: key.tenant_id });
     throw tenantSuspended();
   }
+  rememberKey(token, key);
   touchLastUsed(key.id);
   return { id: key.id, tenantId: key.tenant_id, scopes: key.scopes };
+}
+
+// ---------- keys confirmed by the write statement ----------
+
+/** Keys this process found valid, by lookup prefix (salt and hash only: the secret is never kept). Bounded. */
+const knownKeys = new Map<string, KeyRow>();
+const KNOWN_KEYS_MAX = 10_000;
+
+function rememberKey(token: string, key: KeyRow): void {
+  if (knownKeys.size >= KNOWN_KEYS_MAX) knownKeys.clear();
+  knownKeys.set(token.slice(0, LOOKUP_PREFIX_LENGTH), key);
+}
+
+/**
+ * The key a request carries, from memory, or null (unknown here, or the secret does not match: the
+ * caller then looks it up). Only for a procedure whose write confirms the key (`keyIsCurrentSql`):
+ * a key revoked since, or of a tenant suspended since, must be refused by that statement.
+ */
+export function cachedApiKey(header: string | null): AuthenticatedKey | null {
+  const token = parseBearerToken(header);
+  const key = token ? knownKeys.get(token.slice(0, LOOKUP_PREFIX_LENGTH)) : undefined;
+  if (!token || !key || !verifySecret(token, key.salt, key.hash)) return null;
+  touchLastUsed(key.id);
+  return { id: key.id, tenantId: key.tenant_id, scopes: key.scopes };
+}
+
+/** The statement found the remembered key revoked or its tenant suspended: forget it. */
+export function forgetCachedApiKey(keyId: string): void {
+  for (const [prefix, key] of knownKeys) if (key.id === keyId) knownKeys.delete(prefix);
+}
+
+/** A write that confirms the caller's key (`keyIsCurrentSql`) found it revoked, or its tenant suspended: nothing was stored. */
+export class StaleKeyError extends Error {
+  constructor() {
+    super("the API key was revoked or its tenant suspended since this process looked it up");
+  }
+}
+
+/**
+ * THE condition a write statement checks to confirm a remembered key (SQL parameters `keyId`, a
+ * uuid or NULL for a key looked up by this request, and `tenantId`): not revoked, its tenant not
+ * suspended; the same rules as the lookup.
+ */
+export function keyIsCurrentSql(keyId: string, tenantId: string): string {
+  return `(${keyId} IS NULL OR EXISTS (SELECT 1 FROM ${TABLE.ApiKey} k JOIN ${TABLE.Tenant} t ON t.${TENANT.id} = k.${KEY.tenantId}
+    WHERE k.${KEY.id} = ${keyId} AND k.${KEY.tenantId} = ${tenantId} AND k.${KEY.revokedAt} IS NULL AND t.${TENANT.suspendedAt} IS NULL))`;
 }
 
 // Last-used is written at most once per key per minute per process, and the conditional update

@@ -12,6 +12,11 @@ export type ToolContext = {
   tenantId: string;
   /** The runtime's `tool_call_id`: given only to a tool that `recordsItsCall`. */
   toolCallId?: string;
+  /**
+   * The caller's API key, remembered by this process and not looked up for this call: a tool that
+   * `confirmsCallerKey` must confirm it in its write (`keyIsCurrentSql`, else `StaleKeyError`). Null: looked up.
+   */
+  keyToConfirm: string | null;
 };
 
 export type ToolDeclaration<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> = {
@@ -38,6 +43,11 @@ export type ToolDeclaration<I extends z.ZodObject = z.ZodObject, O extends z.Zod
    * it, withToolCall wraps `run` in a transaction of its own.
    */
   recordsItsCall?: true;
+  /**
+   * The tool's one write statement confirms the caller's key (ToolContext's `keyToConfirm`), so the
+   * key is not looked up first when this process knows it: one round trip for the whole call.
+   */
+  confirmsCallerKey?: true;
 };
 
 export const defineTool = <I extends z.ZodObject, O extends z.ZodType>(tool: ToolDeclaration<I, O>) => tool;

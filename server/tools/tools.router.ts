@@ -20,7 +20,7 @@ const inputSchemaOf = (name: string) => toolCatalog().find((t) => t.name === nam
 function toolProcedure({ tool, input, scope }: RegisteredTool) {
   const retries = tool.kind === "write" ? " Accepts `tool_call_id`: a repeat of the same id answers the first call's result and changes nothing." : "";
   return (
-    tenantProcedure(scope, { tool: tool.name })
+    tenantProcedure(scope, { tool: tool.name, confirmsKey: tool.confirmsCallerKey })
       .meta({
         openapi: {
           method: "POST",
@@ -39,7 +39,7 @@ function toolProcedure({ tool, input, scope }: RegisteredTool) {
       .output(tool.output)
       .mutation(({ ctx, input: { tool_call_id, ...args } }) => {
         const toolCallId = tool_call_id as string | undefined;
-        const context = { db: ctx.db, sql: ctx.sql, tenantId: ctx.tenantId };
+        const context = { db: ctx.db, sql: ctx.sql, tenantId: ctx.tenantId, keyToConfirm: ctx.keyToConfirm };
         if (tool.recordsItsCall) return tool.run({ ...context, toolCallId }, args);
         return withToolCall(ctx.db, ctx.tenantId, tool.name, toolCallId, (db) => tool.run({ ...context, db }, args));
       })

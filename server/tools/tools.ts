@@ -89,6 +89,7 @@ export const bookAppointmentTool = defineTool({
     location_text: "Marina Gate 2, lobby",
   },
   recordsItsCall: true,
+  confirmsCallerKey: true,
   run: bookOnce,
 });
 
@@ -96,10 +97,10 @@ export const bookAppointmentTool = defineTool({
  * book_appointment in one statement (bookAppointment, the same rules as POST /appointments) with
  * its tool-call record; a repeat of the id answers the first call's stored answer.
  */
-async function bookOnce({ db, sql, toolCallId }: ToolContext, input: CreateAppointmentInput): Promise<Appointment> {
+async function bookOnce({ db, sql, toolCallId, keyToConfirm }: ToolContext, input: CreateAppointmentInput): Promise<Appointment> {
   const call = toolCallId === undefined ? undefined : { tool: "book_appointment", id: toolCallId };
   for (;;) {
-    const booking = await bookAppointment(db, input, call);
+    const booking = await bookAppointment(db, input, call, keyToConfirm);
     if ("booked" in booking) return booking.booked;
     // The first call committed while this one waited for it: its answer is there now.
     const text = booking.earlier ?? (call ? await storedToolCallResult(sql, call.tool, call.id) : null);

@@ -6,7 +6,7 @@ import { AppError, MESSAGES, tenantSuspended, toAppError } from "../lib/errors";
 import { getDb, getReadSql } from "../db/client";
 import { scopeSqlToTenant, scopeToTenant, type TenantDb } from "../db/tenant-scope";
 import { assertBoundedInput } from "../lib/bounded-input";
-import { authenticateApiKey, type AuthenticatedKey } from "../auth/authenticate";
+import { authenticateApiKey, cachedApiKey, forgetCachedApiKey, StaleKeyError, type AuthenticatedKey } from "../auth/authenticate";
 import type { Principal, Scope } from "../auth/principal";
 import { forbiddenFor } from "../auth/principal";
 import { limitAgentToolRequest, limitApiRequest, limitDashboardRequest, limitInboundRequest, type LimitDecision } from "../ratelimit";
@@ -165,9 +165,16 @@ function limit(principal: Principal, tool: string | undefined): Promise<LimitDec
  * `opts.tool` names the agent tool a procedure is (its limit layer joins the check); `opts.also`
  * names other scopes that let a key call it too.
  */
-export function tenantProcedure(scope: Scope, opts: { tool?: string; also?: readonly Scope[] } = {}) {
+export function tenantProcedure(scope: Scope, opts: { tool?: string; also?: readonly Scope[]; confirmsKey?: true } = {}) {
   return t.procedure.meta({ scope, alsoScopes: opts.also }).use(async ({ ctx, next, getRawInput, path, meta }) => {
-    const principal = await authenticate(ctx);
+    // `confirmsKey`: the handler's one write confirms the key (`ctx.keyToConfirm`, see authenticate.ts),
+    // so a key this process knows is not looked up again. Not with an Idempotency-Key (its transaction
+    // stores the answer too) nor for a key it does not know.
+    const remembered = opts.confirmsKey && ctx.transport === "rest" && ctx.idempotencyKey == null ? cachedApiKey(ctx.headers.get("authorization")) : null;
+    if (remembered) noteTenant(remembered.tenantId);
+    const principal: Principal = remembered
+      ? { kind: "api_key", tenantId: remembered.tenantId, keyId: remembered.id, scopes: remembered.scopes }
+      : await authenticate(ctx);
     const decision = await limit(principal, opts.tool);
     for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
     if (!decision.allowed) throw new AppError("rate_limited", decision.message, { headers: decision.headers });
@@ -180,7 +187,16 @@ export function tenantProcedure(scope: Scope, opts: { tool?: string; also?: read
     // Procedures read through it (the hot lists, search): short indexed reads, on the read connection.
     const sql = scopeSqlToTenant(await getReadSql(), principal.tenantId);
     // tRPC (and the REST bridge's caller) merge these into the context: no copy of it here.
-    const run = (db: TenantDb) => next({ ctx: { principal, tenantId: principal.tenantId, db, sql } });
+    const run = (db: TenantDb, keyToConfirm: string | null = null) => next({ ctx: { principal, tenantId: principal.tenantId, db, sql, keyToConfirm } });
+    if (remembered) {
+      const result = await run(db, remembered.id);
+      if (result.ok || !(result.error.cause instanceof StaleKeyError)) return result;
+      // Revoked, or its tenant suspended, since this process looked it up: nothing was stored. The
+      // lookup answers (401 or 403); a key still valid after all runs again, confirmed.
+      forgetCachedApiKey(remembered.id);
+      await authenticate(ctx);
+      return run(db);
+    }
     if (ctx.transport !== "rest" || ctx.idempotencyKey == null || principal.kind !== "api_key") return run(db);
     // The change and its stored answer in one transaction; a repeat of the key gets that answer.
     return runIdempotently({
