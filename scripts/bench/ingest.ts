@@ -14,8 +14,10 @@
 //       every 5 ms, each timed from when it was due (so a slow answer cannot hide the requests it
 //       held up); beside it, for comparison with earlier runs, autocannon's `overallRate`, which
 //       sends each second's 200 back to back at the start of the second (bursts at full speed);
-//   (c) with BENCH_INGEST_PROFILE=1, a CPU profile of the receiver's process under load.
-// The receiver runs in the production lean front (createLeanServer; ingest-server.ts, no Next).
+//   (c) with BENCH_INGEST_PROFILE=1 (or =newCustomer), a CPU profile of the receiver's process under
+//       the existing section's load (or the new customers').
+// The receiver runs in the production build of the lean front (dist/server/main.mjs, what `npm start`
+// serves; compiled by the bench, no Next build needed: the receivers are the lean front's own).
 //   DATABASE_URL=postgresql://… npx tsx scripts/bench/ingest.ts      (or BENCH_PARTS=ingest npm run bench)
 import { mkdtempSync, readdirSync } from "node:fs";
 import { Agent, request } from "node:http";
@@ -28,6 +30,7 @@ import pg from "pg";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
 import { backendsCpu, backendsCpuDelta, freePort, processTreeCpuMs, spawnServer, type Running } from "./services";
 import { summariseProfile } from "./profile-summary";
+import { buildServer, SERVER_BUNDLE } from "../build-server.mjs";
 
 const require = createRequire(import.meta.url);
 const autocannon = require("autocannon") as (opts: Record<string, unknown>) => Promise<any>;
@@ -397,8 +400,13 @@ const serverEnv = (databaseUrl: string) => ({
   SLA_CHECK_INTERVAL_MS: "0",
 });
 
+/** The production server, compiled once per bench run (esbuild, a second or two). */
+let compiledOnce: Promise<void> | undefined;
+
 async function startReceiver(databaseUrl: string, nodeArgs: string[] = []) {
-  return spawnServer("ingest receiver", [...nodeArgs, "--import", "tsx", path.join(root, "scripts/bench/ingest-server.ts")], {
+  compiledOnce ??= buildServer();
+  await compiledOnce;
+  return spawnServer("ingest receiver", [...nodeArgs, SERVER_BUNDLE], {
     port: await freePort(),
     cwd: root,
     readyPath: "/api/v1",
@@ -415,13 +423,13 @@ async function startPhysical(databaseUrl: string, tenantId: string) {
 }
 
 /** A CPU profile of the receiver's process over 5 s of load (after 2 s of warm-up). */
-async function profileReceiver(databaseUrl: string) {
+async function profileReceiver(databaseUrl: string, section: Section) {
   const dir = mkdtempSync(path.join(tmpdir(), "bench-ingest-prof-"));
   const server = await startReceiver(databaseUrl, ["--cpu-prof", "--cpu-prof-dir", dir]);
   try {
-    await load(server, { seconds: 2, connections: CONNECTIONS });
+    await load(server, { seconds: 2, connections: CONNECTIONS, section });
     const fromUs = Number(process.hrtime.bigint() / 1000n);
-    const { answered } = await load(server, { seconds: 5, connections: CONNECTIONS });
+    const { answered } = await load(server, { seconds: 5, connections: CONNECTIONS, section });
     const toUs = Number(process.hrtime.bigint() / 1000n);
     await server.stop();
     const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
@@ -464,7 +472,8 @@ export async function benchIngest(ctx: Ctx = {}) {
         (SELECT count(*)::int FROM messages WHERE tenant_id = $1) AS messages`,
       [tenantId],
     );
-    const profile = process.env.BENCH_INGEST_PROFILE === "1" ? (log("CPU profile of the receiver"), await profileReceiver(databaseUrl)) : undefined;
+    const profiled = process.env.BENCH_INGEST_PROFILE === "newCustomer" ? "newCustomer" : process.env.BENCH_INGEST_PROFILE === "1" ? "existing" : null;
+    const profile = profiled ? (log(`CPU profile of the receiver (${profiled})`), await profileReceiver(databaseUrl, profiled)) : undefined;
     const sections = {
       existing: { ...existing, roundTripsPerMessage: trips.existing },
       newCustomer: {

@@ -22,7 +22,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { AppError, badRequest, errorBody, toAppError } from "../lib/errors";
-import { type Logger, requestIdOf, withRequestLogger } from "../lib/log";
+import { type RequestLog, requestIdOf, withRequestLogger } from "../lib/log";
 import { resolveClientIp } from "../lib/client-ip";
 import { assertBoundedInput } from "../lib/bounded-input";
 import { assertJsonContentType, readLimitedBody } from "../lib/request-body";
@@ -125,7 +125,7 @@ export async function handleMcpRequest(req: Request): Promise<Response> {
   );
 }
 
-async function answerMcp(req: Request, requestId: string, logger: Logger): Promise<Response> {
+async function answerMcp(req: Request, requestId: string, logger: RequestLog): Promise<Response> {
   const headers: Record<string, string> = { "x-request-id": requestId };
   const resHeaders = { set: (name: string, value: string) => void (headers[name.toLowerCase()] = value) };
   const clientIp = resolveClientIp({ remoteAddress: null, forwardedFor: req.headers.get("x-forwarded-for") });

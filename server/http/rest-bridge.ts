@@ -12,7 +12,7 @@
 // included) and sends an unexpected exception's message to the client.
 import { getPathRegExp, normalizePath, type OpenApiProcedure } from "trpc-to-openapi";
 import { AppError, badRequest, errorBody, notFound, toAppError } from "../lib/errors";
-import { type Logger, requestIdOf, withRequestLogger } from "../lib/log";
+import { type RequestLog, requestIdOf, withRequestLogger } from "../lib/log";
 import { appRouter } from "./router";
 import type { AnyRouter } from "@trpc/server";
 import { callProcedure, forEachOpenApiProcedureOf, numericFields, procedureInput, procedureMeta, procedureType } from "../trpc/internals";
@@ -215,7 +215,7 @@ async function answerInScope(
   idempotencyKeys: boolean,
   req: RestRequest,
   requestId: string,
-  logger: Logger,
+  logger: RequestLog,
 ): Promise<RestAnswer> {
   const headers: Record<string, string> = { "x-request-id": requestId };
   const url = new URL(req.target, "http://localhost");

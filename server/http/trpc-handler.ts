@@ -5,7 +5,7 @@ import { appRouter } from "./router";
 import type { DashboardIdentity } from "../trpc/trpc";
 import { procedureType, proceduresOf } from "../trpc/internals";
 import { AppError, badRequest, errorBody, toAppError } from "../lib/errors";
-import { type Logger, withRequestLogger } from "../lib/log";
+import { type RequestLog, withRequestLogger } from "../lib/log";
 import { isTrustedOrigin } from "../dashboard/request-origin";
 import { resolveDashboardIdentity } from "../dashboard/identity";
 import { assertJsonContentType, readLimitedBody } from "../lib/request-body";
@@ -49,7 +49,7 @@ function trpcRouteOf(target: string): string {
   return paths.length === 1 && typeOfProcedure(paths[0]) ? `${TRPC_ENDPOINT}/${paths[0]}` : TRPC_ROUTE;
 }
 
-async function answerTrpc(req: Request, requestId: string, logger: Logger): Promise<Response> {
+async function answerTrpc(req: Request, requestId: string, logger: RequestLog): Promise<Response> {
   const resHeaders = new Headers({ "x-request-id": requestId });
   // Session cookies ride along on cross-site requests: a mutation must come from a trusted origin.
   if (req.method !== "GET" && req.method !== "HEAD" && !isTrustedOrigin(req.headers)) {

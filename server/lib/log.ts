@@ -116,27 +116,35 @@ export function requestLogger(requestId: string, fields?: Fields): Logger {
   return rootLogger().child({ request_id: requestId, ...fields });
 }
 
-/** Runs one request's work in its scope: `log` (and `ctx.logger`) write with its request id. */
-export function withRequestLogger<T>(requestId: string, run: (logger: Logger) => T): T {
-  const logger = requestLogger(requestId);
-  return requestScope.run({ logger, requestId }, () => run(logger));
-}
+/** What a request's code writes with (`ctx.logger`): a pino logger's level methods. */
+export type RequestLog = Pick<Logger, "info" | "warn" | "error">;
 
 /**
- * The same scope for work that takes no logger argument (the receivers): its logger is made when
- * something first logs. Most requests log nothing, and making a pino child per request (its
- * bindings serialized, its redaction set up) was a measurable share of a receiver's CPU per message.
+ * Runs one request's work in its scope: `log` (and `ctx.logger`) write with its request id. The
+ * request's pino child is made when something first logs: most requests log nothing, and a child
+ * per request (its bindings serialized, its redaction set up) was a measurable share of the CPU of
+ * every API call and every received message.
  */
-export function withRequestScope<T>(requestId: string, run: () => T): T {
+export function withRequestLogger<T>(requestId: string, run: (logger: RequestLog) => T): T {
   let logger: Logger | undefined;
+  const made = () => (logger ??= requestLogger(requestId));
   const scope: Scope = {
     requestId,
     get logger() {
-      logger ??= requestLogger(requestId);
-      return logger;
+      return made();
     },
   };
-  return requestScope.run(scope, run);
+  const level =
+    (name: keyof RequestLog) =>
+    (...args: unknown[]) =>
+      (made()[name] as (...args: unknown[]) => void)(...args);
+  const facade = { info: level("info"), warn: level("warn"), error: level("error") } as RequestLog;
+  return requestScope.run(scope, () => run(facade));
+}
+
+/** The same scope for work that takes no logger argument (the receivers). */
+export function withRequestScope<T>(requestId: string, run: () => T): T {
+  return withRequestLogger(requestId, () => run());
 }
 
 /**

@@ -13,7 +13,7 @@ import { limitAgentToolRequest, limitApiRequest, limitDashboardRequest, limitInb
 import { clientIpFromHeaders } from "../lib/client-ip";
 import { refusalOfFailedAuth } from "../ratelimit/failed-auth";
 import { runIdempotently, type ReplayedAnswer } from "../idempotency/idempotency";
-import { type Logger, noteRequestTenant } from "../lib/log";
+import { noteRequestTenant, type RequestLog } from "../lib/log";
 import { noteSpanTenant } from "../observability/tracing";
 
 export type DashboardIdentity = {
@@ -33,7 +33,7 @@ export type HeaderWriter = { set(name: string, value: string): void };
 export type RequestContext = {
   requestId: string;
   /** The request's logger: every line carries `request_id` (server/lib/log.ts; `log` reads the same one in its scope). */
-  logger: Logger;
+  logger: RequestLog;
   /**
    * The client's address (server/lib/client-ip.ts): the REST bridge resolves it; the dashboard's
    * endpoint may (the lean front has already put it in X-Forwarded-For). Absent for in-process callers.
