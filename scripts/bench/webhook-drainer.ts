@@ -116,14 +116,14 @@ if (mode === "physical") {
       }
     };
   let sql = await getSql();
-  let claimSql = await getGenericPlanSql();
+  let claimRunner = await getGenericPlanSql();
   if (process.env.BENCH_WEBHOOK_TIMING) {
     const raw = db.$queryRawUnsafe.bind(db);
     (db as { $queryRawUnsafe: unknown }).$queryRawUnsafe = timed(raw, (text: string) => text);
     sql = timed(sql, (statement) => statement.text) as typeof sql;
-    claimSql = timed(claimSql, (statement) => statement.text) as typeof claimSql;
+    claimRunner = timed(claimRunner, (statement) => statement.text) as typeof claimRunner;
   }
-  const worker = new DeliveryWorker({ sql, claimSql });
+  const worker = new DeliveryWorker({ sql, claimRunner });
   send("ready");
   process.on("message", async (m) => {
     if (m === "go") await worker.start();

@@ -39,7 +39,7 @@ export type WorkerOptions = {
   /** The prepared-statement runner for the recorded successes and new send slots (default: the process's). */
   sql?: SqlRunner;
   /** The runner of the claim (default: the process's; see `claim`). */
-  claimSql?: SqlRunner;
+  claimRunner?: SqlRunner;
 };
 
 /** How long before its lease ends an attempt stops trying to record its outcome. */
@@ -93,10 +93,10 @@ export class DeliveryWorker {
   private readonly pollIntervalMs: number;
   private readonly leaseMs: number;
   /**
-   * The claim. Planned at each call (getPlannedSql), never a prepared statement: its parameters (the
-   * capacity, this worker's own ids, the caps) steer the plan, and PostgreSQL's generic plan for it
-   * (what a prepared statement gets after five calls) joins every pending delivery, 10 to 100 times
-   * slower. Not through Prisma either: its per-query work cost more than the claim's own.
+   * The claim, never through Prisma (its per-query work cost more than the claim's own). The paced
+   * claim keeps the plan of its first call (getGenericPlanSql): planning it was half its database
+   * CPU, and its generic plan walks each subscription's own pending deliveries like a custom one
+   * (docs/dashboard-webhooks-crm-audit.md). The unpaced claim is planned at each call (getPlannedSql).
    */
   private readonly claim: { text: string };
   private readonly paced: boolean;
@@ -120,10 +120,10 @@ export class DeliveryWorker {
     this.running = true;
     const db = await getDb();
     const sql = this.options.sql ?? (await getSql());
-    const planned = this.options.claimSql ?? (await (this.paced ? getGenericPlanSql() : getPlannedSql()));
+    const claimRunner = this.options.claimRunner ?? (await (this.paced ? getGenericPlanSql() : getPlannedSql()));
     this.unsubscribe = onOutboxWrite(() => this.wake());
     if (databaseKind() === "postgres") await this.listen();
-    this.loopDone = this.loop(db, sql, planned);
+    this.loopDone = this.loop(db, sql, claimRunner);
   }
 
   /**
@@ -230,7 +230,7 @@ export class DeliveryWorker {
     });
   }
 
-  private async loop(db: PrismaClient, sql: SqlRunner, planned: SqlRunner) {
+  private async loop(db: PrismaClient, sql: SqlRunner, claimRunner: SqlRunner) {
     while (this.running) {
       this.wakePending = false;
       const capacity = this.concurrency - this.inFlight.size + this.succeeded.size;
@@ -243,7 +243,7 @@ export class DeliveryWorker {
           const args = this.paced
             ? [capacity, this.leaseMs, own, PACE_HORIZON_MS, ...fairnessLimits(), [...this.succeeded].join(",")]
             : [capacity, this.leaseMs, own];
-          claimed = await planned<Claimed>(this.claim, args);
+          claimed = await claimRunner<Claimed>(this.claim, args);
           this.claimFailing = false;
         } catch (err) {
           this.logClaimFailure(err);
