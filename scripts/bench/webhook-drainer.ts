@@ -93,7 +93,7 @@ if (mode === "physical") {
   });
 } else {
   const { DeliveryWorker } = await import("../../server/webhooks/embedded-worker");
-  const { getDb, getSql } = await import("../../server/db/client");
+  const { getDb, getGenericPlanSql, getSql } = await import("../../server/db/client");
   const db = await getDb();
   await db.$queryRawUnsafe("SELECT 1");
   // BENCH_WEBHOOK_TIMING=1: time spent per kind of statement, printed on stop (for profiling).
@@ -116,12 +116,14 @@ if (mode === "physical") {
       }
     };
   let sql = await getSql();
+  let claimRunner = await getGenericPlanSql();
   if (process.env.BENCH_WEBHOOK_TIMING) {
     const raw = db.$queryRawUnsafe.bind(db);
     (db as { $queryRawUnsafe: unknown }).$queryRawUnsafe = timed(raw, (text: string) => text);
     sql = timed(sql, (statement) => statement.text) as typeof sql;
+    claimRunner = timed(claimRunner, (statement) => statement.text) as typeof claimRunner;
   }
-  const worker = new DeliveryWorker({ sql });
+  const worker = new DeliveryWorker({ sql, claimRunner });
   send("ready");
   process.on("message", async (m) => {
     if (m === "go") await worker.start();

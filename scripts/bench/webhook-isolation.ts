@@ -115,8 +115,13 @@ export async function benchWebhookIsolation(opts: { bEvents?: number; backlog?: 
   };
 
   try {
-    // Warm-up (connections, JIT), not measured.
-    for (let i = 0; i < 20; i++) await emit(bDb);
+    // Warm-up (connections, JIT), not measured, and delivered before B is measured: B's endpoint
+    // takes 50 deliveries a second, so measuring at once timed B's events behind its own warm-up
+    // backlog (20 events emitted back to back, 0.4 s to send at that rate), not B alone.
+    const warmUp: string[] = [];
+    for (let i = 0; i < 20; i++) warmUp.push((await emit(bDb)).id);
+    const warmDeadline = Date.now() + 30_000;
+    while (warmUp.some((id) => !b.arrivals.has(id)) && Date.now() < warmDeadline) await new Promise((r) => setTimeout(r, 20));
     const alone = await measureB();
 
     const hanging = await consumer(() => "hang");

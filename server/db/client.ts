@@ -24,7 +24,15 @@ export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$trans
 import type { SqlRunner, Statement } from "../lib/sql";
 export type { SqlRunner, Statement };
 
-type DbState = { prisma: PrismaClient; sql: SqlRunner; readSql: SqlRunner; close: () => Promise<void>; kind: "postgres" | "pglite" };
+type DbState = {
+  prisma: PrismaClient;
+  sql: SqlRunner;
+  readSql: SqlRunner;
+  plannedSql: SqlRunner;
+  genericSql: SqlRunner;
+  close: () => Promise<void>;
+  kind: "postgres" | "pglite";
+};
 // One client per process (PGlite allows a single opener per directory): production runs each server
 // module once (the compiled lean front); under `next start` only the route bundle loads this module.
 const db: { opening?: Promise<DbState>; open?: DbState } = {};
@@ -154,12 +162,14 @@ function embeddedPostgresConf(): string[] {
  * then asks for the parameter types first and binds after (two round trips, not pipelined), the
  * price of statements that survive a change of server connection.
  */
-function pipelinedConnections(url: string, max: number, prepare: boolean) {
+function pipelinedConnections(url: string, max: number, prepare: boolean, parameters: Record<string, string> = {}) {
   return postgres(url, {
     max,
     prepare,
     // Startup parameters on a direct connection; behind a pooler the role's defaults (applyRoleTimeouts).
-    connection: behindTransactionPooler() ? {} : Object.fromEntries(Object.entries(sessionTimeouts()).map(([name, ms]) => [name, String(ms)])),
+    connection: behindTransactionPooler()
+      ? {}
+      : { ...Object.fromEntries(Object.entries(sessionTimeouts()).map(([name, ms]) => [name, String(ms)])), ...parameters },
     onnotice: () => {},
     connect_timeout: connectTimeoutMs() / 1000,
     // Its default backoff grows to 20 s across failed connects, and queries wait for it: after an
@@ -208,6 +218,29 @@ function runnerOver(open: () => postgres.Sql, prepare: boolean): { run: SqlRunne
   };
 }
 
+/**
+ * Runs statements planned at each call, on the Prisma pool's connections but without Prisma's
+ * per-query work: node-postgres sends each as an unnamed statement (parse, bind, execute in one
+ * round trip), so PostgreSQL plans it for the values given and never falls back to a generic plan.
+ * For a statement whose best plan depends on its values (the webhook claim); through the breaker,
+ * counted, watched like every Prisma query (watchedPgPool).
+ */
+function plannedOver(pool: pg.Pool): SqlRunner {
+  return async <Row>(statement: Statement, values: unknown[]) => {
+    operationCount++;
+    return traceDbCall({ sql: statement.text }, async () => {
+      assertDatabaseReachable();
+      try {
+        return (await pool.query(statement.text, values)).rows as Row[];
+      } catch (err) {
+        // As raised (no DatabaseOutcomeUnknownError): a claim lost with its connection is undone by its leases running out.
+        noteDatabaseError(err);
+        throw err;
+      }
+    });
+  };
+}
+
 async function open(): Promise<DbState> {
   const url = setting("DATABASE_URL");
   let adapter: SqlMigrationAwareDriverAdapterFactory;
@@ -215,6 +248,8 @@ async function open(): Promise<DbState> {
   let kind: DbState["kind"];
   let sql: SqlRunner;
   let readSql: SqlRunner;
+  let plannedSql: SqlRunner;
+  let genericSql: SqlRunner;
   /** One plain query outside the breaker (a missing table is an answer here, not an outage). */
   let plainQuery: <Row>(text: string) => Promise<Row[]>;
   if (url) {
@@ -249,9 +284,15 @@ async function open(): Promise<DbState> {
     // the reads get as many as the pool above (client connections to a pooler are cheap).
     const reads = runnerOver(() => pipelinedConnections(url, prepare ? 1 : setting("DATABASE_STATEMENT_POOL_SIZE"), prepare), prepare);
     readSql = reads.run;
+    plannedSql = plannedOver(pool);
+    // One connection whose prepared statements always keep the plan made at their first call (see
+    // getGenericPlanSql); opened on first use. Behind a pooler no startup parameter gets through, and
+    // nothing is prepared: each call is planned for its values, like plannedSql.
+    const generic = runnerOver(() => pipelinedConnections(url, 1, prepare, { plan_cache_mode: "force_generic_plan" }), prepare);
+    genericSql = generic.run;
     watchDatabase(() => probePostgres(url));
     closeDriver = async () => {
-      await Promise.all([statements.end(), reads.end()]);
+      await Promise.all([statements.end(), reads.end(), generic.end()]);
       pool.unwatch();
       await pool.end();
     };
@@ -270,6 +311,8 @@ async function open(): Promise<DbState> {
       return traceDbCall({ sql: statement.text }, async () => (await pglite.query<Row>(statement.text, values)).rows);
     };
     readSql = sql;
+    plannedSql = sql;
+    genericSql = sql;
     closeDriver = async () => {
       await pglite.close();
       releaseEmbeddedLock(dataDir());
@@ -308,6 +351,8 @@ async function open(): Promise<DbState> {
     prisma,
     sql,
     readSql,
+    plannedSql,
+    genericSql,
     kind,
     close: async () => {
       watchDatabase(null);
@@ -339,6 +384,27 @@ export function getDb(): Promise<PrismaClient> {
 export function getSql(): Promise<SqlRunner> {
   void getDb();
   return db.opening!.then((s) => s.sql);
+}
+
+/**
+ * A runner whose statements PostgreSQL plans at each call for their values (see plannedOver): for a
+ * statement whose generic plan would be slow. The same runner as `getSql()` on PGlite.
+ */
+export function getPlannedSql(): Promise<SqlRunner> {
+  void getDb();
+  return db.opening!.then((s) => s.plannedSql);
+}
+
+/**
+ * A runner of prepared statements that PostgreSQL plans once per connection and never again
+ * (`plan_cache_mode = force_generic_plan`): for a hot statement whose planning costs more than its
+ * execution and whose generic plan is known to be good whatever the values (the webhook claim). By
+ * default PostgreSQL keeps planning such a statement at every call when it guesses the generic plan
+ * costlier. Its own connection. On PGlite the same runner as `getSql()`.
+ */
+export function getGenericPlanSql(): Promise<SqlRunner> {
+  void getDb();
+  return db.opening!.then((s) => s.genericSql);
 }
 
 /** The runner without waiting, once the database is open: a hot path's query then leaves at once. */

@@ -102,7 +102,7 @@ export const SETTINGS = {
   DATABASE_STATEMENT_POOL_SIZE: declare(
     DB,
     positiveInt().default(4),
-    "connections per process for the pipelined prepared statements that may wait on a lock (ingest); the key lookups and hot lists pipeline on one more connection of their own, so a process opens at most the sum of the two pools plus one (behind a transaction pooler, where nothing pipelines, the key lookups get this many of their own instead of one)",
+    "connections per process for the pipelined prepared statements that may wait on a lock (ingest); the key lookups and hot lists pipeline on one more connection of their own, so a process opens at most the sum of the two pools plus one, and one more where the embedded webhook worker runs, for its claim (behind a transaction pooler, where nothing pipelines, the key lookups get this many of their own instead of one)",
   ),
   DATABASE_CONNECT_TIMEOUT_MS: declare(DB, positiveInt().default(3000), "how long to wait for a database connection before answering 503"),
   DATABASE_QUERY_TIMEOUT_MS: declare(

@@ -34,6 +34,13 @@ export const PACE_MARGIN = 0.1;
 export const slotGap = (rate: string) => `make_interval(secs => ${1 + PACE_MARGIN} / ${rate})`;
 
 /**
+ * A comma-separated list of ids as uuid[], in a subquery: PostgreSQL evaluates it once per claim
+ * (an initplan), where the bare expression is parsed again for every row it is compared with (the
+ * cast keeps `= ANY(…)` from reading the subquery as a set of rows).
+ */
+const idList = (param: string) => `(SELECT string_to_array(${param}::text, ',')::uuid[])::uuid[]`;
+
+/**
  * Due, unleased, and not this worker's own (`$3`, comma-separated ids: one text parameter, the same
  * on every driver): the deliveries a claim may take (`a`: the table's alias).
  */
@@ -42,7 +49,7 @@ const dueDeliveries = (
   a = "d",
 ) => `${a}.${DELIVERY.status} = 'pending' AND ${engineFilter.replaceAll("d.", `${a}.`)} AND ${a}.${DELIVERY.nextAttemptAt} <= now()
     AND (${a}.${DELIVERY.lockedUntil} IS NULL OR ${a}.${DELIVERY.lockedUntil} <= now())
-    AND NOT (${a}.${DELIVERY.id} = ANY(string_to_array($3::text, ',')::uuid[]))`;
+    AND NOT (${a}.${DELIVERY.id} = ANY(${idList("$3")}))`;
 
 /**
  * Attempts in flight: unexpired leases of pending deliveries, per subscription and tenant. Every
@@ -55,7 +62,7 @@ const dueDeliveries = (
 const leasedSql = () => `leased AS (
   SELECT l.${DELIVERY.subscriptionId}, l.${DELIVERY.tenantId}, count(*)::int AS n FROM ${TABLE.WebhookDelivery} l
   WHERE l.${DELIVERY.lockedUntil} > now() AND l.${DELIVERY.status} = 'pending'
-    AND NOT (l.${DELIVERY.id} = ANY(string_to_array($8::text, ',')::uuid[]))
+    AND NOT (l.${DELIVERY.id} = ANY(${idList("$8")}))
   GROUP BY l.${DELIVERY.subscriptionId}, l.${DELIVERY.tenantId}
 ), tenant_leased AS (
   SELECT ${DELIVERY.tenantId}, sum(n)::int AS n FROM leased GROUP BY ${DELIVERY.tenantId}

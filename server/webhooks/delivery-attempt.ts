@@ -52,11 +52,15 @@ const ATTEMPT = modelColumns(Prisma.WebhookAttemptScalarFieldEnum);
 const NOTIFICATION = modelColumns(Prisma.NotificationScalarFieldEnum);
 const AUDIT = modelColumns(Prisma.AuditLogScalarFieldEnum);
 
-/** Columns selected by every query that produces a DeliveryTarget (`d` deliveries, `s` subscriptions, `e` events). */
+/**
+ * Columns selected by every query that produces a DeliveryTarget (`d` deliveries, `s` subscriptions,
+ * `e` events). A cycle's first attempt has no attempts before it to count (the common case: no lookup).
+ */
 export const TARGET_COLUMNS = `d.${DELIVERY.id}::text AS delivery_id, d.${DELIVERY.tenantId}::text AS tenant_id, d.${DELIVERY.subscriptionId}::text AS subscription_id,
   d.${DELIVERY.cycle} AS cycle, d.${DELIVERY.attemptCount} AS attempt_count, d.${DELIVERY.status} AS status,
   s.${SUBSCRIPTION.targetUrl} AS target_url, s.${SUBSCRIPTION.secretEncrypted} AS secret_encrypted,
-  (SELECT count(*)::int FROM ${TABLE.WebhookAttempt} t WHERE t.${ATTEMPT.deliveryId} = d.${DELIVERY.id} AND t.${ATTEMPT.cycle} = d.${DELIVERY.cycle} AND t.${ATTEMPT.throttled}) AS throttled_count,
+  CASE WHEN d.${DELIVERY.attemptCount} = 0 THEN 0 ELSE (SELECT count(*)::int FROM ${TABLE.WebhookAttempt} t
+    WHERE t.${ATTEMPT.deliveryId} = d.${DELIVERY.id} AND t.${ATTEMPT.cycle} = d.${DELIVERY.cycle} AND t.${ATTEMPT.throttled}) END AS throttled_count,
   CASE WHEN s.${SUBSCRIPTION.previousSecretExpiresAt} > now() THEN s.${SUBSCRIPTION.previousSecretEncrypted} END AS previous_secret_encrypted,
   e.${EVENT.id}::text AS event_id, e.${EVENT.type} AS event_type, e.${EVENT.data} AS event_data, e.${EVENT.createdAt} AS event_created_at,
   e.${EVENT.requestId} AS event_request_id, e.${EVENT.traceParent} AS event_trace_parent`;

@@ -8,7 +8,7 @@ import pg from "pg";
 import { modelColumns, TABLE } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
 import { isDatabaseUnavailable } from "../lib/database-errors";
-import { databaseKind, directDatabaseUrl, getDb, getSql, type SqlRunner } from "../db/client";
+import { databaseKind, directDatabaseUrl, getDb, getGenericPlanSql, getPlannedSql, getSql, type SqlRunner } from "../db/client";
 import { OUTBOX_CHANNEL, onOutboxWrite } from "../outbox/outbox-signal";
 import { log } from "../lib/log";
 import { attemptDelivery, type DeliveryTarget } from "./delivery-attempt";
@@ -38,6 +38,8 @@ export type WorkerOptions = {
   paced?: boolean;
   /** The prepared-statement runner for the recorded successes and new send slots (default: the process's). */
   sql?: SqlRunner;
+  /** The runner of the claim (default: the process's; see `claim`). */
+  claimRunner?: SqlRunner;
 };
 
 /** How long before its lease ends an attempt stops trying to record its outcome. */
@@ -91,11 +93,12 @@ export class DeliveryWorker {
   private readonly pollIntervalMs: number;
   private readonly leaseMs: number;
   /**
-   * The claim. Planned at each call, never a prepared statement: its parameters (the capacity, this
-   * worker's own ids, the caps) steer the plan, and PostgreSQL's generic plan for it (what a prepared
-   * statement gets after five calls) joins every pending delivery, 10 to 100 times slower.
+   * The claim, never through Prisma (its per-query work cost more than the claim's own). The paced
+   * claim keeps the plan of its first call (getGenericPlanSql): planning it was half its database
+   * CPU, and its generic plan walks each subscription's own pending deliveries like a custom one
+   * (docs/dashboard-webhooks-crm-audit.md). The unpaced claim is planned at each call (getPlannedSql).
    */
-  private readonly claim: string;
+  private readonly claim: { text: string };
   private readonly paced: boolean;
 
   constructor(private readonly options: WorkerOptions = {}) {
@@ -105,7 +108,7 @@ export class DeliveryWorker {
     this.leaseMs = options.leaseMs ?? setting("WEBHOOK_LEASE_MS") ?? attemptTimeoutMs() + 20_000;
     this.paced = options.paced ?? true;
     const engineFilter = options.engineFilter ?? `d.${DELIVERY.inngestRunId} IS NULL`;
-    this.claim = this.paced ? pacedClaimSql(engineFilter) : claimSql(engineFilter);
+    this.claim = { text: this.paced ? pacedClaimSql(engineFilter) : claimSql(engineFilter) };
   }
 
   get isRunning() {
@@ -117,9 +120,10 @@ export class DeliveryWorker {
     this.running = true;
     const db = await getDb();
     const sql = this.options.sql ?? (await getSql());
+    const claimRunner = this.options.claimRunner ?? (await (this.paced ? getGenericPlanSql() : getPlannedSql()));
     this.unsubscribe = onOutboxWrite(() => this.wake());
     if (databaseKind() === "postgres") await this.listen();
-    this.loopDone = this.loop(db, sql);
+    this.loopDone = this.loop(db, sql, claimRunner);
   }
 
   /**
@@ -226,7 +230,7 @@ export class DeliveryWorker {
     });
   }
 
-  private async loop(db: PrismaClient, sql: SqlRunner) {
+  private async loop(db: PrismaClient, sql: SqlRunner, claimRunner: SqlRunner) {
     while (this.running) {
       this.wakePending = false;
       const capacity = this.concurrency - this.inFlight.size + this.succeeded.size;
@@ -239,7 +243,7 @@ export class DeliveryWorker {
           const args = this.paced
             ? [capacity, this.leaseMs, own, PACE_HORIZON_MS, ...fairnessLimits(), [...this.succeeded].join(",")]
             : [capacity, this.leaseMs, own];
-          claimed = await db.$queryRawUnsafe<Claimed[]>(this.claim, ...args);
+          claimed = await claimRunner<Claimed>(this.claim, args);
           this.claimFailing = false;
         } catch (err) {
           this.logClaimFailure(err);
