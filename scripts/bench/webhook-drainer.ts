@@ -3,7 +3,9 @@
 // runs a bare loop, the physical limit the engine is measured against: claim due rows with
 // FOR UPDATE SKIP LOCKED (a batch at a time), sign them, POST them over keep-alive to the receiver,
 // mark the batch delivered in one statement. Nothing else: no attempt rows, no fairness, no pacing,
-// no retries. It sends "ready" once set up, starts on "go", and stops on "stop".
+// no retries. It sends "ready" once set up; `{ go: tenantId }` starts a drain (of that tenant's
+// backlog), "pause" ends it (answered "paused"), "stop" ends the process. One process serves every
+// round, the first of which warms it up: a server's worker runs warm, its code long compiled.
 //   (spawned as: node --import tsx scripts/bench/webhook-drainer.ts ours|physical)
 import http from "node:http";
 import pg from "pg";
@@ -11,15 +13,12 @@ import pg from "pg";
 const mode = process.argv[2];
 const send = (m: unknown) => process.send?.(m);
 
-async function physical(stopped: () => boolean) {
+async function physical() {
   const { decryptSecret } = await import("../../server/crypto/secret-box");
   const { signBody, standardWebhookSignature } = await import("../../server/webhooks/signing");
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 8 });
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const secrets = new Map<string, string>();
-  // Only the bench's own tenant: a shared database may hold other due deliveries (sealed with other keys).
-  const tenant = process.env.BENCH_WEBHOOK_TENANT;
-  if (!tenant) throw new Error("BENCH_WEBHOOK_TENANT is not set");
   // The same in-flight budget as the worker's default concurrency (32): 4 loops of 8.
   const LOOPS = 4;
   const BATCH = 8;
@@ -32,8 +31,10 @@ async function physical(stopped: () => boolean) {
       req.on("error", reject);
       req.end(body);
     });
-  const loop = async () => {
-    while (!stopped()) {
+  // Only the round's own tenant: a shared database may hold other due deliveries (sealed with other keys).
+  let stopped = true;
+  const loop = async (tenant: string) => {
+    while (!stopped) {
       const { rows } = await pool.query(
         `WITH due AS (
            SELECT id FROM webhook_deliveries
@@ -76,20 +77,31 @@ async function physical(stopped: () => boolean) {
     }
   };
   await pool.query("SELECT 1");
-  return { run: () => Promise.all(Array.from({ length: LOOPS }, loop)), close: () => pool.end() };
+  let loops: Promise<unknown> = Promise.resolve();
+  return {
+    start(tenant: string) {
+      stopped = false;
+      loops = Promise.all(Array.from({ length: LOOPS }, () => loop(tenant)));
+    },
+    async pause() {
+      stopped = true;
+      await loops;
+    },
+  };
 }
 
-let stop = false;
+type Message = { go: string } | "pause" | "stop";
 if (mode === "physical") {
-  const p = await physical(() => stop);
+  const p = await physical();
   // A query before "ready" (in physical()): the pool's first connection is not part of the measurement.
   send("ready");
-  process.on("message", async (m) => {
-    if (m === "go") void p.run();
-    if (m === "stop") {
-      stop = true;
-      setTimeout(() => process.exit(0), 200);
+  process.on("message", async (m: Message) => {
+    if (typeof m === "object") p.start(m.go);
+    if (m === "pause") {
+      await p.pause();
+      send("paused");
     }
+    if (m === "stop") process.exit(0);
   });
 } else {
   const { DeliveryWorker } = await import("../../server/webhooks/embedded-worker");
@@ -123,12 +135,19 @@ if (mode === "physical") {
     sql = timed(sql, (statement) => statement.text) as typeof sql;
     claimRunner = timed(claimRunner, (statement) => statement.text) as typeof claimRunner;
   }
-  const worker = new DeliveryWorker({ sql, claimRunner });
+  // A worker per drain (the backlog is written while none runs), the process and its compiled code the same.
+  let worker: InstanceType<typeof DeliveryWorker> | undefined;
   send("ready");
-  process.on("message", async (m) => {
-    if (m === "go") await worker.start();
+  process.on("message", async (m: Message) => {
+    if (typeof m === "object") {
+      worker = new DeliveryWorker({ sql, claimRunner });
+      await worker.start();
+    }
+    if (m === "pause") {
+      await worker?.stop(Date.now() + 1_000);
+      send("paused");
+    }
     if (m === "stop") {
-      await worker.stop(Date.now() + 1_000);
       for (const [k, v] of timing) console.error(`${v.n} × ${(v.ms / v.n).toFixed(2)} ms  ${k}`);
       process.exit(0);
     }
