@@ -75,10 +75,10 @@ function matchIn(routes: Route[], method: string, path: string): Match {
   return null;
 }
 
-function queryInput(url: URL, route: Route): Record<string, unknown> {
+function queryInput(searchParams: URLSearchParams | null, route: Route): Record<string, unknown> {
   const input: Record<string, unknown> = {};
-  for (const key of new Set(url.searchParams.keys())) {
-    const values = url.searchParams.getAll(key);
+  for (const key of new Set(searchParams?.keys())) {
+    const values = searchParams!.getAll(key);
     if (values.length > 1) throw badRequest(`invalid field '${key}': given more than once`, key);
     const value = values[0];
     // Only numeric-looking strings become numbers; anything else reaches the schema as a string
@@ -207,6 +207,9 @@ async function answerWith(
   );
 }
 
+/** Slash-separated segments of letters, digits, `_` and `-`: the URL parser would give it back unchanged, with no query. */
+const PLAIN_PATH = /^(?:\/[\w-]+)+$/;
+
 async function answerInScope(
   basePath: string,
   templates: { unmatched: string; documents: Record<string, string> },
@@ -218,9 +221,11 @@ async function answerInScope(
   logger: RequestLog,
 ): Promise<RestAnswer> {
   const headers: Record<string, string> = { "x-request-id": requestId };
-  const url = new URL(req.target, "http://localhost");
+  // A plain path (what every tool call and most requests send) is its own pathname: no URL is parsed.
+  const url = PLAIN_PATH.test(req.target) ? null : new URL(req.target, "http://localhost");
+  const pathname = url ? url.pathname : req.target;
   const method = req.method.toUpperCase();
-  const path = normalizePath(url.pathname.startsWith(basePath) ? url.pathname.slice(basePath.length) : url.pathname);
+  const path = normalizePath(pathname.startsWith(basePath) ? pathname.slice(basePath.length) : pathname);
   let template = templates.unmatched;
 
   try {
@@ -235,7 +240,7 @@ async function answerInScope(
     // its 401 without the server waiting for its body.
     let input: Promise<Record<string, unknown>> | undefined;
     const readInput = async () => {
-      const read = method === "GET" || method === "DELETE" ? queryInput(url, route) : await bodyInput(req, route);
+      const read = method === "GET" || method === "DELETE" ? queryInput(url && url.searchParams, route) : await bodyInput(req, route);
       return Object.assign(read, params);
     };
 
