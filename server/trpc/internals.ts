@@ -141,19 +141,36 @@ async function runMiddleware(middlewares: ProcedureMiddleware[], index: number, 
         middlewares,
         index + 1,
         opts
-          ? {
-              ...call,
-              ctx: opts.ctx ? { ...call.ctx, ...opts.ctx } : call.ctx,
-              input: "input" in opts ? opts.input : call.input,
-              getRawInput: opts.getRawInput ?? call.getRawInput,
-            }
+          ? callWith(call, opts.ctx ? { ...call.ctx, ...opts.ctx } : call.ctx, "input" in opts ? opts.input : call.input, opts.getRawInput ?? call.getRawInput)
           : call,
       );
-    return await middlewares[index]({ ...call, next });
+    // Object literals of one fixed shape (not spreads): every middleware's reads of them stay monomorphic.
+    return await middlewares[index]({
+      ctx: call.ctx,
+      type: call.type,
+      path: call.path,
+      input: call.input,
+      getRawInput: call.getRawInput,
+      meta: call.meta,
+      signal: call.signal,
+      batchIndex: call.batchIndex,
+      next,
+    });
   } catch (cause) {
     return { ok: false, error: getTRPCErrorFromUnknown(cause) };
   }
 }
+
+const callWith = (call: MiddlewareCall<object>, ctx: object, input: unknown, getRawInput: () => Promise<unknown>): MiddlewareCall<object> => ({
+  ctx,
+  type: call.type,
+  path: call.path,
+  input,
+  getRawInput,
+  meta: call.meta,
+  signal: call.signal,
+  batchIndex: call.batchIndex,
+});
 
 // --- zod schemas ------------------------------------------------------------------------------------
 
