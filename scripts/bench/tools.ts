@@ -243,17 +243,18 @@ async function bookingPart(call: Call, pool: pg.Pool, tenantId: string, leanPid:
     return (user + system) / 1000;
   };
   const measured = async <T extends { perSecond: number; done: number }>(slice: () => Promise<T>, cpuMs: () => number, acc: CpuAcc) => {
-    const [cpu0, pg0] = [cpuMs(), await backendsCpu(pool)];
+    const [cpu0, own0, pg0] = [cpuMs(), ownCpuMs(), await backendsCpu(pool)];
     const r = await slice();
     acc.cpuMs += cpuMs() - cpu0;
+    acc.clientCpuMs += ownCpuMs() - own0;
     const pgMs = backendsCpuDelta(pg0, await backendsCpu(pool));
     acc.pgCpuMs = acc.pgCpuMs === null || pgMs === null ? null : acc.pgCpuMs + pgMs;
     acc.done += r.done;
     return r;
   };
-  type CpuAcc = { cpuMs: number; pgCpuMs: number | null; done: number };
-  const endpointCpu: CpuAcc = { cpuMs: 0, pgCpuMs: 0, done: 0 };
-  const rawCpu: CpuAcc = { cpuMs: 0, pgCpuMs: 0, done: 0 };
+  type CpuAcc = { cpuMs: number; clientCpuMs: number; pgCpuMs: number | null; done: number };
+  const endpointCpu: CpuAcc = { cpuMs: 0, clientCpuMs: 0, pgCpuMs: 0, done: 0 };
+  const rawCpu: CpuAcc = { cpuMs: 0, clientCpuMs: 0, pgCpuMs: 0, done: 0 };
   const serverCpuMs = leanPid ? () => processTreeCpuMs(leanPid) : () => Number.NaN;
   const perBooking = (acc: CpuAcc, own: string) => ({
     [own]: round3(acc.cpuMs / Math.max(acc.done, 1)),
@@ -285,7 +286,8 @@ async function bookingPart(call: Call, pool: pg.Pool, tenantId: string, leanPid:
     over_raw: round(endpoint.perSecond / raw.perSecond),
     non200: endpoint.failed,
     /** CPU ms per booking: the server's (null without its pid) and PostgreSQL's over HTTP; this process's and PostgreSQL's raw. */
-    endpoint_cpu: perBooking(endpointCpu, "server_cpu_ms"),
+    // Over HTTP, this process is the client: its CPU shares the machine with the server's and PostgreSQL's.
+    endpoint_cpu: { ...perBooking(endpointCpu, "server_cpu_ms"), http_client_cpu_ms: round3(endpointCpu.clientCpuMs / Math.max(endpointCpu.done, 1)) },
     raw_cpu: perBooking(rawCpu, "client_cpu_ms"),
     /** From the first endpoint round's start to the last one's end on CLOCK_MONOTONIC (V8's profile clock): a server profile's booking window (the server idles in the raw rounds between). */
     window_us: { fromUs, toUs },
