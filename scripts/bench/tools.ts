@@ -206,8 +206,7 @@ async function bookingPart(call: Call, pool: pg.Pool, tenantId: string, leanPid:
     tool_call_id: `bench-${Date.now()}-${i}`,
   });
   const slice = BOOKING_SECONDS / BOOKING_ROUNDS;
-  const endpointSlice = (seconds = slice) =>
-    perSecond(seconds, BOOKING_CONCURRENCY, async (i) => (await call("book_appointment", body(i))).status === 200);
+  const endpointSlice = (seconds = slice) => perSecond(seconds, BOOKING_CONCURRENCY, async (i) => (await call("book_appointment", body(i))).status === 200);
   // The physical limit: the same rows (appointment, its event, the tool call record) in one transaction, raw.
   const rawSlice = (seconds = slice) =>
     perSecond(seconds, BOOKING_CONCURRENCY, async (i) => {

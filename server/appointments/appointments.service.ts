@@ -83,7 +83,10 @@ const APPOINTMENT_ROW = rowInsert<AppointmentRow>(Prisma.AppointmentScalarFieldE
 /** The wire form's fields are exactly the row's columns but tenant_id (see above): else a booking would lose a column. */
 function assertWireIsRow(): void {
   const wire = Object.keys(appointmentResource.schema.shape).sort().join();
-  const columns = Object.values(APPOINTMENT).filter((column) => column !== APPOINTMENT.tenantId).sort().join();
+  const columns = Object.values(APPOINTMENT)
+    .filter((column) => column !== APPOINTMENT.tenantId)
+    .sort()
+    .join();
   if (wire !== columns) throw new Error(`appointment wire fields (${wire}) are not the row's columns but tenant_id (${columns})`);
 }
 assertWireIsRow();
