@@ -243,7 +243,7 @@ async function answerInScope(
     // its 401 without the server waiting for its body.
     let input: Promise<Record<string, unknown>> | undefined;
     const readInput = async () => {
-      const read = method === "GET" || method === "DELETE" ? queryInput(url && url.searchParams, route) : await bodyInput(req, route);
+      const read = method === "GET" || method === "DELETE" ? queryInput(url?.searchParams ?? null, route) : await bodyInput(req, route);
       return Object.assign(read, params);
     };
 
