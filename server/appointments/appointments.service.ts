@@ -67,22 +67,37 @@ export async function createAppointment(db: TenantDb, input: CreateAppointmentIn
 // per-query work (see docs/assistant-tools.md, "Performance"). Its rules: references visible to
 // the tenant, else 404; created `confirmed`; scheduled_end after scheduled_start; and the outbox's
 // own fan-out (eventFanOutSql: one delivery per enabled subscription to the event's type; NOTIFY at
-// commit on PostgreSQL, and the in-process signal). The appointment travels as one JSON record of
-// the whole Prisma row (rowInsert: the column list is the model's), and the answer is that row
-// through the resource declaration's toWire. The tool-call record is the one
+// commit on PostgreSQL, and the in-process signal). The appointment travels ONCE, as its wire JSON
+// (the row through the resource declaration's toWire, which is also the answer): the statement
+// makes it the row (jsonb_populate_record over the model's columns, with the tenant), the event's
+// `{ "object": … }` and the tool call's stored result, so the server serializes it once and
+// PostgreSQL parses it once. That works because the wire form is the row's columns but tenant_id,
+// with the same names and values (timestamps as ISO text): assertWireIsRow checks it when this module
+// loads, so a column the model gains fails at startup, not silently as NULL. The tool-call record is the one
 // server/tools/tool-calls.ts describes: claimed with ON CONFLICT DO NOTHING on (tenant_id, tool,
 // tool_call_id), so a concurrent repeat waits for this statement and then books nothing; here it
 // is written with its result at once. (Its pg_notify's void is read as text: Prisma, which runs it
 // inside an Idempotency-Key's transaction, reads no void column.)
 const APPOINTMENT = modelColumns(Prisma.AppointmentScalarFieldEnum);
 const APPOINTMENT_ROW = rowInsert<AppointmentRow>(Prisma.AppointmentScalarFieldEnum);
+/** The wire form's fields are exactly the row's columns but tenant_id (see above): else a booking would lose a column. */
+function assertWireIsRow(): void {
+  const wire = Object.keys(appointmentResource.schema.shape).sort().join();
+  const columns = Object.values(APPOINTMENT)
+    .filter((column) => column !== APPOINTMENT.tenantId)
+    .sort()
+    .join();
+  if (wire !== columns) throw new Error(`appointment wire fields (${wire}) are not the row's columns but tenant_id (${columns})`);
+}
+assertWireIsRow();
 const TC = modelColumns(Prisma.ToolCallScalarFieldEnum);
 const CONVERSATION = modelColumns(Prisma.ConversationScalarFieldEnum);
 const LEAD = modelColumns(Prisma.LeadScalarFieldEnum);
 const OFFERING = modelColumns(Prisma.OfferingScalarFieldEnum);
 const BOOK_SQL = {
-  text: `WITH r AS (SELECT * FROM jsonb_populate_record(NULL::${TABLE.Appointment}, $2::text::jsonb)
-), caller AS (SELECT ${keyIsCurrentSql("$10::uuid", "$1::uuid")} AS key_ok
+  text: `WITH w AS (SELECT $2::text::jsonb AS wire
+), r AS (SELECT p.* FROM w, jsonb_populate_record(NULL::${TABLE.Appointment}, w.wire || jsonb_build_object('${APPOINTMENT.tenantId}', $1::uuid)) p
+), caller AS (SELECT ${keyIsCurrentSql("$8::uuid", "$1::uuid")} AS key_ok
 ), visible AS (
   SELECT (SELECT key_ok FROM caller) AND (r.${APPOINTMENT.conversationId} IS NULL OR EXISTS (SELECT 1 FROM ${TABLE.Conversation} c WHERE c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.id} = r.${APPOINTMENT.conversationId}))
      AND (r.${APPOINTMENT.leadId} IS NULL OR EXISTS (SELECT 1 FROM ${TABLE.Lead} l WHERE l.${LEAD.tenantId} = $1::uuid AND l.${LEAD.id} = r.${APPOINTMENT.leadId}))
@@ -90,19 +105,19 @@ const BOOK_SQL = {
   FROM r
 ), claim AS (
   INSERT INTO ${TABLE.ToolCall} (${TC.id}, ${TC.tenantId}, ${TC.tool}, ${TC.toolCallId}, ${TC.result})
-  SELECT gen_random_uuid(), $1::uuid, $4::text, $5::text, to_jsonb($6::text) FROM visible WHERE ok AND $5::text IS NOT NULL
+  SELECT gen_random_uuid(), $1::uuid, $3::text, $4::text, to_jsonb($2::text) FROM visible WHERE ok AND $4::text IS NOT NULL
   ON CONFLICT (${TC.tenantId}, ${TC.tool}, ${TC.toolCallId}) DO NOTHING RETURNING ${TC.id}
 ), booked AS (
   INSERT INTO ${TABLE.Appointment} (${APPOINTMENT_ROW.columns})
-  SELECT ${APPOINTMENT_ROW.columns} FROM r, visible WHERE ok AND ($5::text IS NULL OR EXISTS (SELECT 1 FROM claim))
+  SELECT ${APPOINTMENT_ROW.columns} FROM r, visible WHERE ok AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM claim))
   RETURNING ${APPOINTMENT.id}
-), ${eventFanOutSql({ tenant: "$1::uuid", type: "'booking.created'", data: "$3::text::jsonb", origin: { requestId: "$8::text", traceParent: "$9::text" }, source: "booked" })},
+), ${eventFanOutSql({ tenant: "$1::uuid", type: "'booking.created'", data: "(SELECT jsonb_build_object('object', wire) FROM w)", origin: { requestId: "$6::text", traceParent: "$7::text" }, source: "booked" })},
 counted AS (SELECT count(*)::int AS n FROM deliveries)
 SELECT (SELECT key_ok FROM caller) AS key_ok, (SELECT ok FROM visible) AS visible, EXISTS (SELECT 1 FROM booked) AS booked, counted.n AS deliveries,
   -- Read only when nothing was booked (a repeated call): a booking does not look its own id up.
-  CASE WHEN $5::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM booked)
-    THEN (SELECT t.${TC.result} #>> '{}' FROM ${TABLE.ToolCall} t WHERE t.${TC.tenantId} = $1::uuid AND t.${TC.tool} = $4::text AND t.${TC.toolCallId} = $5::text) END AS earlier,
-  (${wakeDeliveryWorkersSql("counted.n > 0", "$7::boolean")})::text AS notified
+  CASE WHEN $4::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM booked)
+    THEN (SELECT t.${TC.result} #>> '{}' FROM ${TABLE.ToolCall} t WHERE t.${TC.tenantId} = $1::uuid AND t.${TC.tool} = $3::text AND t.${TC.toolCallId} = $4::text) END AS earlier,
+  (${wakeDeliveryWorkersSql("counted.n > 0", "$5::boolean")})::text AS notified
 FROM counted`,
 };
 
@@ -155,14 +170,13 @@ export async function bookAppointment(db: TenantDb, input: CreateAppointmentInpu
   const row = bookedRow(sql.tenantId, input);
   assertEndAfterStart(row.scheduledStart, row.scheduledEnd);
   const appointment = appointmentToWire(row);
-  // The payload is checked against the catalog as emitEvent does: a mismatch is a bug (a 500, nothing written).
-  const data = APPOINTMENT_EVENTS["booking.created"].parse({ object: appointment });
+  // The payload is checked against the catalog as emitEvent does: a mismatch is a bug (a 500, nothing
+  // written). The event's data is `{ object: appointment }` as sent (the statement builds it).
+  APPOINTMENT_EVENTS["booking.created"].parse({ object: appointment });
   const [outcome] = await sql<{ key_ok: boolean; visible: boolean; booked: boolean; deliveries: number; earlier: string | null }>(BOOK_SQL, [
-    APPOINTMENT_ROW.record(row),
-    JSON.stringify(data),
+    JSON.stringify(appointment),
     call?.tool ?? null,
     call?.id ?? null,
-    JSON.stringify(appointment),
     databaseKind() === "postgres",
     ...eventOrigin(),
     keyToConfirm,

@@ -45,7 +45,9 @@ export function answerFromNodeWith(answer: (req: RestRequest) => Promise<RestAns
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const startedAt = performance.now();
     const answered = await answer(toRestRequest(req));
-    sendRestAnswer(res, answered);
+    // A bridge's answer headers are built per request: its length joins them without a copy.
+    answered.headers["content-length"] = String(Buffer.byteLength(answered.body));
+    res.writeHead(answered.status, answered.headers).end(answered.body);
     observeHttpRequest(answered.route, req.method, answered.status, startedAt);
   };
 }

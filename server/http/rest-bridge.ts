@@ -75,10 +75,10 @@ function matchIn(routes: Route[], method: string, path: string): Match {
   return null;
 }
 
-function queryInput(url: URL, route: Route): Record<string, unknown> {
+function queryInput(searchParams: URLSearchParams | null, route: Route): Record<string, unknown> {
   const input: Record<string, unknown> = {};
-  for (const key of new Set(url.searchParams.keys())) {
-    const values = url.searchParams.getAll(key);
+  for (const key of new Set(searchParams?.keys())) {
+    const values = searchParams!.getAll(key);
     if (values.length > 1) throw badRequest(`invalid field '${key}': given more than once`, key);
     const value = values[0];
     // Only numeric-looking strings become numbers; anything else reaches the schema as a string
@@ -122,10 +122,13 @@ export type RestRequest = {
  */
 export type RestAnswer = { status: number; headers: Record<string, string>; body: string; route: string };
 
+const NOT_BLANK = /\S/;
+
 async function bodyInput(req: RestRequest, route: Route): Promise<Record<string, unknown>> {
   assertJsonContentType(req.headers.get("content-type"));
   const text = await readLimitedBody(req.headers.get("content-length"), req.body);
-  if (!text.trim()) throw badRequest("request body is required (a JSON object)");
+  // (`\S`: exactly what trim() keeps, without copying the body to find out.)
+  if (!NOT_BLANK.test(text)) throw badRequest("request body is required (a JSON object)");
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -207,6 +210,9 @@ async function answerWith(
   );
 }
 
+/** Slash-separated segments of letters, digits, `_` and `-`: the URL parser would give it back unchanged, with no query. */
+const PLAIN_PATH = /^(?:\/[\w-]+)+$/;
+
 async function answerInScope(
   basePath: string,
   templates: { unmatched: string; documents: Record<string, string> },
@@ -218,9 +224,11 @@ async function answerInScope(
   logger: RequestLog,
 ): Promise<RestAnswer> {
   const headers: Record<string, string> = { "x-request-id": requestId };
-  const url = new URL(req.target, "http://localhost");
+  // A plain path (what every tool call and most requests send) is its own pathname: no URL is parsed.
+  const url = PLAIN_PATH.test(req.target) ? null : new URL(req.target, "http://localhost");
+  const pathname = url ? url.pathname : req.target;
   const method = req.method.toUpperCase();
-  const path = normalizePath(url.pathname.startsWith(basePath) ? url.pathname.slice(basePath.length) : url.pathname);
+  const path = normalizePath(pathname.startsWith(basePath) ? pathname.slice(basePath.length) : pathname);
   let template = templates.unmatched;
 
   try {
@@ -235,7 +243,7 @@ async function answerInScope(
     // its 401 without the server waiting for its body.
     let input: Promise<Record<string, unknown>> | undefined;
     const readInput = async () => {
-      const read = method === "GET" || method === "DELETE" ? queryInput(url, route) : await bodyInput(req, route);
+      const read = method === "GET" || method === "DELETE" ? queryInput(url?.searchParams ?? null, route) : await bodyInput(req, route);
       return Object.assign(read, params);
     };
 

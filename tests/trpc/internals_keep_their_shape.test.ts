@@ -85,6 +85,51 @@ describe("tRPC internals", () => {
     expect(seenRaw).toEqual([{ name: "bo" }, { name: "bo" }]);
   });
 
+  it("trpc_marks_its_input_and_output_validators_and_keeps_their_schemas", () => {
+    const def = (greet as unknown as { _def: { inputs: unknown[]; output: unknown; middlewares: { _type?: string }[] } })._def;
+    expect(def.middlewares.map((m) => m._type ?? null)).toEqual([null, null, "input", "output", null]);
+    expect(def.inputs).toHaveLength(1);
+    expect(def.output).toBeInstanceOf(z.ZodType);
+  });
+
+  // callProcedure validates with zod's synchronous parse (internals.ts, chainOf): an answer that
+  // breaks its output schema is still refused, and fields the schema does not declare still never leave.
+  const answers = (data: unknown) =>
+    t.procedure
+      .input(z.object({ name: z.string() }))
+      .output(z.object({ text: z.string() }))
+      .query(() => data as { text: string });
+  const callWith = (procedure: ReturnType<typeof answers>, raw: unknown) =>
+    callProcedure(procedure, {
+      ctx: { user: "ana" },
+      type: "query",
+      path: "answers",
+      input: undefined,
+      getRawInput: async () => raw,
+      meta: undefined,
+      signal: undefined,
+      batchIndex: 0,
+    });
+
+  it("an_answer_breaking_its_output_schema_is_refused_and_undeclared_fields_never_leave", async () => {
+    const refused = await callWith(answers({ text: 42 }), { name: "a" }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(TRPCError);
+    expect((refused as TRPCError).code).toBe("INTERNAL_SERVER_ERROR");
+    expect((refused as TRPCError).message).toBe("Output validation failed");
+    expect((refused as TRPCError).cause).toBeInstanceOf(z.ZodError);
+    expect(await callWith(answers({ text: "ok", secret: "s3cret" }), { name: "a" })).toEqual({ text: "ok" });
+  });
+
+  it("a_schema_with_an_async_refinement_is_still_checked", async () => {
+    const asyncName = t.procedure
+      .input(z.object({ name: z.string().refine(async (name) => name !== "taken", "is taken") }))
+      .query(({ input }) => ({ text: input.name }));
+    expect(await callWith(asyncName as unknown as ReturnType<typeof answers>, { name: "free" })).toEqual({ text: "free" });
+    const refused = await callWith(asyncName as unknown as ReturnType<typeof answers>, { name: "taken" }).catch((e: unknown) => e);
+    expect((refused as TRPCError).code).toBe("BAD_REQUEST");
+    expect(((refused as TRPCError).cause as z.ZodError).issues[0].message).toBe("is taken");
+  });
+
   it("a_failure_in_the_chain_is_thrown_as_a_trpc_error_carrying_its_cause", async () => {
     const refused = await call({ name: "too long" }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(TRPCError);
