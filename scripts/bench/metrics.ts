@@ -12,6 +12,9 @@
 // BENCH_METRICS_COMPARE=<path to another build's dist/server/main.mjs> adds a fourth server, that
 // build with metrics and tracing on, measured in the same rounds: an A/B of a change to the tracing
 // cost (`comparedBuild` in the result, its ratios over this build's off).
+// BENCH_METRICS_WARMUP=<seconds> (default 10): load each fresh server gets before its slice. After
+// 2 s a process was still warming up (its JIT compiling the SDK's code among others) and tracing measured twice
+// its steady cost (docs/operations.md, "Where the tracing CPU goes").
 // BENCH_METRICS_PROFILE=<dir> runs the off and traced servers under `node --cpu-prof` (profiles into
 // <dir>; the ratios of such a run are skewed by the profiler) and prints where each one's CPU went.
 import { createServer } from "node:http";
@@ -33,6 +36,7 @@ const autocannon = require("autocannon") as (opts: Record<string, unknown>) => P
 const ROUNDS = Number(process.env.BENCH_METRICS_ROUNDS ?? process.env.BENCH_ROUNDS ?? 7);
 const SLICE_S = Number(process.env.BENCH_SLICE ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const WARMUP_S = Number(process.env.BENCH_METRICS_WARMUP ?? 10);
 const LIST_PATH = "/api/v1/offerings?limit=20";
 const TARGET = 0.95;
 const PROFILE_DIR = process.env.BENCH_METRICS_PROFILE;
@@ -72,6 +76,10 @@ export type MetricsBenchResult = {
   ratio: Ratio;
   /** Metrics + tracing on over both off. */
   tracedRatio: Ratio;
+  /** Metrics + tracing on over metrics on: what tracing adds alone (`tracedRatio` compounds it with metrics' cost). */
+  tracingOverMetricsRatio: Ratio;
+  /** Seconds of load each fresh server had before its measured slice (BENCH_METRICS_WARMUP). */
+  warmupSeconds: number;
   /** BENCH_METRICS_COMPARE: the other build, metrics and tracing on, and its ratios over this build's off. */
   comparedBuild?: Side & { build: string; ratio: Ratio };
   /** /proc/loadavg (1, 5 and 15 minutes) when the measured rounds began and ended: what else the machine was doing. */
@@ -187,7 +195,7 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
     const [off, on, traced, compared] = measured;
     const headers = { authorization: `Bearer ${ctx.apiKey}` };
     log(
-      `${ROUNDS} interleaved rounds of ${SLICE_S} s per server (each a fresh process, warmed up 2 s), -c ${CONNECTIONS}, scraping the metrics-on servers every second`,
+      `${ROUNDS} interleaved rounds of ${SLICE_S} s per server (each a fresh process, warmed up ${WARMUP_S} s), -c ${CONNECTIONS}, scraping the metrics-on servers every second`,
     );
     type Slice = { requests: number; seconds: number; cpuMs: number; p50: number; p99: number };
     const acc = new Map<Config, { slices: Slice[]; non2xx: number; errors: number; scrapes: number }>(
@@ -201,7 +209,7 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
         const a = acc.get(config)!;
         const { env: extra, metricsUrl } = await config.env();
         const s = await start(config.name, extra, config.build);
-        await autocannon({ url: s.url + LIST_PATH, connections: CONNECTIONS, duration: 2, headers }); // warm-up
+        await autocannon({ url: s.url + LIST_PATH, connections: CONNECTIONS, duration: WARMUP_S, headers }); // warm-up
         await new Promise((resolve) => setTimeout(resolve, 1500)); // the warm-up's spans are exported
         if (config === tracedConfigOfThis) sink.forget();
         if (config === comparedConfig) compareSink?.forget();
@@ -281,6 +289,8 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
       },
       ratio,
       tracedRatio,
+      tracingOverMetricsRatio: ratioOf(traced, on),
+      warmupSeconds: WARMUP_S,
       ...(compared ? { comparedBuild: { ...side(compared), build: path.resolve(COMPARE_BUILD!), ratio: ratioOf(compared, off) } } : {}),
       loadAverage: { start: loadAtStart, end: loadAtEnd },
       target: `metrics on/off and metrics+tracing on/off req/s >= ${TARGET} (median of the per-round ratios)`,
