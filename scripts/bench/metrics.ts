@@ -12,6 +12,11 @@
 // BENCH_METRICS_COMPARE=<path to another build's dist/server/main.mjs> adds a fourth server, that
 // build with metrics and tracing on, measured in the same rounds: an A/B of a change to the tracing
 // cost (`comparedBuild` in the result, its ratios over this build's off).
+// BENCH_METRICS_WARMUP=<seconds> (default 2): load each fresh server gets before its measured
+// slice. 10 s read tracing's cost at 14 and 28 µs per request in two runs, against 31 after 2 s: no
+// difference a run resolves (docs/operations.md, "Where the tracing CPU goes").
+// BENCH_METRICS_TRACE_GC=1 runs every server under `node --trace-gc` and reports, per configuration,
+// the scavenges and mark-compacts of the measured slices and their pauses per request (`gc`).
 // BENCH_METRICS_PROFILE=<dir> runs the off and traced servers under `node --cpu-prof` (profiles into
 // <dir>; the ratios of such a run are skewed by the profiler) and prints where each one's CPU went.
 import { createServer } from "node:http";
@@ -33,9 +38,11 @@ const autocannon = require("autocannon") as (opts: Record<string, unknown>) => P
 const ROUNDS = Number(process.env.BENCH_METRICS_ROUNDS ?? process.env.BENCH_ROUNDS ?? 7);
 const SLICE_S = Number(process.env.BENCH_SLICE ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const WARMUP_S = Number(process.env.BENCH_METRICS_WARMUP ?? 2);
 const LIST_PATH = "/api/v1/offerings?limit=20";
 const TARGET = 0.95;
 const PROFILE_DIR = process.env.BENCH_METRICS_PROFILE;
+const TRACE_GC = process.env.BENCH_METRICS_TRACE_GC === "1";
 const COMPARE_BUILD = process.env.BENCH_METRICS_COMPARE;
 const log = (msg: string) => console.error(`[bench:metrics] ${msg}`);
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
@@ -50,6 +57,8 @@ type Side = {
   non2xx: number;
   errors: number;
   scrapes: number;
+  /** BENCH_METRICS_TRACE_GC: the slices' garbage collections (pauses on the main thread, µs per request). */
+  gc?: { scavengesPer1000Requests: number; scavengePauseUsPerRequest: number; markCompacts: number; markCompactPauseUsPerRequest: number };
 };
 /**
  * A configuration over both off. `reqPerSec` and `cpuPerRequest` are the medians of the per-round
@@ -72,6 +81,10 @@ export type MetricsBenchResult = {
   ratio: Ratio;
   /** Metrics + tracing on over both off. */
   tracedRatio: Ratio;
+  /** Metrics + tracing on over metrics on: what tracing adds alone (`tracedRatio` compounds it with metrics' cost). */
+  tracingOverMetricsRatio: Ratio;
+  /** Seconds of load each fresh server had before its measured slice (BENCH_METRICS_WARMUP). */
+  warmupSeconds: number;
   /** BENCH_METRICS_COMPARE: the other build, metrics and tracing on, and its ratios over this build's off. */
   comparedBuild?: Side & { build: string; ratio: Ratio };
   /** /proc/loadavg (1, 5 and 15 minutes) when the measured rounds began and ended: what else the machine was doing. */
@@ -145,7 +158,7 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
   try {
     const start = async (name: string, extra: Record<string, string>, build = lean) => {
       const dir = PROFILE_DIR && name !== "metrics on" ? path.join(PROFILE_DIR, name.replace(/\W+/g, "-")) : undefined;
-      const argv = dir ? ["--cpu-prof", "--cpu-prof-dir", dir, ...build] : build;
+      const argv = [...(dir ? ["--cpu-prof", "--cpu-prof-dir", dir] : []), ...(TRACE_GC ? ["--trace-gc"] : []), ...build];
       const s = await spawnServer(name, argv, { port: await freePort(), cwd: root, env: { ...env, ...extra } });
       servers.push(s);
       return s;
@@ -187,9 +200,9 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
     const [off, on, traced, compared] = measured;
     const headers = { authorization: `Bearer ${ctx.apiKey}` };
     log(
-      `${ROUNDS} interleaved rounds of ${SLICE_S} s per server (each a fresh process, warmed up 2 s), -c ${CONNECTIONS}, scraping the metrics-on servers every second`,
+      `${ROUNDS} interleaved rounds of ${SLICE_S} s per server (each a fresh process, warmed up ${WARMUP_S} s), -c ${CONNECTIONS}, scraping the metrics-on servers every second`,
     );
-    type Slice = { requests: number; seconds: number; cpuMs: number; p50: number; p99: number };
+    type Slice = { requests: number; seconds: number; cpuMs: number; p50: number; p99: number; gc: GcTally };
     const acc = new Map<Config, { slices: Slice[]; non2xx: number; errors: number; scrapes: number }>(
       measured.map((s) => [s, { slices: [], non2xx: 0, errors: 0, scrapes: 0 }]),
     );
@@ -201,7 +214,7 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
         const a = acc.get(config)!;
         const { env: extra, metricsUrl } = await config.env();
         const s = await start(config.name, extra, config.build);
-        await autocannon({ url: s.url + LIST_PATH, connections: CONNECTIONS, duration: 2, headers }); // warm-up
+        await autocannon({ url: s.url + LIST_PATH, connections: CONNECTIONS, duration: WARMUP_S, headers }); // warm-up
         await new Promise((resolve) => setTimeout(resolve, 1500)); // the warm-up's spans are exported
         if (config === tracedConfigOfThis) sink.forget();
         if (config === comparedConfig) compareSink?.forget();
@@ -215,9 +228,19 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
             if (res.status === 200) a.scrapes++;
           }
         })();
+        const gc = { scavenges: 0, scavengeMs: 0, markCompacts: 0, markCompactMs: 0 };
+        let partial = ""; // a line split across chunks
+        const countGc = (chunk: Buffer) => {
+          const text = partial + String(chunk);
+          const end = text.lastIndexOf("\n") + 1;
+          partial = text.slice(end);
+          tallyGc(text.slice(0, end), gc);
+        };
+        if (TRACE_GC) s.proc.stdout!.on("data", countGc);
         const cpu0 = processTreeCpuMs(s.proc.pid!);
         const r = await autocannon({ url: s.url + LIST_PATH, connections: CONNECTIONS, duration: SLICE_S, headers });
         const cpuMs = processTreeCpuMs(s.proc.pid!) - cpu0;
+        s.proc.stdout!.off("data", countGc);
         scraping = false;
         await scraper;
         if (config === onConfig) lastOnMetrics = await (await fetch(metricsUrl!)).text();
@@ -229,7 +252,7 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
         }
         await s.stop();
         servers.splice(servers.indexOf(s), 1);
-        a.slices.push({ requests: r.requests.total, seconds: r.duration, cpuMs, p50: r.latency.p50, p99: r.latency.p99 });
+        a.slices.push({ requests: r.requests.total, seconds: r.duration, cpuMs, p50: r.latency.p50, p99: r.latency.p99, gc });
         a.non2xx += r.non2xx;
         a.errors += r.errors + r.timeouts;
       }
@@ -247,6 +270,16 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
         non2xx: a.non2xx,
         errors: a.errors,
         scrapes: a.scrapes,
+        ...(TRACE_GC
+          ? {
+              gc: {
+                scavengesPer1000Requests: round((sum((x) => x.gc.scavenges) * 1000) / Math.max(requests, 1), 2),
+                scavengePauseUsPerRequest: round((sum((x) => x.gc.scavengeMs) * 1000) / Math.max(requests, 1), 1),
+                markCompacts: sum((x) => x.gc.markCompacts),
+                markCompactPauseUsPerRequest: round((sum((x) => x.gc.markCompactMs) * 1000) / Math.max(requests, 1), 1),
+              },
+            }
+          : {}),
       };
     };
     const ratioOf = (s: Config, base: Config): Ratio => {
@@ -281,6 +314,8 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
       },
       ratio,
       tracedRatio,
+      tracingOverMetricsRatio: ratioOf(traced, on),
+      warmupSeconds: WARMUP_S,
       ...(compared ? { comparedBuild: { ...side(compared), build: path.resolve(COMPARE_BUILD!), ratio: ratioOf(compared, off) } } : {}),
       loadAverage: { start: loadAtStart, end: loadAtEnd },
       target: `metrics on/off and metrics+tracing on/off req/s >= ${TARGET} (median of the per-round ratios)`,
@@ -292,6 +327,23 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
     await sink.close();
     for (const cleanup of cleanups) await cleanup();
     if (PROFILE_DIR) printProfiles(PROFILE_DIR);
+  }
+}
+
+type GcTally = { scavenges: number; scavengeMs: number; markCompacts: number; markCompactMs: number };
+
+/** Counts `--trace-gc` lines (`… Scavenge 108.0 (215.4) -> 69.0 (215.4) MB, pooled: 0 MB, 16.37 / 0.22 ms …`) into `into`. */
+function tallyGc(text: string, into: GcTally): void {
+  for (const line of text.split("\n")) {
+    const pause = / ([\d.]+) \/ [\d.]+ ms/.exec(line);
+    const ms = pause ? Number(pause[1]) : 0;
+    if (line.includes(": Scavenge")) {
+      into.scavenges++;
+      into.scavengeMs += ms;
+    } else if (line.includes(": Mark-Compact") || line.includes(": Mark-Sweep")) {
+      into.markCompacts++;
+      into.markCompactMs += ms;
+    }
   }
 }
 
