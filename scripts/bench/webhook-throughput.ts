@@ -147,7 +147,9 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
       check();
     });
     const perSecond = Math.round(total / ((performance.now() - t0) / 1000));
-    const cpuAfter = measureCpu ? { drainer: cpuMsOf(child.pid ?? 0), database: await backendCpu(), receiver: process.cpuUsage(cpuBefore!.receiver) } : undefined;
+    const cpuAfter = measureCpu
+      ? { drainer: cpuMsOf(child.pid ?? 0), database: await backendCpu(), receiver: process.cpuUsage(cpuBefore!.receiver) }
+      : undefined;
     // Paused before the next backlog is written: it must be all due when the next drain starts.
     const paused = new Promise((resolve) => child.once("message", resolve));
     child.send("pause");
