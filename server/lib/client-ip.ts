@@ -19,14 +19,18 @@ import { setting } from "./settings";
 
 const FORWARDED_FOR = "x-forwarded-for";
 
-type Trusted = { raw: string; entries: string[]; list: BlockList };
+type Trusted = { name: string; raw: string; entries: string[]; list: BlockList };
 let trusted: Trusted | undefined;
 
-/** TRUSTED_PROXIES (or AUTH_TRUSTED_PROXIES) as a list; throws naming the variable on a malformed entry. */
+/**
+ * TRUSTED_PROXIES (or AUTH_TRUSTED_PROXIES) as a list; throws naming the variable on a malformed entry.
+ * Read on every request: through the settings (read once per process), and parsed again only when they change.
+ */
 export function trustedProxiesFromEnv(env: Record<string, string | undefined> = process.env): Trusted {
-  const name = env.TRUSTED_PROXIES !== undefined ? "TRUSTED_PROXIES" : "AUTH_TRUSTED_PROXIES";
-  const raw = setting(name, env) ?? "";
-  if (trusted?.raw === `${name}=${raw}`) return trusted;
+  const own = setting("TRUSTED_PROXIES", env);
+  const name = own !== undefined ? "TRUSTED_PROXIES" : "AUTH_TRUSTED_PROXIES";
+  const raw = own ?? setting("AUTH_TRUSTED_PROXIES", env) ?? "";
+  if (trusted?.raw === raw && trusted.name === name) return trusted;
   const list = new BlockList();
   const entries = raw
     .split(",")
@@ -38,7 +42,7 @@ export function trustedProxiesFromEnv(env: Record<string, string | undefined> = 
     if (!range) throw new Error(`${name} must list IP addresses or CIDR ranges, got "${entry}"`);
     list.addSubnet(range.ip, range.bits, range.family === 4 ? "ipv4" : "ipv6");
   }
-  trusted = { raw: `${name}=${raw}`, entries, list };
+  trusted = { name, raw, entries, list };
   return trusted;
 }
 
