@@ -85,7 +85,11 @@ export async function startThrowawayRedis(): Promise<{ url: string; pid: number;
 
 export type Running = { name: string; url: string; proc: ChildProcess; output: () => string; stop: () => Promise<void> };
 
-/** Spawns a server and waits until `readyPath` answers (any HTTP status). */
+/**
+ * Spawns a server and waits until `readyPath` answers (any HTTP status; by default `/healthz`, as a
+ * load balancer would: a request for a page would load Next into the lean front, whose global patches
+ * (its `Date` wrapper, `setImmediate` tracking) an API-only process never has).
+ */
 export async function spawnServer(
   name: string,
   args: string[],
@@ -105,7 +109,7 @@ export async function spawnServer(
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`${name} exited during startup:\n${out}`);
     try {
-      await fetch(url + (opts.readyPath ?? "/"), { signal: AbortSignal.timeout(5000) });
+      await fetch(url + (opts.readyPath ?? "/healthz"), { signal: AbortSignal.timeout(5000) });
       break;
     } catch {
       if (Date.now() > deadline) {
