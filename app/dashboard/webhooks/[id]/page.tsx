@@ -28,7 +28,8 @@ export default function EndpointPage() {
   const { id } = useParams<{ id: string }>();
   const trpc = useTRPC();
   const { canManage } = useAccount();
-  const sub = useQuery({ ...trpc.webhooks.getSubscription.queryOptions({ id }), retry: false });
+  // The client's default retry: a 404 (not yours, or deleted) shows at once; a 429 or 503 is retried.
+  const sub = useQuery(trpc.webhooks.getSubscription.queryOptions({ id }));
   const [testId, setTestId] = useState<string | null>(null);
 
   const back = (
