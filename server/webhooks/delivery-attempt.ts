@@ -176,8 +176,15 @@ WITH i AS (
   SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS x(delivery_id uuid, cycle int, attempt_number int, attempt_id uuid, status_code int,
     duration_ms int, response_body text, created_at timestamptz, request_headers jsonb, request_body text, possible_repeat boolean, engine text)
 ), d AS (
-  SELECT w.${DELIVERY.id}, w.${DELIVERY.tenantId}, i.* FROM ${TABLE.WebhookDelivery} w JOIN i ON w.${DELIVERY.id} = i.delivery_id
-  WHERE w.${DELIVERY.cycle} = i.cycle AND w.${DELIVERY.attemptCount} = i.attempt_number - 1 AND w.${DELIVERY.status} = 'pending'
+  -- Each row's delivery by its primary key. As a plain join, the planner (guessing 100 rows from the
+  -- function) hashed the batch and read every pending delivery of the table, per batch; OFFSET 0
+  -- keeps the subquery from being flattened into such a join.
+  SELECT w.${DELIVERY.id}, w.${DELIVERY.tenantId}, i.* FROM i CROSS JOIN LATERAL (
+    SELECT w.${DELIVERY.id}, w.${DELIVERY.tenantId} FROM ${TABLE.WebhookDelivery} w
+    WHERE w.${DELIVERY.id} = i.delivery_id AND w.${DELIVERY.cycle} = i.cycle AND w.${DELIVERY.attemptCount} = i.attempt_number - 1
+      AND w.${DELIVERY.status} = 'pending'
+    OFFSET 0
+  ) w
 ), a AS (
   INSERT INTO ${TABLE.WebhookAttempt} (${ATTEMPT.id}, ${ATTEMPT.tenantId}, ${ATTEMPT.deliveryId}, ${ATTEMPT.cycle}, ${ATTEMPT.attemptNumber}, ${ATTEMPT.outcome}, ${ATTEMPT.statusCode}, ${ATTEMPT.durationMs}, ${ATTEMPT.responseBody}, ${ATTEMPT.error}, ${ATTEMPT.createdAt}, ${ATTEMPT.requestHeaders}, ${ATTEMPT.requestBody}, ${ATTEMPT.throttled}, ${ATTEMPT.possibleRepeat}, ${ATTEMPT.engine})
   SELECT d.attempt_id, d.${DELIVERY.tenantId}, d.${DELIVERY.id}, d.cycle, d.attempt_number, 'delivered', d.status_code, d.duration_ms, d.response_body, NULL, d.created_at,
@@ -195,7 +202,8 @@ WITH i AS (
     ${DELIVERY.responseBody} = a.${ATTEMPT.responseBody},
     ${DELIVERY.deliveredAt} = now(),
     ${DELIVERY.updatedAt} = now()
-  FROM a WHERE w.${DELIVERY.id} = a.${ATTEMPT.deliveryId}
+  -- The ids as an array too: by primary key, not a scan of the table (the same guess as above).
+  FROM a WHERE w.${DELIVERY.id} = a.${ATTEMPT.deliveryId} AND w.${DELIVERY.id} = ANY(ARRAY(SELECT a.${ATTEMPT.deliveryId} FROM a))
   RETURNING w.${DELIVERY.id}, w.${DELIVERY.subscriptionId}
 ), p AS (
   UPDATE ${TABLE.WebhookSubscription} s SET ${SUBSCRIPTION.consecutiveFailures} = 0, ${SUBSCRIPTION.breakerProbeAt} = NULL,
