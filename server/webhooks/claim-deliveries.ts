@@ -69,6 +69,21 @@ const leasedSql = () => `leased AS (
 )`;
 
 /**
+ * The subscriptions with pending deliveries, one index probe each (a skip scan of the partial index
+ * webhook_deliveries_pending_subscription_idx, whose predicate each probe states: `> q.id` implies
+ * `IS NOT NULL`): the claim looks at these, however many enabled subscriptions without work the
+ * database holds. Ends with one NULL row.
+ */
+const pendingSubscriptionsSql = () => `pending_subscriptions(id) AS (
+  (SELECT p.${DELIVERY.subscriptionId} FROM ${TABLE.WebhookDelivery} p
+    WHERE p.${DELIVERY.status} = 'pending' AND p.${DELIVERY.subscriptionId} IS NOT NULL ORDER BY p.${DELIVERY.subscriptionId} LIMIT 1)
+  UNION ALL
+  SELECT (SELECT p.${DELIVERY.subscriptionId} FROM ${TABLE.WebhookDelivery} p
+    WHERE p.${DELIVERY.status} = 'pending' AND p.${DELIVERY.subscriptionId} > q.id ORDER BY p.${DELIVERY.subscriptionId} LIMIT 1)
+  FROM pending_subscriptions q WHERE q.id IS NOT NULL
+)`;
+
+/**
  * The paced, fair claim ($1 capacity, $2 lease ms, $3 own in-flight ids, $4 horizon ms, $5 in-flight
  * cap per subscription, $6 per tenant, $7 breaker probe interval ms, $8 own attempts answered with a
  * success and not recorded yet). Each subscription with due
@@ -84,22 +99,27 @@ export function pacedClaimSql(engineFilter: string) {
   const room = `CASE WHEN s.${SUBSCRIPTION.breakerProbeAt} IS NULL THEN $5::int ELSE 1 END
       - coalesce((SELECT sum(n) FROM leased WHERE leased.${DELIVERY.subscriptionId} = s.${SUBSCRIPTION.id}), 0)`;
   const tenantRoom = `$6::int - coalesce((SELECT n FROM tenant_leased t WHERE t.${DELIVERY.tenantId} = s.${SUBSCRIPTION.tenantId}), 0)`;
-  // Index-driven (webhook_deliveries (subscription_id, status, seq)): whether a subscription has a
-  // due delivery, and its first due ones in order, are walks of its own pending deliveries from the
-  // oldest, never a scan of every due delivery of every endpoint.
+  // Index-driven: the subscriptions with pending deliveries come from the skip scan, each by its
+  // primary key (an array, which the planner reads as a few rows: with the skip scan as a join
+  // input it guessed 100 and scanned every subscription). Whether one has a due delivery, and its
+  // first due ones in order, are walks of its own pending deliveries from the oldest
+  // (webhook_deliveries (subscription_id, status, seq), in its order: a bare LIMIT 1 let the planner
+  // hope a table scan finds one soon); the due check is a per-row subquery, not an EXISTS, which the
+  // planner turned into a scan of every due delivery of every endpoint.
   const ownDue = (a: string) => `${a}.${DELIVERY.subscriptionId} = s.${SUBSCRIPTION.id} AND ${dueDeliveries(engineFilter, a)}`;
   return `
-WITH ${leasedSql()}, subs AS (
+WITH RECURSIVE ${pendingSubscriptionsSql()}, ${leasedSql()}, subs AS (
   SELECT s.${SUBSCRIPTION.id}, s.${SUBSCRIPTION.tenantId}, greatest(s.${SUBSCRIPTION.nextDeliveryAt}, clock_timestamp()) AS first_slot,
     ${slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`)} AS gap,
     now() + make_interval(secs => greatest($4::int / 1000.0, 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond})) AS horizon,
     ${room} AS room, ${tenantRoom} AS tenant_room
   FROM ${TABLE.WebhookSubscription} s
-  WHERE s.${SUBSCRIPTION.enabled} AND ${tenantNotSuspended(`s.${SUBSCRIPTION.tenantId}`)}
+  WHERE s.${SUBSCRIPTION.id} = ANY(ARRAY(SELECT id FROM pending_subscriptions WHERE id IS NOT NULL))
+    AND s.${SUBSCRIPTION.enabled} AND ${tenantNotSuspended(`s.${SUBSCRIPTION.tenantId}`)}
     AND (s.${SUBSCRIPTION.breakerProbeAt} IS NULL OR s.${SUBSCRIPTION.breakerProbeAt} <= now())
     AND ${room} > 0 AND ${tenantRoom} > 0
     AND s.${SUBSCRIPTION.nextDeliveryAt} < now() + make_interval(secs => greatest($4::int / 1000.0, 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond}))
-    AND EXISTS (SELECT 1 FROM ${TABLE.WebhookDelivery} x WHERE ${ownDue("x")})
+    AND (SELECT true FROM ${TABLE.WebhookDelivery} x WHERE ${ownDue("x")} ORDER BY x.${DELIVERY.status}, x.${DELIVERY.seq} LIMIT 1)
   ORDER BY s.${SUBSCRIPTION.nextDeliveryAt}
   LIMIT $1::int
   FOR UPDATE OF s SKIP LOCKED
