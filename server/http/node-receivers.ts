@@ -3,7 +3,7 @@
 // `answerWebhook` the Next route file reaches through its Fetch handler, so both answer alike.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { answerWebhook, receiverRouteOf } from "../receivers";
-import { observeHttpRequest } from "../observability/metrics";
+import { metricsEnabled, observeHttpRequest } from "../observability/metrics";
 import { jsonAnswer, malformed } from "../receivers/receiver-http";
 import { errorBody } from "../lib/errors";
 import { sendRestAnswer, toRestRequest } from "./node-rest";
@@ -27,6 +27,6 @@ export function answerWebhookFromNode(origin: string): (req: IncomingMessage, re
     }
     const answer = await answerWebhook({ method: request.method, url, headers: request.headers, body: request.body, remoteAddress: request.remoteAddress });
     sendRestAnswer(res, answer);
-    observeHttpRequest(receiverRouteOf(url.pathname), req.method, answer.status, startedAt);
+    if (metricsEnabled()) observeHttpRequest(receiverRouteOf(url.pathname), req.method, answer.status, startedAt);
   };
 }
