@@ -152,11 +152,13 @@ export async function ingestInboundMessage(db: { tenantId: string }, input: Inbo
   const sql = sqlIfOpen() ?? (await getSql());
   const notify = databaseKind() === "postgres";
   const pair = `${tenantId} ${input.channel} ${customerIdentifier}`;
-  const check = [connection?.id ?? null, connection?.credentialsEncrypted ?? null];
+  const connectionId = connection?.id ?? null;
+  const sealed = connection?.credentialsEncrypted ?? null;
   // $1–$9, the same in both statements: the tenant, the connection to check, the pair and the message.
   const messageParams = (at: Date) => [
     tenantId,
-    ...check,
+    connectionId,
+    sealed,
     input.channel,
     customerIdentifier,
     input.body,
@@ -165,8 +167,7 @@ export async function ingestInboundMessage(db: { tenantId: string }, input: Inbo
     at.toISOString(),
   ];
   if (knownPairs.has(pair)) {
-    const at = new Date();
-    const [result] = await sql<{ ok: boolean; conversationId: string | null; stored: boolean }>(CONTINUE, messageParams(at));
+    const [result] = await sql<{ ok: boolean; conversationId: string | null; stored: boolean }>(CONTINUE, messageParams(new Date()));
     if (!result.ok) throw new StaleConnectionError();
     if (result.conversationId !== null) return { conversationId: result.conversationId, conversationCreated: false, stored: result.stored };
     knownPairs.delete(pair);

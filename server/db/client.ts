@@ -15,7 +15,7 @@ import { DatabaseOutcomeUnknownError, isDatabaseUnavailable, neverReachedTheServ
 import { assertDatabaseReachable, noteDatabaseError, watchDatabase } from "./availability";
 import { log } from "../lib/log";
 import { setting } from "../lib/settings";
-import { traceDbCall } from "../observability/tracing";
+import { traceDbCall, tracingEnabled } from "../observability/tracing";
 
 export type Db = PrismaClient;
 /** The client handed to `$transaction(async (tx) => …)` callbacks. */
@@ -191,23 +191,25 @@ function runnerOver(open: () => postgres.Sql, prepare: boolean): { run: SqlRunne
     connections = open();
     void stuck.end({ timeout: 0 }).catch(() => {});
   });
-  const run = async <Row>(statement: Statement, values: unknown[]) => {
+  const runStatement = async <Row>(statement: Statement, values: unknown[]) => {
+    assertDatabaseReachable();
+    watched.inflight++;
+    try {
+      return (await connections.unsafe(statement.text, values as postgres.ParameterOrJSON<never>[], { prepare })) as unknown as Row[];
+    } catch (err) {
+      noteDatabaseError(err);
+      // A write (each runs in a transaction of its own) whose connection was lost once sent: PostgreSQL may have committed it.
+      if (statementWrites(statement.text) && isDatabaseUnavailable(err) && !neverReachedTheServer(err)) throw new DatabaseOutcomeUnknownError(err);
+      throw err;
+    } finally {
+      watched.inflight--;
+      watched.progressed = true;
+    }
+  };
+  // Tracing off (the default): the statement runs without a closure and a promise of the tracer's.
+  const run = <Row>(statement: Statement, values: unknown[]): Promise<Row[]> => {
     operationCount++;
-    return traceDbCall({ sql: statement.text }, async () => {
-      assertDatabaseReachable();
-      watched.inflight++;
-      try {
-        return (await connections.unsafe(statement.text, values as postgres.ParameterOrJSON<never>[], { prepare })) as unknown as Row[];
-      } catch (err) {
-        noteDatabaseError(err);
-        // A write (each runs in a transaction of its own) whose connection was lost once sent: PostgreSQL may have committed it.
-        if (statementWrites(statement.text) && isDatabaseUnavailable(err) && !neverReachedTheServer(err)) throw new DatabaseOutcomeUnknownError(err);
-        throw err;
-      } finally {
-        watched.inflight--;
-        watched.progressed = true;
-      }
-    });
+    return tracingEnabled() ? traceDbCall({ sql: statement.text }, () => runStatement<Row>(statement, values)) : runStatement<Row>(statement, values);
   };
   return {
     run,

@@ -3,7 +3,7 @@
 // `answerWebhook` the Next route file reaches through its Fetch handler, so both answer alike.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { answerWebhook, receiverRouteOf } from "../receivers";
-import { observeHttpRequest } from "../observability/metrics";
+import { metricsEnabled, observeHttpRequest } from "../observability/metrics";
 import { jsonAnswer, malformed } from "../receivers/receiver-http";
 import { errorBody } from "../lib/errors";
 import { sendRestAnswer, toRestRequest } from "./node-rest";
@@ -16,17 +16,17 @@ import { sendRestAnswer, toRestRequest } from "./node-rest";
 export function answerWebhookFromNode(origin: string): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
     const startedAt = performance.now();
-    const { target, ...request } = toRestRequest(req);
+    const request = toRestRequest(req);
     const host = req.headers.host;
     let url: URL;
     try {
-      url = new URL(host ? `http://${host}${target}` : `${origin}${target}`);
+      url = new URL(host ? `http://${host}${request.target}` : `${origin}${request.target}`);
     } catch {
       sendRestAnswer(res, jsonAnswer(400, errorBody(malformed("malformed Host header", "host"))));
       return;
     }
-    const answer = await answerWebhook({ ...request, url });
+    const answer = await answerWebhook({ method: request.method, url, headers: request.headers, body: request.body, remoteAddress: request.remoteAddress });
     sendRestAnswer(res, answer);
-    observeHttpRequest(receiverRouteOf(url.pathname), req.method, answer.status, startedAt);
+    if (metricsEnabled()) observeHttpRequest(receiverRouteOf(url.pathname), req.method, answer.status, startedAt);
   };
 }

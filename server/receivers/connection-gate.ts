@@ -39,12 +39,12 @@ const MAX_STALE = 3;
 export async function withVerifiedConnection<T>(gate: ConnectionGate, work: (connection: ResolvedConnection) => Promise<T>): Promise<T> {
   const cached = cachedActiveConnection(gate.provider, gate.address);
   if (cached) {
-    const verified = await Promise.resolve()
-      .then(() => gate.verify(cached))
-      .then(
-        () => true,
-        () => false,
-      );
+    let verified = true;
+    try {
+      await gate.verify(cached);
+    } catch {
+      verified = false;
+    }
     if (verified) {
       try {
         return await work(cached);
