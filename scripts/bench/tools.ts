@@ -4,7 +4,7 @@
 // there), else in-process through the same REST bridge with RATE_LIMIT_DISABLED=1.
 //   DATABASE_URL=postgresql://… npx tsx scripts/bench/tools.ts
 // The seeded tenant is reused by later runs.
-import { Agent, request } from "node:http";
+import { keepAliveClient } from "./keepalive-client";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { backendsCpu, backendsCpuDelta, processTreeCpuMs } from "./services";
@@ -110,31 +110,9 @@ async function seededTenant(): Promise<{ tenantId: string; key: string }> {
 /** Calls a tool over HTTP through the lean front (keep-alive), or in-process through the same bridge. */
 async function toolCaller(ctx: Ctx, key: string): Promise<{ call: Call; through: string }> {
   if (ctx.leanUrl) {
-    const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-    const url = new URL(ctx.leanUrl);
-    const call: Call = (tool, body) =>
-      new Promise((resolve, reject) => {
-        const payload = JSON.stringify(body);
-        const req = request(
-          {
-            host: url.hostname,
-            port: url.port,
-            path: `/api/agent/v1/tools/${tool}`,
-            method: "POST",
-            agent,
-            headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
-          },
-          (res) => {
-            let text = "";
-            res
-              .setEncoding("utf8")
-              .on("data", (d) => (text += d))
-              .on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-          },
-        );
-        req.on("error", reject);
-        req.end(payload);
-      });
+    // A lean keep-alive client (keepalive-client.ts): the load shares the cores with the server it measures.
+    const client = keepAliveClient(ctx.leanUrl, { authorization: `Bearer ${key}`, "content-type": "application/json" });
+    const call: Call = (tool, body) => client.post(`/api/agent/v1/tools/${tool}`, JSON.stringify(body));
     return { call, through: "lean front over HTTP" };
   }
   process.env.RATE_LIMIT_DISABLED = "1";
