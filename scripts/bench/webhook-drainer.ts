@@ -1,5 +1,6 @@
 // The second process of the webhook throughput bench (scripts/bench/webhook-throughput.ts). Told
-// by its parent over IPC: "ours" runs the embedded worker with the default settings; "physical"
+// by its parent over IPC: "ours" runs the embedded worker with the default settings (its claim kept
+// to the round's tenant, as the loop's is); "physical"
 // runs a bare loop, the physical limit the engine is measured against: claim due rows with
 // FOR UPDATE SKIP LOCKED (a batch at a time), sign them, POST them over keep-alive to the receiver,
 // mark the batch delivered in one statement. Nothing else: no attempt rows, no fairness, no pacing,
@@ -140,7 +141,10 @@ if (mode === "physical") {
   send("ready");
   process.on("message", async (m: Message) => {
     if (typeof m === "object") {
-      worker = new DeliveryWorker({ sql, claimRunner });
+      // Like the bare loop, only the round's own tenant: a shared database may hold other tenants'
+      // due deliveries (the bench's other parts leave some), which the loop would leave alone.
+      if (!/^[0-9a-f-]{36}$/.test(m.go)) throw new Error(`not a tenant id: ${m.go}`);
+      worker = new DeliveryWorker({ sql, claimRunner, engineFilter: `d.inngest_run_id IS NULL AND d.tenant_id = '${m.go}'` });
       await worker.start();
     }
     if (m === "pause") {
