@@ -1,14 +1,17 @@
 // The cost of Prometheus metrics and OpenTelemetry traces: the full stack (the compiled lean front,
 // GET /api/v1/offerings on PostgreSQL, the in-memory rate limiter on with limits no run reaches, so
-// its decisions are counted too) three ways: both off; METRICS_PORT set; METRICS_PORT and
-// OTEL_EXPORTER_OTLP_ENDPOINT set, every request traced (a server span and its statements' spans)
-// and exported to an OTLP/HTTP sink in this process. req/s and CPU per request are measured in
+// its decisions are counted too) four ways: both off; METRICS_PORT set; METRICS_PORT and
+// OTEL_EXPORTER_OTLP_ENDPOINT set with the default sampler (every request up to TRACES_PER_SECOND,
+// 100 new traces a second, then none); and the same with every request traced
+// (OTEL_TRACES_SAMPLER=parentbased_always_on: a server span and its statements' spans per request),
+// each exporting to an OTLP/HTTP sink in this process. req/s and CPU per request are measured in
 // interleaved slices so that other load on the machine hits all alike; the ratios are medians of
 // per-round ratios, and CPU per request (less sensitive to the rest of the machine than req/s) is
 // reported beside req/s, with the load average at the start and end. While a metrics-on server is
 // under load it is also scraped once a second (Prometheus' default is every 15 s), so the scrape-time
 // work (the backlog query, the readiness checks, rendering) is in the measure.
-// Target: metrics on / off and metrics + tracing on / off req/s >= 0.95 (median per-round ratio). Run alone: `BENCH_PARTS=metrics npm run bench`.
+// Target: metrics on / off and metrics + tracing on (as configured by default) / off req/s >= 0.95
+// (median per-round ratio); every request traced is reported beside it. Run alone: `BENCH_PARTS=metrics npm run bench`.
 // BENCH_METRICS_COMPARE=<path to another build's dist/server/main.mjs> adds a fourth server, that
 // build with metrics and tracing on, measured in the same rounds: an A/B of a change to the tracing
 // cost (`comparedBuild` in the result, its ratios over this build's off).
@@ -73,14 +76,19 @@ type Ratio = {
   cpuPerRequestSummed: number;
   perRound: { reqPerSec: number[]; cpuPerRequest: number[] };
 };
+type TracedSide = Side & { spansExported: number; spansPerRequest: number; exports: number; exportBytesPerSpan: number };
 export type MetricsBenchResult = {
   on: Side;
   off: Side;
-  /** Metrics and tracing on (every request sampled), exporting to the sink. */
-  traced: Side & { spansExported: number; spansPerRequest: number; exports: number; exportBytesPerSpan: number };
+  /** Metrics and tracing on with the default sampler (TRACES_PER_SECOND new traces a second), exporting to a sink. */
+  traced: TracedSide;
+  /** Metrics and tracing on with every request sampled (`parentbased_always_on`), exporting to a sink. */
+  tracedEveryRequest: TracedSide;
   ratio: Ratio;
-  /** Metrics + tracing on over both off. */
+  /** Metrics + tracing on (default sampler) over both off: the target's ratio. */
   tracedRatio: Ratio;
+  /** Metrics + tracing of every request over both off. */
+  tracedEveryRequestRatio: Ratio;
   /** Metrics + tracing on over metrics on: what tracing adds alone (`tracedRatio` compounds it with metrics' cost). */
   tracingOverMetricsRatio: Ratio;
   /** Seconds of load each fresh server had before its measured slice (BENCH_METRICS_WARMUP). */
@@ -154,7 +162,8 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
   const servers: Running[] = [];
   const cleanups: (() => Promise<void>)[] = [];
   const sink = await startOtlpSink();
-  let [tracedSpans, tracedExports, tracedBytes] = [0, 0, 0];
+  const sinkOfEveryRequest = await startOtlpSink();
+  const exported = new Map<string, { spans: number; exports: number; bytes: number }>();
   try {
     const start = async (name: string, extra: Record<string, string>, build = lean) => {
       const dir = PROFILE_DIR && name !== "metrics on" ? path.join(PROFILE_DIR, name.replace(/\W+/g, "-")) : undefined;
@@ -164,12 +173,13 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
       return s;
     };
     // The SDK's defaults but for the batch delay (1 s, so the export work falls inside each slice).
-    const tracedEnv = async (sinkUrl: string) => {
+    const tracedEnv = async (sinkUrl: string, sampler: Record<string, string>) => {
       const port = await freePort();
       const env = {
         METRICS_PORT: String(port),
         OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl,
         OTEL_BSP_SCHEDULE_DELAY: "1000",
+        ...sampler,
         ...(process.env.OTEL_EXPORTER_OTLP_PROTOCOL ? { OTEL_EXPORTER_OTLP_PROTOCOL: process.env.OTEL_EXPORTER_OTLP_PROTOCOL } : {}),
       };
       return { port, env };
@@ -177,12 +187,14 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
     // Each round starts its servers afresh: a process keeps its luck for its whole life (the core it
     // lands on, its neighbours, its JIT's choices), which skewed whole runs by more than the cost
     // measured here. A config is an environment; its process lives for one round's slice.
-    type Config = { name: string; env: () => Promise<{ env: Record<string, string>; metricsUrl?: string }>; build?: string[] };
-    const tracedConfig = (name: string, sinkUrl: string, build?: string[]): Config => ({
+    type Sink = Awaited<ReturnType<typeof startOtlpSink>>;
+    type Config = { name: string; env: () => Promise<{ env: Record<string, string>; metricsUrl?: string }>; build?: string[]; sink?: Sink };
+    const tracedConfig = (name: string, sink: Sink, build?: string[], sampler: Record<string, string> = {}): Config => ({
       name,
       build,
+      sink,
       env: async () => {
-        const setup = await tracedEnv(sinkUrl);
+        const setup = await tracedEnv(sink.url, sampler);
         return { env: setup.env, metricsUrl: `http://127.0.0.1:${setup.port}/metrics` };
       },
     });
@@ -191,13 +203,16 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
       name: "metrics on",
       env: async () => ({ env: { METRICS_PORT: String(metricsPort) }, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` }),
     };
-    const tracedConfigOfThis = tracedConfig("metrics + tracing on", sink.url);
+    const tracedConfigOfThis = tracedConfig("metrics + tracing on", sink);
+    const everyRequestConfig = tracedConfig("metrics + tracing of every request", sinkOfEveryRequest, undefined, {
+      OTEL_TRACES_SAMPLER: "parentbased_always_on",
+    });
     // Its spans go to a sink of their own (not counted).
     const compareSink = COMPARE_BUILD ? await startOtlpSink() : undefined;
     if (compareSink) cleanups.push(compareSink.close);
-    const comparedConfig = compareSink ? tracedConfig("compared build, metrics + tracing on", compareSink.url, [path.resolve(COMPARE_BUILD!)]) : undefined;
-    const measured = comparedConfig ? [offConfig, onConfig, tracedConfigOfThis, comparedConfig] : [offConfig, onConfig, tracedConfigOfThis];
-    const [off, on, traced, compared] = measured;
+    const comparedConfig = compareSink ? tracedConfig("compared build, metrics + tracing on", compareSink, [path.resolve(COMPARE_BUILD!)]) : undefined;
+    const measured = [offConfig, onConfig, tracedConfigOfThis, everyRequestConfig, ...(comparedConfig ? [comparedConfig] : [])];
+    const [off, on, traced, tracedAll, compared] = measured as [Config, Config, Config, Config, Config | undefined];
     const headers = { authorization: `Bearer ${ctx.apiKey}` };
     log(
       `${ROUNDS} interleaved rounds of ${SLICE_S} s per server (each a fresh process, warmed up ${WARMUP_S} s), -c ${CONNECTIONS}, scraping the metrics-on servers every second`,
@@ -216,8 +231,7 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
         const s = await start(config.name, extra, config.build);
         await autocannon({ url: s.url + LIST_PATH, connections: CONNECTIONS, duration: WARMUP_S, headers }); // warm-up
         await new Promise((resolve) => setTimeout(resolve, 1500)); // the warm-up's spans are exported
-        if (config === tracedConfigOfThis) sink.forget();
-        if (config === comparedConfig) compareSink?.forget();
+        config.sink?.forget();
         let scraping = metricsUrl !== undefined;
         const scraper = (async () => {
           while (scraping) {
@@ -244,11 +258,14 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
         scraping = false;
         await scraper;
         if (config === onConfig) lastOnMetrics = await (await fetch(metricsUrl!)).text();
-        if (config === tracedConfigOfThis) {
+        if (config.sink) {
           await new Promise((resolve) => setTimeout(resolve, 1500)); // the slice's last batch of spans is exported
-          tracedSpans += sink.countSpans();
-          tracedExports += sink.exports();
-          tracedBytes += sink.bytes();
+          const e = exported.get(config.name) ?? { spans: 0, exports: 0, bytes: 0 };
+          exported.set(config.name, {
+            spans: e.spans + config.sink.countSpans(),
+            exports: e.exports + config.sink.exports(),
+            bytes: e.bytes + config.sink.bytes(),
+          });
         }
         await s.stop();
         servers.splice(servers.indexOf(s), 1);
@@ -298,33 +315,38 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
       };
     };
     const text = lastOnMetrics;
-    const spansExported = tracedSpans;
-    const tracedSide = side(traced);
+    const tracedSideOf = (config: Config): TracedSide => {
+      const s = side(config);
+      const e = exported.get(config.name) ?? { spans: 0, exports: 0, bytes: 0 };
+      return {
+        ...s,
+        spansExported: e.spans,
+        spansPerRequest: round(e.spans / Math.max(s.requests, 1), 3),
+        exports: e.exports,
+        exportBytesPerSpan: Math.round(e.bytes / Math.max(e.spans, 1)),
+      };
+    };
     const ratio = ratioOf(on, off);
     const tracedRatio = ratioOf(traced, off);
     return {
       on: side(on),
       off: side(off),
-      traced: {
-        ...tracedSide,
-        spansExported,
-        spansPerRequest: round(spansExported / Math.max(tracedSide.requests, 1), 2),
-        exports: tracedExports,
-        exportBytesPerSpan: Math.round(tracedBytes / Math.max(spansExported, 1)),
-      },
+      traced: tracedSideOf(traced),
+      tracedEveryRequest: tracedSideOf(tracedAll),
       ratio,
       tracedRatio,
+      tracedEveryRequestRatio: ratioOf(tracedAll, off),
       tracingOverMetricsRatio: ratioOf(traced, on),
       warmupSeconds: WARMUP_S,
       ...(compared ? { comparedBuild: { ...side(compared), build: path.resolve(COMPARE_BUILD!), ratio: ratioOf(compared, off) } } : {}),
       loadAverage: { start: loadAtStart, end: loadAtEnd },
-      target: `metrics on/off and metrics+tracing on/off req/s >= ${TARGET} (median of the per-round ratios)`,
+      target: `metrics on/off and metrics+tracing on (default sampler)/off req/s >= ${TARGET} (median of the per-round ratios)`,
       met: ratio.reqPerSec >= TARGET && tracedRatio.reqPerSec >= TARGET,
       exposition: { bytes: text.length, series: text.split("\n").filter((l) => l && !l.startsWith("#")).length },
     };
   } finally {
     for (const s of servers) await s.stop();
-    await sink.close();
+    await Promise.all([sink.close(), sinkOfEveryRequest.close()]);
     for (const cleanup of cleanups) await cleanup();
     if (PROFILE_DIR) printProfiles(PROFILE_DIR);
   }

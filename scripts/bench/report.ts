@@ -115,9 +115,15 @@ export function printResults(
     );
     if (m.tracedRatio) {
       console.log(
-        `metrics + tracing (every request traced, exported over OTLP/HTTP): ${m.traced.reqPerSec} req/s, over off = ${m.tracedRatio.reqPerSec}${rounds(m.tracedRatio)}; ` +
+        `metrics + tracing (default sampler: TRACES_PER_SECOND new traces a second, exported over OTLP/HTTP): ${m.traced.reqPerSec} req/s, over off = ${m.tracedRatio.reqPerSec}${rounds(m.tracedRatio)}; ` +
           `CPU per request off ${m.off.cpuMsPerRequest} ms, traced ${m.traced.cpuMsPerRequest} ms, off/traced = ${m.tracedRatio.cpuPerRequest}; ` +
           `${m.traced.spansPerRequest} spans exported per request`,
+      );
+    }
+    if (m.tracedEveryRequestRatio) {
+      console.log(
+        `metrics + tracing of every request (OTEL_TRACES_SAMPLER=parentbased_always_on): ${m.tracedEveryRequest.reqPerSec} req/s, over off = ${m.tracedEveryRequestRatio.reqPerSec}${rounds(m.tracedEveryRequestRatio)}; ` +
+          `CPU per request ${m.tracedEveryRequest.cpuMsPerRequest} ms, off/traced = ${m.tracedEveryRequestRatio.cpuPerRequest}; ${m.tracedEveryRequest.spansPerRequest} spans exported per request`,
       );
     }
   }

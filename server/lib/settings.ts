@@ -355,7 +355,7 @@ export const SETTINGS = {
   OTEL_TRACES_SAMPLER: declare(
     OPS,
     oneOf(["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"]).optional(),
-    "which requests are traced (the SDK's default: `parentbased_always_on`, every request, following an incoming `traceparent`'s sampled flag)",
+    "which requests are traced; unset: every request up to `TRACES_PER_SECOND` new traces a second, and any request continuing a caller's sampled `traceparent`; `parentbased_always_on` traces every request",
   ),
   OTEL_TRACES_SAMPLER_ARG: declare(
     OPS,
@@ -363,6 +363,13 @@ export const SETTINGS = {
       .refine((v) => /^(0(\.\d+)?|1(\.0+)?)$/.test(v), "must be a ratio between 0 and 1")
       .optional(),
     "the ratio of the `*traceidratio` samplers, e.g. `0.1`",
+  ),
+  TRACES_PER_SECOND: declare(
+    OPS,
+    nonNegativeInt()
+      .refine((n) => n <= 100_000, "must be at most 100000")
+      .default(100),
+    "with `OTEL_TRACES_SAMPLER` unset, at most this many new traces begin per second in each process: every request is traced up to it, requests beyond it are not; a request continuing a caller's sampled `traceparent` is always traced",
   ),
 
   // Retention and the tenant lifecycle (server/retention/, server/tenants/)

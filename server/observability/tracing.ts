@@ -44,6 +44,7 @@ import {
 } from "@opentelemetry/semantic-conventions";
 import { type Scope, setScopeCarrier, setTraceFieldsSource } from "../lib/log";
 import { setting } from "../lib/settings";
+import { TracesPerSecondSampler } from "./trace-sampler";
 
 let tracer: Tracer | undefined;
 /**
@@ -68,7 +69,7 @@ export function startTracing(): Promise<void> {
 async function register(): Promise<void> {
   const json = setting("OTEL_EXPORTER_OTLP_PROTOCOL") === "http/json";
   const [
-    { BasicTracerProvider, BatchSpanProcessor },
+    { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler },
     exporter,
     { defaultResource, resourceFromAttributes },
     { W3CTraceContextPropagator },
@@ -85,10 +86,13 @@ async function register(): Promise<void> {
     import("@opentelemetry/context-async-hooks"),
   ]);
   // The exporter reads OTEL_EXPORTER_OTLP_ENDPOINT (+ /v1/traces), _TRACES_ENDPOINT and _HEADERS itself;
-  // the provider OTEL_TRACES_SAMPLER(_ARG); the batch processor OTEL_BSP_*.
+  // the provider OTEL_TRACES_SAMPLER(_ARG) when it is set (else ours: ./trace-sampler); the batch processor OTEL_BSP_*.
   const sdk = new BasicTracerProvider({
     resource: defaultResource().merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: setting("OTEL_SERVICE_NAME") })),
     spanProcessors: [new BatchSpanProcessor(exporter)],
+    ...(setting("OTEL_TRACES_SAMPLER") === undefined
+      ? { sampler: new ParentBasedSampler({ root: new TracesPerSecondSampler(setting("TRACES_PER_SECOND")) }) }
+      : {}),
   });
   const manager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(manager);
@@ -284,7 +288,8 @@ function dbSpanShape(sql: string): DbSpanShape {
 export function traceDbCall<T>(call: { sql: string } | { model?: string; operation: string; args?: unknown }, run: () => Promise<T>): Promise<T> {
   if (!tracer) return run();
   const parent = contexts.active();
-  if (!trace.getSpan(parent)) return run();
+  // Outside a trace, or in a request the sampler left out (its statements would be left out too).
+  if (!trace.getSpan(parent)?.isRecording()) return run();
   // Prisma's `$queryRawUnsafe(text, ...values)` is a statement like any other.
   const sql = "sql" in call ? call.sql : "args" in call && Array.isArray(call.args) && typeof call.args[0] === "string" ? call.args[0] : undefined;
   let shape: DbSpanShape | undefined;

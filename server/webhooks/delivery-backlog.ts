@@ -9,8 +9,12 @@ import type { SqlRunner } from "../lib/sql";
 const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
 const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
 
-/** Counting stops here: past it the number says "a great many", and the scrape stays cheap. */
-export const BACKLOG_COUNT_CAP = 100_000;
+/**
+ * Counting stops here: past it the number says "a great many" (the oldest due delivery's age then
+ * says how bad), and the scrape stays cheap. Counting 100,000 due rows took 18-25 ms of PostgreSQL
+ * per scrape on a vacuumed table, more before vacuum; 10,000 take about 2.
+ */
+export const BACKLOG_COUNT_CAP = 10_000;
 
 const DUE = `FROM ${TABLE.WebhookDelivery} d JOIN ${TABLE.WebhookSubscription} s ON s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId} AND s.${SUBSCRIPTION.enabled}
   WHERE d.${DELIVERY.status} = 'pending' AND d.${DELIVERY.nextAttemptAt} <= now()`;

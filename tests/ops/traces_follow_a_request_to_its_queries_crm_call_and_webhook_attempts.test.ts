@@ -336,6 +336,67 @@ describe("traces with OTEL_EXPORTER_OTLP_PROTOCOL=http/json", () => {
   });
 });
 
+describe("traces with the default sampler (OTEL_TRACES_SAMPLER unset) at TRACES_PER_SECOND=1", () => {
+  let receiver: Receiver;
+  let mount: Running;
+  let key: string;
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    ({ key } = await tenantWithKey());
+    mount = await startMount("lean", { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "100", TRACES_PER_SECOND: "1" });
+  }, 180_000);
+  afterAll(async () => {
+    await mount?.stop();
+    await receiver?.close();
+  });
+
+  const get = (requestId: string, traceparent?: string) =>
+    fetch(`${mount.url}/api/v1/offerings?limit=1`, {
+      headers: { authorization: `Bearer ${key}`, "x-request-id": requestId, ...(traceparent ? { traceparent } : {}) },
+    }).then(async (res) => {
+      await res.text();
+      return res.status;
+    });
+
+  it("a_burst_beyond_the_rate_begins_no_more_traces_than_the_rate_allows_and_leaves_no_orphan_spans", async () => {
+    // The start-up probe (a request to /api/v1) took the token: a quiet second fills the bucket again.
+    await new Promise((r) => setTimeout(r, 1100));
+    const started = performance.now();
+    const statuses = await Promise.all(Array.from({ length: 12 }, (_, i) => get(`burst-${i}`)));
+    const elapsedS = (performance.now() - started) / 1000;
+    expect(statuses).toEqual(Array(12).fill(200));
+    // A sentinel continuing a sampled trace is always exported: once it is in, the burst's spans are too.
+    await get("burst-sentinel", "00-11111111111111111111111111111111-2222222222222222-01");
+    await eventually(async () => receiver.spans.some((s) => s.attrs["request.id"] === "burst-sentinel"));
+    await new Promise((r) => setTimeout(r, 300));
+    const traced = receiver.spans.filter((s) => s.kind === SERVER && String(s.attrs["request.id"]).match(/^burst-\d+$/));
+    // One token at the start, one more per second the burst lasted.
+    expect(traced.length).toBeGreaterThanOrEqual(1);
+    expect(traced.length).toBeLessThanOrEqual(1 + Math.floor(elapsedS));
+    // The untraced requests' statements made no spans: every client span has its parent in the export.
+    const ids = new Set(receiver.spans.map((s) => s.spanId));
+    expect(receiver.spans.filter((s) => s.kind === CLIENT && !ids.has(s.parentSpanId ?? ""))).toEqual([]);
+  });
+
+  it("a_request_continuing_a_sampled_traceparent_is_traced_beyond_the_rate_and_an_unsampled_one_is_not", async () => {
+    const sampled = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    const unsampled = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+    const statuses = await Promise.all([
+      ...Array.from({ length: 6 }, (_, i) => get(`sampled-${i}`, `00-${sampled}-00f067aa0ba902b7-01`)),
+      ...Array.from({ length: 6 }, (_, i) => get(`unsampled-${i}`, `00-${unsampled}-00f067aa0ba902b7-00`)),
+    ]);
+    expect(statuses).toEqual(Array(12).fill(200));
+    const spans = await eventually(async () => {
+      const found = receiver.spans.filter((s) => s.kind === SERVER && s.traceId === sampled);
+      return found.length === 6 && found;
+    });
+    expect(spans.map((s) => s.attrs["request.id"]).sort()).toEqual(Array.from({ length: 6 }, (_, i) => `sampled-${i}`));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(receiver.spans.filter((s) => s.traceId === unsampled)).toEqual([]);
+  });
+});
+
 describe("traces with OTEL_EXPORTER_OTLP_ENDPOINT unset", () => {
   // The SDK's default endpoint is localhost:4318: a receiver there would see any export a process
   // made with tracing wrongly on. (When the port is taken, the log lines alone are checked.)
