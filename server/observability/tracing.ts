@@ -173,12 +173,20 @@ export async function traceRequest<T>(
   // Most requests send no `traceparent`: then there is nothing to extract.
   const active = contexts.active();
   const parent = req.headers.get("traceparent") === null ? active : propagator!.extract(active, req.headers, headerGetter);
-  const attributes: Attributes = { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_PATH]: pathOf(req.target), "request.id": requestId };
-  const userAgent = req.headers.get("user-agent");
-  if (userAgent) attributes[ATTR_USER_AGENT_ORIGINAL] = userAgent.slice(0, 256);
-  const span = tracer.startSpan(`${method} ${fallbackRoute}`, { kind: SpanKind.SERVER, attributes }, parent);
+  const span = tracer.startSpan(`${method} ${fallbackRoute}`, { kind: SpanKind.SERVER }, parent);
+  // Most requests go unsampled under load (see ./trace-sampler): their attributes are not worked out.
+  if (span.isRecording()) {
+    const userAgent = req.headers.get("user-agent");
+    span.setAttributes({
+      [ATTR_HTTP_REQUEST_METHOD]: method,
+      [ATTR_URL_PATH]: pathOf(req.target),
+      "request.id": requestId,
+      ...(userAgent ? { [ATTR_USER_AGENT_ORIGINAL]: userAgent.slice(0, 256) } : {}),
+    });
+  }
   try {
     const answer = await contexts.with(trace.setSpan(parent, span), run);
+    if (!span.isRecording()) return answer;
     const { status, route } = readAnswer(answer);
     span.updateName(`${method} ${route}`);
     span.setAttribute(ATTR_HTTP_ROUTE, route);
