@@ -22,7 +22,7 @@ import { assertJsonContentType, readLimitedBody, type RequestBody } from "../lib
 import { assertBoundedInput } from "../lib/bounded-input";
 import { getOpenApiDocument } from "./openapi";
 import { observeHttpRequest } from "../observability/metrics";
-import { traceRequest } from "../observability/tracing";
+import { traceRequest, tracingEnabled } from "../observability/tracing";
 
 const identity = (answer: RestAnswer) => answer;
 
@@ -190,7 +190,7 @@ export function createRestBridge(options: RestBridgeOptions): RestBridge {
   };
 }
 
-async function answerWith(
+function answerWith(
   basePath: string,
   templates: { unmatched: string; documents: Record<string, string> },
   match: (method: string, path: string) => Match,
@@ -201,13 +201,8 @@ async function answerWith(
   const requestId = requestIdOf(req.headers);
   // Every line logged while it runs carries its request id (server/lib/log.ts); with tracing on, the
   // request is a span named by the route template it matched.
-  return traceRequest(
-    req,
-    templates.unmatched,
-    requestId,
-    () => withRequestLogger(requestId, (logger) => answerInScope(basePath, templates, match, documents, idempotencyKeys, req, requestId, logger)),
-    identity,
-  );
+  const run = () => withRequestLogger(requestId, (logger) => answerInScope(basePath, templates, match, documents, idempotencyKeys, req, requestId, logger));
+  return tracingEnabled() ? traceRequest(req, templates.unmatched, requestId, run, identity) : run();
 }
 
 /** Slash-separated segments of letters, digits, `_` and `-`: the URL parser would give it back unchanged, with no query. */
@@ -242,15 +237,18 @@ async function answerInScope(
     // tenantProcedure has authenticated, limited and authorized: a client without a valid key gets
     // its 401 without the server waiting for its body.
     let input: Promise<Record<string, unknown>> | undefined;
+    // Bounded as read (queryInput, bodyInput); the path's parameters are segments of the path as
+    // received (ASCII; a parsed URL's pathname keeps `%00` encoded): `inputBounded` below.
     const readInput = async () => {
       const read = method === "GET" || method === "DELETE" ? queryInput(url?.searchParams ?? null, route) : await bodyInput(req, route);
       return Object.assign(read, params);
     };
 
     const resHeaders = { set: (name: string, value: string) => void (headers[name.toLowerCase()] = value) };
-    const clientIp = resolveClientIp({ remoteAddress: req.remoteAddress, forwardedFor: req.headers.get("x-forwarded-for") });
+    let clientIp: string | null | undefined;
+    const clientIpOf = () => (clientIp === undefined ? (clientIp = resolveClientIp({ remoteAddress: req.remoteAddress, forwardedFor: req.headers.get("x-forwarded-for") })) : clientIp);
     const idempotencyKey = idempotencyKeys && method === "POST" ? req.headers.get("idempotency-key") : null;
-    const ctx: RequestContext = { transport: "rest", headers: req.headers, clientIp, requestId, logger, resHeaders, response: {}, idempotencyKey };
+    const ctx: RequestContext = { transport: "rest", headers: req.headers, clientIp: clientIpOf, requestId, logger, resHeaders, response: {}, idempotencyKey, inputBounded: true };
     const data = await callProcedure(route.procedure, {
       ctx,
       type: procedureType(route.procedure),
