@@ -43,7 +43,17 @@ type Route = {
   successStatus: number;
 };
 
-function buildRouteTable(router: AnyRouter, basePath: string): Route[] {
+type RouteTable = {
+  /** In matching order. */
+  routes: Route[];
+  /**
+   * Routes without parameters that no route before them matches, by method and lower-cased path (the
+   * patterns ignore case): a plain path finds its route here without trying the patterns in turn.
+   */
+  literal: Map<string, Route>;
+};
+
+function buildRouteTable(router: AnyRouter, basePath: string): RouteTable {
   const routes: Route[] = [];
   forEachOpenApiProcedureOf(router, ({ path, procedure, meta }) => {
     const openapi = meta.openapi;
@@ -61,12 +71,25 @@ function buildRouteTable(router: AnyRouter, basePath: string): Route[] {
     });
   });
   // Literal segments before parameters, so `/conversations/{id}/messages` never loses to a looser pattern.
-  return routes.sort((a, b) => b.pattern.source.length - a.pattern.source.length);
+  routes.sort((a, b) => b.pattern.source.length - a.pattern.source.length);
+  const literal = new Map<string, Route>();
+  routes.forEach((route, i) => {
+    const path = route.template.slice(basePath.length);
+    if (route.pathParams.length > 0 || !PLAIN_PATH.test(path)) return;
+    if (routes.slice(0, i).some((earlier) => earlier.method === route.method && earlier.pattern.test(path))) return;
+    literal.set(`${route.method} ${path.toLowerCase()}`, route);
+  });
+  return { routes, literal };
 }
 
 type Match = { route: Route; params: Record<string, string> } | null;
 
-function matchIn(routes: Route[], method: string, path: string): Match {
+function matchIn({ routes, literal }: RouteTable, method: string, path: string): Match {
+  // Only a plain path (ASCII letters, digits, `_`, `-`): its lower case is the one the patterns ignore.
+  if (PLAIN_PATH.test(path)) {
+    const route = literal.get(`${method} ${path.toLowerCase()}`);
+    if (route) return { route, params: {} };
+  }
   for (const route of routes) {
     if (route.method !== method) continue;
     const m = route.pattern.exec(path);
@@ -173,8 +196,8 @@ export type RestBridge = {
 /** A REST surface over `router` under `basePath`, with the whole /api/v1 contract. */
 export function createRestBridge(options: RestBridgeOptions): RestBridge {
   const { basePath, router, documents = {}, idempotencyKeys = false } = options;
-  let routes: Route[] | undefined;
-  const match = (method: string, path: string) => matchIn((routes ??= buildRouteTable(router, basePath)), method, path);
+  let table: RouteTable | undefined;
+  const match = (method: string, path: string) => matchIn((table ??= buildRouteTable(router, basePath)), method, path);
   const templates = { unmatched: `${basePath}/{unmatched}`, documents: Object.fromEntries(Object.keys(documents).map((p) => [p, basePath + p])) };
   const answer = (req: RestRequest) => answerWith(basePath, templates, match, documents, idempotencyKeys, req);
   return {
