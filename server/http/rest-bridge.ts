@@ -269,9 +269,20 @@ async function answerInScope(
 
     const resHeaders = { set: (name: string, value: string) => void (headers[name.toLowerCase()] = value) };
     let clientIp: string | null | undefined;
-    const clientIpOf = () => (clientIp === undefined ? (clientIp = resolveClientIp({ remoteAddress: req.remoteAddress, forwardedFor: req.headers.get("x-forwarded-for") })) : clientIp);
+    const clientIpOf = () =>
+      clientIp === undefined ? (clientIp = resolveClientIp({ remoteAddress: req.remoteAddress, forwardedFor: req.headers.get("x-forwarded-for") })) : clientIp;
     const idempotencyKey = idempotencyKeys && method === "POST" ? req.headers.get("idempotency-key") : null;
-    const ctx: RequestContext = { transport: "rest", headers: req.headers, clientIp: clientIpOf, requestId, logger, resHeaders, response: {}, idempotencyKey, inputBounded: true };
+    const ctx: RequestContext = {
+      transport: "rest",
+      headers: req.headers,
+      clientIp: clientIpOf,
+      requestId,
+      logger,
+      resHeaders,
+      response: {},
+      idempotencyKey,
+      inputBounded: true,
+    };
     const data = await callProcedure(route.procedure, {
       ctx,
       type: procedureType(route.procedure),

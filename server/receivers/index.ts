@@ -65,13 +65,10 @@ export async function answerWebhook(req: ReceiverRequest): Promise<ReceiverAnswe
   // With tracing on, the request is a span named by its receiver's route (a connection's id is never in it).
   const run = () => withRequestScope(requestId, () => answerInScope(req));
   const answer = tracingEnabled()
-    ? await traceRequest(
-        { method: req.method, target: req.url.pathname, headers: req.headers },
-        "/api/webhooks/{unmatched}",
-        requestId,
-        run,
-        (answered) => ({ status: answered.status, route: receiverRouteOf(req.url.pathname) }),
-      )
+    ? await traceRequest({ method: req.method, target: req.url.pathname, headers: req.headers }, "/api/webhooks/{unmatched}", requestId, run, (answered) => ({
+        status: answered.status,
+        route: receiverRouteOf(req.url.pathname),
+      }))
     : await run();
   answer.headers["x-request-id"] = requestId;
   return answer;
