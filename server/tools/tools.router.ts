@@ -9,7 +9,7 @@ import { router, tenantProcedure } from "../trpc/trpc";
 import { REGISTERED_TOOLS, type RegisteredTool } from "./tools";
 import { withToolCall } from "./tool-calls";
 import { CATALOG_FORMATS, toolCatalog, toolCatalogAs } from "./catalog";
-import { countToolCall } from "../observability/metrics";
+import { countToolCall, metricsEnabled } from "../observability/metrics";
 import { strictArgumentsReader } from "./strict-schema";
 
 export const AGENT_API_BASE_PATH = "/api/agent/v1";
@@ -37,7 +37,11 @@ function toolProcedure({ tool, input, scope }: RegisteredTool) {
       // Counted by outcome; and arguments shaped by the strict schema (`format=openai`) become the
       // tool's own input before it is validated: a null optional argument is absent, `{ key, value }`
       // pairs are the map's object. One middleware for both: each step of the chain costs a call.
-      .use(({ getRawInput, next }) => countToolCall(tool.name, next({ getRawInput: async () => fromStrict(await getRawInput()) })))
+      .use(({ getRawInput, next }) => {
+        const result = next({ getRawInput: async () => fromStrict(await getRawInput()) });
+        // With metrics off nothing is counted: the result goes on without a wrapper of its own.
+        return metricsEnabled() ? countToolCall(tool.name, result) : result;
+      })
       .input(input)
       .output(tool.output)
       .mutation(({ ctx, input: { tool_call_id, ...args } }) => {
