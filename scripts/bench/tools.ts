@@ -18,9 +18,13 @@ const BOOKING_ROUNDS = Number(process.env.BENCH_TOOL_BOOKING_ROUNDS ?? 4);
 /**
  * Unmeasured seconds of each side before the rounds (as the search part's warm-up calls): without
  * them the first rounds time V8 compiling the booking path, not the booking (a fresh server spent
- * about a third more CPU per booking over 5 s than once warm).
+ * about a third more CPU per booking over 5 s than once warm). One second was not enough: the
+ * server was still warming up in the rounds (V8 optimizing the path, its young generation growing):
+ * server CPU per booking 0.215 ms after 1 s, 0.194 after 3 s, runs back to back on the same code.
+ * Longer gains little more for the server (0.184 and 0.195 ms after 6 s, 0.194 to 0.208 after 3 s)
+ * while the raw side's PostgreSQL CPU grows (0.39 ms per booking after 6 s, 0.28 to 0.34 after 3 s).
  */
-const BOOKING_WARMUP_SECONDS = Number(process.env.BENCH_TOOL_BOOKING_WARMUP_SECONDS ?? 1);
+const BOOKING_WARMUP_SECONDS = Number(process.env.BENCH_TOOL_BOOKING_WARMUP_SECONDS ?? 3);
 const SLUG = `bench-tools-v2-${OFFERINGS}`;
 const TARGET_P99_MS = 20;
 

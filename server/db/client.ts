@@ -382,6 +382,9 @@ export function getDb(): Promise<PrismaClient> {
   return db.opening.then((s) => s.prisma);
 }
 
+/** `getDb` without waiting, once the database is open (a request's path awaits nothing for it then). */
+export const dbIfOpen = (): PrismaClient | null => db.open?.prisma ?? null;
+
 /** The prepared-statement runner over the same connections as `getDb()`. */
 export function getSql(): Promise<SqlRunner> {
   void getDb();

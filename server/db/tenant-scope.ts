@@ -98,6 +98,17 @@ export function scopeToTenant(db: PrismaClient, tenantId: string): TenantDb {
   return scoped;
 }
 
+// The same for statement runners (every tenant request makes one, a booking two): one per runner and tenant.
+const sqlCache = new WeakMap<SqlRunner, Map<string, TenantSql>>();
+
 export function scopeSqlToTenant(sql: SqlRunner, tenantId: string): TenantSql {
-  return Object.assign(<Row>(statement: Statement, values: unknown[]) => sql<Row>(statement, [tenantId, ...values]), { tenantId });
+  let perRunner = sqlCache.get(sql);
+  if (!perRunner) sqlCache.set(sql, (perRunner = new Map()));
+  let scoped = perRunner.get(tenantId);
+  if (!scoped) {
+    if (perRunner.size >= MAX_CACHED_TENANTS) perRunner.clear();
+    scoped = Object.assign(<Row>(statement: Statement, values: unknown[]) => sql<Row>(statement, [tenantId, ...values]), { tenantId });
+    perRunner.set(tenantId, scoped);
+  }
+  return scoped;
 }

@@ -79,15 +79,23 @@ async function answerWith(handler: NodeHandler, req: IncomingMessage, res: Serve
   }
 }
 
-/** A handler whose code is loaded at its first request (a failed load is tried again at the next). */
+/**
+ * A handler whose code is loaded at its first request (a failed load is tried again at the next).
+ * Once loaded it is called directly: a request waits on no promise of the load.
+ */
 export function onFirstUse(load: () => Promise<NodeHandler>): NodeHandler {
-  let handler: Promise<NodeHandler> | undefined;
-  return async (req, res) => {
-    handler ??= load().catch((err) => {
-      handler = undefined;
-      throw err;
-    });
-    await (await handler)(req, res);
+  let loaded: NodeHandler | undefined;
+  let loading: Promise<NodeHandler> | undefined;
+  return (req, res) => {
+    if (loaded) return loaded(req, res);
+    loading ??= load().then(
+      (handler) => (loaded = handler),
+      (err) => {
+        loading = undefined;
+        throw err;
+      },
+    );
+    return loading.then((handler) => handler(req, res));
   };
 }
 

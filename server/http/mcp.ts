@@ -129,7 +129,7 @@ async function answerMcp(req: Request, requestId: string, logger: RequestLog): P
   const headers: Record<string, string> = { "x-request-id": requestId };
   const resHeaders = { set: (name: string, value: string) => void (headers[name.toLowerCase()] = value) };
   const clientIp = resolveClientIp({ remoteAddress: null, forwardedFor: req.headers.get("x-forwarded-for") });
-  const ctx: RequestContext = { transport: "rest", headers: req.headers, clientIp, requestId, logger, resHeaders, response: {} };
+  const ctx: RequestContext = { transport: "rest", headers: req.headers, clientIp: () => clientIp, requestId, logger, resHeaders, response: {} };
   try {
     const principal = await authenticate(ctx);
     if (req.method !== "POST") {

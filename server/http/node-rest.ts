@@ -35,9 +35,10 @@ export function toRestRequest(req: IncomingMessage): RestRequest {
   };
 }
 
-/** Writes a complete answer in one go, with its length. */
+/** Writes a complete answer in one go, with its length (added to its headers: an answer's are its own, made for it). */
 export function sendRestAnswer(res: ServerResponse, answer: Pick<RestAnswer, "status" | "headers" | "body">): void {
-  res.writeHead(answer.status, { ...answer.headers, "content-length": String(Buffer.byteLength(answer.body)) }).end(answer.body);
+  answer.headers["content-length"] = String(Buffer.byteLength(answer.body));
+  res.writeHead(answer.status, answer.headers).end(answer.body);
 }
 
 /** A REST bridge's `answer` mounted on node:http, each request timed by its route template (the HTTP metrics). */

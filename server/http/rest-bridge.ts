@@ -22,7 +22,7 @@ import { assertJsonContentType, readLimitedBody, type RequestBody } from "../lib
 import { assertBoundedInput } from "../lib/bounded-input";
 import { getOpenApiDocument } from "./openapi";
 import { observeHttpRequest } from "../observability/metrics";
-import { traceRequest } from "../observability/tracing";
+import { traceRequest, tracingEnabled } from "../observability/tracing";
 
 const identity = (answer: RestAnswer) => answer;
 
@@ -43,7 +43,17 @@ type Route = {
   successStatus: number;
 };
 
-function buildRouteTable(router: AnyRouter, basePath: string): Route[] {
+type RouteTable = {
+  /** In matching order. */
+  routes: Route[];
+  /**
+   * Routes without parameters that no route before them matches, by method and lower-cased path (the
+   * patterns ignore case): a plain path finds its route here without trying the patterns in turn.
+   */
+  literal: Map<string, Route>;
+};
+
+function buildRouteTable(router: AnyRouter, basePath: string): RouteTable {
   const routes: Route[] = [];
   forEachOpenApiProcedureOf(router, ({ path, procedure, meta }) => {
     const openapi = meta.openapi;
@@ -61,12 +71,25 @@ function buildRouteTable(router: AnyRouter, basePath: string): Route[] {
     });
   });
   // Literal segments before parameters, so `/conversations/{id}/messages` never loses to a looser pattern.
-  return routes.sort((a, b) => b.pattern.source.length - a.pattern.source.length);
+  routes.sort((a, b) => b.pattern.source.length - a.pattern.source.length);
+  const literal = new Map<string, Route>();
+  routes.forEach((route, i) => {
+    const path = route.template.slice(basePath.length);
+    if (route.pathParams.length > 0 || !PLAIN_PATH.test(path)) return;
+    if (routes.slice(0, i).some((earlier) => earlier.method === route.method && earlier.pattern.test(path))) return;
+    literal.set(`${route.method} ${path.toLowerCase()}`, route);
+  });
+  return { routes, literal };
 }
 
 type Match = { route: Route; params: Record<string, string> } | null;
 
-function matchIn(routes: Route[], method: string, path: string): Match {
+function matchIn({ routes, literal }: RouteTable, method: string, path: string): Match {
+  // Only a plain path (ASCII letters, digits, `_`, `-`): its lower case is the one the patterns ignore.
+  if (PLAIN_PATH.test(path)) {
+    const route = literal.get(`${method} ${path.toLowerCase()}`);
+    if (route) return { route, params: {} };
+  }
   for (const route of routes) {
     if (route.method !== method) continue;
     const m = route.pattern.exec(path);
@@ -173,8 +196,8 @@ export type RestBridge = {
 /** A REST surface over `router` under `basePath`, with the whole /api/v1 contract. */
 export function createRestBridge(options: RestBridgeOptions): RestBridge {
   const { basePath, router, documents = {}, idempotencyKeys = false } = options;
-  let routes: Route[] | undefined;
-  const match = (method: string, path: string) => matchIn((routes ??= buildRouteTable(router, basePath)), method, path);
+  let table: RouteTable | undefined;
+  const match = (method: string, path: string) => matchIn((table ??= buildRouteTable(router, basePath)), method, path);
   const templates = { unmatched: `${basePath}/{unmatched}`, documents: Object.fromEntries(Object.keys(documents).map((p) => [p, basePath + p])) };
   const answer = (req: RestRequest) => answerWith(basePath, templates, match, documents, idempotencyKeys, req);
   return {
@@ -190,7 +213,7 @@ export function createRestBridge(options: RestBridgeOptions): RestBridge {
   };
 }
 
-async function answerWith(
+function answerWith(
   basePath: string,
   templates: { unmatched: string; documents: Record<string, string> },
   match: (method: string, path: string) => Match,
@@ -201,13 +224,8 @@ async function answerWith(
   const requestId = requestIdOf(req.headers);
   // Every line logged while it runs carries its request id (server/lib/log.ts); with tracing on, the
   // request is a span named by the route template it matched.
-  return traceRequest(
-    req,
-    templates.unmatched,
-    requestId,
-    () => withRequestLogger(requestId, (logger) => answerInScope(basePath, templates, match, documents, idempotencyKeys, req, requestId, logger)),
-    identity,
-  );
+  const run = () => withRequestLogger(requestId, (logger) => answerInScope(basePath, templates, match, documents, idempotencyKeys, req, requestId, logger));
+  return tracingEnabled() ? traceRequest(req, templates.unmatched, requestId, run, identity) : run();
 }
 
 /** Slash-separated segments of letters, digits, `_` and `-`: the URL parser would give it back unchanged, with no query. */
@@ -242,15 +260,29 @@ async function answerInScope(
     // tenantProcedure has authenticated, limited and authorized: a client without a valid key gets
     // its 401 without the server waiting for its body.
     let input: Promise<Record<string, unknown>> | undefined;
+    // Bounded as read (queryInput, bodyInput); the path's parameters are segments of the path as
+    // received (ASCII; a parsed URL's pathname keeps `%00` encoded): `inputBounded` below.
     const readInput = async () => {
       const read = method === "GET" || method === "DELETE" ? queryInput(url?.searchParams ?? null, route) : await bodyInput(req, route);
       return Object.assign(read, params);
     };
 
     const resHeaders = { set: (name: string, value: string) => void (headers[name.toLowerCase()] = value) };
-    const clientIp = resolveClientIp({ remoteAddress: req.remoteAddress, forwardedFor: req.headers.get("x-forwarded-for") });
+    let clientIp: string | null | undefined;
+    const clientIpOf = () =>
+      clientIp === undefined ? (clientIp = resolveClientIp({ remoteAddress: req.remoteAddress, forwardedFor: req.headers.get("x-forwarded-for") })) : clientIp;
     const idempotencyKey = idempotencyKeys && method === "POST" ? req.headers.get("idempotency-key") : null;
-    const ctx: RequestContext = { transport: "rest", headers: req.headers, clientIp, requestId, logger, resHeaders, response: {}, idempotencyKey };
+    const ctx: RequestContext = {
+      transport: "rest",
+      headers: req.headers,
+      clientIp: clientIpOf,
+      requestId,
+      logger,
+      resHeaders,
+      response: {},
+      idempotencyKey,
+      inputBounded: true,
+    };
     const data = await callProcedure(route.procedure, {
       ctx,
       type: procedureType(route.procedure),

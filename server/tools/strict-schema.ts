@@ -4,7 +4,7 @@
 // maximum, exclusiveMinimum, exclusiveMaximum, multipleOf; arrays: minItems, maxItems). Agent
 // frameworks turn it on by default for function tools. `strictInputSchema` derives that form from
 // a tool's input JSON Schema (itself generated from the zod schema that validates the calls);
-// `fromStrictArguments` turns arguments shaped by it back into the tool's own input, so the server
+// `strictArgumentsReader` turns arguments shaped by it back into the tool's own input, so the server
 // accepts exactly what the strict schema describes:
 //   - an optional argument may be null, which means "not given" (the model must send every key);
 //   - a free-form object (a map such as `attributes`) cannot be written with `additionalProperties:
@@ -117,18 +117,37 @@ export function strictInputSchema(input: JsonSchema): JsonSchema {
  * Arguments shaped by the strict schema as the tool's own input: a null optional argument is left
  * out, a list of `{ key, value }` pairs given for a map becomes the object. Anything else passes as
  * it is, for the tool's schema to judge. `input` is the tool's input JSON Schema (not the strict one).
+ * Read once per tool (`strictArgumentsReader`): a call's arguments that need neither change are
+ * handed on as they are, without a copy.
  */
-export function fromStrictArguments(input: JsonSchema, args: unknown): unknown {
-  if (!isObject(args) || !isObject(input.properties)) return args;
+const DROP = Symbol("left out");
+
+export function strictArgumentsReader(input: JsonSchema): (args: unknown) => unknown {
+  if (!isObject(input.properties)) return (args) => args;
   const properties = input.properties as Record<string, JsonSchema>;
   const required = new Set((input.required as string[] | undefined) ?? []);
-  const out: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(args)) {
+  /** What a given argument becomes: undefined when it passes as it is, `DROP` when it is left out. */
+  const changeOf = (name: string, value: unknown): unknown => {
     const schema = properties[name];
-    if (value === null && schema && !required.has(name)) continue;
-    out[name] = schema && isMapSchema(schema) && Array.isArray(value) ? objectOfPairs(name, value) : value;
-  }
-  return out;
+    if (!schema) return undefined;
+    if (value === null) return required.has(name) ? undefined : DROP;
+    return isMapSchema(schema) && Array.isArray(value) ? objectOfPairs(name, value) : undefined;
+  };
+  return (args) => {
+    if (!isObject(args)) return args;
+    const names = Object.keys(args);
+    let i = 0;
+    // (`__proto__` as a key is no own property of the copy: it always takes the copy, as before.)
+    while (i < names.length && names[i] !== "__proto__" && changeOf(names[i]!, args[names[i]!]) === undefined) i++;
+    if (i === names.length) return args;
+    const out: Record<string, unknown> = {};
+    for (const name of names) {
+      const value = args[name];
+      const changed = changeOf(name, value);
+      if (changed !== DROP) out[name] = changed === undefined ? value : changed;
+    }
+    return out;
+  };
 }
 
 function objectOfPairs(field: string, pairs: unknown[]): Record<string, unknown> {

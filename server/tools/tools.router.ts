@@ -9,8 +9,8 @@ import { router, tenantProcedure } from "../trpc/trpc";
 import { REGISTERED_TOOLS, type RegisteredTool } from "./tools";
 import { withToolCall } from "./tool-calls";
 import { CATALOG_FORMATS, toolCatalog, toolCatalogAs } from "./catalog";
-import { countToolCall } from "../observability/metrics";
-import { fromStrictArguments } from "./strict-schema";
+import { countToolCall, metricsEnabled } from "../observability/metrics";
+import { strictArgumentsReader } from "./strict-schema";
 
 export const AGENT_API_BASE_PATH = "/api/agent/v1";
 const TAGS = ["Agent tools"];
@@ -18,6 +18,9 @@ const TAGS = ["Agent tools"];
 const inputSchemaOf = (name: string) => toolCatalog().find((t) => t.name === name)!.input_schema;
 
 function toolProcedure({ tool, input, scope }: RegisteredTool) {
+  // Made at the first call (the catalog is built lazily).
+  let strictArguments: ((args: unknown) => unknown) | undefined;
+  const fromStrict = (args: unknown) => (strictArguments ??= strictArgumentsReader(inputSchemaOf(tool.name)))(args);
   const retries = tool.kind === "write" ? " Accepts `tool_call_id`: a repeat of the same id answers the first call's result and changes nothing." : "";
   return (
     tenantProcedure(scope, { tool: tool.name, confirmsKey: tool.confirmsCallerKey })
@@ -31,10 +34,14 @@ function toolProcedure({ tool, input, scope }: RegisteredTool) {
           description: `${tool.description}\n\nScope: \`${scope}\`${scope === "assistant:read" ? " (or `read`)" : ""}.${retries}`,
         },
       })
-      // Arguments shaped by the strict schema (`format=openai`) become the tool's own input before it
-      // is validated: a null optional argument is absent, `{ key, value }` pairs are the map's object.
-      .use(({ next }) => countToolCall(tool.name, next()))
-      .use(({ getRawInput, next }) => next({ getRawInput: async () => fromStrictArguments(inputSchemaOf(tool.name), await getRawInput()) }))
+      // Counted by outcome; and arguments shaped by the strict schema (`format=openai`) become the
+      // tool's own input before it is validated: a null optional argument is absent, `{ key, value }`
+      // pairs are the map's object. One middleware for both: each step of the chain costs a call.
+      .use(({ getRawInput, next }) => {
+        const result = next({ getRawInput: async () => fromStrict(await getRawInput()) });
+        // With metrics off nothing is counted: the result goes on without a wrapper of its own.
+        return metricsEnabled() ? countToolCall(tool.name, result) : result;
+      })
       .input(input)
       .output(tool.output)
       .mutation(({ ctx, input: { tool_call_id, ...args } }) => {

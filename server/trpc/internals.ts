@@ -134,18 +134,22 @@ function outputValidator(schema: z.ZodType): ProcedureMiddleware {
   };
 }
 
-async function runMiddleware(middlewares: ProcedureMiddleware[], index: number, call: MiddlewareCall<object>): Promise<MiddlewareResult> {
+/** A middleware's throw (or rejection) as tRPC's failed result. */
+const failedResult = (cause: unknown): MiddlewareResult => ({ ok: false, error: getTRPCErrorFromUnknown(cause) });
+
+function runMiddleware(middlewares: ProcedureMiddleware[], index: number, call: MiddlewareCall<object>): Promise<MiddlewareResult> {
+  const next = (opts?: NextOptions) =>
+    runMiddleware(
+      middlewares,
+      index + 1,
+      opts
+        ? callWith(call, opts.ctx ? { ...call.ctx, ...opts.ctx } : call.ctx, "input" in opts ? opts.input : call.input, opts.getRawInput ?? call.getRawInput)
+        : call,
+    );
+  let result: Promise<MiddlewareResult>;
   try {
-    const next = (opts?: NextOptions) =>
-      runMiddleware(
-        middlewares,
-        index + 1,
-        opts
-          ? callWith(call, opts.ctx ? { ...call.ctx, ...opts.ctx } : call.ctx, "input" in opts ? opts.input : call.input, opts.getRawInput ?? call.getRawInput)
-          : call,
-      );
     // Object literals of one fixed shape (not spreads): every middleware's reads of them stay monomorphic.
-    return await middlewares[index]({
+    result = middlewares[index]({
       ctx: call.ctx,
       type: call.type,
       path: call.path,
@@ -157,8 +161,10 @@ async function runMiddleware(middlewares: ProcedureMiddleware[], index: number, 
       next,
     });
   } catch (cause) {
-    return { ok: false, error: getTRPCErrorFromUnknown(cause) };
+    return Promise.resolve(failedResult(cause));
   }
+  // A promise's rejection becomes the failed result too (no async function per step: one promise fewer).
+  return Promise.resolve(result).then(undefined, failedResult);
 }
 
 const callWith = (call: MiddlewareCall<object>, ctx: object, input: unknown, getRawInput: () => Promise<unknown>): MiddlewareCall<object> => ({

@@ -3,7 +3,7 @@
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { AppError, MESSAGES, tenantSuspended, toAppError } from "../lib/errors";
-import { getDb, getReadSql } from "../db/client";
+import { dbIfOpen, getDb, getReadSql, readSqlIfOpen } from "../db/client";
 import { scopeSqlToTenant, scopeToTenant, type TenantDb } from "../db/tenant-scope";
 import { assertBoundedInput } from "../lib/bounded-input";
 import { authenticateApiKey, cachedApiKey, forgetCachedApiKey, StaleKeyError, type AuthenticatedKey } from "../auth/authenticate";
@@ -35,10 +35,11 @@ export type RequestContext = {
   /** The request's logger: every line carries `request_id` (server/lib/log.ts; `log` reads the same one in its scope). */
   logger: RequestLog;
   /**
-   * The client's address (server/lib/client-ip.ts): the REST bridge resolves it; the dashboard's
-   * endpoint may (the lean front has already put it in X-Forwarded-For). Absent for in-process callers.
+   * The client's address (server/lib/client-ip.ts), resolved when first asked (only a refused key and
+   * a public procedure ask): the REST bridge gives it; the dashboard's endpoint may (the lean front
+   * has already put it in X-Forwarded-For). Absent for in-process callers.
    */
-  clientIp?: string | null;
+  clientIp?: () => string | null;
   /** Headers a procedure adds to its response (rate-limit headers, for instance). */
   resHeaders: HeaderWriter;
   /**
@@ -47,6 +48,11 @@ export type RequestContext = {
    * tRPC copies the context between middlewares and the bridge must see what the handler set.
    */
   response: { status?: number; replayed?: ReplayedAnswer };
+  /**
+   * The transport has bounded the raw input already (`assertBoundedInput`: the REST bridge, on every
+   * body and query it reads), so tenantProcedure does not walk it a second time.
+   */
+  inputBounded?: true;
 } & (
   | {
       /** The /api/v1 bridge, with API keys. */
@@ -99,7 +105,7 @@ export const router = t.router;
  * input is bounded as every tenant procedure's is (429, then 400).
  */
 export const publicProcedure = t.procedure.use(async ({ ctx, next, getRawInput }) => {
-  const ip = ctx.clientIp ?? clientIpFromHeaders(ctx.headers);
+  const ip = ctx.clientIp?.() ?? clientIpFromHeaders(ctx.headers);
   if (ip) {
     const decision = await limitInboundRequest({ ip });
     for (const [name, value] of Object.entries(decision.headers)) ctx.resHeaders.set(name, value);
@@ -120,7 +126,7 @@ export async function authenticate(ctx: RequestContext): Promise<Principal> {
     try {
       key = await authenticateApiKey(ctx.headers.get("authorization"));
     } catch (err) {
-      throw err instanceof AppError && err.errorCode === "unauthorized" ? await refusalOfFailedAuth(ctx.clientIp, err) : err;
+      throw err instanceof AppError && err.errorCode === "unauthorized" ? await refusalOfFailedAuth(ctx.clientIp?.(), err) : err;
     }
     noteTenant(key.tenantId);
     return { kind: "api_key", tenantId: key.tenantId, keyId: key.id, scopes: key.scopes };
@@ -182,10 +188,10 @@ export function tenantProcedure(scope: Scope, opts: { tool?: string; also?: read
     if (forbidden) throw forbidden;
     // The same bounds on every surface (depth, NUL, lone surrogates, non-finite numbers): a 400 naming the field.
     const input = await getRawInput();
-    assertBoundedInput(input);
-    const db = scopeToTenant(await getDb(), principal.tenantId);
+    if (!ctx.inputBounded) assertBoundedInput(input);
+    const db = scopeToTenant(dbIfOpen() ?? (await getDb()), principal.tenantId);
     // Procedures read through it (the hot lists, search): short indexed reads, on the read connection.
-    const sql = scopeSqlToTenant(await getReadSql(), principal.tenantId);
+    const sql = scopeSqlToTenant(readSqlIfOpen() ?? (await getReadSql()), principal.tenantId);
     // tRPC (and the REST bridge's caller) merge these into the context: no copy of it here.
     const run = (db: TenantDb, keyToConfirm: string | null = null) => next({ ctx: { principal, tenantId: principal.tenantId, db, sql, keyToConfirm } });
     if (remembered) {
