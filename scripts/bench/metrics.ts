@@ -15,9 +15,10 @@
 // BENCH_METRICS_COMPARE=<path to another build's dist/server/main.mjs> adds a fourth server, that
 // build with metrics and tracing on, measured in the same rounds: an A/B of a change to the tracing
 // cost (`comparedBuild` in the result, its ratios over this build's off).
-// BENCH_METRICS_WARMUP=<seconds> (default 2): load each fresh server gets before its measured
-// slice. 10 s read tracing's cost at 14 and 28 µs per request in two runs, against 31 after 2 s: no
-// difference a run resolves (docs/operations.md, "Where the tracing CPU goes").
+// BENCH_METRICS_WARMUP=<seconds> (default 6) is the load each fresh server gets before its measured
+// slice, BENCH_METRICS_SLICE (default 5) the slice. After 2 s of warm-up and 3-s slices, V8 was
+// still compiling in the measured slices, more of it in the servers with more code on the path, and
+// metrics on read 0.86 to 0.88 of off where the same builds, longer warm, read 1.0 (docs/operations.md, "Cost").
 // BENCH_METRICS_TRACE_GC=1 runs every server under `node --trace-gc` and reports, per configuration,
 // the scavenges and mark-compacts of the measured slices and their pauses per request (`gc`).
 // BENCH_METRICS_PROFILE=<dir> runs the off and traced servers under `node --cpu-prof` (profiles into
@@ -39,9 +40,9 @@ const autocannon = require("autocannon") as (opts: Record<string, unknown>) => P
 // More, shorter slices than the other parts: the ratios are medians over rounds, and a burst of
 // other load then spoils one round rather than a third of the run.
 const ROUNDS = Number(process.env.BENCH_METRICS_ROUNDS ?? process.env.BENCH_ROUNDS ?? 7);
-const SLICE_S = Number(process.env.BENCH_SLICE ?? 3);
+const SLICE_S = Number(process.env.BENCH_METRICS_SLICE ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const WARMUP_S = Number(process.env.BENCH_METRICS_WARMUP ?? 2);
+const WARMUP_S = Number(process.env.BENCH_METRICS_WARMUP ?? 6);
 const LIST_PATH = "/api/v1/offerings?limit=20";
 const TARGET = 0.95;
 const PROFILE_DIR = process.env.BENCH_METRICS_PROFILE;
