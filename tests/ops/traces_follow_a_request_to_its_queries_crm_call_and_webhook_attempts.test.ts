@@ -298,62 +298,51 @@ describe("traces with OTEL_EXPORTER_OTLP_ENDPOINT set", () => {
   });
 });
 
-describe("traces with OTEL_EXPORTER_OTLP_PROTOCOL=http/json", () => {
-  let receiver: Receiver;
-  let mount: Running;
-  let key: string;
-
+/**
+ * A describe block's lean front exporting to a receiver of its own, with a tenant's key, started
+ * before its tests and stopped after them (`env` beside OTEL_EXPORTER_OTLP_ENDPOINT and a 100-ms batch delay).
+ */
+function tracedMountPerBlock(env: Record<string, string>) {
+  const the = {} as { receiver: Receiver; mount: Running; key: string };
   beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-    ({ key } = await tenantWithKey());
-    mount = await startMount("lean", {
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-      OTEL_SERVICE_NAME: "tdp-json",
-      OTEL_BSP_SCHEDULE_DELAY: "100",
-    });
+    the.receiver = await startOtlpReceiver();
+    ({ key: the.key } = await tenantWithKey());
+    the.mount = await startMount("lean", { OTEL_EXPORTER_OTLP_ENDPOINT: the.receiver.url, OTEL_BSP_SCHEDULE_DELAY: "100", ...env });
   }, 180_000);
   afterAll(async () => {
-    await mount?.stop();
-    await receiver?.close();
+    await the.mount?.stop();
+    await the.receiver?.close();
   });
+  return the;
+}
+
+describe("traces with OTEL_EXPORTER_OTLP_PROTOCOL=http/json", () => {
+  const the = tracedMountPerBlock({ OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_SERVICE_NAME: "tdp-json" });
 
   it("the_same_spans_arrive_as_otlp_json", async () => {
     const traceId = "0af7651916cd43dd8448eb211c80319c";
     const callerSpan = "b7ad6b7169203331";
-    const res = await fetch(`${mount.url}/api/v1/offerings?limit=1`, {
-      headers: { authorization: `Bearer ${key}`, "x-request-id": "trace-json", traceparent: `00-${traceId}-${callerSpan}-01` },
+    const res = await fetch(`${the.mount.url}/api/v1/offerings?limit=1`, {
+      headers: { authorization: `Bearer ${the.key}`, "x-request-id": "trace-json", traceparent: `00-${traceId}-${callerSpan}-01` },
     });
     expect(res.status).toBe(200);
-    const span = await eventually(async () => receiver.spans.find((s) => s.kind === SERVER && s.attrs["request.id"] === "trace-json"));
+    const span = await eventually(async () => the.receiver.spans.find((s) => s.kind === SERVER && s.attrs["request.id"] === "trace-json"));
     expect(span).toMatchObject({ name: "GET /api/v1/offerings", traceId, parentSpanId: callerSpan, service: "tdp-json" });
     const queries = await eventually(async () => {
-      const found = receiver.spans.filter((s) => s.traceId === traceId && s.parentSpanId === span.spanId && s.kind === CLIENT);
+      const found = the.receiver.spans.filter((s) => s.traceId === traceId && s.parentSpanId === span.spanId && s.kind === CLIENT);
       return found.length ? found : undefined;
     });
     expect(queries.every((q) => q.attrs["db.system.name"] === "postgresql")).toBe(true);
-    expect(receiver.exports[0]).toEqual({ path: "/v1/traces", contentType: "application/json" });
+    expect(the.receiver.exports[0]).toEqual({ path: "/v1/traces", contentType: "application/json" });
   });
 });
 
 describe("traces with the default sampler (OTEL_TRACES_SAMPLER unset) at TRACES_PER_SECOND=1", () => {
-  let receiver: Receiver;
-  let mount: Running;
-  let key: string;
-
-  beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-    ({ key } = await tenantWithKey());
-    mount = await startMount("lean", { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "100", TRACES_PER_SECOND: "1" });
-  }, 180_000);
-  afterAll(async () => {
-    await mount?.stop();
-    await receiver?.close();
-  });
+  const the = tracedMountPerBlock({ TRACES_PER_SECOND: "1" });
 
   const get = (requestId: string, traceparent?: string) =>
-    fetch(`${mount.url}/api/v1/offerings?limit=1`, {
-      headers: { authorization: `Bearer ${key}`, "x-request-id": requestId, ...(traceparent ? { traceparent } : {}) },
+    fetch(`${the.mount.url}/api/v1/offerings?limit=1`, {
+      headers: { authorization: `Bearer ${the.key}`, "x-request-id": requestId, ...(traceparent ? { traceparent } : {}) },
     }).then(async (res) => {
       await res.text();
       return res.status;
@@ -368,15 +357,15 @@ describe("traces with the default sampler (OTEL_TRACES_SAMPLER unset) at TRACES_
     expect(statuses).toEqual(Array(12).fill(200));
     // A sentinel continuing a sampled trace is always exported: once it is in, the burst's spans are too.
     await get("burst-sentinel", "00-11111111111111111111111111111111-2222222222222222-01");
-    await eventually(async () => receiver.spans.some((s) => s.attrs["request.id"] === "burst-sentinel"));
+    await eventually(async () => the.receiver.spans.some((s) => s.attrs["request.id"] === "burst-sentinel"));
     await new Promise((r) => setTimeout(r, 300));
-    const traced = receiver.spans.filter((s) => s.kind === SERVER && String(s.attrs["request.id"]).match(/^burst-\d+$/));
+    const traced = the.receiver.spans.filter((s) => s.kind === SERVER && String(s.attrs["request.id"]).match(/^burst-\d+$/));
     // One token at the start, one more per second the burst lasted.
     expect(traced.length).toBeGreaterThanOrEqual(1);
     expect(traced.length).toBeLessThanOrEqual(1 + Math.floor(elapsedS));
     // The untraced requests' statements made no spans: every client span has its parent in the export.
-    const ids = new Set(receiver.spans.map((s) => s.spanId));
-    expect(receiver.spans.filter((s) => s.kind === CLIENT && !ids.has(s.parentSpanId ?? ""))).toEqual([]);
+    const ids = new Set(the.receiver.spans.map((s) => s.spanId));
+    expect(the.receiver.spans.filter((s) => s.kind === CLIENT && !ids.has(s.parentSpanId ?? ""))).toEqual([]);
   });
 
   it("a_request_continuing_a_sampled_traceparent_is_traced_beyond_the_rate_and_an_unsampled_one_is_not", async () => {
@@ -388,12 +377,12 @@ describe("traces with the default sampler (OTEL_TRACES_SAMPLER unset) at TRACES_
     ]);
     expect(statuses).toEqual(Array(12).fill(200));
     const spans = await eventually(async () => {
-      const found = receiver.spans.filter((s) => s.kind === SERVER && s.traceId === sampled);
+      const found = the.receiver.spans.filter((s) => s.kind === SERVER && s.traceId === sampled);
       return found.length === 6 && found;
     });
     expect(spans.map((s) => s.attrs["request.id"]).sort()).toEqual(Array.from({ length: 6 }, (_, i) => `sampled-${i}`));
     await new Promise((r) => setTimeout(r, 300));
-    expect(receiver.spans.filter((s) => s.traceId === unsampled)).toEqual([]);
+    expect(the.receiver.spans.filter((s) => s.traceId === unsampled)).toEqual([]);
   });
 });
 
