@@ -9,7 +9,7 @@ import { getSql, sqlIfOpen, type SqlRunner } from "../db/client";
 import { decryptSecret } from "../crypto/secret-box";
 import { eventWireId, toEnvelope } from "../events/catalog";
 import { log, withLogFields } from "../lib/log";
-import { traceClientCall } from "../observability/tracing";
+import { traceClientCall, tracingEnabled } from "../observability/tracing";
 import { recordWebhookAttempt } from "../observability/metrics";
 import { setting } from "../lib/settings";
 import { attemptTimeoutMs, parseRetryAfter, planNext, truncateBody, type AttemptOutcome, type AttemptPlan, type DeliveryStatus } from "./retry-ladder";
@@ -347,6 +347,8 @@ export function attemptDelivery(db: PrismaClient, target: DeliveryTarget, opts: 
   // with tracing on it is a span in the trace of that request (observability/tracing.ts).
   const eventId = eventWireId(target.event_id); // as the consumer sees it (`webhook-id`)
   const fields = { delivery_id: target.delivery_id, event_id: eventId, event_request_id: target.event_request_id ?? undefined };
+  // Tracing off (the default): no span's attributes, closure and promise per attempt.
+  if (!tracingEnabled()) return withLogFields(fields, () => attemptAndRecord(db, target, opts));
   return withLogFields(fields, () =>
     traceClientCall(
       "webhook attempt",

@@ -2,7 +2,7 @@
 // timeout, connection only to addresses that pass the target rules). Never throws: every failure
 // becomes the attempt's error text.
 import { randomUUID } from "node:crypto";
-import { checkUrlShape } from "../lib/target-url";
+import { checkUrlShape, loopbackAllowed } from "../lib/target-url";
 import { guardedPost } from "../lib/guarded-post";
 import { signBody, standardWebhookSignature } from "./signing";
 import { RESPONSE_BODY_LIMIT } from "./retry-ladder";
@@ -63,6 +63,26 @@ export function buildHeaders(input: SendInput, attemptId: string, nowSeconds: nu
   };
 }
 
+/**
+ * The shape rules' verdict per URL string (and loopback setting): parsing and judging the same few
+ * target URLs again at every attempt is wasted work at thousands of deliveries a second. Only the
+ * verdict is kept; the addresses a name resolves to are still judged at every connection
+ * (guardedPost's lookup), and an address literal at every request. Bounded.
+ */
+const shapes = { loopback: new Map<string, UrlShape>(), strict: new Map<string, UrlShape>() };
+type UrlShape = ReturnType<typeof checkUrlShape>;
+function urlShape(raw: string): UrlShape {
+  const allowLoopback = loopbackAllowed();
+  const known = allowLoopback ? shapes.loopback : shapes.strict;
+  let shape = known.get(raw);
+  if (!shape) {
+    if (known.size >= 1000) known.clear();
+    shape = checkUrlShape(raw, allowLoopback);
+    known.set(raw, shape);
+  }
+  return shape;
+}
+
 export async function sendWebhook(input: SendInput): Promise<SendResult> {
   const attemptId = input.attemptId ?? randomUUID();
   const started = performance.now();
@@ -74,7 +94,7 @@ export async function sendWebhook(input: SendInput): Promise<SendResult> {
     ...r,
   });
 
-  const shape = checkUrlShape(input.url);
+  const shape = urlShape(input.url);
   if ("reason" in shape) return done({ statusCode: null, responseBody: null, error: refusal(`refused target: url ${shape.reason}`), refused: true });
   requestHeaders = buildHeaders(input, attemptId, Math.floor(Date.now() / 1000));
   const result = await guardedPost(shape.url, {
