@@ -46,21 +46,23 @@ export type SendResult = {
 export const POSSIBLE_REPEAT_HEADER = "webhook-possible-repeat";
 
 export function buildHeaders(input: SendInput, attemptId: string, nowSeconds: number): Record<string, string> {
-  const standard = (secret: string) => standardWebhookSignature(secret, input.eventId, nowSeconds, input.body);
   const previous = input.previousSecret;
-  return {
+  const signature = standardWebhookSignature(input.secret, input.eventId, nowSeconds, input.body);
+  // Built in one order, property by property (no spreads): every attempt's headers share one shape.
+  const headers: Record<string, string> = {
     "content-type": "application/json",
     "user-agent": "tenant-data-platform-webhooks/1",
     "x-webhook-signature": signBody(input.secret, input.body),
-    ...(previous ? { "x-webhook-signature-previous": signBody(previous, input.body) } : {}),
-    "x-event-type": input.eventType,
-    "x-delivery-id": attemptId,
-    "webhook-id": input.eventId,
-    "webhook-timestamp": String(nowSeconds),
-    // Standard Webhooks: space-separated signatures; a verifier accepts any one that matches its secret.
-    "webhook-signature": previous ? `${standard(input.secret)} ${standard(previous)}` : standard(input.secret),
-    ...(input.possibleRepeat ? { [POSSIBLE_REPEAT_HEADER]: "true" } : {}),
   };
+  if (previous) headers["x-webhook-signature-previous"] = signBody(previous, input.body);
+  headers["x-event-type"] = input.eventType;
+  headers["x-delivery-id"] = attemptId;
+  headers["webhook-id"] = input.eventId;
+  headers["webhook-timestamp"] = String(nowSeconds);
+  // Standard Webhooks: space-separated signatures; a verifier accepts any one that matches its secret.
+  headers["webhook-signature"] = previous ? `${signature} ${standardWebhookSignature(previous, input.eventId, nowSeconds, input.body)}` : signature;
+  if (input.possibleRepeat) headers[POSSIBLE_REPEAT_HEADER] = "true";
+  return headers;
 }
 
 /**
