@@ -27,6 +27,9 @@ export type WebhookThroughputBench = {
   duplicates: number;
 };
 
+/** How many measured backlogs' worth of deliveries each side drains first, unmeasured (see the warm-up round). */
+const WARM_UP_BACKLOGS = 3;
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** A process's CPU time so far in ms (user + system, from /proc: Linux only), 0 when it is gone. */
@@ -76,7 +79,7 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   const tenants: string[] = [];
 
-  const backlog = async () => {
+  const backlog = async (eventCount = events) => {
     // Every drain meets the same database: the rounds before are deleted and vacuumed away. Left in
     // place, each round's tenant, subscriptions and rows stay (the claim looks at every subscription),
     // and a later round measured against more leftovers than an earlier one.
@@ -91,7 +94,7 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
     let next = 0;
     await Promise.all(
       Array.from({ length: 8 }, async () => {
-        while (next++ < events) {
+        while (next++ < eventCount) {
           await db.$transaction(async (tx) => {
             const object = { id: randomUUID(), conversation_id: randomUUID(), score: 5, comment: null, created_at: new Date().toISOString() };
             await emitEvent(tx, "csat.received", { object });
@@ -132,7 +135,7 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
   const drainers = new Map<Mode, ChildProcess>();
 
   /** The newest backlog drained by `mode`'s process: deliveries/s from "go" to the last arrival, and CPU per delivery. */
-  const drain = async (mode: Mode): Promise<{ perSecond: number; cpu?: DrainCpu }> => {
+  const drain = async (mode: Mode, deliveries = total): Promise<{ perSecond: number; cpu?: DrainCpu }> => {
     let child = drainers.get(mode);
     if (!child) drainers.set(mode, (child = await startDrainer(mode)));
     const start = received;
@@ -140,9 +143,9 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
     const t0 = performance.now();
     child.send({ go: tenants.at(-1) });
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${mode}: only ${received - start} of ${total} deliveries arrived in 120 s`)), 120_000);
+      const timer = setTimeout(() => reject(new Error(`${mode}: only ${received - start} of ${deliveries} deliveries arrived in 120 s`)), 120_000);
       const check = () => {
-        if (received - start < total) return;
+        if (received - start < deliveries) return;
         clearTimeout(timer);
         onReceived = undefined;
         resolve();
@@ -150,7 +153,7 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
       onReceived = check;
       check();
     });
-    const perSecond = Math.round(total / ((performance.now() - t0) / 1000));
+    const perSecond = Math.round(deliveries / ((performance.now() - t0) / 1000));
     const cpuAfter = measureCpu
       ? { drainer: cpuMsOf(child.pid ?? 0), database: await backendCpu(), receiver: process.cpuUsage(cpuBefore!.receiver) }
       : undefined;
@@ -161,7 +164,7 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
     if (!cpuBefore || !cpuAfter) return { perSecond };
     let database = 0;
     for (const [pid, ms] of cpuAfter.database) database += ms - (cpuBefore.database.get(pid) ?? 0);
-    const perDelivery = (ms: number) => Math.round((ms / total) * 1000) / 1000;
+    const perDelivery = (ms: number) => Math.round((ms / deliveries) * 1000) / 1000;
     return {
       perSecond,
       cpu: {
@@ -174,10 +177,13 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
 
   try {
     // A round to warm each process up (its code compiled, its connections open), not counted: measured
-    // cold, the worker spent about 40% of its CPU in V8's optimizing compiler (perf).
+    // cold, the worker spent about 40% of its CPU in V8's optimizing compiler (perf). Three backlogs'
+    // worth (12,000 deliveries) each: after one (4,000), V8's optimizing compiler still took about 16%
+    // of the worker's CPU in the first measured round (perf), and its CPU per delivery kept falling
+    // round after round; a server's worker runs with its code long compiled.
     for (const mode of ["ours", "physical"] as const) {
-      await backlog();
-      await drain(mode);
+      await backlog(events * WARM_UP_BACKLOGS);
+      await drain(mode, total * WARM_UP_BACKLOGS);
     }
     const rounds: WebhookThroughputBench["rounds"] = [];
     for (let i = 0; i < (opts.rounds ?? 2); i++) {

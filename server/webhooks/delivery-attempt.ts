@@ -9,7 +9,7 @@ import { getSql, sqlIfOpen, type SqlRunner } from "../db/client";
 import { decryptSecret } from "../crypto/secret-box";
 import { eventWireId, toEnvelope } from "../events/catalog";
 import { log, withLogFields } from "../lib/log";
-import { traceClientCall } from "../observability/tracing";
+import { traceClientCall, tracingEnabled } from "../observability/tracing";
 import { recordWebhookAttempt } from "../observability/metrics";
 import { setting } from "../lib/settings";
 import { attemptTimeoutMs, parseRetryAfter, planNext, truncateBody, type AttemptOutcome, type AttemptPlan, type DeliveryStatus } from "./retry-ladder";
@@ -237,8 +237,10 @@ const RECORD_BATCH_MAX = 200;
 const RECORD_DELIVERED = { text: RECORD_DELIVERED_SQL };
 
 /**
- * Group commit for successful attempts: the first one is written at once; those that finish while
- * a batch is being written go together in the next one. No timer: a lone attempt waits for nothing.
+ * Group commit for successful attempts: the first one is written once the answers read in the same
+ * turn of the event loop have joined it (setImmediate: the answers of many connections arrive
+ * together under load, and each used to cost a statement of its own); those that finish while a
+ * batch is being written go together in the next one. No timer: a lone attempt waits for nothing.
  * A prepared statement (planned once per connection), not the Prisma client: it runs for every
  * delivery, and its per-query work costs more than the statement.
  */
@@ -251,12 +253,13 @@ class DeliveredRecorder {
   record(row: DeliveredRow): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.queue.push({ row, resolve, reject });
-      if (!this.writing) void this.flush();
+      if (this.writing) return;
+      this.writing = true;
+      setImmediate(() => void this.flush());
     });
   }
 
   private async flush() {
-    this.writing = true;
     while (this.queue.length) {
       const batch = this.queue.splice(0, RECORD_BATCH_MAX);
       try {
@@ -347,6 +350,8 @@ export function attemptDelivery(db: PrismaClient, target: DeliveryTarget, opts: 
   // with tracing on it is a span in the trace of that request (observability/tracing.ts).
   const eventId = eventWireId(target.event_id); // as the consumer sees it (`webhook-id`)
   const fields = { delivery_id: target.delivery_id, event_id: eventId, event_request_id: target.event_request_id ?? undefined };
+  // Tracing off (the default): no span's attributes, closure and promise per attempt.
+  if (!tracingEnabled()) return withLogFields(fields, () => attemptAndRecord(db, target, opts));
   return withLogFields(fields, () =>
     traceClientCall(
       "webhook attempt",

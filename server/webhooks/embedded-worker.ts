@@ -55,6 +55,16 @@ type Claimed = DeliveryTarget & { rate: number; wait_ms: number };
  */
 type Lane = { tail: Promise<void>; lastSentAt: number; dues: number[]; spare: number[] };
 
+/**
+ * After a claim that found less than it had room for, the next claim waits until this many places
+ * have freed (a quarter of the worker's concurrency) or GATHER_MS have passed, unless new work
+ * wakes it (a new delivery, a retry coming due): at a freed place, a claim at once found one
+ * delivery or none (the tenant's cap or the endpoints' still full), at the whole claim's cost.
+ */
+const GATHER_SHARE = 4;
+/** The longest a freed place waits for others before the next claim (see GATHER_SHARE). */
+const GATHER_MS = 10;
+
 /** LISTEN reconnects after 100 ms, doubling up to this (with jitter) while PostgreSQL stays away. */
 const LISTEN_RETRY_MAX_MS = 2_000;
 
@@ -73,7 +83,15 @@ export class DeliveryWorker {
   private loopDone: Promise<void> | undefined;
   /** Runs in flight, each with the deliveries it holds leases on. */
   private inFlight = new Map<Promise<void>, string[]>();
+  /** The loop has something to look at (it does not sleep). */
   private wakePending = false;
+  /** New work may be due (a new delivery, a retry's time, another process's signal): claim without gathering. */
+  private newWork = false;
+  /** The last claim found less than it had room for: the next one gathers freed places first. */
+  private gathering = false;
+  /** The places free right after the last claim, and until when (epoch ms) the next claim gathers more. */
+  private freeAfterClaim = 0;
+  private gatherUntil = 0;
   private wakeSleeper: (() => void) | undefined;
   private timers = new Set<NodeJS.Timeout>();
   private unsubscribe: (() => void) | undefined;
@@ -92,6 +110,8 @@ export class DeliveryWorker {
   private readonly concurrency: number;
   private readonly pollIntervalMs: number;
   private readonly leaseMs: number;
+  /** Places a claim after a short one waits for (GATHER_SHARE); 1 for a dispatcher (`handle`): it claims at each. */
+  private readonly gatherPlaces: number;
   /**
    * The claim, never through Prisma (its per-query work cost more than the claim's own). The paced
    * claim keeps the plan of its first call (getGenericPlanSql): planning it was half its database
@@ -107,6 +127,7 @@ export class DeliveryWorker {
     // Longer than an attempt can take, so a live worker never loses its claim mid-attempt.
     this.leaseMs = options.leaseMs ?? setting("WEBHOOK_LEASE_MS") ?? attemptTimeoutMs() + 20_000;
     this.paced = options.paced ?? true;
+    this.gatherPlaces = options.handle ? 1 : Math.max(1, Math.floor(this.concurrency / GATHER_SHARE));
     const engineFilter = options.engineFilter ?? `d.${DELIVERY.inngestRunId} IS NULL`;
     this.claim = { text: this.paced ? pacedClaimSql(engineFilter) : claimSql(engineFilter) };
   }
@@ -161,9 +182,30 @@ export class DeliveryWorker {
     }
   }
 
+  /** New work may be due: claim at once. */
   wake(): void {
+    this.newWork = true;
+    this.rouse();
+  }
+
+  private rouse() {
     this.wakePending = true;
     this.wakeSleeper?.();
+  }
+
+  /** Places free for the next claim: attempts answered with a success no longer count (see `succeeded`). */
+  private freePlaces() {
+    return this.concurrency - this.inFlight.size + this.succeeded.size;
+  }
+
+  /** Whether the next claim may run: no gathering, or enough places freed since the last claim, or its time is up. */
+  private gathered() {
+    return !this.gathering || this.freePlaces() - this.freeAfterClaim >= this.gatherPlaces || Date.now() >= this.gatherUntil;
+  }
+
+  /** An attempt's place may be free: the loop claims again once enough have gathered (see GATHER_SHARE). */
+  private placeFreed() {
+    if (this.gathered()) this.rouse();
   }
 
   /** Wakes the worker after `ms` (a retry it scheduled itself). */
@@ -233,10 +275,11 @@ export class DeliveryWorker {
   private async loop(db: PrismaClient, sql: SqlRunner, claimRunner: SqlRunner) {
     while (this.running) {
       this.wakePending = false;
-      const capacity = this.concurrency - this.inFlight.size + this.succeeded.size;
+      const capacity = this.freePlaces();
       let claimed: Claimed[] = [];
-      if (capacity > 0) {
+      if (capacity > 0 && (this.newWork || this.gathered())) {
         const claimedAt = Date.now();
+        this.newWork = false;
         try {
           // Never its own attempts again, even past their lease (a stalled event loop): only another process may.
           const own = [...this.inFlight.values()].flat().join(",");
@@ -245,14 +288,20 @@ export class DeliveryWorker {
             : [capacity, this.leaseMs, own];
           claimed = await claimRunner<Claimed>(this.claim, args);
           this.claimFailing = false;
+          this.gathering = claimed.length < capacity;
+          this.gatherUntil = claimedAt + GATHER_MS;
         } catch (err) {
+          this.gathering = false;
           this.logClaimFailure(err);
         }
         if (claimed.length) this.track(db, sql, claimed, claimedAt + this.leaseMs);
+        this.freeAfterClaim = this.freePlaces();
       }
       // A full batch suggests more is due: look again at once (capacity permitting).
       if (claimed.length && claimed.length === capacity) continue;
-      await this.sleep(this.pollIntervalMs);
+      // Gathering: claim again by gatherUntil at the latest. Otherwise a freed place, new work or the poll wakes it.
+      const gatherMs = this.gatherUntil - Date.now();
+      await this.sleep(this.gathering && gatherMs > 0 ? Math.min(gatherMs, this.pollIntervalMs) : this.pollIntervalMs);
     }
   }
 
@@ -273,7 +322,7 @@ export class DeliveryWorker {
         .catch((err) => log.error("webhook worker: attempt failed unexpectedly", { delivery_ids: ids, error: err }))
         .finally(() => {
           this.inFlight.delete(p);
-          this.wake();
+          this.placeFreed();
         });
       this.inFlight.set(p, ids);
     }
@@ -290,7 +339,21 @@ export class DeliveryWorker {
    * itself and for the sends queued behind it whose slots have passed too (they would be late in turn,
    * each waiting on a statement of its own); they use them when their own is too late.
    */
-  private async takeTurn(sql: SqlRunner, target: Claimed): Promise<void> {
+  private takeTurn(sql: SqlRunner, target: Claimed): Promise<void> | undefined {
+    // Its slot has come (and it is not late) with no earlier send of this process waiting on the
+    // subscription: it goes now, without a turn's promise or timer (the common case under load).
+    if (target.wait_ms <= 0 && target.wait_ms >= -LATE_SEND_MS) {
+      const lane = this.lanes.get(target.subscription_id);
+      if (!lane?.dues.length) {
+        if (lane) lane.lastSentAt = Date.now();
+        return undefined;
+      }
+    }
+    return this.waitTurn(sql, target);
+  }
+
+  /** takeTurn's wait: behind this process's earlier sends to the subscription, then for its slot. */
+  private async waitTurn(sql: SqlRunner, target: Claimed): Promise<void> {
     let due = Date.now() + target.wait_ms;
     const lane = this.lanes.get(target.subscription_id) ?? { tail: Promise.resolve(), lastSentAt: 0, dues: [], spare: [] };
     const previous = lane.tail;
@@ -335,7 +398,8 @@ export class DeliveryWorker {
     this.unsent.add(target.delivery_id);
     let result: Awaited<ReturnType<typeof attemptDelivery>>;
     try {
-      if (this.paced) await this.takeTurn(sql, target);
+      const turn = this.paced ? this.takeTurn(sql, target) : undefined;
+      if (turn) await turn;
       // A margin under the lease: the record must land before another worker may claim the delivery.
       result = await attemptDelivery(db, target, {
         recordBy: leaseEnds - RECORD_MARGIN_MS,
@@ -343,7 +407,7 @@ export class DeliveryWorker {
         // Its place is free at once: the next claim may fill it while the success is being recorded.
         onSucceeded: () => {
           this.succeeded.add(target.delivery_id);
-          this.wake();
+          this.placeFreed();
         },
         sql,
       });
