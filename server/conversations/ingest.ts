@@ -21,7 +21,7 @@ import { databaseKind, getSql, sqlIfOpen, type Statement } from "../db/client";
 import { modelColumns, TABLE } from "../db/columns";
 import { Prisma } from "../db/generated/client";
 import { eventFanOutSql, eventOrigin, wakeDeliveryWorkersSql } from "../outbox/emit-event";
-import { signalOutboxWrite } from "../outbox/outbox-signal";
+import { OUTBOX_CHANNEL, signalOutboxWrite } from "../outbox/outbox-signal";
 import type { TenantTx } from "../db/tenant-scope";
 import { conversationToWire, type ConversationRow, type MessageRow } from "./conversations.service";
 import { CONVERSATION_EVENTS } from "./conversations.events";
@@ -132,6 +132,39 @@ function rememberPair(pair: string) {
   knownPairs.add(pair);
 }
 
+/**
+ * The other processes' delivery workers are woken by NOTIFY, and every notifying commit takes one
+ * cluster-wide lock (PostgreSQL serializes them, every database of the server included) until it has
+ * committed: one per new customer made the receiver's commits queue behind each other's and behind
+ * any other notifier on the server. So a process notifies from the statement at most once per
+ * window; a statement that wrote deliveries inside the window leaves a wake-up owed, sent as a NOTIFY
+ * of its own when the window ends (after that statement committed: it is owed only once it answered).
+ * This process's own worker is woken at once (`signalOutboxWrite`), and workers also poll.
+ */
+const NOTIFY_WINDOW_MS = 20;
+let lastNotifyAt = Number.NEGATIVE_INFINITY;
+let owedWake: ReturnType<typeof setTimeout> | null = null;
+function notifyFromStatement(): boolean {
+  const now = performance.now();
+  if (now - lastNotifyAt < NOTIFY_WINDOW_MS) return false;
+  lastNotifyAt = now;
+  return true;
+}
+function owePeerWake() {
+  if (owedWake) return;
+  owedWake = setTimeout(
+    () => {
+      owedWake = null;
+      lastNotifyAt = performance.now();
+      const sql = sqlIfOpen();
+      // Best effort: a wake-up lost here is found by the workers' poll.
+      sql?.({ text: `SELECT pg_notify('${OUTBOX_CHANNEL}', '')` }, []).catch(() => {});
+    },
+    Math.max(0, lastNotifyAt + NOTIFY_WINDOW_MS - performance.now()),
+  );
+  owedWake.unref?.();
+}
+
 type IngestRow = { ok: boolean; known: boolean; conversationId: string | null; created: boolean; stored: boolean; deliveries: number };
 
 const checkCreated = CONVERSATION_EVENTS["conversation.created"];
@@ -150,7 +183,7 @@ export async function ingestInboundMessage(db: { tenantId: string }, input: Inbo
   const { tenantId } = db;
   const customerIdentifier = normalizeCustomerIdentifier(input.channel, input.from);
   const sql = sqlIfOpen() ?? (await getSql());
-  const notify = databaseKind() === "postgres";
+  const postgres = databaseKind() === "postgres";
   const pair = `${tenantId} ${input.channel} ${customerIdentifier}`;
   const connectionId = connection?.id ?? null;
   const sealed = connection?.credentialsEncrypted ?? null;
@@ -195,9 +228,13 @@ export async function ingestInboundMessage(db: { tenantId: string }, input: Inbo
       createdAt: at,
       updatedAt: at,
     };
+    const notify = postgres && notifyFromStatement();
     const [result] = await sql<IngestRow>(INGEST, [...messageParams(at), row.id, row.customerName, createdEventData(row), notify, ...eventOrigin()]);
     if (!result.ok) throw new StaleConnectionError();
-    if (result.deliveries > 0) signalOutboxWrite();
+    if (result.deliveries > 0) {
+      signalOutboxWrite();
+      if (postgres && !notify) owePeerWake();
+    }
     if (result.conversationId !== null) rememberPair(pair);
     if (result.conversationId !== null || result.known) {
       return { conversationId: result.conversationId, conversationCreated: result.created, stored: result.stored };
