@@ -7,7 +7,7 @@
 import pg from "pg";
 import { modelColumns, TABLE } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
-import { isDatabaseUnavailable } from "../lib/database-errors";
+import { DatabaseOutcomeUnknownError, isDatabaseUnavailable } from "../lib/database-errors";
 import { databaseKind, directDatabaseUrl, getDb, getGenericPlanSql, getPlannedSql, getSql, type SqlRunner } from "../db/client";
 import { OUTBOX_CHANNEL, onOutboxWrite } from "../outbox/outbox-signal";
 import { log } from "../lib/log";
@@ -64,6 +64,13 @@ type Lane = { tail: Promise<void>; lastSentAt: number; dues: number[]; spare: nu
 const GATHER_SHARE = 4;
 /** The longest a freed place waits for others before the next claim (see GATHER_SHARE). */
 const GATHER_MS = 10;
+
+/**
+ * A claim that failed for want of the database is tried again this soon, not at the next poll: the
+ * wake-up it answered (a NOTIFY, LISTEN coming back after an outage) is not sent twice. During an
+ * outage the retry fails at once (db/availability.ts), so this costs nothing.
+ */
+const CLAIM_RETRY_MS = 500;
 
 /** LISTEN reconnects after 100 ms, doubling up to this (with jitter) while PostgreSQL stays away. */
 const LISTEN_RETRY_MAX_MS = 2_000;
@@ -277,6 +284,7 @@ export class DeliveryWorker {
       this.wakePending = false;
       const capacity = this.freePlaces();
       let claimed: Claimed[] = [];
+      let claimRetryMs = Infinity;
       if (capacity > 0 && (this.newWork || this.gathered())) {
         const claimedAt = Date.now();
         this.newWork = false;
@@ -292,7 +300,7 @@ export class DeliveryWorker {
           this.gatherUntil = claimedAt + GATHER_MS;
         } catch (err) {
           this.gathering = false;
-          this.logClaimFailure(err);
+          if (this.logClaimFailure(err)) claimRetryMs = CLAIM_RETRY_MS;
         }
         if (claimed.length) this.track(db, sql, claimed, claimedAt + this.leaseMs);
         this.freeAfterClaim = this.freePlaces();
@@ -301,15 +309,23 @@ export class DeliveryWorker {
       if (claimed.length && claimed.length === capacity) continue;
       // Gathering: claim again by gatherUntil at the latest. Otherwise a freed place, new work or the poll wakes it.
       const gatherMs = this.gatherUntil - Date.now();
-      await this.sleep(this.gathering && gatherMs > 0 ? Math.min(gatherMs, this.pollIntervalMs) : this.pollIntervalMs);
+      await this.sleep(Math.min(claimRetryMs, this.gathering && gatherMs > 0 ? Math.min(gatherMs, this.pollIntervalMs) : this.pollIntervalMs));
     }
   }
 
-  /** An outage fails every poll: said once until a claim works again, not once a second. */
-  private logClaimFailure(err: unknown) {
-    if (!isDatabaseUnavailable(err)) return log.error("webhook worker: claim failed", { error: err });
+  /**
+   * An outage fails every poll: said once until a claim works again, not once a second. True when
+   * the database was unavailable, the claim's connection lost mid-statement included (its outcome
+   * unknown: any rows it leased come back when the lease ends).
+   */
+  private logClaimFailure(err: unknown): boolean {
+    if (!isDatabaseUnavailable(err) && !(err instanceof DatabaseOutcomeUnknownError)) {
+      log.error("webhook worker: claim failed", { error: err });
+      return false;
+    }
     if (!this.claimFailing) log.warn("webhook worker: database unavailable; claiming again when it is back", { error: err });
     this.claimFailing = true;
+    return true;
   }
 
   /** `leaseEnds`: epoch ms when the claim runs out (the attempt must be recorded before). */
