@@ -22,7 +22,7 @@ import { assertJsonContentType, readLimitedBody, type RequestBody } from "../lib
 import { assertBoundedInput } from "../lib/bounded-input";
 import { getOpenApiDocument } from "./openapi";
 import { observeHttpRequest } from "../observability/metrics";
-import { traceRequest, tracingEnabled } from "../observability/tracing";
+import { traceRequest } from "../observability/tracing";
 
 const identity = (answer: RestAnswer) => answer;
 
@@ -225,7 +225,7 @@ function answerWith(
   // Every line logged while it runs carries its request id (server/lib/log.ts); with tracing on, the
   // request is a span named by the route template it matched.
   const run = () => withRequestLogger(requestId, (logger) => answerInScope(basePath, templates, match, documents, idempotencyKeys, req, requestId, logger));
-  return tracingEnabled() ? traceRequest(req, templates.unmatched, requestId, run, identity) : run();
+  return traceRequest(req, templates.unmatched, requestId, run, identity);
 }
 
 /** Slash-separated segments of letters, digits, `_` and `-`: the URL parser would give it back unchanged, with no query. */

@@ -6,12 +6,18 @@
 // cost 15 to 30% of its req/s (docs/operations.md, "Cost"). It decides only for new traces: wrapped
 // in the SDK's ParentBasedSampler, a request continuing a caller's `traceparent` follows the
 // caller's sampled flag, and a statement or webhook attempt follows its request.
-import type { Attributes, Context, SpanKind } from "@opentelemetry/api";
+// A request asks it before making any span (`admit`, server/observability/tracing.ts): one it leaves
+// out makes none; one it admits begins its span in a context marked as admitted, so that the SDK's
+// call of `shouldSample` for that span does not take a second token.
+import { type Attributes, type Context, createContextKey, type SpanKind } from "@opentelemetry/api";
 import type { Sampler, SamplingResult } from "@opentelemetry/sdk-trace-base";
 
 // SamplingDecision's values (the SDK's enum, which this module does not load: tracing.ts imports the SDK lazily).
 const NOT_RECORD = 0 as SamplingResult["decision"];
 const RECORD_AND_SAMPLED = 2 as SamplingResult["decision"];
+
+/** Set on the context a request's span begins in once `admit` took its token. */
+export const ADMITTED_BY_HEAD_SAMPLER = createContextKey("tdp.trace_admitted");
 
 export class TracesPerSecondSampler implements Sampler {
   private tokens: number;
@@ -26,14 +32,19 @@ export class TracesPerSecondSampler implements Sampler {
     this.last = now();
   }
 
-  shouldSample(_context: Context, _traceId: string, _name: string, _kind: SpanKind, _attributes: Attributes): SamplingResult {
+  shouldSample(context: Context, _traceId: string, _name: string, _kind: SpanKind, _attributes: Attributes): SamplingResult {
+    return { decision: context.getValue(ADMITTED_BY_HEAD_SAMPLER) === true || this.admit() ? RECORD_AND_SAMPLED : NOT_RECORD };
+  }
+
+  /** Whether a new trace may begin now (it takes a token). */
+  admit(): boolean {
     const at = this.now();
     // Refilled continuously, up to one second's worth: a burst after a quiet spell is traced up to the rate, no more.
     this.tokens = Math.min(this.perSecond, this.tokens + ((at - this.last) / 1000) * this.perSecond);
     this.last = at;
-    if (this.tokens < 1) return { decision: NOT_RECORD };
+    if (this.tokens < 1) return false;
     this.tokens -= 1;
-    return { decision: RECORD_AND_SAMPLED };
+    return true;
   }
 
   toString(): string {

@@ -10,11 +10,12 @@
 //   the trace of the request that caused its event (`traceParentNow` is stored with the event);
 // - log lines carry `trace_id` and `span_id` (server/lib/log.ts).
 // The exporter, sampler and batch settings are the SDK's own OTEL_* variables (see the README).
+import { randomBytes } from "node:crypto";
 import {
   type Attributes,
+  type Context,
   type ContextManager,
   context,
-  createContextKey,
   defaultTextMapGetter,
   defaultTextMapSetter,
   propagation,
@@ -42,9 +43,9 @@ import {
   ATTR_USER_AGENT_ORIGINAL,
   DB_SYSTEM_NAME_VALUE_POSTGRESQL,
 } from "@opentelemetry/semantic-conventions";
-import { type Scope, setScopeCarrier, setTraceFieldsSource } from "../lib/log";
+import { currentRequestId, setTraceFieldsSource } from "../lib/log";
 import { setting } from "../lib/settings";
-import { TracesPerSecondSampler } from "./trace-sampler";
+import { ADMITTED_BY_HEAD_SAMPLER, TracesPerSecondSampler } from "./trace-sampler";
 
 let tracer: Tracer | undefined;
 /**
@@ -53,6 +54,8 @@ let tracer: Tracer | undefined;
  */
 let contexts: Pick<ContextManager, "active" | "with"> = { active: () => ROOT_CONTEXT, with: (_ctx, fn, thisArg, ...args) => fn.call(thisArg, ...args) };
 let propagator: TextMapPropagator | undefined;
+/** The default sampler (OTEL_TRACES_SAMPLER unset), asked before a request begins a new trace (see traceRequest). */
+let headSampler: TracesPerSecondSampler | undefined;
 let provider: { forceFlush(): Promise<void>; shutdown(): Promise<void> } | undefined;
 let starting: Promise<void> | undefined;
 
@@ -91,7 +94,7 @@ async function register(): Promise<void> {
     resource: defaultResource().merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: setting("OTEL_SERVICE_NAME") })),
     spanProcessors: [new BatchSpanProcessor(exporter)],
     ...(setting("OTEL_TRACES_SAMPLER") === undefined
-      ? { sampler: new ParentBasedSampler({ root: new TracesPerSecondSampler(setting("TRACES_PER_SECOND")) }) }
+      ? { sampler: new ParentBasedSampler({ root: (headSampler = new TracesPerSecondSampler(setting("TRACES_PER_SECOND"))) }) }
       : {}),
   });
   const manager = new AsyncLocalStorageContextManager().enable();
@@ -102,12 +105,6 @@ async function register(): Promise<void> {
   trace.setGlobalTracerProvider(sdk);
   provider = sdk;
   tracer = trace.getTracer("tenant-data-platform");
-  // One AsyncLocalStorage for both: the log scope rides in the trace context (see setScopeCarrier).
-  const scopeKey = createContextKey("tdp.log_scope");
-  setScopeCarrier({
-    run: (scope, run) => manager.with(manager.active().setValue(scopeKey, scope), run),
-    getStore: () => manager.active().getValue(scopeKey) as Scope | undefined,
-  });
   setTraceFieldsSource((into) => {
     const span = trace.getSpan(manager.active());
     if (!span) return;
@@ -125,8 +122,8 @@ export async function stopTracing(): Promise<void> {
   starting = undefined;
   contexts = { active: () => ROOT_CONTEXT, with: (_ctx, fn, thisArg, ...args) => fn.call(thisArg, ...args) };
   propagator = undefined;
+  headSampler = undefined;
   setTraceFieldsSource(undefined);
-  setScopeCarrier(undefined);
   await stopping?.shutdown();
 }
 
@@ -160,8 +157,12 @@ const headerGetter: TextMapGetter<TracedRequest["headers"]> = {
  * Runs one inbound request in a SERVER span: a child of the caller's `traceparent` when it sent a
  * valid one, else a new trace. `readAnswer` reads the status and route template off the answer; the
  * span is named `METHOD route` once it is known (`fallbackRoute` for a request that threw).
+ * A new trace the default sampler leaves out (most requests of a busy process) gets no span and
+ * enters no context: it runs as with tracing off, its statements and log lines outside any trace
+ * (the events it emits carry an unsampled `traceparent`, see traceParentNow). A non-recording span
+ * per request and the context around it cost more than the sampled traces' spans (docs/operations.md, "Cost").
  */
-export async function traceRequest<T>(
+export function traceRequest<T>(
   req: TracedRequest,
   fallbackRoute: string,
   requestId: string,
@@ -169,12 +170,28 @@ export async function traceRequest<T>(
   readAnswer: (answer: T) => TracedAnswer,
 ): Promise<T> {
   if (!tracer) return run();
-  const method = req.method.toUpperCase();
   // Most requests send no `traceparent`: then there is nothing to extract.
   const active = contexts.active();
-  const parent = req.headers.get("traceparent") === null ? active : propagator!.extract(active, req.headers, headerGetter);
+  let parent: Context;
+  if (req.headers.get("traceparent") !== null) parent = propagator!.extract(active, req.headers, headerGetter);
+  else if (!headSampler) parent = active;
+  else if (headSampler.admit()) parent = active.setValue(ADMITTED_BY_HEAD_SAMPLER, true);
+  else return run();
+  return traceInSpan(tracer, req, fallbackRoute, requestId, parent, run, readAnswer);
+}
+
+async function traceInSpan<T>(
+  tracer: Tracer,
+  req: TracedRequest,
+  fallbackRoute: string,
+  requestId: string,
+  parent: Context,
+  run: () => Promise<T>,
+  readAnswer: (answer: T) => TracedAnswer,
+): Promise<T> {
+  const method = req.method.toUpperCase();
   const span = tracer.startSpan(`${method} ${fallbackRoute}`, { kind: SpanKind.SERVER }, parent);
-  // Most requests go unsampled under load (see ./trace-sampler): their attributes are not worked out.
+  // A caller's unsampled `traceparent` is followed: its span records nothing.
   if (span.isRecording()) {
     const userAgent = req.headers.get("user-agent");
     span.setAttributes({
@@ -214,10 +231,17 @@ export function noteSpanTenant(tenantId: string): void {
 export function traceParentNow(): string | null {
   if (!tracer) return null;
   const span = trace.getSpan(contexts.active());
-  if (!span) return null;
+  // In a request the sampler left out (see traceRequest): its deliveries are left out too.
+  if (!span) return currentRequestId() === null ? null : unsampledTraceParent();
   const carrier: Record<string, string> = {};
   propagator!.inject(trace.setSpan(ROOT_CONTEXT, span), carrier, defaultTextMapSetter);
   return carrier.traceparent ?? null;
+}
+
+/** A `traceparent` of a trace nobody records (the sampled flag unset): what joins it is not recorded either. */
+function unsampledTraceParent(): string {
+  const ids = randomBytes(24).toString("hex");
+  return `00-${ids.slice(0, 32)}-${ids.slice(32)}-00`;
 }
 
 // ---------- outbound work ----------

@@ -16,7 +16,7 @@ import { resolveClientIp } from "../lib/client-ip";
 import { limitInboundRequest, type LimitDecision } from "../ratelimit";
 import { failedAuthBucketOf } from "../ratelimit/failed-auth";
 import { requestIdOf, withRequestScope } from "../lib/log";
-import { traceRequest, tracingEnabled } from "../observability/tracing";
+import { traceRequest } from "../observability/tracing";
 
 type Handler = (req: ReceiverRequest) => Promise<ReceiverAnswer>;
 
@@ -64,12 +64,16 @@ export async function answerWebhook(req: ReceiverRequest): Promise<ReceiverAnswe
   const requestId = requestIdOf(req.headers);
   // With tracing on, the request is a span named by its receiver's route (a connection's id is never in it).
   const run = () => withRequestScope(requestId, () => answerInScope(req));
-  const answer = tracingEnabled()
-    ? await traceRequest({ method: req.method, target: req.url.pathname, headers: req.headers }, "/api/webhooks/{unmatched}", requestId, run, (answered) => ({
-        status: answered.status,
-        route: receiverRouteOf(req.url.pathname),
-      }))
-    : await run();
+  const answer = await traceRequest(
+    { method: req.method, target: req.url.pathname, headers: req.headers },
+    "/api/webhooks/{unmatched}",
+    requestId,
+    run,
+    (answered) => ({
+      status: answered.status,
+      route: receiverRouteOf(req.url.pathname),
+    }),
+  );
   answer.headers["x-request-id"] = requestId;
   return answer;
 }
