@@ -244,6 +244,9 @@ function unsampledTraceParent(): string {
   return `00-${ids.slice(0, 32)}-${ids.slice(32)}-00`;
 }
 
+/** A well-formed version-00 `traceparent` whose sampled flag is unset. */
+const leftOut = (traceParent: string) => traceParent.length === 55 && (Number.parseInt(traceParent.slice(53), 16) & 1) === 0;
+
 // ---------- outbound work ----------
 
 function failed(span: Span, err: unknown): void {
@@ -264,6 +267,8 @@ export async function traceClientCall<T>(
   opts: { parentTraceParent?: string | null; finish?: (result: T, span: Span) => void } = {},
 ): Promise<T> {
   if (!tracer) return run();
+  // Caused by a request the default sampler left out (see traceParentNow): no span, as for that request.
+  if (headSampler && opts.parentTraceParent && leftOut(opts.parentTraceParent)) return run();
   const parent = opts.parentTraceParent
     ? propagator!.extract(contexts.active(), { traceparent: opts.parentTraceParent }, defaultTextMapGetter)
     : contexts.active();
