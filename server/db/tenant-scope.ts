@@ -82,33 +82,31 @@ export type TenantDb = ReturnType<typeof extend>;
 /** The transaction client of a tenant-scoped database. */
 export type TenantTx = Parameters<Parameters<TenantDb["$transaction"]>[0]>[0];
 
-// Extended clients are cheap to keep and not free to build: reuse one per tenant.
-const cache = new WeakMap<PrismaClient, Map<string, TenantDb>>();
 const MAX_CACHED_TENANTS = 10_000;
 
-export function scopeToTenant(db: PrismaClient, tenantId: string): TenantDb {
-  let perDb = cache.get(db);
-  if (!perDb) cache.set(db, (perDb = new Map()));
-  let scoped = perDb.get(tenantId);
-  if (!scoped) {
-    if (perDb.size >= MAX_CACHED_TENANTS) perDb.clear();
-    scoped = extend(db, tenantId);
-    perDb.set(tenantId, scoped);
-  }
-  return scoped;
+/**
+ * `make(base, tenantId)` memoized per base object and tenant, up to MAX_CACHED_TENANTS per base
+ * (then the memo starts again): what it makes is cheap to keep and not free to build.
+ */
+function memoPerTenant<Base extends object, Scoped>(make: (base: Base, tenantId: string) => Scoped): (base: Base, tenantId: string) => Scoped {
+  const memo = new WeakMap<Base, Map<string, Scoped>>();
+  return (base, tenantId) => {
+    let perBase = memo.get(base);
+    if (!perBase) memo.set(base, (perBase = new Map()));
+    let scoped = perBase.get(tenantId);
+    if (scoped === undefined) {
+      if (perBase.size >= MAX_CACHED_TENANTS) perBase.clear();
+      scoped = make(base, tenantId);
+      perBase.set(tenantId, scoped);
+    }
+    return scoped;
+  };
 }
 
-// The same for statement runners (every tenant request makes one, a booking two): one per runner and tenant.
-const sqlCache = new WeakMap<SqlRunner, Map<string, TenantSql>>();
+/** The database as one tenant sees it (one extended client per client and tenant). */
+export const scopeToTenant: (db: PrismaClient, tenantId: string) => TenantDb = memoPerTenant(extend);
 
-export function scopeSqlToTenant(sql: SqlRunner, tenantId: string): TenantSql {
-  let perRunner = sqlCache.get(sql);
-  if (!perRunner) sqlCache.set(sql, (perRunner = new Map()));
-  let scoped = perRunner.get(tenantId);
-  if (!scoped) {
-    if (perRunner.size >= MAX_CACHED_TENANTS) perRunner.clear();
-    scoped = Object.assign(<Row>(statement: Statement, values: unknown[]) => sql<Row>(statement, [tenantId, ...values]), { tenantId });
-    perRunner.set(tenantId, scoped);
-  }
-  return scoped;
-}
+/** A statement runner whose statements get the tenant's id as $1 (every tenant request makes one, a booking two). */
+export const scopeSqlToTenant: (sql: SqlRunner, tenantId: string) => TenantSql = memoPerTenant((sql: SqlRunner, tenantId) =>
+  Object.assign(<Row>(statement: Statement, values: unknown[]) => sql<Row>(statement, [tenantId, ...values]), { tenantId }),
+);
