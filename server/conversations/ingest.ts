@@ -87,7 +87,7 @@ const STORE_AND_COUNT = (target: string) => `stored AS (
  * conversation locked, the message stored once and counted. No conversation (it was removed
  * meanwhile): nothing stored, and INGEST runs.
  */
-const CONTINUE: Statement = {
+export const CONTINUE: Statement = {
   text: `WITH ${GATE}, ${STORE_AND_COUNT("found")}
 SELECT gate.ok, (SELECT ${CONVERSATION.id}::text FROM found) AS "conversationId", EXISTS (SELECT 1 FROM stored) AS stored FROM gate`,
 };
@@ -99,7 +99,7 @@ SELECT gate.ok, (SELECT ${CONVERSATION.id}::text FROM found) AS "conversationId"
  * conversation's id, $11 its customer name, $12 its `conversation.created` data, $13 whether to
  * NOTIFY (PostgreSQL), $14 and $15 the event's origin (the request and its trace, `eventOrigin()`).
  */
-const INGEST: Statement = {
+export const INGEST: Statement = {
   text: `WITH ${GATE}, known AS (
   SELECT EXISTS (SELECT 1 FROM ${TABLE.Message} m WHERE m.${MESSAGE.tenantId} = $1::uuid AND m.${MESSAGE.provider} = $7::text AND m.${MESSAGE.providerMessageId} = $8::text) AS yes
 ), created AS (
