@@ -92,30 +92,43 @@ export const CONTINUE: Statement = {
 SELECT gate.ok, (SELECT ${CONVERSATION.id}::text FROM found) AS "conversationId", EXISTS (SELECT 1 FROM stored) AS stored FROM gate`,
 };
 
+/** The SQLSTATE INGEST raises when the message it created a conversation for is stored already. */
+const STORED_ELSEWHERE = "TDP01";
+
 /**
  * Any message, known pair or new: CONTINUE's work, or for a new pair the conversation (inserted
- * already counted, as its message is inserted with it; only when the message is not stored
- * already), its `conversation.created` and the event's deliveries. Beyond CONTINUE's: $10 a new
- * conversation's id, $11 its customer name, $12 its `conversation.created` data, $13 whether to
- * NOTIFY (PostgreSQL), $14 and $15 the event's origin (the request and its trace, `eventOrigin()`).
+ * already counted, as its message is inserted with it), its `conversation.created` and the event's
+ * deliveries. Beyond CONTINUE's: $10 a new conversation's id, $11 its customer name, $12 its
+ * `conversation.created` data, $13 whether to NOTIFY (PostgreSQL), $14 and $15 the event's origin
+ * (the request and its trace, `eventOrigin()`).
+ *
+ * Whether the message is stored already is answered by the message insert's own conflict check on
+ * the (tenant, provider, provider message id) key, the only way the statement reads messages: a
+ * separate lookup could be planned through the tenant's (created_at, direction) index, as equally
+ * cheap while the table has no statistics, and a prepared statement keeps that plan (it read all
+ * the tenant's messages per new customer; docs/ingest.md). A new pair's conversation is inserted
+ * before its message (the message refers to it); when the message then turns out to be stored
+ * already (a retry of a message whose customer was erased since, whose conversation now has another
+ * identifier), the statement raises STORED_ELSEWHERE, which undoes the conversation, its event and
+ * its deliveries: a retried delivery creates nothing.
  */
 export const INGEST: Statement = {
-  text: `WITH ${GATE}, known AS (
-  SELECT EXISTS (SELECT 1 FROM ${TABLE.Message} m WHERE m.${MESSAGE.tenantId} = $1::uuid AND m.${MESSAGE.provider} = $7::text AND m.${MESSAGE.providerMessageId} = $8::text) AS yes
-), created AS (
+  text: `WITH ${GATE}, created AS (
   INSERT INTO ${TABLE.Conversation} (${CONVERSATION.id}, ${CONVERSATION.tenantId}, ${CONVERSATION.channel}, ${CONVERSATION.customerIdentifier}, ${CONVERSATION.customerName},
     ${CONVERSATION.status}, ${CONVERSATION.attributes}, ${CONVERSATION.lastMessageAt}, ${CONVERSATION.lastActivityAt}, ${CONVERSATION.messageCount},
     ${CONVERSATION.createdAt}, ${CONVERSATION.updatedAt})
   SELECT $10::uuid, $1::uuid, $4::text, $5::text, $11::text, 'open', '{}'::jsonb, $9::timestamptz, $9::timestamptz, 1, $9::timestamptz, $9::timestamptz
-  FROM gate, known WHERE gate.ok AND NOT known.yes AND NOT EXISTS (SELECT 1 FROM found)
+  FROM gate WHERE gate.ok AND NOT EXISTS (SELECT 1 FROM found)
   ON CONFLICT (${CONVERSATION.tenantId}, ${CONVERSATION.channel}, ${CONVERSATION.customerIdentifier}) DO NOTHING
   RETURNING ${CONVERSATION.id}
 ), ${eventFanOutSql({ tenant: "$1::uuid", type: "'conversation.created'", data: "$12::text::jsonb", origin: { requestId: "$14::text", traceParent: "$15::text" }, source: "created" })},
 target AS (SELECT ${CONVERSATION.id} FROM found UNION ALL SELECT ${CONVERSATION.id} FROM created
 ), ${STORE_AND_COUNT("target")}, fanned AS (SELECT count(*)::int AS n FROM deliveries)
-SELECT gate.ok, known.yes AS known, (SELECT ${CONVERSATION.id}::text FROM target) AS "conversationId", EXISTS (SELECT 1 FROM created) AS created,
+SELECT gate.ok, (SELECT ${CONVERSATION.id}::text FROM target) AS "conversationId",
+  CASE WHEN NOT EXISTS (SELECT 1 FROM created) THEN false WHEN EXISTS (SELECT 1 FROM stored) THEN true
+    ELSE raise_sqlstate('${STORED_ELSEWHERE}', 'ingest: the message is stored already, in another conversation: nothing is created') END AS created,
   EXISTS (SELECT 1 FROM stored) AS stored, fanned.n AS deliveries, (${wakeDeliveryWorkersSql("fanned.n > 0", "$13::boolean")})::text AS notified
-FROM gate, known, fanned`,
+FROM gate, fanned`,
 };
 
 /**
@@ -165,7 +178,7 @@ function owePeerWake() {
   owedWake.unref?.();
 }
 
-type IngestRow = { ok: boolean; known: boolean; conversationId: string | null; created: boolean; stored: boolean; deliveries: number };
+type IngestRow = { ok: boolean; conversationId: string | null; created: boolean; stored: boolean; deliveries: number };
 
 const checkCreated = CONVERSATION_EVENTS["conversation.created"];
 
@@ -229,14 +242,21 @@ export async function ingestInboundMessage(db: { tenantId: string }, input: Inbo
       updatedAt: at,
     };
     const notify = postgres && notifyFromStatement();
-    const [result] = await sql<IngestRow>(INGEST, [...messageParams(at), row.id, row.customerName, createdEventData(row), notify, ...eventOrigin()]);
+    const [result] = await sql<IngestRow>(INGEST, [...messageParams(at), row.id, row.customerName, createdEventData(row), notify, ...eventOrigin()]).catch(
+      (error: unknown) => {
+        // A duplicate of a message stored in another conversation: nothing was stored or created.
+        if ((error as { code?: unknown } | null)?.code === STORED_ELSEWHERE) return [null];
+        throw error;
+      },
+    );
+    if (result === null) return { conversationId: null, conversationCreated: false, stored: false };
     if (!result.ok) throw new StaleConnectionError();
     if (result.deliveries > 0) {
       signalOutboxWrite();
       if (postgres && !notify) owePeerWake();
     }
-    if (result.conversationId !== null) rememberPair(pair);
-    if (result.conversationId !== null || result.known) {
+    if (result.conversationId !== null) {
+      rememberPair(pair);
       return { conversationId: result.conversationId, conversationCreated: result.created, stored: result.stored };
     }
     // Never answer as stored what was not: the provider delivers it again.
