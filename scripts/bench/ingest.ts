@@ -105,10 +105,9 @@ async function benchTenant(databaseUrl: string): Promise<string> {
     CUSTOMERS,
   );
   // Each of them has written once before (an existing conversation has messages), and the seeded
-  // tables are analyzed, as a running deployment's are: a session that planned the ingest statement
-  // over a messages table holding rows but no statistics yet could find the provider message id
-  // through the (tenant, created_at) index instead of the unique key, a tie without statistics, and
-  // keep that plan for the whole run (docs/ingest.md, the new-customer section's PostgreSQL cost).
+  // tables are analyzed, as a running deployment's are. (This once kept the receiver's sessions off
+  // a generic plan that found the provider message id through the (tenant, created_at) index, a tie
+  // without statistics; the ingest statement no longer makes that lookup: docs/ingest.md.)
   await db.$executeRawUnsafe(
     `WITH m AS (
        INSERT INTO messages (id, tenant_id, conversation_id, direction, author, body, status, provider, provider_message_id, created_at)
