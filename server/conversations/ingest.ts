@@ -45,7 +45,7 @@ export type InboundMessage = {
 
 /** What the statement answers: only what a receiver (and its tests) need. */
 export type IngestResult = {
-  /** The conversation the message is in; null only for a duplicate whose conversation is gone. */
+  /** The conversation the message is in; null only for a duplicate stored in a conversation that is no longer the pair's (its customer erased since). */
   conversationId: string | null;
   conversationCreated: boolean;
   /** False when this delivery was a duplicate of a message already stored. */
