@@ -68,7 +68,9 @@ const GATE = `gate AS (
 )`;
 // Only an existing conversation (`found`, at most one row) is counted here: a new one is inserted
 // counted. Its id is a scalar subquery, so the update is one primary-key lookup whatever the plan
-// (a join with the CTE let a generic plan scan the tenant's conversations).
+// (a join with the CTE let a generic plan scan the tenant's conversations); and it names no tenant
+// (the id comes from `found`, the tenant's): with `tenant_id = $1` beside it, a generic plan made
+// while the table had no statistics read the id as a filter over a (tenant_id, …) index.
 const STORE_AND_COUNT = (target: string) => `stored AS (
   INSERT INTO ${TABLE.Message} (${MESSAGE.id}, ${MESSAGE.tenantId}, ${MESSAGE.conversationId}, ${MESSAGE.direction}, ${MESSAGE.author}, ${MESSAGE.body}, ${MESSAGE.status}, ${MESSAGE.provider}, ${MESSAGE.providerMessageId}, ${MESSAGE.createdAt})
   SELECT gen_random_uuid(), $1::uuid, ${target}.${CONVERSATION.id}, 'inbound', 'customer', $6::text, 'received', $7::text, $8::text, $9::timestamptz FROM ${target}
@@ -78,7 +80,7 @@ const STORE_AND_COUNT = (target: string) => `stored AS (
   UPDATE ${TABLE.Conversation} c SET ${CONVERSATION.lastMessageAt} = $9::timestamptz, ${CONVERSATION.lastActivityAt} = $9::timestamptz, ${CONVERSATION.messageCount} = c.${CONVERSATION.messageCount} + 1,
     ${CONVERSATION.status} = CASE WHEN c.${CONVERSATION.status} = 'closed' THEN 'open' ELSE c.${CONVERSATION.status} END,
     ${CONVERSATION.closedAt} = CASE WHEN c.${CONVERSATION.status} = 'closed' THEN NULL ELSE c.${CONVERSATION.closedAt} END, ${CONVERSATION.updatedAt} = now()
-  WHERE c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.id} = (SELECT ${CONVERSATION.id} FROM found) AND EXISTS (SELECT 1 FROM stored)
+  WHERE c.${CONVERSATION.id} = (SELECT ${CONVERSATION.id} FROM found) AND EXISTS (SELECT 1 FROM stored)
   RETURNING c.${CONVERSATION.id}
 )`;
 
