@@ -105,9 +105,10 @@ async function benchTenant(databaseUrl: string): Promise<string> {
     CUSTOMERS,
   );
   // Each of them has written once before (an existing conversation has messages), and the seeded
-  // tables are analyzed, as a running deployment's are. (This once kept the receiver's sessions off
-  // a generic plan that found the provider message id through the (tenant, created_at) index, a tie
-  // without statistics; the ingest statement no longer makes that lookup: docs/ingest.md.)
+  // tables are analyzed, as a running deployment's are: without statistics, a session's generic plan
+  // of the ingest statement may find the pair's conversation through a (tenant_id, …) index, a tie
+  // with the pair's key, and keep it for the run (its provider message id lookup, which had the same
+  // tie, is gone: docs/ingest.md).
   await db.$executeRawUnsafe(
     `WITH m AS (
        INSERT INTO messages (id, tenant_id, conversation_id, direction, author, body, status, provider, provider_message_id, created_at)
