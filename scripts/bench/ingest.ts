@@ -105,10 +105,10 @@ async function benchTenant(databaseUrl: string): Promise<string> {
     CUSTOMERS,
   );
   // Each of them has written once before (an existing conversation has messages), and the seeded
-  // tables are analyzed, as a running deployment's are: a session that planned the ingest statement
-  // over a messages table holding rows but no statistics yet could find the provider message id
-  // through the (tenant, created_at) index instead of the unique key, a tie without statistics, and
-  // keep that plan for the whole run (docs/ingest.md, the new-customer section's PostgreSQL cost).
+  // tables are analyzed, as a running deployment's are: without statistics, a session's generic plan
+  // of the ingest statement may find the pair's conversation through a (tenant_id, …) index, a tie
+  // with the pair's key, and keep it for the run (its provider message id lookup, which had the same
+  // tie, is gone: docs/ingest.md).
   await db.$executeRawUnsafe(
     `WITH m AS (
        INSERT INTO messages (id, tenant_id, conversation_id, direction, author, body, status, provider, provider_message_id, created_at)

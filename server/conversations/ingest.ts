@@ -45,7 +45,7 @@ export type InboundMessage = {
 
 /** What the statement answers: only what a receiver (and its tests) need. */
 export type IngestResult = {
-  /** The conversation the message is in; null only for a duplicate whose conversation is gone. */
+  /** The conversation the message is in; null only for a duplicate stored in a conversation that is no longer the pair's (its customer erased since). */
   conversationId: string | null;
   conversationCreated: boolean;
   /** False when this delivery was a duplicate of a message already stored. */
@@ -68,7 +68,9 @@ const GATE = `gate AS (
 )`;
 // Only an existing conversation (`found`, at most one row) is counted here: a new one is inserted
 // counted. Its id is a scalar subquery, so the update is one primary-key lookup whatever the plan
-// (a join with the CTE let a generic plan scan the tenant's conversations).
+// (a join with the CTE let a generic plan scan the tenant's conversations); and it names no tenant
+// (the id comes from `found`, the tenant's): with `tenant_id = $1` beside it, a generic plan made
+// while the table had no statistics read the id as a filter over a (tenant_id, …) index.
 const STORE_AND_COUNT = (target: string) => `stored AS (
   INSERT INTO ${TABLE.Message} (${MESSAGE.id}, ${MESSAGE.tenantId}, ${MESSAGE.conversationId}, ${MESSAGE.direction}, ${MESSAGE.author}, ${MESSAGE.body}, ${MESSAGE.status}, ${MESSAGE.provider}, ${MESSAGE.providerMessageId}, ${MESSAGE.createdAt})
   SELECT gen_random_uuid(), $1::uuid, ${target}.${CONVERSATION.id}, 'inbound', 'customer', $6::text, 'received', $7::text, $8::text, $9::timestamptz FROM ${target}
@@ -78,7 +80,7 @@ const STORE_AND_COUNT = (target: string) => `stored AS (
   UPDATE ${TABLE.Conversation} c SET ${CONVERSATION.lastMessageAt} = $9::timestamptz, ${CONVERSATION.lastActivityAt} = $9::timestamptz, ${CONVERSATION.messageCount} = c.${CONVERSATION.messageCount} + 1,
     ${CONVERSATION.status} = CASE WHEN c.${CONVERSATION.status} = 'closed' THEN 'open' ELSE c.${CONVERSATION.status} END,
     ${CONVERSATION.closedAt} = CASE WHEN c.${CONVERSATION.status} = 'closed' THEN NULL ELSE c.${CONVERSATION.closedAt} END, ${CONVERSATION.updatedAt} = now()
-  WHERE c.${CONVERSATION.tenantId} = $1::uuid AND c.${CONVERSATION.id} = (SELECT ${CONVERSATION.id} FROM found) AND EXISTS (SELECT 1 FROM stored)
+  WHERE c.${CONVERSATION.id} = (SELECT ${CONVERSATION.id} FROM found) AND EXISTS (SELECT 1 FROM stored)
   RETURNING c.${CONVERSATION.id}
 )`;
 
@@ -87,35 +89,48 @@ const STORE_AND_COUNT = (target: string) => `stored AS (
  * conversation locked, the message stored once and counted. No conversation (it was removed
  * meanwhile): nothing stored, and INGEST runs.
  */
-const CONTINUE: Statement = {
+export const CONTINUE: Statement = {
   text: `WITH ${GATE}, ${STORE_AND_COUNT("found")}
 SELECT gate.ok, (SELECT ${CONVERSATION.id}::text FROM found) AS "conversationId", EXISTS (SELECT 1 FROM stored) AS stored FROM gate`,
 };
 
+/** The SQLSTATE INGEST raises when the message it created a conversation for is stored already. */
+const STORED_ELSEWHERE = "TDP01";
+
 /**
  * Any message, known pair or new: CONTINUE's work, or for a new pair the conversation (inserted
- * already counted, as its message is inserted with it; only when the message is not stored
- * already), its `conversation.created` and the event's deliveries. Beyond CONTINUE's: $10 a new
- * conversation's id, $11 its customer name, $12 its `conversation.created` data, $13 whether to
- * NOTIFY (PostgreSQL), $14 and $15 the event's origin (the request and its trace, `eventOrigin()`).
+ * already counted, as its message is inserted with it), its `conversation.created` and the event's
+ * deliveries. Beyond CONTINUE's: $10 a new conversation's id, $11 its customer name, $12 its
+ * `conversation.created` data, $13 whether to NOTIFY (PostgreSQL), $14 and $15 the event's origin
+ * (the request and its trace, `eventOrigin()`).
+ *
+ * Whether the message is stored already is answered by the message insert's own conflict check on
+ * the (tenant, provider, provider message id) key, the only way the statement reads messages: a
+ * separate lookup could be planned through the tenant's (created_at, direction) index, as equally
+ * cheap while the table has no statistics, and a prepared statement keeps that plan (it read all
+ * the tenant's messages per new customer; docs/ingest.md). A new pair's conversation is inserted
+ * before its message (the message refers to it); when the message then turns out to be stored
+ * already (a retry of a message whose customer was erased since, whose conversation now has another
+ * identifier), the statement raises STORED_ELSEWHERE, which undoes the conversation, its event and
+ * its deliveries: a retried delivery creates nothing.
  */
-const INGEST: Statement = {
-  text: `WITH ${GATE}, known AS (
-  SELECT EXISTS (SELECT 1 FROM ${TABLE.Message} m WHERE m.${MESSAGE.tenantId} = $1::uuid AND m.${MESSAGE.provider} = $7::text AND m.${MESSAGE.providerMessageId} = $8::text) AS yes
-), created AS (
+export const INGEST: Statement = {
+  text: `WITH ${GATE}, created AS (
   INSERT INTO ${TABLE.Conversation} (${CONVERSATION.id}, ${CONVERSATION.tenantId}, ${CONVERSATION.channel}, ${CONVERSATION.customerIdentifier}, ${CONVERSATION.customerName},
     ${CONVERSATION.status}, ${CONVERSATION.attributes}, ${CONVERSATION.lastMessageAt}, ${CONVERSATION.lastActivityAt}, ${CONVERSATION.messageCount},
     ${CONVERSATION.createdAt}, ${CONVERSATION.updatedAt})
   SELECT $10::uuid, $1::uuid, $4::text, $5::text, $11::text, 'open', '{}'::jsonb, $9::timestamptz, $9::timestamptz, 1, $9::timestamptz, $9::timestamptz
-  FROM gate, known WHERE gate.ok AND NOT known.yes AND NOT EXISTS (SELECT 1 FROM found)
+  FROM gate WHERE gate.ok AND NOT EXISTS (SELECT 1 FROM found)
   ON CONFLICT (${CONVERSATION.tenantId}, ${CONVERSATION.channel}, ${CONVERSATION.customerIdentifier}) DO NOTHING
   RETURNING ${CONVERSATION.id}
 ), ${eventFanOutSql({ tenant: "$1::uuid", type: "'conversation.created'", data: "$12::text::jsonb", origin: { requestId: "$14::text", traceParent: "$15::text" }, source: "created" })},
 target AS (SELECT ${CONVERSATION.id} FROM found UNION ALL SELECT ${CONVERSATION.id} FROM created
 ), ${STORE_AND_COUNT("target")}, fanned AS (SELECT count(*)::int AS n FROM deliveries)
-SELECT gate.ok, known.yes AS known, (SELECT ${CONVERSATION.id}::text FROM target) AS "conversationId", EXISTS (SELECT 1 FROM created) AS created,
+SELECT gate.ok, (SELECT ${CONVERSATION.id}::text FROM target) AS "conversationId",
+  CASE WHEN NOT EXISTS (SELECT 1 FROM created) THEN false WHEN EXISTS (SELECT 1 FROM stored) THEN true
+    ELSE raise_sqlstate('${STORED_ELSEWHERE}', 'ingest: the message is stored already, in another conversation: nothing is created') END AS created,
   EXISTS (SELECT 1 FROM stored) AS stored, fanned.n AS deliveries, (${wakeDeliveryWorkersSql("fanned.n > 0", "$13::boolean")})::text AS notified
-FROM gate, known, fanned`,
+FROM gate, fanned`,
 };
 
 /**
@@ -165,7 +180,7 @@ function owePeerWake() {
   owedWake.unref?.();
 }
 
-type IngestRow = { ok: boolean; known: boolean; conversationId: string | null; created: boolean; stored: boolean; deliveries: number };
+type IngestRow = { ok: boolean; conversationId: string | null; created: boolean; stored: boolean; deliveries: number };
 
 const checkCreated = CONVERSATION_EVENTS["conversation.created"];
 
@@ -229,14 +244,21 @@ export async function ingestInboundMessage(db: { tenantId: string }, input: Inbo
       updatedAt: at,
     };
     const notify = postgres && notifyFromStatement();
-    const [result] = await sql<IngestRow>(INGEST, [...messageParams(at), row.id, row.customerName, createdEventData(row), notify, ...eventOrigin()]);
+    const [result] = await sql<IngestRow>(INGEST, [...messageParams(at), row.id, row.customerName, createdEventData(row), notify, ...eventOrigin()]).catch(
+      (error: unknown) => {
+        // A duplicate of a message stored in another conversation: nothing was stored or created.
+        if ((error as { code?: unknown } | null)?.code === STORED_ELSEWHERE) return [null];
+        throw error;
+      },
+    );
+    if (result === null) return { conversationId: null, conversationCreated: false, stored: false };
     if (!result.ok) throw new StaleConnectionError();
     if (result.deliveries > 0) {
       signalOutboxWrite();
       if (postgres && !notify) owePeerWake();
     }
-    if (result.conversationId !== null) rememberPair(pair);
-    if (result.conversationId !== null || result.known) {
+    if (result.conversationId !== null) {
+      rememberPair(pair);
       return { conversationId: result.conversationId, conversationCreated: result.created, stored: result.stored };
     }
     // Never answer as stored what was not: the provider delivers it again.

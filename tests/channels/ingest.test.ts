@@ -6,6 +6,9 @@ import { describe, expect, it } from "vitest";
 import { getDb } from "../../server/db/client";
 import { ingestInboundMessage, type InboundMessage } from "../../server/conversations/ingest";
 import { createConversation, updateConversation } from "../../server/conversations/conversations.service";
+import { eraseCustomer } from "../../server/erasure/erasure.service";
+import { ERASED } from "../../server/erasure/erasure.types";
+import { OPERATOR } from "../../server/audit/record-audit";
 import { newTenant } from "../helpers/api";
 import { eventsOf, tenantDb, uniquePhone } from "../helpers/conversations";
 
@@ -102,6 +105,25 @@ describe("ingest of inbound messages", () => {
     expect(again.conversationId).not.toBe(first.conversationId);
     expect(await conversationRow(again.conversationId!)).toMatchObject({ customerIdentifier: phone, messageCount: 1 });
     expect((await eventsOf(tenantId, "conversation.created")).map((e) => e.data.object.id)).toEqual([first.conversationId, again.conversationId]);
+  });
+
+  it("a_retried_delivery_of_an_erased_customer_s_message_stores_nothing_and_creates_no_conversation_or_event", async () => {
+    const { id: tenantId } = await newTenant();
+    const db = await tenantDb(tenantId);
+    const message = inbound(uniquePhone());
+    const first = await ingestInboundMessage(db, message);
+    await eraseCustomer(db, { customer_identifier: message.from }, OPERATOR);
+    // The pair has no conversation now (the erased one has another identifier), but the message is stored.
+    const retried = await ingestInboundMessage(db, message);
+    expect(retried).toEqual({ conversationId: null, conversationCreated: false, stored: false });
+    const conversations = await (await getDb()).conversation.findMany({ where: { tenantId } });
+    expect(conversations.map((c) => [c.id, c.customerIdentifier, c.messageCount])).toEqual([[first.conversationId, `erased:${first.conversationId}`, 1]]);
+    expect((await messageRows(tenantId)).map((m) => [m.conversationId, m.body])).toEqual([[first.conversationId, ERASED]]);
+    expect((await eventsOf(tenantId, "conversation.created")).map((e) => e.data.object.id)).toEqual([first.conversationId]);
+    // A new message from the customer starts a new conversation, as after any erasure.
+    const next = await ingestInboundMessage(db, inbound(message.from));
+    expect(next).toMatchObject({ conversationCreated: true, stored: true });
+    expect(next.conversationId).not.toBe(first.conversationId);
   });
 
   it("the_analytics_daily_count_of_inbound_messages_counts_each_stored_message_once", async () => {
