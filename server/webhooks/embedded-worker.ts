@@ -38,7 +38,10 @@ export type WorkerOptions = {
   paced?: boolean;
   /** The prepared-statement runner for the recorded successes and new send slots (default: the process's). */
   sql?: SqlRunner;
-  /** The runner of the claim (default: the process's; see `claim`). */
+  /**
+   * The runner of the claim (default: the process's; see `claim`). A paced worker sends its next
+   * claim before the previous one answered: the runner must run them one at a time, in order.
+   */
   claimRunner?: SqlRunner;
 };
 
@@ -56,14 +59,25 @@ type Claimed = DeliveryTarget & { rate: number; wait_ms: number };
 type Lane = { tail: Promise<void>; lastSentAt: number; dues: number[]; spare: number[] };
 
 /**
- * After a claim that found less than it had room for, the next claim waits until this many places
- * have freed (a quarter of the worker's concurrency) or GATHER_MS have passed, unless new work
- * wakes it (a new delivery, a retry coming due): at a freed place, a claim at once found one
- * delivery or none (the tenant's cap or the endpoints' still full), at the whole claim's cost.
+ * After a claim that found less than it had room for, or beside one on its way, the next claim
+ * waits until this share of the worker's places (12 of 32) have freed, or GATHER_MS have passed
+ * with no claim on its way, unless new work wakes it (a new delivery, a retry coming due): at a
+ * freed place, a claim at once found one delivery or none (the tenant's cap or the endpoints' still
+ * full), at the whole claim's cost. A quarter (8 of 32) with claims overlapping made them smaller
+ * and PostgreSQL's CPU per delivery higher.
  */
-const GATHER_SHARE = 4;
+const GATHER_SHARE = 3 / 8;
 /** The longest a freed place waits for others before the next claim (see GATHER_SHARE). */
 const GATHER_MS = 10;
+
+/**
+ * Claims on their way at once (paced claims). A freed place used to wait for the claim on its way
+ * to come back before its own could be sent; now the next claim is sent as soon as a share of places
+ * has freed (GATHER_SHARE), and PostgreSQL starts it the moment the one before commits. The claim
+ * runner runs its statements one at a time, in order (one connection): the second claim sees the
+ * first's leases, so the caps and "never its own deliveries" hold as with one claim at a time.
+ */
+const CLAIMS_AT_ONCE = 2;
 
 /**
  * A claim that failed for want of the database is tried again this soon, not at the next poll: the
@@ -94,9 +108,15 @@ export class DeliveryWorker {
   private wakePending = false;
   /** New work may be due (a new delivery, a retry's time, another process's signal): claim without gathering. */
   private newWork = false;
-  /** The last claim found less than it had room for: the next one gathers freed places first. */
+  /**
+   * A claim is on its way, or the last one found less than it had room for: the next one gathers
+   * freed places first.
+   */
   private gathering = false;
-  /** The places free right after the last claim, and until when (epoch ms) the next claim gathers more. */
+  /** Claims on their way, and the places they were sent for (reserved until they answer). */
+  private claims = new Set<Promise<void>>();
+  private placesClaiming = 0;
+  /** The places free (and not claiming) right after the last claim, and until when (epoch ms) the next claim gathers more. */
   private freeAfterClaim = 0;
   private gatherUntil = 0;
   private wakeSleeper: (() => void) | undefined;
@@ -119,6 +139,8 @@ export class DeliveryWorker {
   private readonly leaseMs: number;
   /** Places a claim after a short one waits for (GATHER_SHARE); 1 for a dispatcher (`handle`): it claims at each. */
   private readonly gatherPlaces: number;
+  /** CLAIMS_AT_ONCE for paced claims; the unpaced claim runs over a pool (concurrent claims would not see each other's leases). */
+  private readonly claimsAtOnce: number;
   /**
    * The claim, never through Prisma (its per-query work cost more than the claim's own). The paced
    * claim keeps the plan of its first call (getGenericPlanSql): planning it was half its database
@@ -134,7 +156,8 @@ export class DeliveryWorker {
     // Longer than an attempt can take, so a live worker never loses its claim mid-attempt.
     this.leaseMs = options.leaseMs ?? setting("WEBHOOK_LEASE_MS") ?? attemptTimeoutMs() + 20_000;
     this.paced = options.paced ?? true;
-    this.gatherPlaces = options.handle ? 1 : Math.max(1, Math.floor(this.concurrency / GATHER_SHARE));
+    this.claimsAtOnce = this.paced ? CLAIMS_AT_ONCE : 1;
+    this.gatherPlaces = options.handle ? 1 : Math.max(1, Math.floor(this.concurrency * GATHER_SHARE));
     const engineFilter = options.engineFilter ?? `d.${DELIVERY.inngestRunId} IS NULL`;
     this.claim = { text: this.paced ? pacedClaimSql(engineFilter) : claimSql(engineFilter) };
   }
@@ -207,7 +230,7 @@ export class DeliveryWorker {
 
   /** Whether the next claim may run: no gathering, or enough places freed since the last claim, or its time is up. */
   private gathered() {
-    return !this.gathering || this.freePlaces() - this.freeAfterClaim >= this.gatherPlaces || Date.now() >= this.gatherUntil;
+    return !this.gathering || this.freePlaces() - this.placesClaiming - this.freeAfterClaim >= this.gatherPlaces || Date.now() >= this.gatherUntil;
   }
 
   /** An attempt's place may be free: the loop claims again once enough have gathered (see GATHER_SHARE). */
@@ -282,35 +305,70 @@ export class DeliveryWorker {
   private async loop(db: PrismaClient, sql: SqlRunner, claimRunner: SqlRunner) {
     while (this.running) {
       this.wakePending = false;
-      const capacity = this.freePlaces();
-      let claimed: Claimed[] = [];
-      let claimRetryMs = Infinity;
-      if (capacity > 0 && (this.newWork || this.gathered())) {
-        const claimedAt = Date.now();
+      const capacity = this.freePlaces() - this.placesClaiming;
+      // Beside a claim on its way, only new work or a gathered share of places (never the time
+      // bound: under load, claims sent one freed place at a time would cost more than they bring).
+      const mayClaim = this.claims.size
+        ? this.claims.size < this.claimsAtOnce && (this.newWork || capacity >= this.gatherPlaces)
+        : this.newWork || this.gathered();
+      if (capacity > 0 && mayClaim) {
         this.newWork = false;
-        try {
-          // Never its own attempts again, even past their lease (a stalled event loop): only another process may.
-          const own = [...this.inFlight.values()].flat().join(",");
-          const args = this.paced
-            ? [capacity, this.leaseMs, own, PACE_HORIZON_MS, ...fairnessLimits(), [...this.succeeded].join(",")]
-            : [capacity, this.leaseMs, own];
-          claimed = await claimRunner<Claimed>(this.claim, args);
-          this.claimFailing = false;
-          this.gathering = claimed.length < capacity;
-          this.gatherUntil = claimedAt + GATHER_MS;
-        } catch (err) {
-          this.gathering = false;
-          if (this.logClaimFailure(err)) claimRetryMs = CLAIM_RETRY_MS;
-        }
-        if (claimed.length) this.track(db, sql, claimed, claimedAt + this.leaseMs);
-        this.freeAfterClaim = this.freePlaces();
+        this.startClaim(db, sql, claimRunner, capacity);
       }
-      // A full batch suggests more is due: look again at once (capacity permitting).
-      if (claimed.length && claimed.length === capacity) continue;
-      // Gathering: claim again by gatherUntil at the latest. Otherwise a freed place, new work or the poll wakes it.
+      // Gathering: claim again by gatherUntil at the latest. Otherwise a freed place, a claim's
+      // answer, new work or the poll wakes it.
       const gatherMs = this.gatherUntil - Date.now();
-      await this.sleep(Math.min(claimRetryMs, this.gathering && gatherMs > 0 ? Math.min(gatherMs, this.pollIntervalMs) : this.pollIntervalMs));
+      await this.sleep(this.gathering && gatherMs > 0 ? Math.min(gatherMs, this.pollIntervalMs) : this.pollIntervalMs);
     }
+    // Deliveries a claim still on its way leases are tracked (and so sent, or released by stop).
+    await Promise.allSettled(this.claims);
+  }
+
+  /**
+   * Sends a claim for `capacity` places, not awaited: while it is on its way the loop may send the
+   * next one (see CLAIMS_AT_ONCE), its places reserved until it answers.
+   */
+  private startClaim(db: PrismaClient, sql: SqlRunner, claimRunner: SqlRunner, capacity: number) {
+    const claimedAt = Date.now();
+    // Never its own attempts again, even past their lease (a stalled event loop): only another
+    // process may. A claim still on its way has committed its leases before this one starts (the
+    // claim runner runs its statements one at a time, in order), so its deliveries are not due.
+    const own = [...this.inFlight.values()].flat().join(",");
+    const args = this.paced
+      ? [capacity, this.leaseMs, own, PACE_HORIZON_MS, ...fairnessLimits(), [...this.succeeded].join(",")]
+      : [capacity, this.leaseMs, own];
+    this.placesClaiming += capacity;
+    // Until it answers, the next claim gathers places freed from now on (this one took those free).
+    this.gathering = true;
+    this.freeAfterClaim = 0;
+    this.gatherUntil = claimedAt + GATHER_MS;
+    const claim: Promise<void> = claimRunner<Claimed>(this.claim, args).then(
+      (claimed) => {
+        this.claimFailing = false;
+        this.answered(claim, capacity);
+        if (claimed.length) this.track(db, sql, claimed, claimedAt + this.leaseMs);
+        // A full batch suggests more is due: look again at once (capacity permitting); a short one
+        // gathers freed places first, until claimedAt + GATHER_MS at most (the loop's sleep).
+        this.gathering = claimed.length < capacity;
+        this.gatherUntil = claimedAt + GATHER_MS;
+        this.freeAfterClaim = this.freePlaces() - this.placesClaiming;
+        if (!this.gathering || this.newWork) this.rouse();
+      },
+      (err) => {
+        this.answered(claim, capacity);
+        this.gathering = false;
+        this.freeAfterClaim = this.freePlaces() - this.placesClaiming;
+        // Unavailable: tried again soon (or at a wake-up before); otherwise at the poll, as any claim.
+        if (this.logClaimFailure(err) && this.running) this.wakeIn(CLAIM_RETRY_MS);
+      },
+    );
+    this.claims.add(claim);
+  }
+
+  /** A claim answered: its places are no longer reserved. */
+  private answered(claim: Promise<void>, capacity: number) {
+    this.claims.delete(claim);
+    this.placesClaiming -= capacity;
   }
 
   /**

@@ -69,7 +69,7 @@ export function buildHeaders(input: SendInput, attemptId: string, nowSeconds: nu
  * The shape rules' verdict per URL string (and loopback setting): parsing and judging the same few
  * target URLs again at every attempt is wasted work at thousands of deliveries a second. Only the
  * verdict is kept; the addresses a name resolves to are still judged at every connection
- * (guardedPost's lookup), and an address literal at every request. Bounded.
+ * (guardedPost's lookup). Bounded.
  */
 const shapes = { loopback: new Map<string, UrlShape>(), strict: new Map<string, UrlShape>() };
 type UrlShape = ReturnType<typeof checkUrlShape>;
@@ -101,7 +101,8 @@ export async function sendWebhook(input: SendInput): Promise<SendResult> {
   requestHeaders = buildHeaders(input, attemptId, Math.floor(Date.now() / 1000));
   const result = await guardedPost(shape.url, {
     headers: requestHeaders,
-    body: Buffer.from(input.body, "utf8"),
+    // As text: sent with the request's head in one write.
+    body: input.body,
     timeoutMs: input.timeoutMs,
     onWritten: input.onWritten,
     // Only the first RESPONSE_BODY_LIMIT characters are kept; stop reading well past that.
