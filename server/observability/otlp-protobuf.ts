@@ -4,14 +4,16 @@
 // request. This encoder writes the same bytes (tests/ops/otlp_protobuf_encoding_matches_the_sdks.test.ts
 // compares them with the SDK's own serializer) in one pass into a reused buffer. Everything else is
 // the SDK's: the HTTP transport, its OTEL_EXPORTER_OTLP_* settings (endpoint, headers, timeout,
-// compression), retries and the response's decoding. A batch holding something this encoder does
+// compression), retries and the response's decoding, run in a worker thread (WorkerSpanExporter). A batch holding something this encoder does
 // not write (span events or links, bytes or map attribute values: none of this service's spans have
 // them) is encoded by the SDK's serializer instead.
 import type { HrTime, SpanContext } from "@opentelemetry/api";
-import { OTLPExporterBase } from "@opentelemetry/otlp-exporter-base";
-import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from "@opentelemetry/otlp-exporter-base/node-http";
-import { ProtobufTraceSerializer, TraceExporterMetricsHelper } from "@opentelemetry/otlp-transformer";
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+import type { ExportResult } from "@opentelemetry/core";
+import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { log } from "../lib/log";
 
 type Resource = ReadableSpan["resource"];
 type Scope = ReadableSpan["instrumentationScope"];
@@ -372,14 +374,123 @@ export function serializeSpans(spans: ReadableSpan[]): Uint8Array {
   }
 }
 
-/** The SDK's OTLP/HTTP protobuf trace exporter (its transport, settings and retries) with `serializeSpans` as its encoder. */
-export function otlpProtobufTraceExporter(): SpanExporter {
-  const delegate = createOtlpHttpExportDelegate(
-    convertLegacyHttpOptions({}, "TRACES", "v1/traces", { "Content-Type": "application/x-protobuf" }),
-    { serializeRequest: serializeSpans, deserializeResponse: ProtobufTraceSerializer.deserializeResponse },
+/**
+ * Builds the SDK's OTLP/HTTP protobuf exporter (its transport, OTEL_EXPORTER_OTLP_* settings and
+ * retries) around an encoder: `(nodeHttp, exporterBase, transformer, serializeRequest) => exporter`,
+ * given the three modules. Source text, as the worker thread runs it (it has no file of its own in
+ * either bundle); the main thread evaluates the same text only when no worker can start.
+ */
+const SDK_EXPORTER_FACTORY = `(nodeHttp, exporterBase, transformer, serializeRequest) => new exporterBase.OTLPExporterBase(
+  nodeHttp.createOtlpHttpExportDelegate(
+    nodeHttp.convertLegacyHttpOptions({}, "TRACES", "v1/traces", { "Content-Type": "application/x-protobuf" }),
+    { serializeRequest, deserializeResponse: transformer.ProtobufTraceSerializer.deserializeResponse },
     "otlp_http_span_exporter",
-    TraceExporterMetricsHelper,
+    transformer.TraceExporterMetricsHelper,
     undefined,
-  );
-  return new OTLPExporterBase<ReadableSpan[]>(delegate);
+  ),
+)`;
+type SdkExporterFactory = (nodeHttp: unknown, exporterBase: unknown, transformer: unknown, serializeRequest: (batch: never) => Uint8Array) => SpanExporter;
+
+/** The worker thread's program: the SDK's exporter over the batches the main thread encoded, one message per call. */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const [nodeHttp, exporterBase, transformer] = workerData.modules.map((path) => require(path));
+const exporter = (${SDK_EXPORTER_FACTORY})(nodeHttp, exporterBase, transformer, (bytes) => bytes);
+const answer = (id) => (result) => parentPort.postMessage({ id, code: result.code, error: result.error ? String(result.error.message ?? result.error) : undefined });
+parentPort.on("message", ({ id, kind, bytes }) => {
+  if (kind === "export") return exporter.export(bytes, answer(id));
+  const done = kind === "flush" ? exporter.forceFlush() : exporter.shutdown();
+  done.then(() => answer(id)({ code: 0 }), (error) => answer(id)({ code: 1, error }));
+});
+parentPort.postMessage({ ready: true });
+`;
+
+/** ExportResultCode.FAILED (the enum lives in @opentelemetry/core, loaded with the SDK). */
+const FAILED = 1 as ExportResult["code"];
+
+/**
+ * The exporter the SDK's batch processor calls: it encodes a batch here (the spans live in this
+ * thread) and hands the bytes to a worker thread running the SDK's OTLP/HTTP exporter. Sending from
+ * this thread made its HTTP client code share Node's http and stream internals with the server's
+ * own requests: their optimized code met the client's objects, was thrown away (about 80 more
+ * deoptimizations in 15 s of load) and came back slower for every request (docs/operations.md, "Cost").
+ */
+class WorkerSpanExporter implements SpanExporter {
+  private nextId = 0;
+  private readonly waiting = new Map<number, (result: ExportResult) => void>();
+
+  constructor(private readonly worker: Worker) {
+    worker.on("message", (message: { id: number; code: ExportResult["code"]; error?: string }) => {
+      const callback = this.waiting.get(message.id);
+      this.waiting.delete(message.id);
+      callback?.({ code: message.code, ...(message.error ? { error: new Error(message.error) } : {}) });
+    });
+    // A worker that died answers nothing more: what waits fails (the spans are dropped, as the SDK drops them when its exporter fails).
+    worker.once("exit", () => {
+      for (const callback of this.waiting.values()) callback({ code: FAILED, error: new Error("the trace export worker stopped") });
+      this.waiting.clear();
+    });
+    worker.unref();
+  }
+
+  export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
+    let bytes: Uint8Array;
+    try {
+      bytes = serializeSpans(spans);
+    } catch (error) {
+      resultCallback({ code: FAILED, error: error as Error });
+      return;
+    }
+    this.call("export", bytes).then(resultCallback);
+  }
+
+  forceFlush(): Promise<void> {
+    return this.call("flush").then(() => {});
+  }
+
+  async shutdown(): Promise<void> {
+    await this.call("shutdown");
+    await this.worker.terminate();
+  }
+
+  private call(kind: "export" | "flush" | "shutdown", bytes?: Uint8Array): Promise<ExportResult> {
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.waiting.set(id, resolve);
+      this.worker.postMessage({ id, kind, bytes });
+    });
+  }
+}
+
+/** The worker's modules (as SDK_EXPORTER_FACTORY takes them), resolved from here: it runs outside either bundle. */
+const EXPORTER_MODULES = ["@opentelemetry/otlp-exporter-base/node-http", "@opentelemetry/otlp-exporter-base", "@opentelemetry/otlp-transformer"];
+
+/**
+ * The OTLP/HTTP protobuf trace exporter: `serializeSpans` as its encoder, the SDK's transport,
+ * settings and retries in a worker thread (WorkerSpanExporter). Where the worker cannot start (its
+ * modules not found from here), the same exporter in this thread, with a warning.
+ */
+export async function otlpProtobufTraceExporter(): Promise<SpanExporter> {
+  try {
+    const resolve = createRequire(import.meta.url).resolve;
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { modules: EXPORTER_MODULES.map((m) => resolve(m)) } });
+    await new Promise<void>((ready, failed) => {
+      const exited = (code: number) => failed(new Error(`exited with code ${code}`));
+      worker.once("message", () => {
+        worker.off("error", failed).off("exit", exited);
+        ready();
+      });
+      worker.once("error", failed).once("exit", exited);
+    });
+    return new WorkerSpanExporter(worker);
+  } catch (error) {
+    log.warn("trace export: no worker thread, exporting from the main thread", { error });
+    const [nodeHttp, exporterBase, transformer] = await Promise.all([
+      import("@opentelemetry/otlp-exporter-base/node-http"),
+      import("@opentelemetry/otlp-exporter-base"),
+      import("@opentelemetry/otlp-transformer"),
+    ]);
+    const factory = new Function(`return ${SDK_EXPORTER_FACTORY}`)() as SdkExporterFactory;
+    return factory(nodeHttp, exporterBase, transformer, serializeSpans as (batch: never) => Uint8Array);
+  }
 }
