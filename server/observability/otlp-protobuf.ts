@@ -423,6 +423,7 @@ class WorkerSpanExporter implements SpanExporter {
     worker.on("message", (message: { id: number; code: ExportResult["code"]; error?: string }) => {
       const callback = this.waiting.get(message.id);
       this.waiting.delete(message.id);
+      if (this.waiting.size === 0) this.worker.unref();
       callback?.({ code: message.code, ...(message.error ? { error: new Error(message.error) } : {}) });
     });
     // A worker that died answers nothing more: what waits fails (the spans are dropped, as the SDK drops them when its exporter fails).
@@ -430,6 +431,7 @@ class WorkerSpanExporter implements SpanExporter {
       for (const callback of this.waiting.values()) callback({ code: FAILED, error: new Error("the trace export worker stopped") });
       this.waiting.clear();
     });
+    // Idle, it keeps no process alive; while a call waits for it (the last batch at shutdown) it does.
     worker.unref();
   }
 
@@ -456,6 +458,7 @@ class WorkerSpanExporter implements SpanExporter {
   private call(kind: "export" | "flush" | "shutdown", bytes?: Uint8Array): Promise<ExportResult> {
     const id = this.nextId++;
     return new Promise((resolve) => {
+      if (this.waiting.size === 0) this.worker.ref();
       this.waiting.set(id, resolve);
       this.worker.postMessage({ id, kind, bytes });
     });

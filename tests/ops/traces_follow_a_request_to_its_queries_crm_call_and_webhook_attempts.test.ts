@@ -386,6 +386,23 @@ describe("traces with the default sampler (OTEL_TRACES_SAMPLER unset) at TRACES_
   });
 });
 
+describe("traces at SIGTERM", () => {
+  // A minute's batch delay: nothing is exported before the process is told to stop.
+  const the = tracedMountPerBlock({ OTEL_BSP_SCHEDULE_DELAY: "60000" });
+
+  it("the_spans_still_batched_are_exported_before_the_process_exits", async () => {
+    const res = await fetch(`${the.mount.url}/api/v1/offerings?limit=1`, { headers: { authorization: `Bearer ${the.key}`, "x-request-id": "last-batch" } });
+    expect(res.status).toBe(200);
+    await res.text();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(the.receiver.spans.filter((s) => s.attrs["request.id"] === "last-batch")).toEqual([]);
+    await the.mount.stop();
+    expect(the.mount.proc.exitCode).toBe(0);
+    // The batch went out from the export worker, which the exit waited for.
+    expect(the.receiver.spans.filter((s) => s.kind === SERVER && s.attrs["request.id"] === "last-batch").map((s) => s.name)).toEqual(["GET /api/v1/offerings"]);
+  });
+});
+
 describe("traces with OTEL_EXPORTER_OTLP_ENDPOINT unset", () => {
   // The SDK's default endpoint is localhost:4318: a receiver there would see any export a process
   // made with tracing wrongly on. (When the port is taken, the log lines alone are checked.)
