@@ -4,9 +4,9 @@
 // request. This encoder writes the same bytes (tests/ops/otlp_protobuf_encoding_matches_the_sdks.test.ts
 // compares them with the SDK's own serializer) in one pass into a reused buffer. Everything else is
 // the SDK's: the HTTP transport, its OTEL_EXPORTER_OTLP_* settings (endpoint, headers, timeout,
-// compression), retries and the response's decoding, run in a worker thread (WorkerSpanExporter). A batch holding something this encoder does
-// not write (span events or links, bytes or map attribute values: none of this service's spans have
-// them) is encoded by the SDK's serializer instead.
+// compression), retries and the response's decoding, run in a worker thread (WorkerSpanExporter).
+// A batch holding something this encoder does not write (span events or links, bytes or map
+// attribute values: none of this service's spans have them) is encoded by the SDK's serializer instead.
 import type { HrTime, SpanContext } from "@opentelemetry/api";
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
@@ -418,6 +418,7 @@ const FAILED = 1 as ExportResult["code"];
 class WorkerSpanExporter implements SpanExporter {
   private nextId = 0;
   private readonly waiting = new Map<number, (result: ExportResult) => void>();
+  private exited = false;
 
   constructor(private readonly worker: Worker) {
     worker.on("message", (message: { id: number; code: ExportResult["code"]; error?: string }) => {
@@ -426,8 +427,10 @@ class WorkerSpanExporter implements SpanExporter {
       if (this.waiting.size === 0) this.worker.unref();
       callback?.({ code: message.code, ...(message.error ? { error: new Error(message.error) } : {}) });
     });
-    // A worker that died answers nothing more: what waits fails (the spans are dropped, as the SDK drops them when its exporter fails).
+    // A worker that died answers nothing more: what waits, and every later call, fails (the spans
+    // are dropped, as the SDK drops them when its exporter fails).
     worker.once("exit", () => {
+      this.exited = true;
       for (const callback of this.waiting.values()) callback({ code: FAILED, error: new Error("the trace export worker stopped") });
       this.waiting.clear();
     });
@@ -452,10 +455,11 @@ class WorkerSpanExporter implements SpanExporter {
 
   async shutdown(): Promise<void> {
     await this.call("shutdown");
-    await this.worker.terminate();
+    if (!this.exited) await this.worker.terminate();
   }
 
   private call(kind: "export" | "flush" | "shutdown", bytes?: Uint8Array): Promise<ExportResult> {
+    if (this.exited) return Promise.resolve({ code: FAILED, error: new Error("the trace export worker stopped") });
     const id = this.nextId++;
     return new Promise((resolve) => {
       if (this.waiting.size === 0) this.worker.ref();

@@ -2,7 +2,8 @@
 // thread running the SDK's OTLP/HTTP exporter (server/observability/otlp-protobuf.ts): the server's
 // thread makes no HTTP client request of its own, which would share Node's http and stream internals
 // with the requests it serves (docs/operations.md, "Cost"). The batch arrives intact, with the
-// OTEL_EXPORTER_OTLP_HEADERS the SDK reads, and the exporter reports the collector's failures.
+// OTEL_EXPORTER_OTLP_HEADERS the SDK reads, and the exporter reports the collector's failures (and,
+// its worker stopped, fails at once).
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -63,5 +64,10 @@ describe("the protobuf trace exporter", () => {
     expect(result.error?.message).toMatch(/400|Bad Request/);
     expect(received).toHaveLength(2);
     await provider.shutdown();
+
+    // Its worker gone, a later export fails at once rather than waiting for an answer that cannot come.
+    const late = await new Promise<{ code: number; error?: Error }>((resolve) => exporter.export(spans as never, resolve));
+    expect(late).toMatchObject({ code: 1, error: { message: "the trace export worker stopped" } });
+    expect(received).toHaveLength(2);
   });
 });
