@@ -160,7 +160,7 @@ const headerGetter: TextMapGetter<TracedRequest["headers"]> = {
  * A new trace the default sampler leaves out (most requests of a busy process) gets no span and
  * enters no context: it runs as with tracing off, its statements and log lines outside any trace
  * (the events it emits carry an unsampled `traceparent`, see traceParentNow). A non-recording span
- * per request and the context around it cost more than the sampled traces' spans (docs/operations.md, "Cost").
+ * and the context around it would be work per request for nothing exported.
  */
 export function traceRequest<T>(
   req: TracedRequest,
