@@ -9,10 +9,11 @@
 // attribute values: none of this service's spans have them) is encoded by the SDK's serializer instead.
 import type { HrTime, SpanContext } from "@opentelemetry/api";
 import { createRequire } from "node:module";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type { ExportResult } from "@opentelemetry/core";
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { startEvalWorker } from "../lib/eval-worker";
 import { log } from "../lib/log";
 
 type Resource = ReadableSpan["resource"];
@@ -434,8 +435,7 @@ class WorkerSpanExporter implements SpanExporter {
       for (const callback of this.waiting.values()) callback({ code: FAILED, error: new Error("the trace export worker stopped") });
       this.waiting.clear();
     });
-    // Idle, it keeps no process alive; while a call waits for it (the last batch at shutdown) it does.
-    worker.unref();
+    // Idle, it keeps no process alive (startEvalWorker unref'd it); while a call waits for it (the last batch at shutdown) it does.
   }
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
@@ -480,16 +480,7 @@ const EXPORTER_MODULES = ["@opentelemetry/otlp-exporter-base/node-http", "@opent
 export async function otlpProtobufTraceExporter(): Promise<SpanExporter> {
   try {
     const resolve = createRequire(import.meta.url).resolve;
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { modules: EXPORTER_MODULES.map((m) => resolve(m)) } });
-    await new Promise<void>((ready, failed) => {
-      const exited = (code: number) => failed(new Error(`exited with code ${code}`));
-      worker.once("message", () => {
-        worker.off("error", failed).off("exit", exited);
-        ready();
-      });
-      worker.once("error", failed).once("exit", exited);
-    });
-    return new WorkerSpanExporter(worker);
+    return new WorkerSpanExporter(await startEvalWorker(WORKER_SOURCE, { modules: EXPORTER_MODULES.map((m) => resolve(m)) }));
   } catch (error) {
     log.warn("trace export: no worker thread, exporting from the main thread", { error });
     const [nodeHttp, exporterBase, transformer] = await Promise.all([
