@@ -53,7 +53,10 @@ const dueDeliveries = (
 
 /**
  * Attempts in flight: unexpired leases of pending deliveries, per subscription and tenant. Every
- * process's claims hold leases, so the caps below hold across processes sharing PostgreSQL. Not the
+ * process's claims hold leases, so the caps below hold across processes sharing PostgreSQL: the
+ * per-endpoint one exactly (see pacedClaimSql on rows changed after the snapshot); the per-tenant one
+ * exactly within a process, and up to once per process for claims on different endpoints of a tenant
+ * at the same moment (docs/dashboard-webhooks-crm-audit.md). Not the
  * claiming worker's own attempts already answered with a success ($8, comma-separated ids): their
  * endpoint is done with them, only their record is on its way (it takes the lease off); their place
  * is free for the next delivery at once. A failure keeps its place until recorded (the breaker's
