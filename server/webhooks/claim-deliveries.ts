@@ -53,7 +53,10 @@ const dueDeliveries = (
 
 /**
  * Attempts in flight: unexpired leases of pending deliveries, per subscription and tenant. Every
- * process's claims hold leases, so the caps below hold across processes sharing PostgreSQL. Not the
+ * process's claims hold leases, so the caps below hold across processes sharing PostgreSQL: the
+ * per-endpoint one exactly (see pacedClaimSql on rows changed after the snapshot); the per-tenant one
+ * exactly within a process, and up to once per process for claims on different endpoints of a tenant
+ * at the same moment (docs/dashboard-webhooks-crm-audit.md). Not the
  * claiming worker's own attempts already answered with a success ($8, comma-separated ids): their
  * endpoint is done with them, only their record is on its way (it takes the lease off); their place
  * is free for the next delivery at once. A failure keeps its place until recorded (the breaker's
@@ -94,6 +97,15 @@ const pendingSubscriptionsSql = () => `pending_subscriptions(id) AS (
  * turns (every tenant's first before anyone's second), each within its own room. The subscription's
  * next free slot moves past the last one taken. Deliveries held back are untouched: same order, no
  * attempt spent. Every row says how long to wait for its slot (`wait_ms`); the lease runs from the slot.
+ *
+ * A subscription row locked after another claim on it committed, later than this statement's
+ * snapshot (READ COMMITTED locks the row's newest version and re-checks it, while the leases are
+ * still counted as of the snapshot, without that claim's), is left alone: its count would miss that
+ * claim's leases, and the caps would not hold. Every claim that takes anything moves the row's
+ * `next_delivery_at` forward, so the locked row's value differs from the snapshot's exactly then.
+ * The answer has a row even when nothing was claimed (delivery columns null), and every row says how
+ * many subscriptions were left alone so (`changed_skipped`): the worker claims again at once, with a
+ * fresh snapshot.
  */
 export function pacedClaimSql(engineFilter: string) {
   const room = `CASE WHEN s.${SUBSCRIPTION.breakerProbeAt} IS NULL THEN $5::int ELSE 1 END
@@ -108,8 +120,8 @@ export function pacedClaimSql(engineFilter: string) {
   // planner turned into a scan of every due delivery of every endpoint.
   const ownDue = (a: string) => `${a}.${DELIVERY.subscriptionId} = s.${SUBSCRIPTION.id} AND ${dueDeliveries(engineFilter, a)}`;
   return `
-WITH RECURSIVE ${pendingSubscriptionsSql()}, ${leasedSql()}, subs AS (
-  SELECT s.${SUBSCRIPTION.id}, s.${SUBSCRIPTION.tenantId}, greatest(s.${SUBSCRIPTION.nextDeliveryAt}, clock_timestamp()) AS first_slot,
+WITH RECURSIVE ${pendingSubscriptionsSql()}, ${leasedSql()}, locked AS (
+  SELECT s.${SUBSCRIPTION.id}, s.${SUBSCRIPTION.tenantId}, s.${SUBSCRIPTION.nextDeliveryAt}, greatest(s.${SUBSCRIPTION.nextDeliveryAt}, clock_timestamp()) AS first_slot,
     ${slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`)} AS gap,
     now() + make_interval(secs => greatest($4::int / 1000.0, 1.0 / s.${SUBSCRIPTION.maxDeliveriesPerSecond})) AS horizon,
     ${room} AS room, ${tenantRoom} AS tenant_room
@@ -123,6 +135,11 @@ WITH RECURSIVE ${pendingSubscriptionsSql()}, ${leasedSql()}, subs AS (
   ORDER BY s.${SUBSCRIPTION.nextDeliveryAt}
   LIMIT $1::int
   FOR UPDATE OF s SKIP LOCKED
+), subs AS (
+  -- The locked row against the same row in this statement's snapshot (one primary-key probe per
+  -- locked subscription): unchanged unless a claim committed after the snapshot (see above).
+  SELECT l.*, l.${SUBSCRIPTION.nextDeliveryAt} = (SELECT v.${SUBSCRIPTION.nextDeliveryAt} FROM ${TABLE.WebhookSubscription} v WHERE v.${SUBSCRIPTION.id} = l.${SUBSCRIPTION.id}) AS unchanged
+  FROM locked l
 ), slotted AS (
   SELECT f.${DELIVERY.id}, s.${SUBSCRIPTION.id} AS ${DELIVERY.subscriptionId}, s.${SUBSCRIPTION.tenantId}, s.horizon, s.room, s.tenant_room, f.rank,
     s.first_slot + (f.rank - 1) * s.gap AS slot, f.started
@@ -131,6 +148,7 @@ WITH RECURSIVE ${pendingSubscriptionsSql()}, ${leasedSql()}, subs AS (
     FROM (SELECT y.${DELIVERY.id}, y.${DELIVERY.seq}, y.${DELIVERY.attemptStartedAt} FROM ${TABLE.WebhookDelivery} y WHERE ${ownDue("y")}
       ORDER BY y.${DELIVERY.status}, y.${DELIVERY.seq} LIMIT greatest(s.room, 0)) y
   ) f
+  WHERE s.unchanged
 ), eligible AS (
   SELECT *, row_number() OVER (PARTITION BY ${SUBSCRIPTION.tenantId} ORDER BY slot) AS tenant_rank
   FROM slotted WHERE slot < horizon
@@ -142,14 +160,16 @@ WITH RECURSIVE ${pendingSubscriptionsSql()}, ${leasedSql()}, subs AS (
   FROM (SELECT ${DELIVERY.subscriptionId}, max(slot) AS slot FROM picked GROUP BY ${DELIVERY.subscriptionId}) last
   WHERE s.${SUBSCRIPTION.id} = last.${DELIVERY.subscriptionId}
   RETURNING s.${SUBSCRIPTION.id}
+), claimed AS (
+  UPDATE ${TABLE.WebhookDelivery} d SET ${DELIVERY.lockedUntil} = greatest(p.slot, now()) + make_interval(secs => $2::int / 1000.0),
+    ${DELIVERY.attemptStartedAt} = now()
+  FROM picked p, ${TABLE.WebhookSubscription} s, ${TABLE.Event} e
+  WHERE d.${DELIVERY.id} = p.${DELIVERY.id} AND s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId} AND e.${EVENT.id} = d.${DELIVERY.eventId}
+    AND d.${DELIVERY.status} = 'pending' AND (d.${DELIVERY.lockedUntil} IS NULL OR d.${DELIVERY.lockedUntil} <= now())
+  RETURNING ${TARGET_COLUMNS}, s.${SUBSCRIPTION.maxDeliveriesPerSecond} AS rate, p.started AS possible_repeat,
+    ceil(extract(epoch FROM p.slot - clock_timestamp()) * 1000)::int AS wait_ms
 )
-UPDATE ${TABLE.WebhookDelivery} d SET ${DELIVERY.lockedUntil} = greatest(p.slot, now()) + make_interval(secs => $2::int / 1000.0),
-  ${DELIVERY.attemptStartedAt} = now()
-FROM picked p, ${TABLE.WebhookSubscription} s, ${TABLE.Event} e
-WHERE d.${DELIVERY.id} = p.${DELIVERY.id} AND s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId} AND e.${EVENT.id} = d.${DELIVERY.eventId}
-  AND d.${DELIVERY.status} = 'pending' AND (d.${DELIVERY.lockedUntil} IS NULL OR d.${DELIVERY.lockedUntil} <= now())
-RETURNING ${TARGET_COLUMNS}, s.${SUBSCRIPTION.maxDeliveriesPerSecond} AS rate, p.started AS possible_repeat,
-  ceil(extract(epoch FROM p.slot - clock_timestamp()) * 1000)::int AS wait_ms`;
+SELECT c.*, x.changed_skipped FROM (SELECT count(*)::int AS changed_skipped FROM subs WHERE NOT subs.unchanged) x LEFT JOIN claimed c ON true`;
 }
 
 /** The fairness limits a paced claim applies ($5..$7 of pacedClaimSql), from the settings. */

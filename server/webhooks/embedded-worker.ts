@@ -50,6 +50,13 @@ const RECORD_MARGIN_MS = 1_000;
 
 /** A claimed delivery: the target, its subscription's rate, and how long it waits for its send slot. */
 type Claimed = DeliveryTarget & { rate: number; wait_ms: number };
+/**
+ * A row of a claim's answer. The paced claim answers a row even when it took nothing (its delivery
+ * columns null), and says on every row how many subscriptions it left alone because another
+ * process's claim changed them after its snapshot (pacedClaimSql).
+ */
+type ClaimRow = (Claimed | (Partial<Record<keyof Claimed, null>> & { delivery_id: null })) & { changed_skipped?: number };
+const isClaimed = (row: ClaimRow): row is Claimed => row.delivery_id !== null;
 
 /**
  * One subscription's sends from this process, in claim order: each takes its turn after the one
@@ -342,11 +349,15 @@ export class DeliveryWorker {
     this.gathering = true;
     this.freeAfterClaim = 0;
     this.gatherUntil = claimedAt + GATHER_MS;
-    const claim: Promise<void> = claimRunner<Claimed>(this.claim, args).then(
-      (claimed) => {
+    const claim: Promise<void> = claimRunner<ClaimRow>(this.claim, args).then(
+      (rows) => {
         this.claimFailing = false;
         this.answered(claim, capacity);
+        const claimed = rows.filter(isClaimed);
         if (claimed.length) this.track(db, sql, claimed, claimedAt + this.leaseMs);
+        // What it left alone may have room: the next claim, with a fresh snapshot, looks at once
+        // (nothing else may wake this worker before the poll).
+        if (rows[0]?.changed_skipped) this.newWork = true;
         // A full batch suggests more is due: look again at once (capacity permitting); a short one
         // gathers freed places first, until claimedAt + GATHER_MS at most (the loop's sleep).
         this.gathering = claimed.length < capacity;
