@@ -4,19 +4,21 @@
 // OTEL_EXPORTER_OTLP_ENDPOINT set with the default sampler (every request up to TRACES_PER_SECOND,
 // 100 new traces a second, then none); and the same with every request traced
 // (OTEL_TRACES_SAMPLER=parentbased_always_on: a server span and its statements' spans per request),
-// each exporting to an OTLP/HTTP sink in this process. req/s and CPU per request are measured in
-// interleaved slices so that other load on the machine hits all alike; the ratios are medians of
-// per-round ratios, and CPU per request (less sensitive to the rest of the machine than req/s) is
-// reported beside req/s, with the load average at the start and end. While a metrics-on server is
-// under load it is also scraped once a second (Prometheus' default is every 15 s), so the scrape-time
-// work (the backlog query, the readiness checks, rendering) is in the measure.
+// each exporting to an OTLP/HTTP sink in this process. Each round starts a fresh server per
+// configuration, warms each up, then measures them in turn in short slices (BENCH_METRICS_SUBSLICES
+// of each, BENCH_METRICS_SLICE seconds per server in all), so that other load on the machine, which
+// comes and goes within seconds, hits all alike; req/s and CPU per request are summed per round and
+// the ratios are medians of per-round ratios. CPU per request (less sensitive to the rest of the
+// machine than req/s) is reported beside req/s, with the load average at the start and end. Every
+// metrics-on server is scraped once a second all round (Prometheus' default is every 15 s), so the
+// scrape-time work (the backlog query, the readiness checks, rendering) is in the measure.
 // Target: metrics on / off and metrics + tracing on (as configured by default) / off req/s >= 0.95
 // (median per-round ratio); every request traced is reported beside it. Run alone: `BENCH_PARTS=metrics npm run bench`.
 // BENCH_METRICS_COMPARE=<path to another build's dist/server/main.mjs> adds a fourth server, that
 // build with metrics and tracing on, measured in the same rounds: an A/B of a change to the tracing
 // cost (`comparedBuild` in the result, its ratios over this build's off).
 // BENCH_METRICS_WARMUP=<seconds> (default 6) is the load each fresh server gets before its measured
-// slice, BENCH_METRICS_SLICE (default 5) the slice. After 2 s of warm-up and 3-s slices, V8 was
+// slices, BENCH_METRICS_SLICE (default 6) their sum. After 2 s of warm-up and 3-s slices, V8 was
 // still compiling in the measured slices, more of it in the servers with more code on the path, and
 // metrics on read 0.86 to 0.88 of off where the same builds, longer warm, read 1.0 (docs/operations.md, "Cost").
 // BENCH_METRICS_TRACE_GC=1 runs every server under `node --trace-gc` and reports, per configuration,
@@ -40,9 +42,11 @@ const autocannon = require("autocannon") as (opts: Record<string, unknown>) => P
 // More, shorter slices than the other parts: the ratios are medians over rounds, and a burst of
 // other load then spoils one round rather than a third of the run.
 const ROUNDS = Number(process.env.BENCH_METRICS_ROUNDS ?? process.env.BENCH_ROUNDS ?? 7);
-const SLICE_S = Number(process.env.BENCH_METRICS_SLICE ?? 5);
+const SLICE_S = Number(process.env.BENCH_METRICS_SLICE ?? 6);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WARMUP_S = Number(process.env.BENCH_METRICS_WARMUP ?? 6);
+/** Each server's measured seconds in a round are SLICE_S, taken as this many shorter slices in turn with the others'. */
+const SUBSLICES = Number(process.env.BENCH_METRICS_SUBSLICES ?? 3);
 const LIST_PATH = "/api/v1/offerings?limit=20";
 const TARGET = 0.95;
 const PROFILE_DIR = process.env.BENCH_METRICS_PROFILE;
@@ -187,7 +191,7 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
     };
     // Each round starts its servers afresh: a process keeps its luck for its whole life (the core it
     // lands on, its neighbours, its JIT's choices), which skewed whole runs by more than the cost
-    // measured here. A config is an environment; its process lives for one round's slice.
+    // measured here. A config is an environment; its process lives for one round.
     type Sink = Awaited<ReturnType<typeof startOtlpSink>>;
     type Config = { name: string; env: () => Promise<{ env: Record<string, string>; metricsUrl?: string }>; build?: string[]; sink?: Sink };
     const tracedConfig = (name: string, sink: Sink, build?: string[], sampler: Record<string, string> = {}): Config => ({
@@ -216,7 +220,7 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
     const [off, on, traced, tracedAll, compared] = measured as [Config, Config, Config, Config, Config | undefined];
     const headers = { authorization: `Bearer ${ctx.apiKey}` };
     log(
-      `${ROUNDS} interleaved rounds of ${SLICE_S} s per server (each a fresh process, warmed up ${WARMUP_S} s), -c ${CONNECTIONS}, scraping the metrics-on servers every second`,
+      `${ROUNDS} rounds of ${SLICE_S} s per server in ${SUBSLICES} slices taken in turn (each round fresh processes, each warmed up ${WARMUP_S} s), -c ${CONNECTIONS}, scraping the metrics-on servers every second`,
     );
     type Slice = { requests: number; seconds: number; cpuMs: number; p50: number; p99: number; gc: GcTally };
     const acc = new Map<Config, { slices: Slice[]; non2xx: number; errors: number; scrapes: number }>(
@@ -226,41 +230,73 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
     const loadAtStart = loadAverage();
     for (let round = 0; round < ROUNDS; round++) {
       // Rotate which goes first, so none always follows another's leftover work.
-      for (const config of measured.map((_, i) => measured[(i + round) % measured.length]!)) {
-        const a = acc.get(config)!;
+      const order = measured.map((_, i) => measured[(i + round) % measured.length]!);
+      // A fresh server per configuration, all alive through the round, each warmed up in turn.
+      const live = new Map<Config, { s: Running; metricsUrl?: string }>();
+      for (const config of order) {
         const { env: extra, metricsUrl } = await config.env();
         const s = await start(config.name, extra, config.build);
+        live.set(config, { s, metricsUrl });
         await autocannon({ url: s.url + LIST_PATH, connections: CONNECTIONS, duration: WARMUP_S, headers }); // warm-up
-        await new Promise((resolve) => setTimeout(resolve, 1500)); // the warm-up's spans are exported
-        config.sink?.forget();
-        let scraping = metricsUrl !== undefined;
-        const scraper = (async () => {
-          while (scraping) {
-            await new Promise((r) => setTimeout(r, 1000));
-            if (!scraping) break;
-            const res = await fetch(metricsUrl!);
-            await res.text();
-            if (res.status === 200) a.scrapes++;
-          }
-        })();
-        const gc = { scavenges: 0, scavengeMs: 0, markCompacts: 0, markCompactMs: 0 };
-        let partial = ""; // a line split across chunks
-        const countGc = (chunk: Buffer) => {
-          const text = partial + String(chunk);
-          const end = text.lastIndexOf("\n") + 1;
-          partial = text.slice(end);
-          tallyGc(text.slice(0, end), gc);
-        };
-        if (TRACE_GC) s.proc.stdout!.on("data", countGc);
-        const cpu0 = processTreeCpuMs(s.proc.pid!);
-        const r = await autocannon({ url: s.url + LIST_PATH, connections: CONNECTIONS, duration: SLICE_S, headers });
-        const cpuMs = processTreeCpuMs(s.proc.pid!) - cpu0;
-        s.proc.stdout!.off("data", countGc);
-        scraping = false;
-        await scraper;
-        if (config === onConfig) lastOnMetrics = await (await fetch(metricsUrl!)).text();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1500)); // the warm-ups' spans are exported
+      for (const config of order) config.sink?.forget();
+      // Prometheus scrapes every process whether or not it is busy: each metrics-on server once a second all round.
+      let scraping = true;
+      const scrapers = order.map(async (config) => {
+        const { metricsUrl } = live.get(config)!;
+        while (scraping && metricsUrl) {
+          await new Promise((r) => setTimeout(r, 1000));
+          if (!scraping) break;
+          const res = await fetch(metricsUrl);
+          await res.text();
+          if (res.status === 200) acc.get(config)!.scrapes++;
+        }
+      });
+      const gcs = new Map<Config, GcTally>(order.map((config) => [config, { scavenges: 0, scavengeMs: 0, markCompacts: 0, markCompactMs: 0 }]));
+      const partials = new Map<Config, string>(); // a line split across chunks
+      const gcCounters = new Map(
+        order.map((config) => [
+          config,
+          (chunk: Buffer) => {
+            const text = (partials.get(config) ?? "") + String(chunk);
+            const end = text.lastIndexOf("\n") + 1;
+            partials.set(config, text.slice(end));
+            tallyGc(text.slice(0, end), gcs.get(config)!);
+          },
+        ]),
+      );
+      // The measured time, SUBSLICES short slices per server taken in turn: load from the rest of the
+      // machine, which comes and goes within seconds, then meets every server alike within a round.
+      const parts = new Map<Config, { requests: number; seconds: number; cpuMs: number; p50: number[]; p99: number[] }>(
+        order.map((config) => [config, { requests: 0, seconds: 0, cpuMs: 0, p50: [], p99: [] }]),
+      );
+      for (let sub = 0; sub < SUBSLICES; sub++) {
+        for (const config of order) {
+          const { s } = live.get(config)!;
+          const part = parts.get(config)!;
+          const countGc = gcCounters.get(config)!;
+          if (TRACE_GC) s.proc.stdout!.on("data", countGc);
+          const cpu0 = processTreeCpuMs(s.proc.pid!);
+          const r = await autocannon({ url: s.url + LIST_PATH, connections: CONNECTIONS, duration: SLICE_S / SUBSLICES, headers });
+          part.cpuMs += processTreeCpuMs(s.proc.pid!) - cpu0;
+          s.proc.stdout!.off("data", countGc);
+          part.requests += r.requests.total;
+          part.seconds += r.duration;
+          part.p50.push(r.latency.p50);
+          part.p99.push(r.latency.p99);
+          const a = acc.get(config)!;
+          a.non2xx += r.non2xx;
+          a.errors += r.errors + r.timeouts;
+        }
+      }
+      scraping = false;
+      await Promise.all(scrapers);
+      const onLive = live.get(onConfig);
+      if (onLive?.metricsUrl) lastOnMetrics = await (await fetch(onLive.metricsUrl)).text();
+      await new Promise((resolve) => setTimeout(resolve, 1500)); // the slices' last batches of spans are exported
+      for (const config of order) {
         if (config.sink) {
-          await new Promise((resolve) => setTimeout(resolve, 1500)); // the slice's last batch of spans is exported
           const e = exported.get(config.name) ?? { spans: 0, exports: 0, bytes: 0 };
           exported.set(config.name, {
             spans: e.spans + config.sink.countSpans(),
@@ -268,11 +304,18 @@ export async function benchMetrics(ctx: Ctx): Promise<MetricsBenchResult> {
             bytes: e.bytes + config.sink.bytes(),
           });
         }
+        const { s } = live.get(config)!;
         await s.stop();
         servers.splice(servers.indexOf(s), 1);
-        a.slices.push({ requests: r.requests.total, seconds: r.duration, cpuMs, p50: r.latency.p50, p99: r.latency.p99, gc });
-        a.non2xx += r.non2xx;
-        a.errors += r.errors + r.timeouts;
+        const part = parts.get(config)!;
+        acc.get(config)!.slices.push({
+          requests: part.requests,
+          seconds: part.seconds,
+          cpuMs: part.cpuMs,
+          p50: median(part.p50),
+          p99: median(part.p99),
+          gc: gcs.get(config)!,
+        });
       }
     }
     const loadAtEnd = loadAverage();
