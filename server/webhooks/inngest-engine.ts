@@ -144,9 +144,10 @@ export async function runAttemptStep(db: PrismaClient, deliveryId: string, cycle
   if (breaker.disabled) return { attempt: attemptNumber, status: "pending", status_code: null, next_delay_ms: null, slot_in_ms: 0, disabled: true };
   if (breaker.waitMs > 0) return { attempt: attemptNumber, status: "pending", status_code: null, next_delay_ms: null, slot_in_ms: breaker.waitMs };
   if (!slotTaken) {
+    const askedAt = Date.now();
     const waitMs = await reserveSendSlot(db, deliveryId);
     if (waitMs > IN_STEP_SLOT_WAIT_MS) return { attempt: attemptNumber, status: "pending", status_code: null, next_delay_ms: null, slot_in_ms: waitMs };
-    await waitForSendSlot(db, deliveryId, waitMs);
+    await waitForSendSlot(db, deliveryId, waitMs, askedAt);
   }
   const result = await attemptDelivery(db, target, { engine: "inngest" });
   return { attempt: attemptNumber, status: result.status, status_code: result.statusCode, next_delay_ms: result.nextDelayMs };

@@ -6,8 +6,32 @@ import { Prisma, type PrismaClient } from "../db/generated/client";
 import type { SqlRunner } from "../db/client";
 import { slotGap } from "./claim-deliveries";
 
-/** A sender that wakes more than this late for its slot (a stall, a cold start) takes a new slot: under the slots' margin (PACE_MARGIN of a second), with room left for the network. */
+/**
+ * A send more than this late for its slot (a stall, a cold start, a slow answer) takes a new slot:
+ * under the slots' margin (PACE_MARGIN of a second), with room left for the network. Measured from
+ * the earliest the slot can be in the sender's clock (SendSlot's `from`), so it includes the round
+ * trip of the statement that gave the slot.
+ */
 export const LATE_SEND_MS = 40;
+
+/**
+ * A send slot in the sender's clock. The statement that took it said `wait_ms` until it, read on the
+ * database's clock at some moment between the statement's sending (`askedAt`) and its answer's
+ * arrival: the slot lies between `from` (askedAt + wait) and `at` (arrival + wait). A send waits
+ * until `at`, so it is never early, and counts its lateness from `from` (sendIsLate), so a slow
+ * answer counts: judged from `at` alone, a send could go out LATE_SEND_MS plus a round trip after its
+ * slot, and on a loaded machine crowd the slots after it past their margin.
+ */
+export type SendSlot = { at: number; from: number };
+
+/** The slot `waitMs` after a statement sent at `askedAt` (epoch ms) and answered now. */
+export const sendSlot = (askedAt: number, waitMs: number): SendSlot => ({ at: Date.now() + waitMs, from: askedAt + waitMs });
+
+/** The slot `ms` after `slot` (the next ones of a run of slots taken together). */
+export const slotAfter = (slot: SendSlot, ms: number): SendSlot => ({ at: slot.at + ms, from: slot.from + ms });
+
+/** Whether a send now is more than LATE_SEND_MS after its slot, counted from the earliest the slot can be. */
+export const sendIsLate = (slot: SendSlot): boolean => Date.now() - slot.from > LATE_SEND_MS;
 
 // Columns named through the model (server/db/columns.ts).
 const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
@@ -45,19 +69,21 @@ export const MAX_RESLOT_WAIT_MS = 1_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Waits `waitMs` for a slot taken a moment ago (an Inngest run's attempt). Woken more than
- * LATE_SEND_MS late, it takes a new slot and waits for that instead (a few times at most), so a late
- * run never crowds the slots after its own: sends stay 1/rate apart at the consumer. (The embedded
- * worker keeps order instead: its late send pushes this process's later ones.)
+ * Waits for a slot taken a moment ago (an Inngest run's attempt): `waitMs` as the statement sent at
+ * `askedAt` (epoch ms) answered. More than LATE_SEND_MS late for it (sendIsLate), it takes a new slot
+ * and waits for that instead (a few times at most), so a late run never crowds the slots after its
+ * own: sends stay 1/rate apart at the consumer. (The embedded worker keeps order instead: its late
+ * send pushes this process's later ones.)
  */
-export async function waitForSendSlot(db: PrismaClient, deliveryId: string, waitMs: number): Promise<void> {
-  let due = Date.now() + waitMs;
+export async function waitForSendSlot(db: PrismaClient, deliveryId: string, waitMs: number, askedAt: number): Promise<void> {
+  let slot = sendSlot(askedAt, waitMs);
   for (let tries = 0; ; tries++) {
-    if (due > Date.now()) await sleep(due - Date.now());
-    if (Date.now() - due <= LATE_SEND_MS || tries >= 3) return;
+    if (slot.at > Date.now()) await sleep(slot.at - Date.now());
+    if (!sendIsLate(slot) || tries >= 3) return;
+    const reslotAskedAt = Date.now();
     const next = await reserveSendSlot(db, deliveryId);
     // A slot that far off means the target was paused (a 429) after this claim: send on the claimed slot.
     if (next > MAX_RESLOT_WAIT_MS) return;
-    due = Date.now() + next;
+    slot = sendSlot(reslotAskedAt, next);
   }
 }
