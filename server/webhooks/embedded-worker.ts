@@ -13,7 +13,7 @@ import { OUTBOX_CHANNEL, onOutboxWrite } from "../outbox/outbox-signal";
 import { log } from "../lib/log";
 import { attemptDelivery, type DeliveryTarget } from "./delivery-attempt";
 import { claimSql, fairnessLimits, PACE_HORIZON_MS, pacedClaimSql } from "./claim-deliveries";
-import { LATE_SEND_MS, MAX_RESLOT_WAIT_MS, reserveSendSlots } from "./send-slots";
+import { MAX_RESLOT_WAIT_MS, reserveSendSlots, type SendSlot, sendIsLate, sendSlot, slotAfter } from "./send-slots";
 import { attemptTimeoutMs } from "./retry-ladder";
 import { setting } from "../lib/settings";
 
@@ -60,10 +60,10 @@ const isClaimed = (row: ClaimRow): row is Claimed => row.delivery_id !== null;
 
 /**
  * One subscription's sends from this process, in claim order: each takes its turn after the one
- * before. `dues`: the slot times (epoch ms) of the sends waiting, the one in turn first; `spare`: slots
- * a late send took for the late sends queued behind it.
+ * before. `dues`: the slots of the sends waiting, the one in turn first; `spare`: slots a late send
+ * took for the late sends queued behind it.
  */
-type Lane = { tail: Promise<void>; lastSentAt: number; dues: number[]; spare: number[] };
+type Lane = { tail: Promise<void>; lastSentAt: number; dues: SendSlot[]; spare: SendSlot[] };
 
 /**
  * After a claim that found less than it had room for, or beside one on its way, the next claim
@@ -354,7 +354,7 @@ export class DeliveryWorker {
         this.claimFailing = false;
         this.answered(claim, capacity);
         const claimed = rows.filter(isClaimed);
-        if (claimed.length) this.track(db, sql, claimed, claimedAt + this.leaseMs);
+        if (claimed.length) this.track(db, sql, claimed, claimedAt);
         // What it left alone may have room: the next claim, with a fresh snapshot, looks at once
         // (nothing else may wake this worker before the poll).
         if (rows[0]?.changed_skipped) this.newWork = true;
@@ -397,11 +397,15 @@ export class DeliveryWorker {
     return true;
   }
 
-  /** `leaseEnds`: epoch ms when the claim runs out (the attempt must be recorded before). */
-  private track(db: PrismaClient, sql: SqlRunner, claimed: Claimed[], leaseEnds: number) {
+  /**
+   * `claimedAt`: epoch ms when the claim was sent (its answer has just arrived). The claim runs out
+   * a lease after it, or after the slot (the attempt must be recorded before).
+   */
+  private track(db: PrismaClient, sql: SqlRunner, claimed: Claimed[], claimedAt: number) {
+    const leaseEnds = claimedAt + this.leaseMs;
     const runs: [Promise<void>, string[]][] = this.options.handle
       ? [[this.options.handle(db, claimed), claimed.map((c) => c.delivery_id)]]
-      : claimed.map((target) => [this.attempt(db, sql, target, leaseEnds + target.wait_ms), [target.delivery_id]]);
+      : claimed.map((target) => [this.attempt(db, sql, target, sendSlot(claimedAt, target.wait_ms), leaseEnds + target.wait_ms), [target.delivery_id]]);
     for (const [run, ids] of runs) {
       const p = run
         .catch((err) => log.error("webhook worker: attempt failed unexpectedly", { delivery_ids: ids, error: err }))
@@ -417,55 +421,64 @@ export class DeliveryWorker {
    * The subscription's rate limit: the claim gave this delivery a send slot, shared with every other
    * process. It is sent at its slot, after this process's earlier deliveries to the same subscription
    * have taken their turn (so they go out in claim order), and never more than LATE_SEND_MS after it:
-   * a send that late (a stall, a slow start, a loaded machine) is sent at a new slot instead. The slots
-   * are spaced PACE_MARGIN wider than 1/rate, more than that lateness, so whatever each process's
-   * timing, no second at the consumer holds more than `rate` sends. Lateness never accumulates along a
-   * lane: each send is measured against its own slot. A late send takes new slots in one statement for
-   * itself and for the sends queued behind it whose slots have passed too (they would be late in turn,
-   * each waiting on a statement of its own); they use them when their own is too late.
+   * a send that late (a stall, a slow start, a loaded machine, a slow claim answer) is sent at a new
+   * slot instead. The slots are spaced PACE_MARGIN wider than 1/rate, more than that lateness, so
+   * whatever each process's timing, no second at the consumer holds more than `rate` sends.
+   *
+   * What is measured against what (SendSlot): the claim says how long until the slot as of some
+   * moment while it ran, so in this process's clock the slot lies between the claim's sending
+   * (`claimedAt`) plus `wait_ms` and its answer's arrival plus `wait_ms`. A send waits until the later
+   * (never early) and counts its lateness from the earlier (sendIsLate): a claim's round trip counts
+   * toward it, so a slow answer cannot stretch a send past its slot by LATE_SEND_MS plus the round
+   * trip. New slots alike, from just before their statement was sent. Lateness never accumulates
+   * along a lane: each send is measured against its own slot. A late send takes new slots in one
+   * statement for itself and for the sends queued behind it whose slots have passed too (they would be
+   * late in turn, each waiting on a statement of its own); they use them when their own is too late.
    */
-  private takeTurn(sql: SqlRunner, target: Claimed): Promise<void> | undefined {
+  private takeTurn(sql: SqlRunner, target: Claimed, slot: SendSlot): Promise<void> | undefined {
     // Its slot has come (and it is not late) with no earlier send of this process waiting on the
     // subscription: it goes now, without a turn's promise or timer (the common case under load).
-    if (target.wait_ms <= 0 && target.wait_ms >= -LATE_SEND_MS) {
+    if (slot.at <= Date.now() && !sendIsLate(slot)) {
       const lane = this.lanes.get(target.subscription_id);
       if (!lane?.dues.length) {
         if (lane) lane.lastSentAt = Date.now();
         return undefined;
       }
     }
-    return this.waitTurn(sql, target);
+    return this.waitTurn(sql, target, slot);
   }
 
-  /** takeTurn's wait: behind this process's earlier sends to the subscription, then for its slot. */
-  private async waitTurn(sql: SqlRunner, target: Claimed): Promise<void> {
-    let due = Date.now() + target.wait_ms;
+  /** takeTurn's wait: behind this process's earlier sends to the subscription, then for its slot (see SendSlot). */
+  private async waitTurn(sql: SqlRunner, target: Claimed, claimedSlot: SendSlot): Promise<void> {
+    let slot = claimedSlot;
     const lane = this.lanes.get(target.subscription_id) ?? { tail: Promise.resolve(), lastSentAt: 0, dues: [], spare: [] };
     const previous = lane.tail;
     let taken!: () => void;
     lane.tail = new Promise<void>((resolve) => (taken = resolve));
     if (this.lanes.size > 10_000) this.forgetIdleLanes();
     this.lanes.set(target.subscription_id, lane);
-    lane.dues.push(due);
+    lane.dues.push(slot);
     try {
       await previous;
       for (let tries = 0; ; tries++) {
-        const sleepMs = due - Date.now();
+        const sleepMs = slot.at - Date.now();
         if (sleepMs > 0) await new Promise((resolve) => setTimeout(resolve, sleepMs));
-        if (Date.now() - due <= LATE_SEND_MS || tries >= 3) break;
-        while (lane.spare.length && Date.now() - lane.spare[0] > LATE_SEND_MS) lane.spare.shift();
+        if (!sendIsLate(slot) || tries >= 3) break;
+        while (lane.spare.length && sendIsLate(lane.spare[0])) lane.spare.shift();
         const spare = lane.spare.shift();
         if (spare !== undefined) {
-          due = spare;
+          slot = spare;
           continue;
         }
-        const now = Date.now();
-        const count = 1 + lane.dues.slice(1).filter((d) => d <= now).length;
-        const slots = await reserveSendSlots(sql, target.delivery_id, count).catch(() => ({ waitMs: 0, gapMs: 0 }));
+        const askedAt = Date.now();
+        const count = 1 + lane.dues.slice(1).filter((d) => d.from <= askedAt).length;
+        // Not taken (the database unavailable): sent now, as a send on time would be.
+        const slots = await reserveSendSlots(sql, target.delivery_id, count).catch(() => null);
         // That far off, the endpoint was paused (a 429) after this claim: the claimed slot stands.
-        if (slots.waitMs > MAX_RESLOT_WAIT_MS) break;
-        due = Date.now() + slots.waitMs;
-        lane.spare = Array.from({ length: count - 1 }, (_, i) => due + (i + 1) * slots.gapMs);
+        if (!slots || slots.waitMs > MAX_RESLOT_WAIT_MS) break;
+        const first = sendSlot(askedAt, slots.waitMs);
+        slot = first;
+        lane.spare = Array.from({ length: count - 1 }, (_, i) => slotAfter(first, (i + 1) * slots.gapMs));
       }
     } finally {
       lane.dues.shift();
@@ -479,11 +492,11 @@ export class DeliveryWorker {
     for (const [id, lane] of this.lanes) if (!lane.dues.length && Date.now() - lane.lastSentAt > 1000) this.lanes.delete(id);
   }
 
-  private async attempt(db: PrismaClient, sql: SqlRunner, target: Claimed, leaseEnds: number) {
+  private async attempt(db: PrismaClient, sql: SqlRunner, target: Claimed, slot: SendSlot, leaseEnds: number) {
     this.unsent.add(target.delivery_id);
     let result: Awaited<ReturnType<typeof attemptDelivery>>;
     try {
-      const turn = this.paced ? this.takeTurn(sql, target) : undefined;
+      const turn = this.paced ? this.takeTurn(sql, target, slot) : undefined;
       if (turn) await turn;
       // A margin under the lease: the record must land before another worker may claim the delivery.
       result = await attemptDelivery(db, target, {
