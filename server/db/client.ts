@@ -428,6 +428,16 @@ export function getReadSql(): Promise<SqlRunner> {
 /** `getReadSql` without waiting, once the database is open. */
 export const readSqlIfOpen = (): SqlRunner | null => db.open?.readSql ?? null;
 
+/**
+ * Where the operator's reads go (readiness's `SELECT 1`, the metrics scrape's backlog), once the
+ * database is open: node-postgres's pool on PostgreSQL, never the pipelined connections of the
+ * requests' hot statements. Those statements' driver code (postgres.js) is optimized for their
+ * shapes; a probe's different ones, every few seconds, threw that code away (under --trace-deopt,
+ * postgres.js's build, unsafe, BindComplete and CommandComplete deoptimized only with a scrape) for
+ * every request to pay again. On PGlite the one runner there is.
+ */
+export const probeSqlIfOpen = (): SqlRunner | null => db.open?.plannedSql ?? null;
+
 export async function closeDb(): Promise<void> {
   const closing = db.opening;
   db.opening = undefined;

@@ -6,11 +6,11 @@
 // The listener's HTTP server runs in a worker thread; for each scrape it asks this thread for the
 // exposition text (the registry lives here) and sends it. Served from this thread, each scrape's
 // request and response objects met the optimized code of Node's http internals that the served
-// requests run, which threw it away: with a scrape a second, every request cost 5-9% more CPU
-// (docs/operations.md, "Cost").
+// requests run, which threw it away: with a scrape a second, the listener's HTTP part alone made
+// every request cost about 5% more CPU (docs/operations.md, "Cost").
 import type { Worker } from "node:worker_threads";
 import { databaseKnownDown } from "../db/availability";
-import { readSqlIfOpen } from "../db/client";
+import { probeSqlIfOpen } from "../db/client";
 import { startEvalWorker } from "../lib/eval-worker";
 import { log } from "../lib/log";
 import { setting } from "../lib/settings";
@@ -65,7 +65,7 @@ server.listen(port, host, () => parentPort.postMessage({ ready: true }));
 
 /** The backlog read at scrape time, bounded like a readiness check; nothing while the database is down. */
 async function webhookBacklog() {
-  const sql = readSqlIfOpen();
+  const sql = probeSqlIfOpen();
   if (!sql || databaseKnownDown()) return null;
   return within(readDeliveryBacklog(sql), setting("READINESS_TIMEOUT_MS"));
 }

@@ -10,7 +10,7 @@
 // it: limits fail open to this process's memory (server/ratelimit/fallback-store.ts).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { databaseKnownDown } from "../db/availability";
-import { readSqlIfOpen } from "../db/client";
+import { probeSqlIfOpen } from "../db/client";
 import { AppError, errorBody } from "../lib/errors";
 import { isDatabaseUnavailable } from "../lib/database-errors";
 import { setting } from "../lib/settings";
@@ -57,7 +57,7 @@ let migrationsCurrent = false;
 
 /** `ok`, `timeout` (no answer within READINESS_TIMEOUT_MS) or `unreachable`; then the migrations, asked on the same connection. */
 async function checkDatabase(): Promise<{ database: string; migrations: string }> {
-  const sql = readSqlIfOpen();
+  const sql = probeSqlIfOpen();
   // The breaker knows the server is down (its probe is asking): no query would get through.
   if (!sql || databaseKnownDown()) return { database: "unreachable", migrations: "unknown" };
   const timeoutMs = setting("READINESS_TIMEOUT_MS");

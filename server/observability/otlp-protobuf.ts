@@ -415,6 +415,8 @@ const FAILED = 1 as ExportResult["code"];
  * this thread made its HTTP client code share Node's http and stream internals with the server's
  * own requests: their optimized code met the client's objects, was thrown away (about 80 more
  * deoptimizations in 15 s of load) and came back slower for every request (docs/operations.md, "Cost").
+ * Idle, the worker keeps no process alive (startEvalWorker unref'd it); while a call waits for it (the
+ * last batch at shutdown) it does.
  */
 class WorkerSpanExporter implements SpanExporter {
   private nextId = 0;
@@ -435,7 +437,6 @@ class WorkerSpanExporter implements SpanExporter {
       for (const callback of this.waiting.values()) callback({ code: FAILED, error: new Error("the trace export worker stopped") });
       this.waiting.clear();
     });
-    // Idle, it keeps no process alive (startEvalWorker unref'd it); while a call waits for it (the last batch at shutdown) it does.
   }
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
