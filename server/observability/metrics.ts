@@ -8,6 +8,7 @@
 // (`setScrapeSources`), so this folder imports nothing above lib/.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { toAppError } from "../lib/errors";
+import { type CounterSeries, type HistogramSeries, HotCounter, HotHistogram } from "./hot-series";
 
 export const registry = new Registry();
 let enabled = false;
@@ -59,50 +60,51 @@ export function outcomeOfStatus(status: number): string {
 
 // ---------- HTTP ----------
 
-const httpDuration = new Histogram({
-  name: "tdp_http_request_duration_seconds",
-  help: "Time to answer an HTTP request on the lean front, by route template (never a raw path), method and status",
-  labelNames: ["route", "method", "status"] as const,
-  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-  registers: [registry],
-});
-type Observer = { observe(value: number): void };
-/** route -> method -> status -> prom-client's bound child: a request after the first of its kind builds no label object. */
-const httpChildren = new Map<string, Map<string, Map<number, Observer>>>();
+const httpDuration = new HotHistogram<"route" | "method" | "status">(
+  "tdp_http_request_duration_seconds",
+  "Time to answer an HTTP request on the lean front, by route template (never a raw path), method and status",
+  [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registry,
+);
+/** route -> method -> status -> its series: a request after the first of its kind builds no label object. */
+const httpSeries = new Map<string, Map<string, Map<number, HistogramSeries>>>();
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
 /** One answered request: `route` is a template (`/api/v1/offerings/{id}`), `startedAt` a `performance.now()` reading. */
 export function observeHttpRequest(route: string, method: string | undefined, status: number, startedAt: number): void {
   if (!enabled) return;
   const m = method && METHODS.has(method) ? method : "other";
-  let byMethod = httpChildren.get(route);
-  if (!byMethod) httpChildren.set(route, (byMethod = new Map()));
+  let byMethod = httpSeries.get(route);
+  if (!byMethod) httpSeries.set(route, (byMethod = new Map()));
   let byStatus = byMethod.get(m);
   if (!byStatus) byMethod.set(m, (byStatus = new Map()));
-  let child = byStatus.get(status);
-  if (!child) byStatus.set(status, (child = httpDuration.labels(route, m, String(status))));
-  child.observe((performance.now() - startedAt) / 1000);
+  let series = byStatus.get(status);
+  if (!series) byStatus.set(status, (series = httpDuration.labels({ route, method: m, status: String(status) })));
+  series.observe((performance.now() - startedAt) / 1000);
 }
 
 // ---------- rate limits ----------
 
-const limitDecisions = new Counter({
-  name: "tdp_ratelimit_decisions_total",
-  help: "Rate-limit decisions per layer (key, tenant, user, tool, ip, failed-auth-ip): allowed or limited",
-  labelNames: ["layer", "outcome"] as const,
-  registers: [registry],
-});
-const decisionChildren = new Map<string, { allowed: { inc(): void }; limited: { inc(): void } }>();
+const limitDecisions = new HotCounter<"layer" | "outcome">(
+  "tdp_ratelimit_decisions_total",
+  "Rate-limit decisions per layer (key, tenant, user, tool, ip, failed-auth-ip): allowed or limited",
+  registry,
+);
+/** A layer's two series, both begun (at 0) by its first decision: its first refusal then shows in increase(). */
+const decisionSeries = new Map<string, { allowed: CounterSeries; limited: CounterSeries }>();
 
 /** One check's layers (`active[i].layer.name`) and each layer's store answer (`results[i].success`). */
 export function countRateLimitDecisions(active: readonly { layer: { name: string } }[], results: readonly { success: boolean }[]): void {
   if (!enabled) return;
   for (let i = 0; i < active.length; i++) {
     const layer = active[i]!.layer.name;
-    let children = decisionChildren.get(layer);
-    if (!children)
-      decisionChildren.set(layer, (children = { allowed: limitDecisions.labels(layer, "allowed"), limited: limitDecisions.labels(layer, "limited") }));
-    (results[i]?.success ? children.allowed : children.limited).inc();
+    let series = decisionSeries.get(layer);
+    if (!series)
+      decisionSeries.set(
+        layer,
+        (series = { allowed: limitDecisions.labels({ layer, outcome: "allowed" }), limited: limitDecisions.labels({ layer, outcome: "limited" }) }),
+      );
+    (results[i]?.success ? series.allowed : series.limited).inc();
   }
 }
 

@@ -186,12 +186,18 @@ describe("metrics scraped by Prometheus", () => {
       "POST /api/agent/v1/tools/search_offerings 400": 1,
       "POST /api/webhooks/twilio/messaging 400": 1,
     });
+    // A layer's `limited` series starts at 0 with its first decision, so the first refusal shows in increase().
     expect(await table("sum by (layer, outcome) (tdp_ratelimit_decisions_total)", ["layer", "outcome"])).toEqual({
       "key allowed": 11,
+      "key limited": 0,
       "tenant allowed": 11,
+      "tenant limited": 0,
       "tool allowed": 3,
+      "tool limited": 0,
       "failed-auth-ip allowed": 3,
+      "failed-auth-ip limited": 0,
       "ip allowed": 1,
+      "ip limited": 0,
     });
     expect(await table("tdp_tool_calls_total", ["tool", "outcome"])).toEqual({ "search_offerings ok": 2, "search_offerings bad_request": 1 });
     expect(await table("tdp_receiver_messages_total", ["provider", "outcome"])).toEqual({ "twilio bad_request": 1 });

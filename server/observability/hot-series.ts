@@ -1,0 +1,123 @@
+// The metrics recorded on every served request (the HTTP duration histogram, the limiter's
+// decisions), kept in plain numbers and rendered through prom-client's registry like its own
+// metrics. prom-client's bound children (`histogram.labels(...).observe`, `counter.labels(...).inc`)
+// check and hash their label values again on every call: under the bench's load that was about 3 µs
+// of a request's 200 µs of CPU, most of what metrics cost a request (docs/operations.md, "Cost").
+// Here a series is looked up once by its caller and a call adds to its numbers.
+//
+// Both classes give the registry what it reads of a metric (`name`, `help`, `type`, `aggregator`,
+// `get()`, `reset()`); the exposition lines are prom-client's own formatting of `get()`'s values.
+import type { Metric, Registry } from "prom-client";
+
+type Labels<L extends string> = Record<L, string>;
+const seriesKey = (labels: Record<string, string>) => JSON.stringify(labels);
+
+/** One series of a histogram (its buckets' counts are not cumulative until rendered; the last is +Inf). */
+export type HistogramSeries = { observe(value: number): void };
+
+export class HotHistogram<L extends string> {
+  readonly type = "histogram" as const;
+  readonly aggregator = "sum" as const;
+  private readonly series = new Map<string, { labels: Labels<L>; buckets: Float64Array; sum: number; count: number; observe(value: number): void }>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly upperBounds: readonly number[],
+    registry: Registry,
+  ) {
+    registry.registerMetric(this as unknown as Metric);
+  }
+
+  /** The series of these label values (created at its first call; callers keep it, so this is not on the hot path). */
+  labels(labels: Labels<L>): HistogramSeries {
+    const key = seriesKey(labels);
+    const known = this.series.get(key);
+    if (known) return known;
+    const bounds = this.upperBounds;
+    const s = {
+      labels,
+      buckets: new Float64Array(bounds.length + 1),
+      sum: 0,
+      count: 0,
+      observe(value: number) {
+        let i = 0;
+        while (i < bounds.length && value > bounds[i]!) i++;
+        s.buckets[i]!++;
+        s.sum += value;
+        s.count++;
+      },
+    };
+    this.series.set(key, s);
+    return s;
+  }
+
+  async get() {
+    const values: { labels: Record<string, string | number>; sharedLabels?: Labels<L>; value: number; metricName: string }[] = [];
+    const bucket = `${this.name}_bucket`;
+    for (const s of this.series.values()) {
+      // As prom-client lays a histogram out: `le` first, then the series' labels (shared by its lines).
+      let cumulative = 0;
+      this.upperBounds.forEach((le, i) => {
+        cumulative += s.buckets[i]!;
+        values.push({ labels: { le }, sharedLabels: s.labels, value: cumulative, metricName: bucket });
+      });
+      values.push({ labels: { le: "+Inf" }, sharedLabels: s.labels, value: s.count, metricName: bucket });
+      values.push({ labels: {}, sharedLabels: s.labels, value: s.sum, metricName: `${this.name}_sum` });
+      values.push({ labels: {}, sharedLabels: s.labels, value: s.count, metricName: `${this.name}_count` });
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+
+  /** Zeroes every series (kept by callers, so kept here too). */
+  reset(): void {
+    for (const s of this.series.values()) {
+      s.buckets.fill(0);
+      s.sum = 0;
+      s.count = 0;
+    }
+  }
+}
+
+/** A counter's series. */
+export type CounterSeries = { inc(by?: number): void };
+
+export class HotCounter<L extends string> {
+  readonly type = "counter" as const;
+  readonly aggregator = "sum" as const;
+  private readonly series = new Map<string, { labels: Labels<L>; value: number; inc(by?: number): void }>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    registry: Registry,
+  ) {
+    registry.registerMetric(this as unknown as Metric);
+  }
+
+  /** The series of these label values (created at its first call, at 0; callers keep it). */
+  labels(labels: Labels<L>): CounterSeries {
+    const key = seriesKey(labels);
+    const known = this.series.get(key);
+    if (known) return known;
+    const s = {
+      labels,
+      value: 0,
+      inc(by = 1) {
+        s.value += by;
+      },
+    };
+    this.series.set(key, s);
+    return s;
+  }
+
+  async get() {
+    const values = [...this.series.values()].map((s) => ({ labels: s.labels, value: s.value }));
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+
+  /** Zeroes every series (kept by callers, so kept here too). */
+  reset(): void {
+    for (const s of this.series.values()) s.value = 0;
+  }
+}
