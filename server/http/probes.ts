@@ -55,7 +55,7 @@ const SELECT_1 = { text: "SELECT 1 AS one" };
 /** Once every migration was seen applied it stays so: later probes ask only `SELECT 1`. */
 let migrationsCurrent = false;
 
-/** `ok`, `timeout` (no answer within READINESS_TIMEOUT_MS) or `unreachable`; then the migrations, asked on the same connection. */
+/** `ok`, `timeout` (no answer within READINESS_TIMEOUT_MS) or `unreachable`; then the migrations, asked through the same pool (either failing reads as not ready). */
 async function checkDatabase(): Promise<{ database: string; migrations: string }> {
   const sql = probeSqlIfOpen();
   // The breaker knows the server is down (its probe is asking): no query would get through.
