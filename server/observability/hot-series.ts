@@ -12,44 +12,65 @@ import type { Metric, Registry } from "prom-client";
 type Labels<L extends string> = Record<L, string>;
 const seriesKey = (labels: Record<string, string>) => JSON.stringify(labels);
 
-/** One series of a histogram (its buckets' counts are not cumulative until rendered; the last is +Inf). */
-export type HistogramSeries = { observe(value: number): void };
-
-export class HotHistogram<L extends string> {
-  readonly type = "histogram" as const;
+/**
+ * What both kinds share: the registry's view of a metric, and one series per set of label values,
+ * created by the first `labels()` call for it (callers keep their series, so the lookup is not on
+ * the hot path).
+ */
+abstract class HotMetric<L extends string, S> {
   readonly aggregator = "sum" as const;
-  private readonly series = new Map<string, { labels: Labels<L>; buckets: Float64Array; sum: number; count: number; observe(value: number): void }>();
+  protected readonly series = new Map<string, S & { labels: Labels<L> }>();
 
   constructor(
     readonly name: string,
     readonly help: string,
-    private readonly upperBounds: readonly number[],
     registry: Registry,
   ) {
     registry.registerMetric(this as unknown as Metric);
   }
 
-  /** The series of these label values (created at its first call; callers keep it, so this is not on the hot path). */
-  labels(labels: Labels<L>): HistogramSeries {
+  protected seriesOf(labels: Labels<L>, make: () => S): S {
     const key = seriesKey(labels);
-    const known = this.series.get(key);
-    if (known) return known;
-    const bounds = this.upperBounds;
-    const s = {
-      labels,
-      buckets: new Float64Array(bounds.length + 1),
-      sum: 0,
-      count: 0,
-      observe(value: number) {
-        let i = 0;
-        while (i < bounds.length && value > bounds[i]!) i++;
-        s.buckets[i]!++;
-        s.sum += value;
-        s.count++;
-      },
-    };
-    this.series.set(key, s);
+    let s = this.series.get(key);
+    if (!s) this.series.set(key, (s = Object.assign(make() as S & object, { labels })));
     return s;
+  }
+}
+
+/** One series of a histogram (its buckets' counts are not cumulative until rendered; the last is +Inf). */
+export type HistogramSeries = { observe(value: number): void };
+type HistogramNumbers = HistogramSeries & { buckets: Float64Array; sum: number; count: number };
+
+export class HotHistogram<L extends string> extends HotMetric<L, HistogramNumbers> {
+  readonly type = "histogram" as const;
+
+  constructor(
+    name: string,
+    help: string,
+    private readonly upperBounds: readonly number[],
+    registry: Registry,
+  ) {
+    super(name, help, registry);
+  }
+
+  /** The series of these label values. */
+  labels(labels: Labels<L>): HistogramSeries {
+    return this.seriesOf(labels, () => {
+      const bounds = this.upperBounds;
+      const s: HistogramNumbers = {
+        buckets: new Float64Array(bounds.length + 1),
+        sum: 0,
+        count: 0,
+        observe(value: number) {
+          let i = 0;
+          while (i < bounds.length && value > bounds[i]!) i++;
+          s.buckets[i]!++;
+          s.sum += value;
+          s.count++;
+        },
+      };
+      return s;
+    });
   }
 
   async get() {
@@ -81,34 +102,22 @@ export class HotHistogram<L extends string> {
 
 /** A counter's series. */
 export type CounterSeries = { inc(by?: number): void };
+type CounterNumbers = CounterSeries & { value: number };
 
-export class HotCounter<L extends string> {
+export class HotCounter<L extends string> extends HotMetric<L, CounterNumbers> {
   readonly type = "counter" as const;
-  readonly aggregator = "sum" as const;
-  private readonly series = new Map<string, { labels: Labels<L>; value: number; inc(by?: number): void }>();
 
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    registry: Registry,
-  ) {
-    registry.registerMetric(this as unknown as Metric);
-  }
-
-  /** The series of these label values (created at its first call, at 0; callers keep it). */
+  /** The series of these label values (at 0 until counted). */
   labels(labels: Labels<L>): CounterSeries {
-    const key = seriesKey(labels);
-    const known = this.series.get(key);
-    if (known) return known;
-    const s = {
-      labels,
-      value: 0,
-      inc(by = 1) {
-        s.value += by;
-      },
-    };
-    this.series.set(key, s);
-    return s;
+    return this.seriesOf(labels, () => {
+      const s: CounterNumbers = {
+        value: 0,
+        inc(by = 1) {
+          s.value += by;
+        },
+      };
+      return s;
+    });
   }
 
   async get() {
