@@ -175,7 +175,10 @@ describe("429s carry their X-Request-Id on every surface", () => {
   let limited: Running;
   beforeAll(async () => {
     await mount.stop(); // one server at a time on the embedded database
-    limited = await startMount("lean", { ...SIGN_IN_ENV, RATE_LIMIT_FAILED_AUTH_PER_IP: "1", RATE_LIMIT_PER_IP: "2", RATE_LIMIT_PER_USER: "1" });
+    // Limits of one or two in a day-long window, so no window boundary falls between a limit's last
+    // admitted request and its 429 (the sliding window would count only part of the earlier window).
+    const limits = { RATE_LIMIT_FAILED_AUTH_PER_IP: "1", RATE_LIMIT_PER_IP: "2", RATE_LIMIT_PER_USER: "1", RATE_LIMIT_WINDOW_SECONDS: "86400" };
+    limited = await startMount("lean", { ...SIGN_IN_ENV, ...limits });
   }, 180_000);
   afterAll(async () => limited?.stop());
 

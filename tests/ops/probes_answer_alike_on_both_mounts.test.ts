@@ -35,6 +35,9 @@ describe.each(kinds)("probes on the %s mount", (kind) => {
       UPSTASH_REDIS_REST_URL: undefined,
       UPSTASH_REDIS_REST_TOKEN: undefined,
       RATE_LIMIT_FAILED_AUTH_PER_IP: "2",
+      // A day-long window: three refusals straddling a minute's boundary would see only one of the
+      // previous window's two (the sliding window floors its weighted count) and answer 401.
+      RATE_LIMIT_WINDOW_SECONDS: "86400",
       LOG_LEVEL: "info",
     });
   }, 180_000);

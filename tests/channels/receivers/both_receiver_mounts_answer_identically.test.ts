@@ -73,7 +73,8 @@ describe("both mounts of the receivers answer identically", () => {
       cwd: ROOT,
       readyPath: "/api/v1",
       timeoutMs: 120_000,
-      env: mountEnv({ PUBLIC_BASE_URL, RATE_LIMIT_PER_IP: String(LIMIT), ROUTE_FILE_PORT: String(routeFilePort) }),
+      // A day-long window, so no window boundary falls inside the 429 test's LIMIT + 1 requests.
+      env: mountEnv({ PUBLIC_BASE_URL, RATE_LIMIT_PER_IP: String(LIMIT), RATE_LIMIT_WINDOW_SECONDS: "86400", ROUTE_FILE_PORT: String(routeFilePort) }),
     });
     mounts = [
       { name: "lean front", url: server.url, peer: loopbackPeer() },
