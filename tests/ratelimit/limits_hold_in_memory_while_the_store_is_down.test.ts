@@ -17,6 +17,7 @@ import {
   type LimitStore,
 } from "../../server/ratelimit";
 import { eventually } from "../helpers/webhook-consumer";
+import { startOfNextWindow } from "../helpers/rate-limit-clock";
 import { RedisServer } from "../helpers/redis-server";
 import { DEFAULTS, readyClient } from "./store-fixtures";
 
@@ -38,6 +39,9 @@ afterAll(() => {
   else process.env.LOG_LEVEL = savedLogLevel;
 });
 beforeEach(() => {
+  // Exact counts: each test runs inside one window (one crossing a boundary would see only part of
+  // the previous window's count).
+  startOfNextWindow();
   warn = vi.spyOn(console, "warn").mockImplementation(() => {});
   info = vi.spyOn(console, "error").mockImplementation(() => {});
 });
