@@ -2,7 +2,7 @@
 // GET /api/v1/offerings on PostgreSQL, the in-memory rate limiter on with limits no run reaches, so
 // its decisions are counted too) four ways: both off; METRICS_PORT set; METRICS_PORT and
 // OTEL_EXPORTER_OTLP_ENDPOINT set with the default sampler (every request up to TRACES_PER_SECOND,
-// 100 new traces a second, then none); and the same with every request traced
+// 10 new traces a second, then none); and the same with every request traced
 // (OTEL_TRACES_SAMPLER=parentbased_always_on: a server span and its statements' spans per request),
 // each exporting to an OTLP/HTTP sink in this process. Each round starts a fresh server per
 // configuration, warms each up, then measures them in turn in short slices (BENCH_METRICS_SUBSLICES

@@ -368,7 +368,7 @@ export const SETTINGS = {
     OPS,
     nonNegativeInt()
       .refine((n) => n <= 100_000, "must be at most 100000")
-      .default(100),
+      .default(10),
     "with `OTEL_TRACES_SAMPLER` unset, at most this many new traces begin per second in each process: every request is traced up to it, requests beyond it are not; a request continuing a caller's sampled `traceparent` is always traced",
   ),
 
