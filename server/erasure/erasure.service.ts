@@ -3,7 +3,8 @@
 //
 // Who the customer is: every conversation of the normalised identifier (any channel), or the one
 // conversation named, and the leads and appointments of those conversations or carrying that phone
-// or email. The phone numbers and emails those records hold are the same customer's, so their
+// or email (a phone stored as written before phones were normalized counts as its E.164 form:
+// idsByWrittenPhone). The phone numbers and emails those records hold are the same customer's, so their
 // conversations are erased too (a bounded closure), and every such value (names too) is redacted
 // wherever else it was stored: event payloads, webhook delivery logs, notifications, audit details,
 // the assistant's tool answers and stored `Idempotency-Key` answers.
