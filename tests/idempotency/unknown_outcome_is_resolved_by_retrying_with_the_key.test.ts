@@ -39,7 +39,7 @@ describe.skipIf(!process.env.DATABASE_URL)("a create whose outcome the client co
   const book = (name: string, idempotencyKey: string) =>
     post(
       "/appointments",
-      { customer_name: name, customer_phone: "+15550100002", scheduled_start: "2026-12-01T09:00:00.000Z", scheduled_end: "2026-12-01T09:30:00.000Z" },
+      { customer_name: name, customer_phone: "+971501000002", scheduled_start: "2026-12-01T09:00:00.000Z", scheduled_end: "2026-12-01T09:30:00.000Z" },
       idempotencyKey,
     );
 
