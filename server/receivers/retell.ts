@@ -153,10 +153,12 @@ export function handleRetellWebhook(req: ReceiverRequest): Promise<ReceiverAnswe
     };
     await receiveSignedCallWebhook(req, spec, async (connection, { event, call }) => {
       if (!LIFECYCLE_EVENTS.has(event)) return;
-      const customerNumber = call.direction === "inbound" ? call.from_number : call.to_number;
-      if (!toE164(customerNumber)) {
+      // The customer's number is never refused for its format (a short code, a withheld caller's
+      // "anonymous": stored as sent, server/lib/sender-identifier.ts), only when blank.
+      const customerNumber = (call.direction === "inbound" ? call.from_number : call.to_number).trim();
+      if (!customerNumber) {
         const field = call.direction === "inbound" ? "from_number" : "to_number";
-        throw malformed(`invalid field 'call.${field}': not a phone number in E.164`, `call.${field}`);
+        throw malformed(`invalid field 'call.${field}': must not be blank`, `call.${field}`);
       }
       const db = scopeToTenant(await getDb(), connection.tenantId);
       await applyCallReport(db, reportOf(event, call, customerNumber), connection);

@@ -99,9 +99,10 @@ function signatureVerifies(raw: string, secret: string, header: string): boolean
 
 const directionOf = (message: VapiMessage): "inbound" | "outbound" => (message.call.type === "outboundPhoneCall" ? "outbound" : "inbound");
 
+/** The customer's number as Vapi sent it: never refused for its format (stored as sent when it is no number, server/lib/sender-identifier.ts), only when missing. */
 function customerNumberOf(message: VapiMessage): string {
-  const raw = message.customer?.number ?? message.call.customer?.number;
-  if (!raw || !toE164(raw)) throw malformed("invalid field 'message.customer.number': not a phone number in E.164", "message.customer.number");
+  const raw = (message.customer?.number ?? message.call.customer?.number ?? "").trim();
+  if (!raw) throw malformed("missing required field 'message.customer.number'", "message.customer.number");
   return raw;
 }
 
