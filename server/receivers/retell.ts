@@ -112,7 +112,14 @@ function wasAnswered(call: RetellCall): boolean {
 }
 
 function reportOf(event: string, call: RetellCall, customerNumber: string): CallReport {
-  const startedAt = call.start_timestamp === undefined ? new Date() : instantAt(call.start_timestamp, "call.start_timestamp");
+  const endedAt = call.end_timestamp === undefined ? null : instantAt(call.end_timestamp, "call.end_timestamp");
+  // Without a start, the call began when it is reported, or when it ended if that was earlier.
+  const startedAt =
+    call.start_timestamp === undefined
+      ? new Date(Math.min(Date.now(), endedAt?.getTime() ?? Infinity))
+      : instantAt(call.start_timestamp, "call.start_timestamp");
+  // A call cannot end before it starts (an end of 0 would be stored as ending in 1970).
+  if (endedAt && endedAt < startedAt) throw malformed("invalid field 'call.end_timestamp': must not be before call.start_timestamp", "call.end_timestamp");
   const report: CallReport = {
     provider: "retell",
     providerCallId: call.call_id,
@@ -123,17 +130,17 @@ function reportOf(event: string, call: RetellCall, customerNumber: string): Call
     answeredAt: startedAt,
   };
   if (event === "call_started") return report;
-  const endedAt = call.end_timestamp === undefined ? new Date() : instantAt(call.end_timestamp, "call.end_timestamp");
+  const end = endedAt ?? new Date();
   return {
     ...report,
     ended: {
-      at: endedAt,
+      at: end,
       answered: wasAnswered(call),
       reason: call.disconnection_reason ?? null,
       // Without Retell's own duration, the time from start to end (what the duration column must also hold).
       durationSeconds:
         call.duration_ms === undefined
-          ? wholeSeconds((endedAt.getTime() - startedAt.getTime()) / 1000, "call.end_timestamp")
+          ? wholeSeconds((end.getTime() - startedAt.getTime()) / 1000, "call.end_timestamp")
           : wholeSeconds(call.duration_ms / 1000, "call.duration_ms"),
     },
     recordingUrl: call.recording_url ?? null,

@@ -157,22 +157,27 @@ function reportOf(message: VapiMessage): CallReport | null {
   }
   if (message.type !== "end-of-call-report") return null;
   const endedAt = message.endedAt === undefined ? at : instantAt(Date.parse(message.endedAt), "message.endedAt");
+  // A call cannot end before it starts; a start Vapi did not send is taken as no later than the end.
+  const stated = message.startedAt !== undefined || message.call.startedAt !== undefined;
+  if (stated && endedAt < startedAt) throw malformed("invalid field 'message.endedAt': must not be before the call's startedAt", "message.endedAt");
+  const start = endedAt.getTime() < startedAt.getTime() ? endedAt : startedAt;
   const answered = wasAnswered(message);
   return {
     ...base,
-    answeredAt: answered ? startedAt : null,
+    startedAt: start,
+    answeredAt: answered ? start : null,
     ended: {
       at: endedAt,
       answered,
       reason: message.endedReason ?? null,
       durationSeconds:
         message.durationSeconds === undefined
-          ? wholeSeconds((endedAt.getTime() - startedAt.getTime()) / 1000, "message.endedAt")
+          ? wholeSeconds((endedAt.getTime() - start.getTime()) / 1000, "message.endedAt")
           : wholeSeconds(message.durationSeconds, "message.durationSeconds"),
     },
     recordingUrl: message.artifact?.recordingUrl ?? message.recordingUrl ?? null,
     summary: message.analysis?.summary ?? message.summary ?? null,
-    transcript: transcriptOf(message, startedAt),
+    transcript: transcriptOf(message, start),
   };
 }
 

@@ -251,6 +251,11 @@ describe("Vapi receiver (real HTTP, HMAC-signed as Vapi's credential signs)", ()
         }),
         /^invalid field 'message.timestamp'/,
       ],
+      [
+        "an end before its start",
+        JSON.stringify(endOfCallReport(vapiCall("BUSINESS", "+971501234567"), { endedReason: "customer-ended-call", endedAt: START - 1 })),
+        "invalid field 'message.endedAt': must not be before the call's startedAt",
+      ],
     ])("400_%s_is_named", async (_what, template, message) => {
       const res = await post(undefined, { raw: template.replaceAll("BUSINESS", a.number) });
       expect(res.status).toBe(400);
