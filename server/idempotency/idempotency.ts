@@ -82,6 +82,32 @@ VALUES (gen_random_uuid(), $1::uuid, $2::uuid, $3, $4, $5::smallint, $6)
 ON CONFLICT (${IR.tenantId}, ${IR.apiKeyId}, ${IR.key}) DO UPDATE
 SET ${IR.requestFingerprint} = EXCLUDED.${IR.requestFingerprint}, ${IR.status} = EXCLUDED.${IR.status}, ${IR.body} = EXCLUDED.${IR.body}, ${IR.createdAt} = now()`;
 
+/**
+ * JSON text with every object's members in one order (sorted by name, at any depth; arrays keep
+ * theirs): the same body with its members reordered is the same request.
+ */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_name, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((name) => [name, (v as Record<string, unknown>)[name]]),
+        )
+      : v,
+  );
+}
+
+const fingerprintOf = (endpoint: string, inputText: string) => createHash("sha256").update(endpoint).update("\n").update(inputText).digest("hex");
+
+/** Whether a stored fingerprint is this request's. */
+function sameRequest(stored: string, fingerprint: string, call: { endpoint: string; input: unknown }): boolean {
+  if (stored === fingerprint) return true;
+  // Answers stored before the fingerprint was canonical hashed the body's members in the order sent:
+  // a retry of such a request (within their 24 hours) still matches.
+  return stored === fingerprintOf(call.endpoint, JSON.stringify(call.input));
+}
+
 /** Carries a failed result out of the transaction, rolling back what the procedure wrote. */
 class RolledBack<R> extends Error {
   constructor(readonly result: R) {
@@ -95,7 +121,7 @@ class RolledBack<R> extends Error {
  */
 export async function runIdempotently<R extends ChainResult>(call: IdempotentCall<R>): Promise<R> {
   const key = parseIdempotencyKey(call.key);
-  const fingerprint = createHash("sha256").update(call.endpoint).update("\n").update(JSON.stringify(call.input)).digest("hex");
+  const fingerprint = fingerprintOf(call.endpoint, canonicalJson(call.input));
   try {
     return await call.db.$transaction(async (tx) => {
       const [{ locked }] = await tx.$queryRawUnsafe<{ locked: boolean }[]>(LOCK_SQL, `idempotency:${call.tenantId}:${call.apiKeyId}:${key}`);
@@ -113,7 +139,7 @@ export async function runIdempotently<R extends ChainResult>(call: IdempotentCal
         IDEMPOTENCY_KEY_RETENTION_MS,
       );
       if (stored) {
-        if (stored.fingerprint !== fingerprint) {
+        if (!sameRequest(stored.fingerprint, fingerprint, call)) {
           throw new AppError(
             "conflict",
             `${IDEMPOTENCY_KEY_HEADER} ${quoted(key)} was already used with another request (a different endpoint or body); use a new key for a new request`,
