@@ -69,6 +69,9 @@ export function encryptSecret(plaintext: string): string {
   return [VERSION, iv, cipher.getAuthTag(), ciphertext].map((part) => (typeof part === "string" ? part : part.toString("base64url"))).join(".");
 }
 
+/** Whether `text` is what `encryptSecret` produced (JSON text, for one, never is: it cannot begin with a letter `v`). */
+export const isSealedSecret = (text: string): boolean => text.startsWith(`${VERSION}.`);
+
 /** Decrypts what `encryptSecret` produced; throws if the key is wrong or the text was altered. */
 export function decryptSecret(ciphertext: string): string {
   const parts = ciphertext.split(".");

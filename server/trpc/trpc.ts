@@ -12,7 +12,7 @@ import { forbiddenFor } from "../auth/principal";
 import { limitAgentToolRequest, limitApiRequest, limitDashboardRequest, limitInboundRequest, type LimitDecision } from "../ratelimit";
 import { clientIpFromHeaders } from "../lib/client-ip";
 import { refusalOfFailedAuth } from "../ratelimit/failed-auth";
-import { runIdempotently, type ReplayedAnswer } from "../idempotency/idempotency";
+import { runIdempotently, type ReplayedAnswer, type SecretAnswer } from "../idempotency/idempotency";
 import { noteRequestTenant, type RequestLog } from "../lib/log";
 import { noteSpanTenant } from "../observability/tracing";
 
@@ -82,6 +82,8 @@ export type ProcedureMeta = OpenApiMeta<{
   scope?: Scope;
   /** Other scopes that let a key call it too (set by tenantProcedure's `opts.also`). */
   alsoScopes?: readonly Scope[];
+  /** Its answer carries a secret: an `Idempotency-Key` stores it sealed and replays it only while in force. */
+  replayedSecret?: SecretAnswer;
 }>;
 
 const t = initTRPC
@@ -216,6 +218,7 @@ export function tenantProcedure(scope: Scope, opts: { tool?: string; also?: read
       successStatus: meta?.successStatus ?? 200,
       setHeader: (name, value) => ctx.resHeaders.set(name, value),
       run,
+      secret: meta?.replayedSecret,
     });
   });
 }
