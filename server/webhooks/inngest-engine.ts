@@ -18,6 +18,7 @@ import { setting } from "../lib/settings";
 import { MAX_ATTEMPTS, MAX_THROTTLED_ATTEMPTS, retryDelays, type DeliveryStatus } from "./retry-ladder";
 import { createSlaCheckFunction } from "../conversations/sla-monitor.inngest";
 import { createRetentionFunction } from "../retention/retention.inngest";
+import { inngestNotConfigured, inngestServed, inngestServeUrl, pinSyncRequest } from "./inngest-endpoint";
 
 export const DELIVERY_REQUESTED = "webhooks/delivery.requested";
 export type DeliveryRequested = {
@@ -246,11 +247,27 @@ export const checkHandoffSla = createSlaCheckFunction(inngest);
 /** The retention purge and due tenant deletions, hourly (server/retention/retention.inngest.ts). */
 export const retentionPurge = createRetentionFunction(inngest);
 
+let served: { url: URL; handle: (req: Request) => Promise<Response> } | null | undefined;
+
 /**
  * Inngest's endpoint (`/api/inngest`): the delivery function, the retention purge and the SLA check served to an Inngest server, as a plain
- * `(Request) => Promise<Response>` that both the app-router route file and the lean front mount.
+ * `(Request) => Promise<Response>` that both the app-router route file and the lean front mount. The URL
+ * Inngest is told to call is the configured one (inngest-endpoint.ts), never the request's Host; without a
+ * signing key (or a dev server) it answers a 404 "not configured".
  */
-export const handleInngestRequest: (req: Request) => Promise<Response> = serve({
-  client: inngest,
-  functions: [deliverWebhook, checkHandoffSla, retentionPurge],
-});
+export async function handleInngestRequest(req: Request): Promise<Response> {
+  if (served === undefined) {
+    const url = inngestServed() ? inngestServeUrl() : null;
+    served = url && {
+      url,
+      handle: serve({
+        client: inngest,
+        functions: [deliverWebhook, checkHandoffSla, retentionPurge],
+        serveOrigin: url.origin,
+        servePath: url.pathname,
+      }),
+    };
+  }
+  if (!served) return inngestNotConfigured();
+  return served.handle(pinSyncRequest(req, served.url));
+}

@@ -33,13 +33,16 @@ export type Engine = "embedded" | "inngest";
  */
 export async function startApp(engine: Engine, env: Record<string, string | undefined> = {}, harness?: InngestServer, port?: number) {
   const inngest = engine === "inngest" ? (harness ?? (await startInngestServer({ signingKey: SIGNING_KEY, eventKey: EVENT_KEY }))) : undefined;
+  const listenPort = port ?? (await freePort());
   const app: Running = await spawnServer(`app-${engine}`, MOUNT_ARGS.lean, {
-    port: port ?? (await freePort()),
+    port: listenPort,
     cwd: ROOT,
     readyPath: "/api/v1",
     timeoutMs: 120_000,
     env: mountEnv({
       ...DELIVERY_ENV,
+      // Where Inngest calls the app back (required with Inngest configured): the address it listens on.
+      PUBLIC_BASE_URL: `http://127.0.0.1:${listenPort}`,
       ...(inngest?.env() ?? { INNGEST_BASE_URL: undefined, INNGEST_EVENT_KEY: undefined, INNGEST_SIGNING_KEY: undefined }),
       ...env,
     }),
