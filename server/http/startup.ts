@@ -10,17 +10,57 @@ let started: Promise<void> | undefined;
 let seeding: Promise<void> | undefined;
 
 /**
- * Once per server process: at boot under `npm start`, at the first API request under `next start`
+ * Once per server process, by one copy of this module (any other copy is refused: see
+ * PROCESS_STARTED_BY): at boot under `npm start`, at the first API request under `next start`
  * (app/_lib/server-route.ts). A start that fails before anything runs (the database unreachable at
  * the first request) is tried again by the next call: under `next start` the process lives on, and
  * a start remembered as failed would fail every request until a restart that nothing asks for.
  */
 export function startServerProcess(): Promise<void> {
+  if (!started) {
+    const refused = claimTheProcess();
+    if (refused) return Promise.reject(refused);
+  }
   started ??= openDependencies().then(startBackgroundWork, (err) => {
     started = undefined;
+    releaseTheProcess();
     throw err;
   });
   return started;
+}
+
+/**
+ * Which copy of this module started the server process. Process-wide (a `Symbol.for` key on
+ * globalThis), since a module-level flag is not: Next's route bundle and the compiled server are
+ * separate module graphs, each with its own copy of this module (and of the database client, the
+ * workers, the metrics listener). A second copy starting too would run every background job twice
+ * and, on the embedded database, open a second writer on the same directory.
+ */
+const PROCESS_STARTED_BY = Symbol.for("tdp.server-process.started-by");
+const THIS_COPY = Symbol("this copy of server/http/startup.ts");
+type ProcessClaim = { [PROCESS_STARTED_BY]?: symbol };
+
+export const STARTED_BY_ANOTHER_COPY =
+  "the server process was already started in this process by another copy of the server's modules (a route Next served beside the lean front, or a `next dev` reload): nothing is started twice";
+
+/** Takes the process for this copy; an error (nothing started) when another copy holds it. */
+function claimTheProcess(): Error | undefined {
+  const claim = globalThis as ProcessClaim;
+  if (claim[PROCESS_STARTED_BY] !== undefined && claim[PROCESS_STARTED_BY] !== THIS_COPY) return new ServerProcessStartedElsewhere();
+  claim[PROCESS_STARTED_BY] = THIS_COPY;
+}
+
+/** A start that failed before anything ran leaves the process to whichever copy tries next. */
+function releaseTheProcess(): void {
+  const claim = globalThis as ProcessClaim;
+  if (claim[PROCESS_STARTED_BY] === THIS_COPY) delete claim[PROCESS_STARTED_BY];
+}
+
+export class ServerProcessStartedElsewhere extends Error {
+  constructor() {
+    super(STARTED_BY_ANOTHER_COPY);
+    this.name = "ServerProcessStartedElsewhere";
+  }
 }
 
 async function openDependencies(): Promise<void> {
