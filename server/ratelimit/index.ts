@@ -10,7 +10,7 @@ export type { LimitDecision, LayerConfig, LayeredLimiter, LayeredLimiterOptions 
 export { createLayeredLimiter } from "./layered-limiter";
 export type { LimitStore, StoreResult } from "./store";
 export { keyPrefix } from "./store";
-export { createMemoryStore } from "./memory-store";
+export { createMemoryStore, type MemoryStore } from "./memory-store";
 export { createRedisStore, createLimiterRedisClient } from "./redis-store";
 export { createUpstashStore } from "./upstash-store";
 export { rateLimitConfigFromEnv, type RateLimitConfig } from "./config";
