@@ -28,25 +28,28 @@ export function inngestServeUrl(env: Env = process.env): URL | null {
 /** The lean front's listen address, a wildcard one as loopback (a dev server runs beside the app). */
 function listenOrigin(env: Env): string {
   const host = setting("HOST", env);
-  const reachable = host === "0.0.0.0" || host === "" ? "127.0.0.1" : host === "::" ? "::1" : host;
+  const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
   return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${setting("PORT", env)}`;
 }
 
 /**
- * Whether this process serves Inngest at all: a dev server, or a signing key to check Inngest's
- * calls with. Without either, Inngest's SDK answers every request 500 and logs a line each time.
+ * The URL this process serves Inngest at, or why it cannot: it needs a dev server or a signing key
+ * to check Inngest's calls with (without, Inngest's SDK answers every request 500 and logs a line
+ * each time), and a URL to register.
  */
-export function inngestServed(env: Env = process.env): boolean {
-  return (inngestDevMode(env) || Boolean(setting("INNGEST_SIGNING_KEY", env))) && inngestServeUrl(env) !== null;
+export function inngestServing(env: Env = process.env): { url: URL } | { notServed: string } {
+  if (!inngestDevMode(env) && !setting("INNGEST_SIGNING_KEY", env)) return { notServed: "no INNGEST_SIGNING_KEY, and INNGEST_DEV unset" };
+  const url = inngestServeUrl(env);
+  return url ? { url } : { notServed: "no PUBLIC_BASE_URL or INNGEST_SERVE_ORIGIN to register" };
 }
 
 let notConfiguredLogged = false;
 
 /** The answer of `/api/inngest` where Inngest is not served: a 404 in the error envelope, logged once per process. */
-export function inngestNotConfigured(): Response {
+export function inngestNotConfigured(reason: string): Response {
   if (!notConfiguredLogged) {
     notConfiguredLogged = true;
-    log.warn("/api/inngest called but Inngest is not configured (no INNGEST_SIGNING_KEY, INNGEST_DEV unset): answering 404; logged once per process");
+    log.warn(`/api/inngest called but Inngest is not configured (${reason}): answering 404; logged once per process`);
   }
   return Response.json(errorBody(new AppError("not_found", "Inngest is not configured on this deployment")), { status: 404 });
 }

@@ -18,7 +18,7 @@ import { setting } from "../lib/settings";
 import { MAX_ATTEMPTS, MAX_THROTTLED_ATTEMPTS, retryDelays, type DeliveryStatus } from "./retry-ladder";
 import { createSlaCheckFunction } from "../conversations/sla-monitor.inngest";
 import { createRetentionFunction } from "../retention/retention.inngest";
-import { inngestNotConfigured, inngestServed, inngestServeUrl, pinSyncRequest } from "./inngest-endpoint";
+import { inngestNotConfigured, inngestServing, pinSyncRequest } from "./inngest-endpoint";
 
 export const DELIVERY_REQUESTED = "webhooks/delivery.requested";
 export type DeliveryRequested = {
@@ -247,7 +247,7 @@ export const checkHandoffSla = createSlaCheckFunction(inngest);
 /** The retention purge and due tenant deletions, hourly (server/retention/retention.inngest.ts). */
 export const retentionPurge = createRetentionFunction(inngest);
 
-let served: { url: URL; handle: (req: Request) => Promise<Response> } | null | undefined;
+let served: { url: URL; handle: (req: Request) => Promise<Response> } | { notServed: string } | undefined;
 
 /**
  * Inngest's endpoint (`/api/inngest`): the delivery function, the retention purge and the SLA check served to an Inngest server, as a plain
@@ -257,17 +257,20 @@ let served: { url: URL; handle: (req: Request) => Promise<Response> } | null | u
  */
 export async function handleInngestRequest(req: Request): Promise<Response> {
   if (served === undefined) {
-    const url = inngestServed() ? inngestServeUrl() : null;
-    served = url && {
-      url,
-      handle: serve({
-        client: inngest,
-        functions: [deliverWebhook, checkHandoffSla, retentionPurge],
-        serveOrigin: url.origin,
-        servePath: url.pathname,
-      }),
-    };
+    const serving = inngestServing();
+    served =
+      "notServed" in serving
+        ? serving
+        : {
+            url: serving.url,
+            handle: serve({
+              client: inngest,
+              functions: [deliverWebhook, checkHandoffSla, retentionPurge],
+              serveOrigin: serving.url.origin,
+              servePath: serving.url.pathname,
+            }),
+          };
   }
-  if (!served) return inngestNotConfigured();
+  if ("notServed" in served) return inngestNotConfigured(served.notServed);
   return served.handle(pinSyncRequest(req, served.url));
 }

@@ -4,7 +4,7 @@
 // tests/helpers/inngest-server plays Inngest and records what each sync told it.
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inngestServeUrl } from "../../server/webhooks/inngest-endpoint";
+import { inngestServeUrl, inngestServing } from "../../server/webhooks/inngest-endpoint";
 import { hashSigningKey } from "../helpers/inngest-server/inngest-server";
 import { SIGNING_KEY, startApp } from "./helpers";
 
@@ -105,5 +105,15 @@ describe("the URL registered with Inngest, from the settings", () => {
     expect(inngestServeUrl({ INNGEST_DEV: "http://localhost:8288", HOST: "::" })?.href).toBe("http://[::1]:3000/api/inngest");
     expect(inngestServeUrl({ INNGEST_SIGNING_KEY: "signkey-prod-1", HOST: "0.0.0.0" })).toBeNull();
     expect(inngestServeUrl({ INNGEST_DEV: "0", INNGEST_SIGNING_KEY: "signkey-prod-1" })).toBeNull();
+  });
+
+  it("is_served_only_with_a_signing_key_or_a_dev_server_and_a_url", () => {
+    const url = new URL("https://api.example.com/api/inngest");
+    expect(inngestServing({ PUBLIC_BASE_URL: "https://api.example.com", INNGEST_SIGNING_KEY: "signkey-prod-1" })).toEqual({ url });
+    expect(inngestServing({ PUBLIC_BASE_URL: "https://api.example.com", INNGEST_EVENT_KEY: "k" })).toEqual({
+      notServed: "no INNGEST_SIGNING_KEY, and INNGEST_DEV unset",
+    });
+    expect(inngestServing({ INNGEST_SIGNING_KEY: "signkey-prod-1" })).toEqual({ notServed: "no PUBLIC_BASE_URL or INNGEST_SERVE_ORIGIN to register" });
+    expect(inngestServing({ INNGEST_DEV: "1" })).toEqual({ url: new URL("http://127.0.0.1:3000/api/inngest") });
   });
 });

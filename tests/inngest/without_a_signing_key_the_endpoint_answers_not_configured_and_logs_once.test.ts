@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApp } from "./helpers";
 
 const NOT_CONFIGURED = { error: { code: "not_found", message: "Inngest is not configured on this deployment" } };
-const LOGGED = "/api/inngest called but Inngest is not configured";
+const LOGGED = "/api/inngest called but Inngest is not configured (no INNGEST_SIGNING_KEY, and INNGEST_DEV unset): answering 404";
 
 describe("without a signing key, /api/inngest answers not configured", () => {
   let started: Awaited<ReturnType<typeof startApp>>;
