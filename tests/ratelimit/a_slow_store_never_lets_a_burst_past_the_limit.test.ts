@@ -106,6 +106,47 @@ describe("the limiter over a Redis that stops answering mid-burst", () => {
   });
 });
 
+describe("the limiter over a Redis that stalls again and again during a burst", () => {
+  // SIGSTOP for a while, SIGCONT for a moment, over and over: some calls are answered in time,
+  // others time out and are decided in memory while Redis runs them later, others wait behind them.
+  for (const [stallMs, runMs] of [
+    [150, 1],
+    [250, 2],
+    [400, 3],
+  ] as const) {
+    it(`429_stalled_${stallMs}_ms_running_${runMs}_ms_at_most_the_limit_is_admitted`, async () => {
+      const client = createLimiterRedisClient(server.url, { commandTimeoutMs: 300 });
+      await new Promise((resolve) => client.once("ready", resolve));
+      const store = withMemoryFallback(createRedisStore(client, { ownsClient: true }), { probeIntervalMs: 50, settleMs: 300 });
+      const { api } = createSurfaceLimiters(store, DEFAULTS);
+      startOfNextWindow();
+      const key = `key-stall-${stallMs}`;
+      expect((await api.check({ key, tenant: key })).allowed).toBe(true); // loads the scripts into Redis
+      let stalling = true;
+      const stalls = (async () => {
+        while (stalling) {
+          server.freeze();
+          await new Promise((r) => setTimeout(r, stallMs));
+          server.thaw();
+          await new Promise((r) => setTimeout(r, runMs));
+        }
+      })();
+      try {
+        // 400 requests over two seconds.
+        const decisions = await Promise.all(range(400).map((i) => new Promise((r) => setTimeout(r, i * 5)).then(() => api.check({ key, tenant: key }))));
+        const admitted = decisions.filter((d) => d.allowed).length;
+        expect(1 + admitted).toBeLessThanOrEqual(200); // with the first
+        expect(admitted).toBeGreaterThan(100);
+      } finally {
+        stalling = false;
+        await stalls;
+        server.thaw();
+        await store.close();
+      }
+    });
+  }
+});
+
 describe("/api/v1 over a Redis that stops answering mid-burst", { timeout: 120_000 }, () => {
   const saved: Record<string, string | undefined> = {};
   beforeAll(async () => {
