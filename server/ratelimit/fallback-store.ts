@@ -39,20 +39,18 @@ const SWEEP_EVERY_MS = 60_000;
 
 /**
  * The store's count of each identifier as its answers told it. An admission's answer gives the
- * count exactly (limit - remaining), a refusal at least `limit - rate + 1`. The highest count of a
- * window is kept: answers over parallel requests (Upstash's REST) may arrive out of order, and
- * answers of refunds are left out for that reason, so the count errs high by the refunds, never
- * low. A store that answers in order (Redis over one connection) had not yet run the give-backs
- * still unanswered when it answered a later call: they are taken off that call's count.
+ * count exactly (limit - remaining), a refusal at least `limit - rate + 1`. Answers of refunds are
+ * left out: answers over parallel requests (Upstash's REST) may arrive out of order, and only
+ * the highest count is safe to keep; the count then errs high by the refunds, never low.
  */
-function storeCounts(ordered: boolean) {
+function storeCounts() {
   const counts = new Map<string, StoreCount>();
   let nextSweepAt = 0;
   return {
-    note(identifier: string, windowMs: number, rate: number, r: StoreResult, givingBack: number) {
+    note(identifier: string, windowMs: number, rate: number, r: StoreResult) {
       if (rate <= 0) return;
       const window = Math.round(r.reset / windowMs) - 1;
-      const used = r.success ? r.limit - r.remaining - (ordered ? givingBack : 0) : r.limit - rate + 1;
+      const used = r.success ? r.limit - r.remaining : r.limit - rate + 1;
       const known = counts.get(identifier);
       if (!known || known.window < window || known.windowMs !== windowMs) counts.set(identifier, { window, windowMs, used });
       else if (known.window === window) known.used = Math.max(known.used, used);
@@ -80,9 +78,7 @@ export function withMemoryFallback(primary: LimitStore, opts: FallbackOptions = 
   const probeIntervalMs = opts.probeIntervalMs ?? 1000;
   const settleMs = opts.settleMs ?? 10_000;
   const memory = createMemoryStore();
-  const counted = storeCounts(primary.ordered === true);
-  /** Per identifier, the rates of give-backs sent and not yet answered. */
-  const givingBack = new Map<string, number>();
+  const counted = storeCounts();
   let down = false;
   let closed = false;
   let outage: Outage | null = null;
@@ -132,28 +128,18 @@ export function withMemoryFallback(primary: LimitStore, opts: FallbackOptions = 
     outage = null;
   }
 
-  /** Takes back from the store a count it made for a request decided otherwise. */
-  function giveBack(identifier: string, limit: number, windowMs: number, rate: number) {
-    givingBack.set(identifier, (givingBack.get(identifier) ?? 0) + rate);
-    void primary
-      .limit(identifier, limit, windowMs, -rate)
-      .catch(() => {})
-      .finally(() => {
-        const left = (givingBack.get(identifier) ?? rate) - rate;
-        if (left > 0) givingBack.set(identifier, left);
-        else givingBack.delete(identifier);
-      });
-  }
+  const giveBack = (identifier: string, limit: number, windowMs: number, rate: number) =>
+    void primary.limit(identifier, limit, windowMs, -rate).catch(() => {});
 
   /** The store's answer, refused when it and what memory admitted in the window exceed the limit. */
   function withMemoryCount(identifier: string, limit: number, windowMs: number, rate: number, r: StoreResult): StoreResult {
-    const inMemory = rate > 0 && r.success ? memory.used(identifier, windowMs) : 0;
-    // An ordered store ran this call before the give-backs still unanswered: its count holds them.
-    const room = inMemory > 0 ? r.remaining + (primary.ordered ? (givingBack.get(identifier) ?? 0) : 0) - inMemory : r.remaining;
-    if (room < 0) giveBack(identifier, limit, windowMs, rate);
-    counted.note(identifier, windowMs, rate, r, givingBack.get(identifier) ?? 0);
-    if (room < 0) return { success: false, limit: r.limit, remaining: 0, reset: r.reset };
-    return inMemory > 0 ? { ...r, remaining: room } : r;
+    counted.note(identifier, windowMs, rate, r);
+    if (rate <= 0 || !r.success) return r;
+    const inMemory = memory.used(identifier, windowMs);
+    if (inMemory <= 0) return r;
+    if (r.remaining >= inMemory) return { ...r, remaining: r.remaining - inMemory };
+    giveBack(identifier, limit, windowMs, rate);
+    return { success: false, limit: r.limit, remaining: 0, reset: r.reset };
   }
 
   /** Memory decides within the share of the limit the store's count leaves. */
@@ -189,7 +175,6 @@ export function withMemoryFallback(primary: LimitStore, opts: FallbackOptions = 
     probe: () => primary.probe(),
     async clear() {
       counted.clear();
-      givingBack.clear();
       await memory.clear();
       await primary.clear();
     },
@@ -199,7 +184,6 @@ export function withMemoryFallback(primary: LimitStore, opts: FallbackOptions = 
       clearTimeout(probeTimer);
       clearTimeout(settleTimer);
       counted.clear();
-      givingBack.clear();
       await memory.close();
       await primary.close();
     },

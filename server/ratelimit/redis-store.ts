@@ -93,7 +93,6 @@ export function createRedisStore(client: Redis, opts: { ownsClient?: boolean; pr
   });
   return {
     ...store,
-    ordered: true, // one connection: Redis answers its commands in the order it ran them
     async limit(identifier, limit, windowMs, rate) {
       if (connecting) await connecting;
       return store.limit(identifier, limit, windowMs, rate);

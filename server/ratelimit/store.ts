@@ -8,8 +8,6 @@ export type StoreKind = "upstash" | "redis" | "memory";
 
 export interface LimitStore {
   readonly kind: StoreKind;
-  /** Answers arrive in the order the store ran the calls (one connection, as ioredis's). */
-  readonly ordered?: boolean;
   /**
    * Sliding-window count of `rate` requests (default 1) against `identifier`, which is already
    * namespaced by layer (e.g. `key:<id>`); the stored key is `<prefix>:<identifier>:<window index>`
