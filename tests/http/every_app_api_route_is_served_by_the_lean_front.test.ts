@@ -13,7 +13,7 @@ import { mountFor } from "../../server/http/lean-server";
 import { STARTED_BY_ANOTHER_COPY } from "../../server/http/startup";
 import { errorOf, tenantWithKey } from "../helpers/api";
 import { userInTenant } from "../helpers/dashboard";
-import { hasNextBuild, ROOT, startMount } from "../helpers/http-mounts";
+import { ROOT, startMount } from "../helpers/http-mounts";
 import { SIGN_IN_ENV, signInOverHttp, trpcOverHttp } from "../dashboard/http-session";
 
 /** A request path each route file under app/api answers: dynamic segments filled in with samples. */
@@ -44,7 +44,7 @@ describe("the route list", () => {
   });
 });
 
-describe.skipIf(!hasNextBuild())("the lean front over real HTTP, with METRICS_PORT (needs `next build`)", () => {
+describe("the lean front over real HTTP, with METRICS_PORT (needs `next build`)", () => {
   let server: Running;
   let owner: string;
   let tenantId: string;
