@@ -21,6 +21,7 @@ import { lockTenantRow } from "../db/lock-row";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
 import { badRequest, notFound } from "../lib/errors";
 import { normalizeCustomerIdentifier, normalizePhone, phoneParts } from "../lib/customer-identifier";
+import { senderIdentifier } from "../lib/sender-identifier";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
 import { eventEmitter } from "../outbox/emit-event";
 import { ERASURE_EVENTS } from "./erasure.events";
@@ -44,18 +45,25 @@ const MIN_NAME_LENGTH = 3;
 
 const FIELD = "customer_identifier";
 
-/** The stored forms of an identifier given by the caller: E.164 for a phone number, lower-case for an email. */
-export function normaliseErasureIdentifier(raw: string): string {
+/**
+ * The stored form of an identifier given by the caller: E.164 for a phone number, lower-case for an
+ * email, or a sender as intake stores it (`onlyIfStored`: erased if found, else the 400).
+ */
+export function normaliseErasureIdentifier(raw: string): { identifier: string; onlyIfStored: boolean } {
   const trimmed = raw.trim();
   if (!trimmed) throw badRequest(`invalid field '${FIELD}': must not be blank`, FIELD);
   try {
-    if (trimmed.includes("@")) return normalizeCustomerIdentifier("email", trimmed);
+    if (trimmed.includes("@")) return { identifier: normalizeCustomerIdentifier("email", trimmed), onlyIfStored: false };
   } catch {
     throw invalidIdentifier();
   }
   const phone = normalizePhone(trimmed);
-  if (phone === null) throw invalidIdentifier();
-  return phone;
+  if (phone !== null) return { identifier: phone, onlyIfStored: false };
+  // Not a valid number: it may still be a sender intake stored as its provider sent it (an unlisted
+  // `+digits` number, a short code, an alphanumeric id). Such input is the 400 unless one was stored.
+  const sender = senderIdentifier(trimmed);
+  if (!sender) throw invalidIdentifier();
+  return { identifier: sender.identifier, onlyIfStored: true };
 }
 
 const invalidIdentifier = () =>
@@ -82,7 +90,7 @@ type Found = {
 };
 
 export async function eraseCustomer(db: TenantDb, input: EraseCustomerInput, actor: AuditActor): Promise<ErasureResult> {
-  const identifier = input.customer_identifier !== undefined ? normaliseErasureIdentifier(input.customer_identifier) : null;
+  const byIdentifier = input.customer_identifier !== undefined ? normaliseErasureIdentifier(input.customer_identifier) : null;
   return db.$transaction(async (tx) => {
     const found: Found = { conversations: new Map(), identifiers: new Set(), values: new Set(), names: new Set() };
     if (input.conversation_id !== undefined) {
@@ -90,10 +98,11 @@ export async function eraseCustomer(db: TenantDb, input: EraseCustomerInput, act
       const row = await tx.conversation.findFirstOrThrow({ where: { id: input.conversation_id } });
       found.conversations.set(row.id, { createdAt: row.createdAt, erased: isErasedIdentifier(row.customerIdentifier) });
       if (!isErasedIdentifier(row.customerIdentifier)) found.identifiers.add(row.customerIdentifier);
-    } else if (identifier) {
-      found.identifiers.add(identifier);
+    } else if (byIdentifier) {
+      found.identifiers.add(byIdentifier.identifier);
     }
     const { leads, appointments } = await findCustomer(tx, found);
+    if (byIdentifier?.onlyIfStored && found.conversations.size === 0 && leads.length === 0 && appointments.length === 0) throw invalidIdentifier();
 
     const live = [...found.conversations].filter(([, c]) => !c.erased).map(([id]) => id);
     const nothingLive = live.length === 0 && leads.length === 0 && appointments.length === 0;
