@@ -538,7 +538,9 @@ export class DeliveryWorker {
       // after its claim's answer for it to matter (a sooner one relies on the claim's own reading;
       // at 1,000/s, as in the bench, a claim's sends all go sooner).
       let heldMs = heldFor(target.subscription_id);
-      if (!heldMs && this.paced && Date.now() - answeredAt > HOLD_RECHECK_AFTER_MS) heldMs = await readHold(sql, target.subscription_id);
+      // (This process's own 429 may have been answered while the row was being read.)
+      if (!heldMs && this.paced && Date.now() - answeredAt > HOLD_RECHECK_AFTER_MS)
+        heldMs = (await readHold(sql, target.subscription_id)) || heldFor(target.subscription_id);
       if (heldMs > 0) return await this.giveBackHeld(db, target, heldMs);
       // A margin under the lease: the record must land before another worker may claim the delivery.
       result = await attemptDelivery(db, target, {
