@@ -208,10 +208,15 @@ export const SETTINGS = {
   ),
   AUTH_SIGNIN_RATE_WINDOW_SECONDS: declare(AUTH, positiveInt().default(60), "window of the sign-in attempt limit"),
   AUTH_SIGNIN_RATE_MAX: declare(AUTH, positiveInt().default(10), "sign-in attempts per client address per window"),
-  ENCRYPTION_KEY: declare(AUTH, text().optional(), "32-byte key (hex or base64) encrypting webhook secrets and CRM credentials at rest, and stored `Idempotency-Key` answers that carry a webhook secret", {
-    shown: "generated once into `DATA_DIR/encryption.key`",
-    secret: true,
-  }),
+  ENCRYPTION_KEY: declare(
+    AUTH,
+    text().optional(),
+    "32-byte key (hex or base64) encrypting webhook secrets and CRM credentials at rest, and stored `Idempotency-Key` answers that carry a webhook secret",
+    {
+      shown: "generated once into `DATA_DIR/encryption.key`",
+      secret: true,
+    },
+  ),
   INVITATION_MAIL_WEBHOOK_URL: declare(
     AUTH,
     httpUrl().optional(),
