@@ -86,7 +86,13 @@ describe("a suspended tenant", () => {
       { provider: "twilio", channel: "sms", address: number, credentials: { account_sid: TWILIO_SID, auth_token: TOKEN } },
       OPERATOR,
     );
-    await dashboardCaller(a.tenantId).webhooks.createSubscription({ url: consumer.url("/a"), events: ["conversation.created", "csat.received"] as never });
+    // Five a second: sends 200 ms apart, so the order they arrive in is the order they were sent (at the
+    // default 50 a second, 20 ms apart over separate connections, a loaded machine swapped two arrivals).
+    await dashboardCaller(a.tenantId).webhooks.createSubscription({
+      url: consumer.url("/a"),
+      events: ["conversation.created", "csat.received"] as never,
+      max_deliveries_per_second: 5,
+    });
     const owner = await userInTenant(a.tenantId, "owner");
     const cookie = await sessionCookie(owner);
     expect((await call("GET", "/offerings", { key: a.key })).status).toBe(200);
