@@ -121,6 +121,11 @@ export type StepResult = {
   slot_in_ms?: number;
   /** Set when the attempt was not made because the subscription is disabled. */
   disabled?: true;
+  /**
+   * Set when the attempt was not made because a consumer's Retry-After holds the subscription
+   * (`slot_in_ms`: until its end): after the sleep, the attempt takes a new send slot.
+   */
+  held?: true;
 };
 
 /** A run held back by an open breaker sleeps at most this many times per attempt (Inngest bounds a run's steps). */
@@ -150,7 +155,11 @@ export async function runAttemptStep(db: PrismaClient, deliveryId: string, cycle
     if (waitMs > IN_STEP_SLOT_WAIT_MS) return { attempt: attemptNumber, status: "pending", status_code: null, next_delay_ms: null, slot_in_ms: waitMs };
     await waitForSendSlot(db, deliveryId, waitMs, askedAt);
   }
+  // The statement that marks the attempt started reads the hold too: one answered since this run's
+  // slot was taken (by any process) holds this attempt, unspent, until its end.
   const result = await attemptDelivery(db, target, { engine: "inngest" });
+  if (result.heldMs !== undefined)
+    return { attempt: attemptNumber, status: "pending", status_code: null, next_delay_ms: null, slot_in_ms: result.heldMs, held: true };
   return { attempt: attemptNumber, status: result.status, status_code: result.statusCode, next_delay_ms: result.nextDelayMs };
 }
 
@@ -187,10 +196,12 @@ export const deliverWebhook = inngest.createFunction(
       let result = await step.run(`attempt-${n}`, async () => runAttemptStep(await getDb(), deliveryId, cycle, n));
       // The rate limit's slot is far off (a backlog, or the consumer's Retry-After), or an open breaker
       // holds the attempt until its next probe: sleep durably, then send (or ask the breaker again).
+      // After a hold, the attempt takes a new slot: the runs it held do not all go at its end.
       for (let k = 1; result.slot_in_ms !== undefined && !result.disabled && k <= MAX_HELD_SLEEPS; k++) {
         const suffix = k === 1 ? "" : `-${k}`;
+        const slotTaken = !result.held;
         await step.sleep(`slot-${n}${suffix}`, result.slot_in_ms);
-        result = await step.run(`attempt-${n}-in-slot${suffix}`, async () => runAttemptStep(await getDb(), deliveryId, cycle, n, true));
+        result = await step.run(`attempt-${n}-in-slot${suffix}`, async () => runAttemptStep(await getDb(), deliveryId, cycle, n, slotTaken));
       }
       // Disabled, or still held after that many sleeps: the dispatcher sends the delivery again once it is due
       // and its subscription enabled (a new run, same cycle, its attempts kept).
