@@ -118,7 +118,7 @@ for (const f of fs.readdirSync(process.argv[1])) {
     }
   }
 }
-// The ten slowest files over every vitest phase: where the next minute of the suite's time is.
+// The ten slowest files over every vitest phase: where the next minute of the run goes.
 if (slowest.length) {
   slowest.sort((a, b) => b.ms - a.ms);
   console.log(`\nSlowest files:\n${slowest.slice(0, 10).map((f) => `  ${(f.ms / 1000).toFixed(1).padStart(6)} s  ${f.phase} ${f.file}`).join("\n")}`);
