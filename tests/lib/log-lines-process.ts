@@ -1,6 +1,9 @@
-// A process that logs one line of each kind (run by log_lines_*.test.ts, which reads its stderr).
-import { log, withRequestLogger } from "../../server/lib/log";
+// A process that logs one line of each kind (run by log_lines_*.test.ts, which reads its stdout),
+// around one line of its own output; with the argument `stderr`, as the CLI does, its lines go to stderr.
+import { log, setLogDestination, withRequestLogger } from "../../server/lib/log";
 
+if (process.argv[2] === "stderr") setLogDestination(2);
+log.debug({ step: 1 }, "a debug detail");
 log.info({ tenant_id: "t-1" }, "outside a request");
 await withRequestLogger("req-42", async (logger) => {
   await Promise.resolve();
@@ -8,5 +11,7 @@ await withRequestLogger("req-42", async (logger) => {
   const cause = Object.assign(new Error("connection refused"), { code: "ECONNREFUSED" });
   logger.error({ error: new Error("upstream failed", { cause }) }, "through the context's logger");
 });
+process.stdout.write("the process's own output\n");
 log.error({ error: "plain text" }, "not an error object");
-process.stdout.write("stdout stays clean\n");
+// Exits at once, as the CLI does: every line written above is out already (synchronous destination).
+process.exit(0);
