@@ -11,7 +11,8 @@ const SCRIPT = path.join(__dirname, "log-lines-process.ts");
 const OWN_OUTPUT = "the process's own output";
 
 function run(level: string, ...args: string[]) {
-  const env = { ...process.env, LOG_LEVEL: level, NODE_ENV: args.includes("development") ? "development" : "production" };
+  const nodeEnv: "development" | "production" = args.includes("development") ? "development" : "production";
+  const env = { ...process.env, LOG_LEVEL: level, NODE_ENV: nodeEnv };
   const out = spawnSync(process.execPath, ["--import", "tsx", SCRIPT, ...args], { env, encoding: "utf8", timeout: 60_000 });
   expect(out.status, out.stderr).toBe(0);
   const logged = args[0] === "stderr" ? out.stderr : out.stdout;
