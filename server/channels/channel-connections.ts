@@ -136,7 +136,7 @@ async function recordRefusedClaim(claimantTenantId: string, claim: Claim, actor:
       details: { ...claim, held_by: "another tenant" },
     });
   } catch (err) {
-    log.warn("could not record a refused claim on a channel address", { provider: claim.provider, error: err });
+    log.warn({ provider: claim.provider, error: err }, "could not record a refused claim on a channel address");
   }
 }
 

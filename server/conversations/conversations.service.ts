@@ -232,9 +232,9 @@ export async function deliverQueuedMessage(db: TenantDb, driver: ChannelDriver, 
     });
   } catch (err) {
     result = { ok: false, error: `channel driver '${driver.name}' failed` };
-    log.error("channel driver threw", { driver: driver.name, message_id: queued.id, error: err });
+    log.error({ driver: driver.name, message_id: queued.id, error: err }, "channel driver threw");
   }
-  if (!result.ok) log.warn("outbound message failed", { driver: driver.name, message_id: queued.id, error: result.error });
+  if (!result.ok) log.warn({ driver: driver.name, message_id: queued.id, error: result.error }, "outbound message failed");
   return recordSendOutcome(db, driver, conversation, queued.id, result);
 }
 

@@ -53,9 +53,12 @@ function encryptionKey(): Buffer {
   const key = fromEnv ? parseEncryptionKey(fromEnv, "ENCRYPTION_KEY") : keyFileKey(source.slice(5));
   if (!fromEnv && process.env.NODE_ENV === "production" && setting("DATABASE_URL") && !warnedAboutKeyFile) {
     warnedAboutKeyFile = true;
-    log.warn("ENCRYPTION_KEY is not set: using the key file; set ENCRYPTION_KEY in production", {
-      key_file: source.slice(5),
-    });
+    log.warn(
+      {
+        key_file: source.slice(5),
+      },
+      "ENCRYPTION_KEY is not set: using the key file; set ENCRYPTION_KEY in production",
+    );
   }
   cached = { source, key };
   return key;

@@ -73,7 +73,7 @@ function createEmbeddedFromTemplate(dir: string): void {
   cpSync(embeddedTemplateDir(), partial, { recursive: true });
   rmSync(dir, { recursive: true, force: true }); // without PG_VERSION it is no database (an initdb cut short)
   renameSync(partial, dir);
-  log.info("embedded database created from the build's template", { dir });
+  log.info({ dir }, "embedded database created from the build's template");
 }
 
 /**
@@ -129,7 +129,7 @@ async function applyRoleTimeouts(directUrl: string): Promise<void> {
       .join(" ");
     await client.query(`DO $$ BEGIN ${sets} END $$`);
   } catch (err) {
-    log.warn("could not set the statement and lock timeouts as the role's defaults behind the pooler", { error: err });
+    log.warn({ error: err }, "could not set the statement and lock timeouts as the role's defaults behind the pooler");
   } finally {
     void client.end().catch(() => {});
   }
@@ -330,7 +330,7 @@ async function open(): Promise<DbState> {
     // Unbounded by the session timeouts (a role default behind a pooler): an index build may take long.
     const migrating = url ? new PrismaPg({ connectionString: directDatabaseUrl(), max: 1, options: UNBOUNDED_SESSION_OPTIONS }) : adapter;
     const applied = await applyMigrations(migrating);
-    if (applied.length) log.info("migrations applied", { applied });
+    if (applied.length) log.info({ applied }, "migrations applied");
   }
   const base = new PrismaClient({ adapter });
   const prisma = base.$extends({

@@ -21,7 +21,7 @@ export async function answerExportDownload(req: Request): Promise<Response> {
   if (!identity) return refusal(401, "unauthorized", "sign in to continue");
   // As every dashboard procedure refuses a suspended tenant (server/trpc/trpc.ts authenticate): 403, before the limiter.
   if (identity.suspended) {
-    log.info("dashboard auth refused", { reason: "tenant suspended", tenant_id: identity.tenantId });
+    log.info({ reason: "tenant suspended", tenant_id: identity.tenantId }, "dashboard auth refused");
     return Response.json(errorBody(tenantSuspended()), { status: 403 });
   }
   const decision = await limitDashboardRequest({ userId: identity.userId, tenantId: identity.tenantId });
@@ -55,7 +55,7 @@ export function exportStream(lines: AsyncGenerator<string>): ReadableStream<Uint
           if (next.done) controller.close();
           else controller.enqueue(encoder.encode(next.value));
         } catch (err) {
-          log.error("tenant export failed", { error: err });
+          log.error({ error: err }, "tenant export failed");
           controller.error(err);
         }
       },

@@ -75,7 +75,7 @@ async function answerWith(handler: NodeHandler, req: IncomingMessage, res: Serve
     await handler(req, res);
   } catch (err) {
     // The shared handlers turn every failure into a response; reaching here is a transport failure.
-    log.error("lean front: handler failed", { path: pathnameOf(req.url), error: err });
+    log.error({ path: pathnameOf(req.url), error: err }, "lean front: handler failed");
     if (!res.headersSent) {
       res.writeHead(500, { "content-type": "application/json" });
       res.end(JSON.stringify(errorBody(new AppError("internal_error", MESSAGES.internal))));
@@ -157,7 +157,7 @@ export function createLeanServer(options: LeanServerOptions): Server {
     if (mount !== "next") void answerWith(handlers[mount], req, res);
     else
       void Promise.resolve(options.next(req, res)).catch((err) => {
-        log.error("lean front: next handler failed", { error: err });
+        log.error({ error: err }, "lean front: next handler failed");
         if (!res.headersSent) res.writeHead(500).end();
         else res.destroy();
       });

@@ -84,13 +84,13 @@ export async function startMetricsListener(): Promise<void> {
     renderMetrics().then(
       (text) => worker.postMessage({ id, text }),
       (err) => {
-        log.error("metrics: rendering failed", { error: err });
+        log.error({ error: err }, "metrics: rendering failed");
         worker.postMessage({ id, failed: true });
       },
     );
   });
   listener = worker;
-  log.info("metrics listening", { url: `http://${host}:${port}/metrics` });
+  log.info({ url: `http://${host}:${port}/metrics` }, "metrics listening");
 }
 
 /** Closes the listener (graceful stop, after the front drained). */

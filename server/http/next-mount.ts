@@ -34,7 +34,7 @@ export function nextRoute(handle: FetchHandler, route?: string | ((req: Request)
       if (!(err instanceof ServerProcessStartedElsewhere)) throw err;
       // This route bundle's copy of the server must not run beside the one that started (the lean
       // front serves every app/api route itself, so reaching here is a routing bug): refused, logged.
-      log.error("next route refused", { path: new URL(req.url).pathname, reason: err.message });
+      log.error({ path: new URL(req.url).pathname, reason: err.message }, "next route refused");
       return Response.json(errorBody(new AppError("internal_error", MESSAGES.internal)), { status: 500 });
     }
     takeOverShutdownSignals();
@@ -91,18 +91,18 @@ async function shutDown(signal: NodeJS.Signals, nexts: NodeJS.SignalsListener[])
   markDraining();
   const delayMs = setting("SHUTDOWN_DELAY_MS");
   if (delayMs > 0) {
-    log.info("next start: not ready; serving on until the load balancer has noticed", { signal, delay_ms: delayMs });
+    log.info({ signal, delay_ms: delayMs }, "next start: not ready; serving on until the load balancer has noticed");
     await new Promise((resolve) => setTimeout(resolve, delayMs));
   }
   const deadline = Date.now() + setting("SHUTDOWN_TIMEOUT_MS");
-  log.info("next start: stopping", { signal, in_flight: inFlight });
+  log.info({ signal, in_flight: inFlight }, "next start: stopping");
   const [finished] = await Promise.all([
     requestsFinished(deadline),
-    stopBackgroundWork(deadline).catch((err) => log.warn("next start: background work did not stop cleanly", { error: err })),
+    stopBackgroundWork(deadline).catch((err) => log.warn({ error: err }, "next start: background work did not stop cleanly")),
   ]);
-  if (!finished) log.warn("next start: requests still in flight at the shutdown deadline", { in_flight: inFlight });
+  if (!finished) log.warn({ in_flight: inFlight }, "next start: requests still in flight at the shutdown deadline");
   await Promise.race([closeServerProcess(), new Promise((resolve) => setTimeout(resolve, 5_000))]).catch((err) =>
-    log.warn("next start: close failed", { error: err }),
+    log.warn({ error: err }, "next start: close failed"),
   );
   log.info("next start: stopped");
   if (nexts.length === 0) process.exit(0);

@@ -79,9 +79,9 @@ async function startBackgroundWork(): Promise<void> {
   (await import("../retention/retention-job")).startRetentionJob();
   // Seeded behind the ready server (a few seconds of provider traffic on a first embedded start):
   // nothing can refer to the demo tenant before its key and owner login are printed, at the end.
-  seeding = seedDemoTenantIfEnabled().catch((err) => log.error("seeding the demo tenant failed", { error: err }));
+  seeding = seedDemoTenantIfEnabled().catch((err) => log.error({ error: err }, "seeding the demo tenant failed"));
   await (await import("./metrics-listener")).startMetricsListener(); // METRICS_PORT: Prometheus scrapes this process there
-  log.info("server process ready", { database: databaseKind() });
+  log.info({ database: databaseKind() }, "server process ready");
 }
 
 /** On a fresh embedded database (or with DEMO_SEED=1): the demo tenant, its key printed that one time. */
@@ -138,7 +138,7 @@ export async function stopBackgroundWork(deadline: number): Promise<void> {
 /** Graceful stop, second half (after requests and background work ended): the metrics listener, the rate-limit store, then the database (the embedded one's lock with it). */
 export async function closeServerProcess(): Promise<void> {
   await (await import("./metrics-listener")).stopMetricsListener();
-  await closeRateLimitStore().catch((err) => log.warn("rate-limit store did not close cleanly", { error: err }));
+  await closeRateLimitStore().catch((err) => log.warn({ error: err }, "rate-limit store did not close cleanly"));
   await closeDb();
-  await stopTracing().catch((err) => log.warn("trace export did not finish cleanly", { error: err })); // the last batch of spans
+  await stopTracing().catch((err) => log.warn({ error: err }, "trace export did not finish cleanly")); // the last batch of spans
 }

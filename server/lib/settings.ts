@@ -347,7 +347,7 @@ export const SETTINGS = {
 
   // Operations
   DEMO_SEED: declare(OPS, oneOf(["0", "1"]).optional(), "`1` seeds the demo tenant on start", { shown: "1 on the embedded database, else 0" }),
-  LOG_LEVEL: declare(OPS, oneOf(["info", "warn", "silent"]).default("info"), "`info`, `warn` or `silent`"),
+  LOG_LEVEL: declare(OPS, oneOf(["debug", "info", "warn", "silent"]).default("info"), "`debug`, `info`, `warn` or `silent`"),
   READINESS_TIMEOUT_MS: declare(
     OPS,
     positiveInt().default(2000),

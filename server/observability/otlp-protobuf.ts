@@ -483,7 +483,7 @@ export async function otlpProtobufTraceExporter(): Promise<SpanExporter> {
     const resolve = createRequire(import.meta.url).resolve;
     return new WorkerSpanExporter(await startEvalWorker(WORKER_SOURCE, { modules: EXPORTER_MODULES.map((m) => resolve(m)) }));
   } catch (error) {
-    log.warn("trace export: no worker thread, exporting from the main thread", { error });
+    log.warn({ error }, "trace export: no worker thread, exporting from the main thread");
     const [nodeHttp, exporterBase, transformer] = await Promise.all([
       import("@opentelemetry/otlp-exporter-base/node-http"),
       import("@opentelemetry/otlp-exporter-base"),

@@ -94,11 +94,14 @@ export function withMemoryFallback(primary: LimitStore, opts: FallbackOptions = 
       outage.upSince = null;
     } else {
       outage = { startedAt: Date.now(), flaps: 0, upSince: null };
-      log.warn("rate limiter store unavailable; limiting in this process's memory until it recovers", {
-        store: primary.kind,
-        reason: isTimeout(err) ? "timeout" : "error",
-        error: err,
-      });
+      log.warn(
+        {
+          store: primary.kind,
+          reason: isTimeout(err) ? "timeout" : "error",
+          error: err,
+        },
+        "rate limiter store unavailable; limiting in this process's memory until it recovers",
+      );
     }
     probeTimer = setTimeout(probe, probeIntervalMs).unref();
   }
@@ -120,11 +123,14 @@ export function withMemoryFallback(primary: LimitStore, opts: FallbackOptions = 
 
   function endOutage() {
     if (down || !outage?.upSince) return;
-    log.info("rate limiter store recovered", {
-      store: primary.kind,
-      unavailable_ms: outage.upSince - outage.startedAt,
-      flaps: outage.flaps,
-    });
+    log.info(
+      {
+        store: primary.kind,
+        unavailable_ms: outage.upSince - outage.startedAt,
+        flaps: outage.flaps,
+      },
+      "rate limiter store recovered",
+    );
     outage = null;
   }
 

@@ -74,8 +74,8 @@ export async function answerReceiver(provider: string, req: ReceiverRequest, wor
   } catch (err) {
     const error = toAppError(err);
     const fields = { provider, path: req.url.pathname, status: error.status, reason: error.message };
-    if (error.errorCode === "internal_error") log.error("webhook receiver failed", { ...fields, error: err });
-    else log.warn("webhook request refused", fields);
+    if (error.errorCode === "internal_error") log.error({ ...fields, error: err }, "webhook receiver failed");
+    else log.warn(fields, "webhook request refused");
     const answer = jsonAnswer(error.status, errorBody(error));
     for (const [name, value] of Object.entries(error.headers ?? {})) answer.headers[name.toLowerCase()] = value;
     return countReceiverAnswer(provider, answer);

@@ -214,6 +214,6 @@ export async function purgeExpired(opts: PurgeOptions = {}): Promise<PurgeCounts
     }
   }
   const total = RETENTION_CLASSES.reduce((n, cls) => n + counts[cls], 0);
-  if (total > 0) log.info("retention purge", { ...counts });
+  if (total > 0) log.info({ ...counts }, "retention purge");
   return counts;
 }

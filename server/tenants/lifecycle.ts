@@ -235,7 +235,7 @@ export async function deleteTenantData(
     }
   }
   await runBatch(db, `DELETE FROM ${TABLE.Tenant} WHERE ${TENANT.id} = $1::uuid`, [tenantId]);
-  log.info("tenant deleted", { tenant_id: tenantId, rows: Object.values(deleted).reduce((a, b) => a + b, 0) });
+  log.info({ tenant_id: tenantId, rows: Object.values(deleted).reduce((a, b) => a + b, 0) }, "tenant deleted");
   return { tenant_id: tenantId, deleted, done: true };
 }
 

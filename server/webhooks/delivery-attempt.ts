@@ -510,33 +510,42 @@ async function attemptAndRecord(db: PrismaClient, target: DeliveryTarget, opts: 
     try {
       const { value: rows, tries } = await retryWhileUnreachable(record, recordBy);
       if (rows[0]?.disabled) {
-        log.warn("webhook subscription disabled: failing without a success for the auto-disable period", {
-          tenant_id: target.tenant_id,
-          subscription_id: target.subscription_id,
-        });
+        log.warn(
+          {
+            tenant_id: target.tenant_id,
+            subscription_id: target.subscription_id,
+          },
+          "webhook subscription disabled: failing without a success for the auto-disable period",
+        );
       }
       // A retry after a try whose commit was lost in the outage finds the attempt already there.
       recorded = rows[0]?.updated === 1 || (tries > 1 && (await retryWhileUnreachable(() => attemptRowExists(db, sent.attemptId), recordBy)).value);
     } catch (err) {
-      log.error("webhook attempt sent but not recorded; it will be sent again after its lease", {
-        tenant_id: target.tenant_id,
-        delivery_id: target.delivery_id,
-        event_id: envelope.id,
-        attempt: attemptNumber,
-        error: err,
-      });
+      log.error(
+        {
+          tenant_id: target.tenant_id,
+          delivery_id: target.delivery_id,
+          event_id: envelope.id,
+          attempt: attemptNumber,
+          error: err,
+        },
+        "webhook attempt sent but not recorded; it will be sent again after its lease",
+      );
       throw err;
     }
   }
   if (recorded && next.status === "dead_letter") {
-    log.warn("webhook delivery dead-lettered", {
-      tenant_id: target.tenant_id,
-      delivery_id: target.delivery_id,
-      subscription_id: target.subscription_id,
-      event_id: envelope.id,
-      cycle: target.cycle,
-      last_error: lastText,
-    });
+    log.warn(
+      {
+        tenant_id: target.tenant_id,
+        delivery_id: target.delivery_id,
+        subscription_id: target.subscription_id,
+        event_id: envelope.id,
+        cycle: target.cycle,
+        last_error: lastText,
+      },
+      "webhook delivery dead-lettered",
+    );
   }
   recordWebhookAttempt(outcome, next.status, sent.durationMs, recorded);
   return { attemptNumber, outcome, status: next.status, statusCode: sent.statusCode, nextDelayMs: next.nextDelayMs, throttled: next.throttled, recorded };

@@ -219,7 +219,7 @@ export class DeliveryWorker {
 
   private async releaseLeases() {
     const ids = [...this.inFlight.values()].flat();
-    log.warn("webhook worker: stopping with attempts in flight; releasing their leases", { deliveries: ids.length });
+    log.warn({ deliveries: ids.length }, "webhook worker: stopping with attempts in flight; releasing their leases");
     try {
       const db = await getDb();
       await db.$executeRawUnsafe(
@@ -228,7 +228,7 @@ export class DeliveryWorker {
         ids.filter((id) => this.unsent.has(id)),
       );
     } catch (err) {
-      log.error("webhook worker: could not release leases; they expire on their own", { error: err });
+      log.error({ error: err }, "webhook worker: could not release leases; they expire on their own");
     }
   }
 
@@ -284,7 +284,7 @@ export class DeliveryWorker {
       void client.end().catch(() => {});
       if (!this.running) return;
       if (this.listenFailures++ === 0) {
-        log.warn("webhook worker: LISTEN connection lost; polling until it reconnects", { error: err ?? "connection ended" });
+        log.warn({ error: err ?? "connection ended" }, "webhook worker: LISTEN connection lost; polling until it reconnects");
       }
       const delay = Math.min(100 * 2 ** (this.listenFailures - 1), LISTEN_RETRY_MAX_MS) * (0.5 + Math.random() / 2);
       this.listenRetry = setTimeout(() => void this.listen(), delay);
@@ -402,10 +402,10 @@ export class DeliveryWorker {
    */
   private logClaimFailure(err: unknown): boolean {
     if (!isDatabaseUnavailable(err) && !(err instanceof DatabaseOutcomeUnknownError)) {
-      log.error("webhook worker: claim failed", { error: err });
+      log.error({ error: err }, "webhook worker: claim failed");
       return false;
     }
-    if (!this.claimFailing) log.warn("webhook worker: database unavailable; claiming again when it is back", { error: err });
+    if (!this.claimFailing) log.warn({ error: err }, "webhook worker: database unavailable; claiming again when it is back");
     this.claimFailing = true;
     return true;
   }
@@ -425,7 +425,7 @@ export class DeliveryWorker {
         ]);
     for (const [run, ids] of runs) {
       const p = run
-        .catch((err) => log.error("webhook worker: attempt failed unexpectedly", { delivery_ids: ids, error: err }))
+        .catch((err) => log.error({ delivery_ids: ids, error: err }, "webhook worker: attempt failed unexpectedly"))
         .finally(() => {
           this.inFlight.delete(p);
           this.placeFreed();
@@ -522,7 +522,7 @@ export class DeliveryWorker {
       );
     } catch (err) {
       // Its lease runs out on its own: another claim takes it then (the hold is on the row).
-      log.warn("webhook worker: could not give back a held delivery's lease", { delivery_id: target.delivery_id, error: err });
+      log.warn({ delivery_id: target.delivery_id, error: err }, "webhook worker: could not give back a held delivery's lease");
     }
     this.wakeIn(heldMs + 5);
   }

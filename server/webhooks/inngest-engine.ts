@@ -178,7 +178,7 @@ export const deliverWebhook = inngest.createFunction(
       const failed = event.data as { run_id: string; event: DeliveryRequested };
       const dueInMs = retryDelays()[1];
       await (await getDb()).$executeRawUnsafe(HAND_BACK_FAILED_SQL, failed.event.data.delivery_id, failed.run_id, dueInMs);
-      log.warn("webhook delivery run failed; delivery handed back to the dispatcher", { delivery_id: failed.event.data.delivery_id, run_id: failed.run_id });
+      log.warn({ delivery_id: failed.event.data.delivery_id, run_id: failed.run_id }, "webhook delivery run failed; delivery handed back to the dispatcher");
     },
     // The same caps as the embedded worker's claim: attempts executing at once per subscription and per tenant.
     concurrency: [
@@ -246,7 +246,7 @@ export function createInngestDispatcher(send: Send = (events) => inngest.send(ev
     engineFilter: DISPATCHER_CLAIMS,
     handle: (db, claimed) =>
       dispatchToInngest(db, claimed, send).catch((err) => {
-        log.warn("webhook dispatch to Inngest failed; will retry", { error: err, deliveries: claimed.length });
+        log.warn({ error: err, deliveries: claimed.length }, "webhook dispatch to Inngest failed; will retry");
       }),
     leaseMs: 30_000,
   });

@@ -35,10 +35,10 @@ describe("without a signing key, /api/inngest answers not configured", () => {
         expect(await res.json(), method).toEqual(NOT_CONFIGURED);
       }
     }
-    // The process's whole log, once it has exited and its stderr is closed.
+    // The process's whole log (its lines on stdout, anything else on stderr), once it has exited and both are closed.
     await started.app.stop();
-    const stderr = started.app.proc.stderr!;
-    if (!stderr.closed) await new Promise((resolve) => stderr.once("close", resolve));
+    for (const stream of [started.app.proc.stdout!, started.app.proc.stderr!])
+      if (!stream.closed) await new Promise((resolve) => stream.once("close", resolve));
     const output = started.app.output();
     expect(output.split(LOGGED).length - 1, output).toBe(1);
     expect(output).not.toContain("no signing key found");

@@ -4,7 +4,8 @@
 // once back, add to what memory admitted. Counted across the store, memory and the recovery, one
 // key limited to 200 a window gets at most 200 admissions (exactly 200 when Redis stops once),
 // through the limiter and through /api/v1.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { captureLogLines, type LogLines, releaseLogLines } from "../helpers/log-lines";
 import {
   createLimiterRedisClient,
   createRedisStore,
@@ -28,8 +29,7 @@ const burst = <T>(n: number, f: () => Promise<T>) => Promise.all(Array.from({ le
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
 let server: RedisServer;
-let warn: MockInstance<typeof console.warn>;
-let info: MockInstance<typeof console.error>;
+let logs: LogLines;
 let savedLogLevel: string | undefined;
 beforeAll(async () => {
   server = await RedisServer.start();
@@ -42,15 +42,13 @@ afterAll(async () => {
   else process.env.LOG_LEVEL = savedLogLevel;
 });
 beforeEach(() => {
-  warn = vi.spyOn(console, "warn").mockImplementation(() => {});
-  info = vi.spyOn(console, "error").mockImplementation(() => {});
+  logs = captureLogLines();
 });
 afterEach(() => {
-  warn.mockRestore();
-  info.mockRestore();
+  releaseLogLines();
 });
 
-const recovered = () => info.mock.calls.some((args) => String(args[0]).includes(RECOVERED));
+const recovered = () => logs.withMsg(RECOVERED).length > 0;
 /** Redis's own count of a key's bucket in the current window. */
 const countInRedis = async (keyId: string) => Number((await server.command("GET", `${keyPrefix()}:key:${keyId}:${Math.floor(Date.now() / 60_000)}`)) ?? 0);
 
@@ -72,7 +70,7 @@ describe("the limiter over a Redis that stops answering mid-burst", () => {
     await server.pause(1000); // every call of the next burst times out (300 ms): memory decides them
     const during = await burst(700, check);
     const whileDown = await burst(100, check); // straight to memory
-    expect(warn).toHaveBeenCalledTimes(1);
+    expect(logs.at("warn")).toHaveLength(1);
     await eventually(async () => recovered());
     const after = await burst(300, check); // Redis decides again, with memory's 150 in the window
 

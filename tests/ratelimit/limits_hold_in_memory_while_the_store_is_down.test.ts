@@ -6,7 +6,8 @@
 // "recovered" line when it ends, flaps within the settle time belonging to the same outage.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { captureLogLines, type LogLines, releaseLogLines } from "../helpers/log-lines";
 import {
   createLimiterRedisClient,
   createMemoryStore,
@@ -27,8 +28,7 @@ const FAST = { probeIntervalMs: 50, settleMs: 300 };
 const OUTAGE = "rate limiter store unavailable; limiting in this process's memory until it recovers";
 const RECOVERED = "rate limiter store recovered";
 
-let warn: MockInstance<typeof console.warn>;
-let info: MockInstance<typeof console.error>;
+let logs: LogLines;
 let savedLogLevel: string | undefined;
 const stores: LimitStore[] = [];
 beforeAll(() => {
@@ -43,18 +43,15 @@ beforeEach(() => {
   // Exact counts: each test runs inside one window (one crossing a boundary would see only part of
   // the previous window's count).
   startOfNextWindow();
-  warn = vi.spyOn(console, "warn").mockImplementation(() => {});
-  info = vi.spyOn(console, "error").mockImplementation(() => {});
+  logs = captureLogLines();
 });
 afterEach(async () => {
-  warn.mockRestore();
-  info.mockRestore();
+  releaseLogLines();
   await Promise.all(stores.splice(0).map((s) => s.close()));
 });
 
-const lines = (spy: MockInstance<(...args: unknown[]) => void>) => spy.mock.calls.map((args) => JSON.parse(String(args[0])) as Record<string, unknown>);
-const warnings = () => lines(warn as MockInstance<(...args: unknown[]) => void>);
-const recoveries = () => lines(info as MockInstance<(...args: unknown[]) => void>).filter((l) => l.msg === RECOVERED);
+const warnings = () => logs.at("warn");
+const recoveries = () => logs.withMsg(RECOVERED);
 
 function resilient(primary: LimitStore, opts = FAST): LimitStore {
   const store = withMemoryFallback(primary, opts);

@@ -41,7 +41,7 @@ describe("settings at startup", () => {
     });
     expect(code).toBe(1);
     expect(stderr).toContain('PORT must be a port number, got "70000"');
-    expect(stderr).toContain('LOG_LEVEL must be one of info, warn, silent, got "loud"');
+    expect(stderr).toContain('LOG_LEVEL must be one of debug, info, warn, silent, got "loud"');
     expect(stderr).toContain('UPSTASH_REDIS_REST_URL must be an http(s) URL, got "ftp://x"');
     expect(stderr).toContain('CHANNEL_DRIVER must be one of record, http, got "smtp"');
   });
