@@ -59,4 +59,3 @@ export const auditEntryResource = column.define(null, {
   created_at: column.timestamp("createdAt", z.string()),
 });
 export const auditEntrySchema = auditEntryResource.schema;
-export type AuditEntry = z.infer<typeof auditEntrySchema>;

@@ -9,7 +9,6 @@ import { CHANNEL_PROVIDERS } from "../channels/providers";
 
 export const CALL_DIRECTIONS = ["inbound", "outbound"] as const;
 export const CALL_STATUSES = ["ringing", "in_progress", "completed", "missed"] as const;
-export type CallStatus = (typeof CALL_STATUSES)[number];
 
 const iso = () => z.string().describe("ISO 8601 date-time");
 

@@ -15,7 +15,7 @@ import type { ChannelDriver } from "./channel-driver.types";
 import { providerDriver, SENDING_PROVIDERS } from "./provider-drivers";
 import type { ChannelProvider, ConnectionChannel } from "./providers";
 
-export type { ChannelDriver, ChannelSendResult, OutboundConversation, OutboundMessage } from "./channel-driver.types";
+export type { ChannelDriver, ChannelSendResult } from "./channel-driver.types";
 
 /** The default: the platform itself is the record of the outbound message (nothing leaves it). */
 export const recordOnlyDriver: ChannelDriver = {

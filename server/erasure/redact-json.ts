@@ -21,13 +21,6 @@ export const PERSONAL_FIELDS: ReadonlySet<string> = new Set([
   "attributes",
 ]);
 
-export type Redaction = {
-  /** Personal values (identifiers, phone numbers, emails, names), matched case-insensitively. */
-  values: readonly string[];
-  /** Erase PERSONAL_FIELDS too (the JSON is about the erased customer's records). */
-  fields: boolean;
-};
-
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** One case-insensitive pattern of every value (longest first, so a longer value wins over a part of it). */

@@ -12,7 +12,7 @@ export const LICENSE = { name: "Proprietary: use under your agreement with the s
 export const CONTACT = { name: "The API support of this service's operator" };
 
 /** The operation field naming the scopes that let a key call it (any one of them). */
-export const REQUIRED_SCOPES = "x-required-scopes";
+const REQUIRED_SCOPES = "x-required-scopes";
 
 /**
  * An operation's scope, from the one its procedure checks: `x-required-scopes` lists every scope that

@@ -27,7 +27,6 @@ import { traceRequest } from "../observability/tracing";
 const identity = (answer: RestAnswer) => answer;
 
 export const API_BASE_PATH = "/api/v1";
-export { MAX_BODY_BYTES } from "../lib/request-body";
 
 type Route = {
   method: string;

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { badRequest } from "./errors";
 import { invalid } from "./field-messages";
 
-export { invalid, isMissingFieldMessage } from "./field-messages";
+export { invalid } from "./field-messages";
 
 export const uuid = () => z.uuid(invalid("must be a uuid"));
 
@@ -20,8 +20,6 @@ export const inYearRange = (d: Date) => {
 /** ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z; any offset is accepted, the UTC instant must fall in 0001..9999. */
 export const isoDateTime = () =>
   z.iso.datetime({ offset: true, ...invalid("must be an ISO 8601 date-time") }).refine((s) => inYearRange(new Date(s)), { message: `${YEARS} (in UTC)` });
-export const toIso = (d: Date) => d.toISOString();
-export const toIsoOrNull = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 /** YYYY-MM-DD, a real calendar date (2026-02-30 is refused). */
 export const calendarDate = () =>

@@ -115,9 +115,6 @@ export const MAX_TENANT_DAYS = 36_500;
 /** The operator's period for a class (0: kept forever), which is also the tenant's bound. */
 export const operatorDays = (cls: RetentionClass): number => setting(CLASSES[cls].setting) as number;
 
-/** The tenant column of a class (`retention_messages_days`…) and its Prisma field. */
-export const tenantField = (cls: RetentionClass) => CLASSES[cls].field as "retentionMessagesDays";
-
 /** The longest period a tenant may set for a class. */
 export const tenantBound = (cls: RetentionClass): number => operatorDays(cls) || MAX_TENANT_DAYS;
 

@@ -2,7 +2,7 @@
 // authenticates, rate-limits and authorizes every tenant procedure (REST and dashboard alike).
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import { AppError, MESSAGES, tenantSuspended, toAppError } from "../lib/errors";
+import { AppError, tenantSuspended, toAppError } from "../lib/errors";
 import { dbIfOpen, getDb, getReadSql, readSqlIfOpen } from "../db/client";
 import { scopeSqlToTenant, scopeToTenant, type TenantDb } from "../db/tenant-scope";
 import { assertBoundedInput } from "../lib/bounded-input";
@@ -222,5 +222,3 @@ export function tenantProcedure(scope: Scope, opts: { tool?: string; also?: read
     });
   });
 }
-
-export { MESSAGES };

@@ -65,9 +65,6 @@ export type Run = {
   checkpoints?: number;
 };
 
-/** A step id as the SDK hashes it: SHA-1 of the name (`:n` appended for the n-th repeat) (SPEC#L1172-L1180). */
-export const hashStepId = (name: string) => createHash("sha1").update(name).digest("hex");
-
 /** The signing key's hashed form, sent as the SDK's bearer token (SPEC#L337-L352). */
 export function hashSigningKey(key: string): string {
   const prefix = key.match(/^signkey-\w+-/)?.[0] ?? "";
