@@ -16,9 +16,9 @@ import { DatabaseOutcomeUnknownError, DatabaseTimeoutError, isDatabaseUnavailabl
 import { setting } from "../lib/settings";
 import { noteDatabaseError } from "./availability";
 
-export const SWEEP_MS = 250;
+const SWEEP_MS = 250;
 /** How much longer than the query timeout a client waits for an answer before it gives the connections up. */
-export const CLIENT_GIVE_UP_MARGIN_MS = 1_000;
+const CLIENT_GIVE_UP_MARGIN_MS = 1_000;
 
 /**
  * One watched pool: calls in flight, and whether one finished since the last sweep. `overdue`,
@@ -38,7 +38,7 @@ const pools = new Set<WatchedPool>();
 let sweeper: NodeJS.Timeout | null = null;
 
 /** The longest a call may go unanswered: the query timeout plus the margin. */
-export const giveUpAfterMs = () => setting("DATABASE_QUERY_TIMEOUT_MS") + CLIENT_GIVE_UP_MARGIN_MS;
+const giveUpAfterMs = () => setting("DATABASE_QUERY_TIMEOUT_MS") + CLIENT_GIVE_UP_MARGIN_MS;
 
 function sweep(): void {
   const limit = Math.ceil(giveUpAfterMs() / SWEEP_MS);

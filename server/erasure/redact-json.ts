@@ -5,7 +5,7 @@
 import { ERASED } from "./erasure.types";
 
 /** Fields that hold a customer's personal values in the platform's resources and events. */
-export const PERSONAL_FIELDS: ReadonlySet<string> = new Set([
+const PERSONAL_FIELDS: ReadonlySet<string> = new Set([
   "customer_identifier",
   "customer_name",
   "customer_phone",

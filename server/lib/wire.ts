@@ -38,7 +38,7 @@ export const dateFromWire = (s: string) => new Date(`${s}T00:00:00.000Z`);
 export const dateToWire = (d: Date | null) => (d ? d.toISOString().slice(0, 10) : null);
 
 /** JSON as a jsonb column takes it (what Prisma's JSON input types accept). */
-export type JsonValue = string | number | boolean | null | JsonObject | JsonValue[];
+type JsonValue = string | number | boolean | null | JsonObject | JsonValue[];
 export type JsonObject = { [key: string]: JsonValue };
 
 /** A free-keyed JSON object (as responses describe `attributes`). */
@@ -85,7 +85,7 @@ const fitsNumeric = (s: string) => {
 };
 
 /** Plain-notation decimal string of a non-negative JS number (never exponent form). */
-export function numberToDecimalString(n: number): string {
+function numberToDecimalString(n: number): string {
   const s = String(n);
   const e = s.search(/e/i);
   if (e < 0) return s;

@@ -28,7 +28,7 @@ export type DashboardIdentity = {
 /** What a procedure reads of the request's headers: Fetch's `Headers`, or the REST bridge's reader over them. */
 export type HeaderReader = { get(name: string): string | null };
 /** Where a procedure adds response headers (Fetch's `Headers` on the tRPC endpoint, a plain map on the REST bridge). */
-export type HeaderWriter = { set(name: string, value: string): void };
+type HeaderWriter = { set(name: string, value: string): void };
 
 export type RequestContext = {
   requestId: string;

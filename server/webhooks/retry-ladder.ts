@@ -52,7 +52,7 @@ export function nextStep(attemptNumber: number, outcome: AttemptOutcome, delays:
  */
 export const MAX_THROTTLED_ATTEMPTS = 20;
 /** The longest `Retry-After` honoured (a later one waits this long). */
-export const RETRY_AFTER_MAX_MS = 3_600_000;
+const RETRY_AFTER_MAX_MS = 3_600_000;
 
 /**
  * `Retry-After` in ms from `nowMs`: delay-seconds or an HTTP date (a past date is 0). Null when

@@ -5,7 +5,7 @@ export type { CrmProvider } from "./providers";
 
 export type CrmFieldValue = string | number | boolean | null;
 
-export type CrmCreateRequest = {
+type CrmCreateRequest = {
   baseUrl: string;
   token: string;
   object: string;
