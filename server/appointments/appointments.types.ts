@@ -6,7 +6,7 @@ import { invalid, isoDateTime, uuid } from "../lib/wire";
 import { listEnvelope, pageQuery } from "../lib/list-envelope";
 import { unknownFieldMessage } from "../lib/strict-body";
 
-export const APPOINTMENT_STATUSES = ["confirmed", "cancelled", "completed"] as const;
+const APPOINTMENT_STATUSES = ["confirmed", "cancelled", "completed"] as const;
 export const TERMINAL_STATUSES = new Set(["cancelled", "completed"]);
 
 const column = resourceFields<Prisma.AppointmentGetPayload<object>>();

@@ -27,9 +27,9 @@ import { callResource } from "./calls.types";
 
 const emitEvent = eventEmitter(CALL_EVENTS);
 
-export type CallRow = Prisma.CallGetPayload<object>;
+type CallRow = Prisma.CallGetPayload<object>;
 
-export const callToWire = callResource.toWire;
+const callToWire = callResource.toWire;
 
 export type TranscriptTurn = { role: "customer" | "assistant"; text: string; at: Date };
 

@@ -31,10 +31,10 @@ import {
 
 type ConnectionRow = Prisma.ChannelConnectionGetPayload<object>;
 
-export const channelConnectionToWire = channelConnectionResource.toWire;
+const channelConnectionToWire = channelConnectionResource.toWire;
 
 /** The stored form of an address: E.164 for numbers, the bare digits of a WhatsApp phone_number_id. */
-export function normalizeAddress(provider: ChannelProvider, raw: string): string {
+function normalizeAddress(provider: ChannelProvider, raw: string): string {
   const trimmed = raw.trim();
   if (ADDRESS_KIND[provider] === "phone_number_id") {
     if (!/^\d{1,32}$/.test(trimmed)) {

@@ -17,7 +17,7 @@ const MAX_REQUEST_BYTES = 64 * 1024;
 
 let server: Server | undefined;
 
-export const operatorSocketPath = () => path.join(dataDir(), "cli.sock");
+const operatorSocketPath = () => path.join(dataDir(), "cli.sock");
 
 /** Starts taking commands (the embedded database only: on PostgreSQL a CLI opens the database itself). */
 export async function startOperatorSocket(): Promise<void> {

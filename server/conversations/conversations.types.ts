@@ -6,11 +6,11 @@ import { listEnvelope, pageQuery } from "../lib/list-envelope";
 import { unknownFieldMessage } from "../lib/strict-body";
 import { CHANNELS, CUSTOMER_IDENTIFIER_KINDS } from "../lib/conversation-channels";
 
-export const CONVERSATION_STATUSES = ["open", "handoff", "closed"] as const;
-export const MESSAGE_DIRECTIONS = ["inbound", "outbound"] as const;
-export const MESSAGE_AUTHORS = ["customer", "assistant", "operator"] as const;
-export const MESSAGE_STATUSES = ["received", "queued", "sent", "delivered", "failed"] as const;
-export const MAX_MESSAGE_BODY = 4096;
+const CONVERSATION_STATUSES = ["open", "handoff", "closed"] as const;
+const MESSAGE_DIRECTIONS = ["inbound", "outbound"] as const;
+const MESSAGE_AUTHORS = ["customer", "assistant", "operator"] as const;
+const MESSAGE_STATUSES = ["received", "queued", "sent", "delivered", "failed"] as const;
+const MAX_MESSAGE_BODY = 4096;
 
 /** An enum whose error lists the allowed values (also when the field is missing). */
 export const oneOf = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values, invalid(`must be one of ${values.join(", ")}`));

@@ -32,7 +32,7 @@ const OPEN_ORGANIZATION_PATHS = new Set([
 export const REFUSED_MESSAGE = "not found: tenants, members and roles are changed only through the dashboard's own procedures";
 
 /** True for an organization endpoint that would change a tenant, its members or roles. */
-export const isPlatformOwned = (path: string | undefined): boolean => !!path && path.startsWith("/organization/") && !OPEN_ORGANIZATION_PATHS.has(path);
+const isPlatformOwned = (path: string | undefined): boolean => !!path && path.startsWith("/organization/") && !OPEN_ORGANIZATION_PATHS.has(path);
 
 export const NOT_A_MEMBER_MESSAGE = "you are not a member of this tenant";
 const notAMember = () => new APIError("FORBIDDEN", errorBody(new AppError("forbidden", NOT_A_MEMBER_MESSAGE)));

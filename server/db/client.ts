@@ -91,7 +91,7 @@ const queryTimeoutMs = () => setting("DATABASE_QUERY_TIMEOUT_MS");
  * direct connection; behind a transaction pooler (which refuses or drops them) they are the
  * application role's defaults in its database instead (`applyRoleTimeouts`).
  */
-export function sessionTimeouts(): Record<"statement_timeout" | "lock_timeout" | "idle_in_transaction_session_timeout", number> {
+function sessionTimeouts(): Record<"statement_timeout" | "lock_timeout" | "idle_in_transaction_session_timeout", number> {
   return {
     statement_timeout: queryTimeoutMs(),
     lock_timeout: setting("DATABASE_LOCK_TIMEOUT_MS"),
@@ -108,7 +108,7 @@ const timeoutOptions = (pooled: boolean, timeouts = sessionTimeouts()) =>
         .join(" ");
 
 /** Options that lift the bounds again, for the migrations' own direct connection (an index build may take long). */
-export const UNBOUNDED_SESSION_OPTIONS = "-c statement_timeout=0 -c lock_timeout=0 -c idle_in_transaction_session_timeout=0";
+const UNBOUNDED_SESSION_OPTIONS = "-c statement_timeout=0 -c lock_timeout=0 -c idle_in_transaction_session_timeout=0";
 
 /**
  * Behind a transaction pooler no startup parameter reaches PostgreSQL, and a session SET would stay

@@ -49,7 +49,7 @@ const FIELD = "customer_identifier";
  * The stored form of an identifier given by the caller: E.164 for a phone number, lower-case for an
  * email, or a sender as intake stores it (`onlyIfStored`: erased if found, else the 400).
  */
-export function normaliseErasureIdentifier(raw: string): { identifier: string; onlyIfStored: boolean } {
+function normaliseErasureIdentifier(raw: string): { identifier: string; onlyIfStored: boolean } {
   const trimmed = raw.trim();
   if (!trimmed) throw badRequest(`invalid field '${FIELD}': must not be blank`, FIELD);
   try {

@@ -16,7 +16,7 @@ import { answerAgentFromNode } from "./agent-rest";
 import { answerProbeFromNode } from "./probes";
 import { metricsEnabled, observeHttpRequest } from "../observability/metrics";
 
-export type FetchHandler = (req: Request) => Promise<Response>;
+type FetchHandler = (req: Request) => Promise<Response>;
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
 export type Mount = "rest" | "docs" | "agent" | "mcp" | "trpc" | "inngest" | "webhooks" | "auth" | "export" | "probe" | "next";
 

@@ -7,10 +7,10 @@ import { listEnvelope, pageQuery } from "../lib/list-envelope";
 import { unknownFieldMessage } from "../lib/strict-body";
 import { oneOf } from "../conversations/conversations.types";
 
-export const LEAD_STATUSES = ["new", "qualified", "booked", "converted", "lost"] as const;
+const LEAD_STATUSES = ["new", "qualified", "booked", "converted", "lost"] as const;
 export type LeadStatus = (typeof LEAD_STATUSES)[number];
 /** 100 years: large enough for any real question, small enough to stay a valid date. */
-export const MAX_STALE_DAYS = 36_500;
+const MAX_STALE_DAYS = 36_500;
 
 const column = resourceFields<Prisma.LeadGetPayload<object>>();
 const patch = { patch: true } as const;

@@ -462,7 +462,7 @@ export type SettingName = keyof typeof SETTINGS;
 export type SettingValue<N extends SettingName> = z.output<(typeof SETTINGS)[N]["schema"]>;
 
 /** A malformed setting; the message names it (and its value, unless it is a secret). */
-export class SettingError extends Error {
+class SettingError extends Error {
   constructor(
     readonly setting: string,
     message: string,

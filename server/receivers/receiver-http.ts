@@ -27,7 +27,7 @@ export type ReceiverRequest = {
 export type ReceiverAnswer = { status: number; headers: Record<string, string>; body: string };
 
 /** The most a provider's request may carry; bigger is a 413 (code `bad_request`), unread. */
-export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
+const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
 
 const tooLarge = () => new AppError("bad_request", `request body larger than ${MAX_WEBHOOK_BODY_BYTES} bytes (1 MiB)`, { status: 413 });
 

@@ -2,7 +2,7 @@
 // authenticates, rate-limits and authorizes every tenant procedure (REST and dashboard alike).
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import { AppError, MESSAGES, tenantSuspended, toAppError } from "../lib/errors";
+import { AppError, tenantSuspended, toAppError } from "../lib/errors";
 import { dbIfOpen, getDb, getReadSql, readSqlIfOpen } from "../db/client";
 import { scopeSqlToTenant, scopeToTenant, type TenantDb } from "../db/tenant-scope";
 import { assertBoundedInput } from "../lib/bounded-input";
@@ -28,7 +28,7 @@ export type DashboardIdentity = {
 /** What a procedure reads of the request's headers: Fetch's `Headers`, or the REST bridge's reader over them. */
 export type HeaderReader = { get(name: string): string | null };
 /** Where a procedure adds response headers (Fetch's `Headers` on the tRPC endpoint, a plain map on the REST bridge). */
-export type HeaderWriter = { set(name: string, value: string): void };
+type HeaderWriter = { set(name: string, value: string): void };
 
 export type RequestContext = {
   requestId: string;
@@ -222,5 +222,3 @@ export function tenantProcedure(scope: Scope, opts: { tool?: string; also?: read
     });
   });
 }
-
-export { MESSAGES };

@@ -81,10 +81,10 @@ export type AttemptResult = {
 };
 
 /** Which engine made an attempt (kept on its row, shown on the dashboard and by the CLI). */
-export type AttemptEngine = "embedded" | "inngest";
+type AttemptEngine = "embedded" | "inngest";
 
 /** `disabled_reason` of a subscription the platform disabled because it kept failing. */
-export const DISABLED_FAILING = "endpoint_failing";
+const DISABLED_FAILING = "endpoint_failing";
 /** The subscription (`s`, before the update) is to be disabled by this failure. */
 const disableNow = `coalesce($21::text = 'failure' AND s.${SUBSCRIPTION.enabled} AND s.${SUBSCRIPTION.failingSince} <= now() - make_interval(secs => $24::int), false)`;
 

@@ -8,7 +8,7 @@ import { inngestDevMode, setting } from "../lib/settings";
 type Env = Record<string, string | undefined>;
 
 /** The endpoint's path under the deployment's base URL. */
-export const INNGEST_PATH = "/api/inngest";
+const INNGEST_PATH = "/api/inngest";
 
 /**
  * The URL registered with Inngest: `INNGEST_SERVE_ORIGIN`, else `PUBLIC_BASE_URL` (with its path

@@ -33,7 +33,7 @@ const readEndpoints = () => tenantProcedure("read", { also: [WRITE] });
 /** Create and roll answer the signing secret: stored sealed under an Idempotency-Key, replayed only while in force. */
 const replayedSecret = { retiredBecause: whyAnsweredSecretIsRetired };
 
-export const deletedEndpointSchema = z
+const deletedEndpointSchema = z
   .object({
     id: z.uuid(),
     deleted: z.literal(true),

@@ -27,7 +27,7 @@ import {
 } from "./webhooks.types";
 import { setting } from "../lib/settings";
 
-export const subscriptionToWire = subscriptionResource.toWire;
+const subscriptionToWire = subscriptionResource.toWire;
 
 /** The `where` of deliveries in one dashboard state. */
 function stateFilter(state: DeliveryState): Prisma.WebhookDeliveryWhereInput {
@@ -45,9 +45,9 @@ function stateFilter(state: DeliveryState): Prisma.WebhookDeliveryWhereInput {
   }
 }
 
-export const deliveryToWire = (row: DeliveryRow): Delivery => deliveryResource.toWire(row);
+const deliveryToWire = (row: DeliveryRow): Delivery => deliveryResource.toWire(row);
 
-export const notificationToWire = (row: Prisma.NotificationGetPayload<object>) => notificationResource.toWire(row);
+const notificationToWire = (row: Prisma.NotificationGetPayload<object>) => notificationResource.toWire(row);
 
 export async function listSubscriptions(db: TenantDb, input: { limit?: number; cursor?: string }) {
   const page = await keysetPage({
@@ -126,7 +126,7 @@ export async function updateSubscription(db: TenantDb, input: UpdateSubscription
 }
 
 /** How long a replaced secret keeps signing by default (WEBHOOK_SECRET_OVERLAP_SECONDS, 24 hours). */
-export const defaultSecretOverlapSeconds = () => setting("WEBHOOK_SECRET_OVERLAP_SECONDS");
+const defaultSecretOverlapSeconds = () => setting("WEBHOOK_SECRET_OVERLAP_SECONDS");
 
 /**
  * Issues a new secret. The old one keeps signing beside it for `overlapSeconds` (both signature

@@ -16,7 +16,7 @@ export const SIGNING_KEY = `signkey-test-${"ab12".repeat(16)}`;
 export const EVENT_KEY = "test-event-key";
 
 /** Short ladder, short timeout, no breaker: the same for both engines. */
-export const DELIVERY_ENV = {
+const DELIVERY_ENV = {
   WEBHOOK_ALLOW_LOOPBACK: "1",
   WEBHOOK_RETRY_DELAYS_MS: "0,100,100,100,100,100",
   WEBHOOK_ATTEMPT_TIMEOUT_MS: "3000",
@@ -98,7 +98,7 @@ export async function deliveryState(tenantId: string) {
   };
 }
 
-export const TERMINAL = ["delivered", "permanent_fail", "dead_letter"];
+const TERMINAL = ["delivered", "permanent_fail", "dead_letter"];
 
 /** Waits until every delivery of the tenant is delivered, failed for good or dead-lettered. */
 export async function settledDeliveries(tenantId: string, count = 1, timeoutMs = 30_000) {
