@@ -14,9 +14,9 @@ if (url) {
   console.log(JSON.stringify({ database: "postgres", applied }));
 } else {
   // Opening the embedded database applies pending migrations (and takes its one-process lock).
-  const { closeDb, getDb } = await import("../server/db/client");
+  const { closeDatabase, openDatabase } = await import("../server/db/database");
   delete process.env.SKIP_MIGRATIONS;
-  await getDb();
-  await closeDb();
+  await openDatabase();
+  await closeDatabase();
   console.log(JSON.stringify({ database: "pglite", migrated: true }));
 }

@@ -5,7 +5,7 @@
 //   DATABASE_URL=postgresql://… npx tsx scripts/bench/analytics.ts
 // Seeding is SQL (INSERT … SELECT generate_series); a seeded bench tenant is reused by later runs.
 import { fileURLToPath } from "node:url";
-import { closeDb, getDb } from "../../server/db/client";
+import { openDatabase, closeDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { issueApiKey } from "../../server/auth/api-keys";
 import { OPERATOR } from "../../server/audit/record-audit";
@@ -43,7 +43,7 @@ const round = (x: number) => Math.round(x * 100) / 100;
 
 /** Seeds the bench tenant unless a complete one exists; returns its id and the seeding time. */
 async function ensureSeededTenant(): Promise<{ tenantId: string; seededMs: number | null }> {
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   const existing = await db.tenant.findUnique({ where: { slug: SLUG }, select: { id: true, metadata: true } });
   if (existing?.metadata === "seeded") return { tenantId: existing.id, seededMs: null };
   if (existing) await db.tenant.delete({ where: { id: existing.id } }); // a half-seeded leftover
@@ -108,7 +108,7 @@ export async function benchAnalytics(): Promise<AnalyticsBenchResult> {
   if (!process.env.DATABASE_URL) throw new Error("benchAnalytics needs DATABASE_URL (a PostgreSQL server)");
   process.env.LOG_LEVEL ??= "warn";
   const { tenantId, seededMs } = await ensureSeededTenant();
-  const db = scopeToTenant(await getDb(), tenantId);
+  const db = scopeToTenant((await openDatabase()).prisma, tenantId);
   const { plaintext: key } = await issueApiKey(db, { name: "analytics bench", scopes: ["read"] }, OPERATOR);
 
   for (let i = 0; i < WARMUP; i++) await timedRollup(key);
@@ -136,6 +136,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     const result = await benchAnalytics();
     console.log(JSON.stringify(result, null, 2));
   } finally {
-    await closeDb();
+    await closeDatabase();
   }
 }

@@ -171,7 +171,7 @@ async function seed(databaseUrl: string): Promise<Seed> {
   await applyMigrations(new PrismaPg({ connectionString: databaseUrl }));
   process.env.DATABASE_URL = databaseUrl;
   process.env.SKIP_MIGRATIONS = "1";
-  const { getDb, closeDb } = await import("../../server/db/client");
+  const { openDatabase, closeDatabase } = await import("../../server/db/database");
   const { scopeToTenant } = await import("../../server/db/tenant-scope");
   const { createTenant } = await import("../../server/tenants/tenants");
   const { issueApiKey } = await import("../../server/auth/api-keys");
@@ -179,11 +179,11 @@ async function seed(databaseUrl: string): Promise<Seed> {
   const { SCOPES } = await import("../../server/auth/principal");
 
   const tenant = await createTenant({ name: `Bench tenant ${Date.now()}` });
-  const db = scopeToTenant(await getDb(), tenant.id);
+  const db = scopeToTenant((await openDatabase()).prisma, tenant.id);
   const keys: string[] = [];
   // Key 0 for throughput runs (limiter off); the others share the limiter runs so no key nears 200/min.
   for (let i = 0; i <= LIMITER_KEYS; i++) keys.push((await issueApiKey(db, { name: `bench ${i}`, scopes: [...SCOPES] }, OPERATOR)).plaintext);
-  await closeDb();
+  await closeDatabase();
 
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();

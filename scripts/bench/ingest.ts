@@ -64,13 +64,13 @@ async function benchTenant(databaseUrl: string): Promise<string> {
   await applyMigrations(new PrismaPg({ connectionString: databaseUrl }));
   process.env.DATABASE_URL = databaseUrl;
   process.env.SKIP_MIGRATIONS = "1";
-  const [{ getDb, closeDb }, { scopeToTenant }, { connectChannel }, { OPERATOR }] = await Promise.all([
-    import("../../server/db/client"),
+  const [{ openDatabase, closeDatabase }, { scopeToTenant }, { connectChannel }, { OPERATOR }] = await Promise.all([
+    import("../../server/db/database"),
     import("../../server/db/tenant-scope"),
     import("../../server/channels/channel-connections"),
     import("../../server/audit/record-audit"),
   ]);
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   await db.tenant.deleteMany({ where: { slug: SLUG } });
   const tenant = await db.tenant.create({ data: { name: "Ingest bench", slug: SLUG } });
   // One endpoint subscribed to new conversations: the new-customer section writes its delivery (no worker sends it).
@@ -119,7 +119,7 @@ async function benchTenant(databaseUrl: string): Promise<string> {
     tenant.id,
   );
   await db.$executeRawUnsafe("ANALYZE conversations, events, messages");
-  await closeDb();
+  await closeDatabase();
   return tenant.id;
 }
 

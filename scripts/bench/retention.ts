@@ -47,14 +47,14 @@ async function seed(databaseUrl: string): Promise<Seeded> {
   await applyMigrations(new PrismaPg({ connectionString: databaseUrl }));
   process.env.DATABASE_URL = databaseUrl;
   process.env.SKIP_MIGRATIONS = "1";
-  const [{ getDb, closeDb }, { scopeToTenant }, { issueApiKey }, { OPERATOR }, { createConversation }] = await Promise.all([
-    import("../../server/db/client"),
+  const [{ openDatabase, closeDatabase }, { scopeToTenant }, { issueApiKey }, { OPERATOR }, { createConversation }] = await Promise.all([
+    import("../../server/db/database"),
     import("../../server/db/tenant-scope"),
     import("../../server/auth/api-keys"),
     import("../../server/audit/record-audit"),
     import("../../server/conversations/conversations.service"),
   ]);
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   await db.tenant.deleteMany({ where: { slug: { in: ["bench-retention-old", "bench-retention-writer"] } } });
   const old = await db.tenant.create({ data: { name: "Retention bench (old data)", slug: "bench-retention-old" } });
   const writer = await db.tenant.create({ data: { name: "Retention bench (writer)", slug: "bench-retention-writer" } });
@@ -92,7 +92,7 @@ async function seed(databaseUrl: string): Promise<Seeded> {
     const { conversation } = await createConversation(scoped, { channel: "webchat", customer_identifier: `bench-visitor-${i}` });
     conversations.push(conversation.id);
   }
-  await closeDb();
+  await closeDatabase();
   return { oldTenant: old.id, key: plaintext, conversations };
 }
 

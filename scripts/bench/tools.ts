@@ -79,13 +79,13 @@ export type ToolsBenchResult = {
 
 /** The bench tenant with OFFERINGS offerings (seeded once, in SQL) and an API key for it. */
 async function seededTenant(): Promise<{ tenantId: string; key: string }> {
-  const [{ getDb }, { scopeToTenant }, { issueApiKey }, { OPERATOR }] = await Promise.all([
-    import("../../server/db/client"),
+  const [{ openDatabase }, { scopeToTenant }, { issueApiKey }, { OPERATOR }] = await Promise.all([
+    import("../../server/db/database"),
     import("../../server/db/tenant-scope"),
     import("../../server/auth/api-keys"),
     import("../../server/audit/record-audit"),
   ]);
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   let tenant = await db.tenant.findUnique({ where: { slug: SLUG } });
   if (tenant?.metadata !== "seeded") {
     if (tenant) await db.tenant.delete({ where: { id: tenant.id } });
@@ -301,7 +301,7 @@ export async function benchTools(ctx: Ctx = {}): Promise<ToolsBenchResult> {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const result = await benchTools({ leanUrl: process.env.BENCH_LEAN_URL });
   console.log(JSON.stringify(result, null, 2));
-  const { closeDb } = await import("../../server/db/client");
-  await closeDb();
+  const { closeDatabase } = await import("../../server/db/database");
+  await closeDatabase();
   process.exit(0);
 }

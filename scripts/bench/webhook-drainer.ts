@@ -106,8 +106,8 @@ if (mode === "physical") {
   });
 } else {
   const { DeliveryWorker } = await import("../../server/webhooks/embedded-worker");
-  const { getDb, getGenericPlanSql, getSql } = await import("../../server/db/client");
-  const db = await getDb();
+  const { openDatabase } = await import("../../server/db/database");
+  const db = (await openDatabase()).prisma;
   await db.$queryRawUnsafe("SELECT 1");
   // BENCH_WEBHOOK_TIMING=1: time spent per kind of statement, printed on stop (for profiling).
   const timing = new Map<string, { n: number; ms: number }>();
@@ -128,8 +128,8 @@ if (mode === "physical") {
         timing.set(key, e);
       }
     };
-  let sql = await getSql();
-  let claimRunner = await getGenericPlanSql();
+  let sql = (await openDatabase()).writes;
+  let claimRunner = (await openDatabase()).generic;
   if (process.env.BENCH_WEBHOOK_TIMING) {
     const raw = db.$queryRawUnsafe.bind(db);
     (db as { $queryRawUnsafe: unknown }).$queryRawUnsafe = timed(raw, (text: string) => text);

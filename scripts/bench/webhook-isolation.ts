@@ -57,7 +57,8 @@ async function consumer(answer: () => number | "hang") {
 export async function benchWebhookIsolation(opts: { bEvents?: number; backlog?: number } = {}): Promise<WebhookIsolationBench> {
   process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
   process.env.LOG_LEVEL ??= "silent";
-  const { getDb, databaseKind, closeDb } = await import("../../server/db/client");
+  const { openDatabase, closeDatabase } = await import("../../server/db/database");
+  const { databaseKind } = await import("../../server/db/location");
   const { scopeToTenant } = await import("../../server/db/tenant-scope");
   const { createTenant } = await import("../../server/tenants/tenants");
   const { OPERATOR } = await import("../../server/audit/record-audit");
@@ -72,7 +73,7 @@ export async function benchWebhookIsolation(opts: { bEvents?: number; backlog?: 
   const newTenant = async (label: string, url: string) => {
     const tenant = await createTenant({ name: `bench isolation ${label} ${randomUUID().slice(0, 8)}` });
     tenants.push(tenant.id);
-    const db = scopeToTenant(await getDb(), tenant.id);
+    const db = scopeToTenant((await openDatabase()).prisma, tenant.id);
     await createSubscription(db, { url, events: ["csat.received"] }, OPERATOR);
     return db;
   };
@@ -149,9 +150,9 @@ export async function benchWebhookIsolation(opts: { bEvents?: number; backlog?: 
   } finally {
     for (const c of consumers) c.close();
     await worker.stop(Date.now() + 2_000);
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     for (const id of tenants) await db.tenant.delete({ where: { id } }).catch(() => {});
-    await closeDb();
+    await closeDatabase();
   }
 }
 

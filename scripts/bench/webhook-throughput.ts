@@ -47,7 +47,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export async function benchWebhookThroughput(opts: { events?: number; rounds?: number } = {}): Promise<WebhookThroughputBench> {
   process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
   process.env.LOG_LEVEL ??= "silent";
-  const { getDb, databaseKind, closeDb } = await import("../../server/db/client");
+  const { openDatabase, closeDatabase } = await import("../../server/db/database");
+  const { databaseKind } = await import("../../server/db/location");
   if (databaseKind() !== "postgres") throw new Error("the throughput bench needs PostgreSQL (two processes)");
   const { scopeToTenant } = await import("../../server/db/tenant-scope");
   const { createTenant } = await import("../../server/tenants/tenants");
@@ -83,10 +84,10 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
     // Every drain meets the same database: the rounds before are deleted and vacuumed away. Left in
     // place, each round's tenant, subscriptions and rows stay (the claim looks at every subscription),
     // and a later round measured against more leftovers than an earlier one.
-    for (const id of tenants.splice(0)) await (await getDb()).tenant.delete({ where: { id } });
+    for (const id of tenants.splice(0)) await (await openDatabase()).prisma.tenant.delete({ where: { id } });
     const tenant = await createTenant({ name: `bench throughput ${randomUUID().slice(0, 8)}` });
     tenants.push(tenant.id);
-    const db = scopeToTenant(await getDb(), tenant.id);
+    const db = scopeToTenant((await openDatabase()).prisma, tenant.id);
     // One receiver; a path per subscription so duplicates are told apart.
     for (let i = 0; i < SUBSCRIPTIONS; i++) {
       await createSubscription(db, { url: `${base}/${i}`, events: ["csat.received"], max_deliveries_per_second: 1000 }, OPERATOR);
@@ -104,14 +105,14 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
     );
     // Fresh statistics for both drains alike: a database that was empty a moment ago has none, and
     // the claim's plan (unlike the bare loop's single index walk) depends on them.
-    await (await getDb()).$executeRawUnsafe("VACUUM ANALYZE webhook_deliveries, webhook_attempts, webhook_subscriptions, events");
+    await (await openDatabase()).prisma.$executeRawUnsafe("VACUUM ANALYZE webhook_deliveries, webhook_attempts, webhook_subscriptions, events");
   };
 
   // Where the CPU goes (same-machine PostgreSQL only): the client backends serving this database, by pid
   // (not autovacuum, whose runs come and go with the load).
   const measureCpu = existsSync("/proc/self/stat");
   const backendCpu = async () => {
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const rows = await db.$queryRawUnsafe<{ pid: number }[]>(
       "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'",
     );
@@ -215,9 +216,9 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
     }
     server.closeAllConnections();
     server.close();
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     for (const id of tenants) await db.tenant.delete({ where: { id } }).catch(() => {});
-    await closeDb();
+    await closeDatabase();
   }
 }
 

@@ -21,7 +21,8 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 export async function benchWebhooks(opts: { latencyEvents?: number; throughputEvents?: number } = {}): Promise<WebhookBench> {
   process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
   process.env.LOG_LEVEL ??= "silent";
-  const { getDb, databaseKind, closeDb } = await import("../../server/db/client");
+  const { openDatabase, closeDatabase } = await import("../../server/db/database");
+  const { databaseKind } = await import("../../server/db/location");
   const { scopeToTenant } = await import("../../server/db/tenant-scope");
   const { createTenant } = await import("../../server/tenants/tenants");
   const { OPERATOR } = await import("../../server/audit/record-audit");
@@ -52,7 +53,7 @@ export async function benchWebhooks(opts: { latencyEvents?: number; throughputEv
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
 
   const tenant = await createTenant({ name: `bench webhooks ${randomUUID().slice(0, 8)}` });
-  const db = scopeToTenant(await getDb(), tenant.id);
+  const db = scopeToTenant((await openDatabase()).prisma, tenant.id);
   // The highest rate limit: the bench measures the engine, not the per-subscription limit (default 50/s).
   for (let i = 0; i < SUBSCRIPTIONS; i++) await createSubscription(db, { url, events: ["offering.created"], max_deliveries_per_second: 1000 }, OPERATOR);
   const worker = new DeliveryWorker({ concurrency: 64 });
@@ -139,8 +140,8 @@ export async function benchWebhooks(opts: { latencyEvents?: number; throughputEv
     await worker.stop();
     server.closeAllConnections();
     server.close();
-    await (await getDb()).tenant.delete({ where: { id: tenant.id } }).catch(() => {});
-    await closeDb();
+    await (await openDatabase()).prisma.tenant.delete({ where: { id: tenant.id } }).catch(() => {});
+    await closeDatabase();
   }
 }
 

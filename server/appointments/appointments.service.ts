@@ -11,7 +11,8 @@ import { keyIsCurrentSql, StaleKeyError } from "../auth/authenticate";
 import { eventEmitter, eventFanOutSql, eventOrigin, wakeDeliveryWorkersSql } from "../outbox/emit-event";
 import { APPOINTMENT_EVENTS } from "./appointments.events";
 import { signalOutboxWrite } from "../outbox/outbox-signal";
-import { databaseKind, getSql, sqlIfOpen } from "../db/client";
+import { database } from "../db/database";
+import { databaseKind } from "../db/location";
 import { randomUUID } from "node:crypto";
 import { changedFields } from "../lib/wire";
 import { normalizePhoneField } from "../lib/customer-identifier";
@@ -153,12 +154,12 @@ function bookedRow(tenantId: string, input: CreateAppointmentInput): Appointment
 /**
  * Where a booking's statement runs: in the caller's transaction when there is one (an
  * Idempotency-Key's: the booking commits with its stored answer), else on the statement connections
- * (server/db/client.ts), never on the one read connection the request's key lookup and the hot
+ * (`database().writes`), never on the one read connection the request's key lookup and the hot
  * lists pipeline on: a booking commits (a WAL flush) and may wait on a repeated tool call's lock,
  * and everything queued behind it on that connection would wait too.
  */
 async function bookingSql(db: TenantDb): Promise<TenantSql> {
-  return joinedTransactionSql(db) ?? scopeSqlToTenant(sqlIfOpen() ?? (await getSql()), db.tenantId);
+  return joinedTransactionSql(db) ?? scopeSqlToTenant(database().writes, db.tenantId);
 }
 
 /**

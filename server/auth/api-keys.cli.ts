@@ -1,6 +1,6 @@
 // Operator CLI: `key create --tenant ID --name N --scopes a,b` (prints the key once),
 // `key revoke KEY_ID`, `key list --tenant ID`.
-import { getDb } from "../db/client";
+import { database } from "../db/database";
 import { scopeToTenant } from "../db/tenant-scope";
 import { OPERATOR } from "../audit/record-audit";
 import { type Flags, requiredFlag, UsageError, uuidArg } from "../lib/cli";
@@ -24,7 +24,7 @@ export const API_KEY_COMMANDS = {
 
   "key revoke": async (args: string[]) => {
     const keyId = uuidArg(args[0], "KEY_ID");
-    const db = await getDb();
+    const db = database().prisma;
     const key = await db.apiKey.findUnique({ where: { id: keyId }, select: { tenantId: true } });
     if (!key) throw new UsageError(`key ${keyId} not found`);
     return { ...apiKeyToWire(await revokeApiKey(scopeToTenant(db, key.tenantId), keyId, OPERATOR)), tenant_id: key.tenantId };

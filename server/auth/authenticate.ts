@@ -5,7 +5,7 @@
 // same hash comparison, and the statement stores nothing unless the key is still unrevoked and its
 // tenant unsuspended (else `StaleKeyError`: the key is looked up again, and a revoked one is a 401).
 import { AppError, MESSAGES, tenantSuspended } from "../lib/errors";
-import { getDb, getReadSql, readSqlIfOpen } from "../db/client";
+import { database } from "../db/database";
 import { modelColumns, TABLE } from "../db/columns";
 import { Prisma } from "../db/generated/client";
 import { log } from "../lib/log";
@@ -33,7 +33,7 @@ export async function authenticateApiKey(header: string | null): Promise<Authent
     throw new AppError("unauthorized", MESSAGES.malformedAuth);
   }
   // Revocation must apply on the next request, so this is read from the database every time.
-  const sql = readSqlIfOpen() ?? (await getReadSql()); // no await when open: the lookup is sent before this returns
+  const sql = database().hot; // no await when open: the lookup is sent before this returns
   const [key] = await sql<KeyRow>(KEY_BY_PREFIX, [token.slice(0, LOOKUP_PREFIX_LENGTH)]);
   if (!key || key.revoked || !verifySecret(token, key.salt, key.hash)) {
     log.info({ reason: key?.revoked ? "revoked" : "unknown" }, "api auth refused");
@@ -104,9 +104,9 @@ function touchLastUsed(keyId: string): void {
   if (now - (lastWritten.get(keyId) ?? 0) < LAST_USED_INTERVAL_MS) return;
   lastWritten.set(keyId, now);
   if (lastWritten.size > 100_000) lastWritten.clear();
-  const write = getDb()
-    .then((db) =>
-      db.apiKey.updateMany({
+  const write = Promise.resolve()
+    .then(() =>
+      database().prisma.apiKey.updateMany({
         where: { id: keyId, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(now - LAST_USED_INTERVAL_MS) } }] },
         data: { lastUsedAt: new Date(now) },
       }),

@@ -10,7 +10,7 @@ import { ZodError } from "zod";
 import { Prisma } from "../db/generated/client";
 import { modelColumns, TABLE } from "../db/columns";
 import { scopeToTenant, type TenantDb, type TenantTx } from "../db/tenant-scope";
-import { getDb, getSql, sqlIfOpen, type Statement } from "../db/client";
+import { type Statement, database, queryOn } from "../db/database";
 import { lockTenantRow } from "../db/lock-row";
 import { keysetPage, toListEnvelope } from "../lib/pagination";
 import { AppError, badRequest, conflict, fromZodError, notFound } from "../lib/errors";
@@ -28,6 +28,7 @@ import {
   type ProviderCredentials,
   type UpdateChannelConnectionInput,
 } from "./channels.types";
+import { statement } from "../lib/sql";
 
 type ConnectionRow = Prisma.ChannelConnectionGetPayload<object>;
 
@@ -108,7 +109,7 @@ type Claim = { provider: string; channel: string; address: string };
  */
 async function recordRefusedClaim(claimantTenantId: string, claim: Claim, actor: AuditActor): Promise<void> {
   try {
-    const db = await getDb();
+    const db = database().prisma;
     const holder = await db.channelConnection.findFirst({ where: { provider: claim.provider, address: claim.address }, select: { id: true, tenantId: true } });
     if (!holder || holder.tenantId === claimantTenantId) return;
     const holderDb = scopeToTenant(db, holder.tenantId);
@@ -304,9 +305,9 @@ export async function moveChannelAddress(
 ): Promise<{ from_tenant: string; connection: ChannelConnectionWire }> {
   const address = normalizeAddress(input.provider, input.address);
   const credentialsEncrypted = input.credentials ? sealCredentials(input.provider, input.credentials) : "";
-  const db = await getDb();
+  const db = database().prisma;
   return db.$transaction(async (tx) => {
-    const [locked] = await tx.$queryRawUnsafe<{ id: string }[]>(LOCK_HELD_ADDRESS, input.provider, address);
+    const [locked] = await queryOn(tx, LOCK_HELD_ADDRESS, [input.provider, address]);
     const held = locked && (await tx.channelConnection.findUniqueOrThrow({ where: { id: locked.id } }));
     if (!held) throw new AppError("not_found", `no tenant holds address '${address}' with provider '${input.provider}'`);
     if (held.tenantId === input.to_tenant)
@@ -364,7 +365,9 @@ const ACTIVE_CONNECTION: Statement = {
 };
 
 /** Locks the connection that holds an address, in whichever tenant ($1 provider, $2 address). */
-const LOCK_HELD_ADDRESS = `SELECT ${CONNECTION.id} FROM ${TABLE.ChannelConnection} WHERE ${CONNECTION.provider} = $1 AND ${CONNECTION.address} = $2 FOR UPDATE`;
+const LOCK_HELD_ADDRESS = statement<{ id: string }>(
+  `SELECT ${CONNECTION.id} FROM ${TABLE.ChannelConnection} WHERE ${CONNECTION.provider} = $1 AND ${CONNECTION.address} = $2 FOR UPDATE`,
+);
 
 /**
  * Connections found active, per process, by provider and address: a receiver verifies the
@@ -395,7 +398,7 @@ export function forgetCachedConnection(provider: ChannelProvider, address: strin
  * connection found is remembered for `cachedActiveConnection`.
  */
 export async function findActiveConnection(provider: ChannelProvider, address: string): Promise<ResolvedConnection | null> {
-  const sql = sqlIfOpen() ?? (await getSql());
+  const sql = database().writes;
   const [row] = await sql<ResolvedConnection & { status: string }>(ACTIVE_CONNECTION, [provider, address]);
   const key = cacheKey(provider, address);
   if (!row || row.status !== "active") {
@@ -430,7 +433,7 @@ export function connectionIsCurrentSql(p: { id: string; tenant: string; sealed: 
     AND k.${CONNECTION.status} = 'active' AND k.${CONNECTION.credentialsEncrypted} = ${p.sealed})`;
 }
 
-const CONNECTION_IS_CURRENT = `SELECT ${connectionIsCurrentSql({ id: "$1::uuid", tenant: "$2::uuid", sealed: "$3::text" })} AS ok`;
+const CONNECTION_IS_CURRENT = statement<{ ok: boolean }>(`SELECT ${connectionIsCurrentSql({ id: "$1::uuid", tenant: "$2::uuid", sealed: "$3::text" })} AS ok`);
 
 /**
  * For a store made of several statements (a call's report, a delivery report): its transaction's
@@ -440,6 +443,6 @@ const CONNECTION_IS_CURRENT = `SELECT ${connectionIsCurrentSql({ id: "$1::uuid",
  */
 export async function assertConnectionCurrentIn(tx: TenantTx, connection: ConnectionCheck | null): Promise<void> {
   if (!connection) return;
-  const [row] = await tx.$queryRawUnsafe<{ ok: boolean }[]>(CONNECTION_IS_CURRENT, connection.id, tx.tenantId, connection.credentialsEncrypted);
+  const [row] = await queryOn(tx, CONNECTION_IS_CURRENT, [connection.id, tx.tenantId, connection.credentialsEncrypted]);
   if (!row?.ok) throw new StaleConnectionError();
 }

@@ -11,7 +11,7 @@
 // Output never includes credentials (only `has_credentials`).
 import { z } from "zod";
 import { type Flags, flagText, requiredFlag, UsageError, uuidArg } from "../lib/cli";
-import { getDb } from "../db/client";
+import { database } from "../db/database";
 import { tenantDbOfFlag } from "../tenants/tenants";
 import { fromZodError } from "../lib/errors";
 import { OPERATOR } from "../audit/record-audit";
@@ -67,7 +67,7 @@ export const channelCommands = {
   },
   "channel move": async (_args: string[], flags: Flags) => {
     const toTenant = uuidArg(requiredFlag(flags, "to-tenant"), "--to-tenant");
-    if (!(await (await getDb()).tenant.findUnique({ where: { id: toTenant }, select: { id: true } }))) throw new UsageError(`tenant ${toTenant} not found`);
+    if (!(await database().prisma.tenant.findUnique({ where: { id: toTenant }, select: { id: true } }))) throw new UsageError(`tenant ${toTenant} not found`);
     const provider = str(flags.provider) as ChannelProvider | undefined;
     const parsed = moveChannelAddressInput.safeParse({
       provider,

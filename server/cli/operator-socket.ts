@@ -7,7 +7,7 @@
 import { chmodSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import path from "node:path";
-import { dataDir, databaseKind } from "../db/client";
+import { dataDir, databaseKind } from "../db/location";
 import { recordOperatorSocket } from "../db/embedded-lock";
 import { log } from "../lib/log";
 import { executeCommand } from "./run-cli";

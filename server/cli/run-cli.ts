@@ -3,7 +3,8 @@
 // them. Exit codes: 0 done, 1 failed, 2 a usage error (unknown command, missing or malformed flag).
 // Errors are one plain line on stderr. On the embedded database, a command given while a server
 // (`npm start`) holds it runs in that server, through its operator socket (operator-socket.ts).
-import { closeDb, dataDir, databaseKind } from "../db/client";
+import { closeDatabase, openDatabase } from "../db/database";
+import { dataDir, databaseKind } from "../db/location";
 import { EmbeddedDatabaseBusyError, embeddedLockHolder } from "../db/embedded-lock";
 import { type CliCommand, type Flags, UsageError } from "../lib/cli";
 import { TENANT_COMMANDS } from "../tenants/tenants.cli";
@@ -83,6 +84,7 @@ export async function executeCommand(positionals: string[], flags: Flags): Promi
   }
   if (flags.help) return ok(`Usage: ${PROGRAM} ${usageOf(name)}\n`);
   try {
+    await openDatabase(); // every command reads or writes it (in the server: already open)
     const result = await command(args, flags);
     // A command that wrote its own output (an export to stdout) answers undefined.
     return ok(result === undefined ? "" : `${JSON.stringify(result)}\n`);
@@ -110,7 +112,7 @@ export async function runCli(positionals: string[], flags: Flags): Promise<numbe
     if (outcome.stderr) process.stderr.write(outcome.stderr);
     return outcome.code;
   } finally {
-    await closeDb().catch(() => {});
+    await closeDatabase().catch(() => {});
   }
 }
 

@@ -23,6 +23,8 @@ import {
   type SendMessageInput,
   type UpdateConversationInput,
 } from "./conversations.types";
+import { queryOn } from "../db/database";
+import { statement } from "../lib/sql";
 
 const emitEvent = eventEmitter(CONVERSATION_EVENTS);
 
@@ -123,14 +125,16 @@ export async function findOrCreateConversation(
     }
     // Locked by the pair (not by id after a read): what the caller then stores goes into a
     // conversation that still belongs to this customer, never one erased in between.
-    const [locked] = await tx.$queryRawUnsafe<{ id: string }[]>(LOCK_PAIR_SQL, tx.tenantId, pair.channel, pair.customerIdentifier);
+    const [locked] = await queryOn(tx, LOCK_PAIR_SQL, [tx.tenantId, pair.channel, pair.customerIdentifier]);
     if (locked) return { row: (await tx.conversation.findFirstOrThrow({ where: { id: locked.id } })) as ConversationRow, created: false };
   }
   throw new Error("conversation insert skipped but no existing row was found");
 }
 
 const PAIR = modelColumns(Prisma.ConversationScalarFieldEnum);
-const LOCK_PAIR_SQL = `SELECT ${PAIR.id} AS id FROM ${TABLE.Conversation} WHERE ${PAIR.tenantId} = $1::uuid AND ${PAIR.channel} = $2 AND ${PAIR.customerIdentifier} = $3 FOR UPDATE`;
+const LOCK_PAIR_SQL = statement<{ id: string }>(
+  `SELECT ${PAIR.id} AS id FROM ${TABLE.Conversation} WHERE ${PAIR.tenantId} = $1::uuid AND ${PAIR.channel} = $2 AND ${PAIR.customerIdentifier} = $3 FOR UPDATE`,
+);
 
 export async function updateConversation(db: TenantDb, input: UpdateConversationInput): Promise<Conversation> {
   const { id, status, attributes, ...rest } = input;

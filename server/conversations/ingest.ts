@@ -17,7 +17,8 @@
 // the messages' trigger, the day's counter row; in that order on every path (sendMessage and
 // POST /conversations too), so deliveries of one conversation wait in turn and never deadlock.
 import { randomUUID } from "node:crypto";
-import { databaseKind, getSql, sqlIfOpen, type Statement } from "../db/client";
+import { type Statement, database, databaseIfOpen } from "../db/database";
+import { databaseKind } from "../db/location";
 import { modelColumns, TABLE } from "../db/columns";
 import { Prisma } from "../db/generated/client";
 import { eventFanOutSql, eventOrigin, wakeDeliveryWorkersSql } from "../outbox/emit-event";
@@ -174,9 +175,10 @@ function owePeerWake() {
     () => {
       owedWake = null;
       lastNotifyAt = performance.now();
-      const sql = sqlIfOpen();
       // Best effort: a wake-up lost here is found by the workers' poll.
-      sql?.({ text: `SELECT pg_notify('${OUTBOX_CHANNEL}', '')` }, []).catch(() => {});
+      databaseIfOpen()
+        ?.writes({ text: `SELECT pg_notify('${OUTBOX_CHANNEL}', '')` }, [])
+        .catch(() => {});
     },
     Math.max(0, lastNotifyAt + NOTIFY_WINDOW_MS - performance.now()),
   );
@@ -203,7 +205,7 @@ export async function ingestInboundMessage(db: { tenantId: string }, input: Inbo
   const sender = senderIdentifier(input.from, input.fromNumber);
   if (!sender) throw badRequest(`invalid field 'from': must be 1 to ${MAX_SENDER_LENGTH} characters`, "from");
   const customerIdentifier = sender.identifier;
-  const sql = sqlIfOpen() ?? (await getSql());
+  const sql = database().writes;
   const postgres = databaseKind() === "postgres";
   const pair = `${tenantId} ${input.channel} ${customerIdentifier}`;
   const connectionId = connection?.id ?? null;

@@ -6,7 +6,7 @@
 // and records the outcome like any send, through the driver a new send would use. A message
 // interrupted more than an hour ago is ended `failed` instead: a reply that late would confuse the
 // customer more than it helps.
-import { getDb } from "../db/client";
+import { database, queryOn } from "../db/database";
 import { modelColumns, TABLE } from "../db/columns";
 import { Prisma } from "../db/generated/client";
 import { scopeToTenant } from "../db/tenant-scope";
@@ -15,6 +15,7 @@ import { log } from "../lib/log";
 import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../lib/periodic-job";
 import { deliverQueuedMessage, recordSendOutcome, sendClaimMs } from "./conversations.service";
 import { setting } from "../lib/settings";
+import { statement } from "../lib/sql";
 
 export const MAX_RESEND_AGE_MS = 3_600_000;
 const BATCH = 20;
@@ -22,7 +23,7 @@ const BATCH = 20;
 // One statement claims a batch, so sweeps in several processes never take the same message. Its
 // column names come from the model (server/db/columns.ts).
 const MESSAGE = modelColumns(Prisma.MessageScalarFieldEnum);
-const CLAIM_SQL = `
+const CLAIM_SQL = statement<{ id: string; tenantId: string; createdAt: Date }>(`
 WITH due AS (
   SELECT ${MESSAGE.id} FROM ${TABLE.Message}
   WHERE ${MESSAGE.sendClaimedUntil} <= now() AND ${MESSAGE.status} = 'queued'
@@ -32,13 +33,13 @@ WITH due AS (
 )
 UPDATE ${TABLE.Message} m SET ${MESSAGE.sendClaimedUntil} = now() + make_interval(secs => $2::int / 1000.0)
 FROM due WHERE m.${MESSAGE.id} = due.${MESSAGE.id}
-RETURNING m.${MESSAGE.id}, m.${MESSAGE.tenantId} AS "tenantId", m.${MESSAGE.createdAt} AS "createdAt"`;
+RETURNING m.${MESSAGE.id}, m.${MESSAGE.tenantId} AS "tenantId", m.${MESSAGE.createdAt} AS "createdAt"`);
 
 /** One sweep: how many interrupted messages it resent or ended. */
 export async function resendInterruptedMessages(): Promise<number> {
   const claimMs = sendClaimMs({ timeoutMs: longestSendTimeoutMs() });
-  const db = await getDb();
-  const claimed = await db.$queryRawUnsafe<{ id: string; tenantId: string; createdAt: Date }[]>(CLAIM_SQL, BATCH, claimMs);
+  const db = database().prisma;
+  const claimed = await queryOn(db, CLAIM_SQL, [BATCH, claimMs]);
   for (const { id, tenantId, createdAt } of claimed) {
     const tenantDb = scopeToTenant(db, tenantId);
     const message = await tenantDb.message.findFirst({ where: { id } });

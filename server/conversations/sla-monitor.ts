@@ -7,7 +7,7 @@
 // in the transaction that writes the event. Two processes claiming the same conversation at once
 // serialize on its row; the second re-checks the condition after the first commits and claims
 // nothing. So every server process may run the check (startSlaMonitor), and an Inngest cron may too.
-import { getDb } from "../db/client";
+import { database, queryOn } from "../db/database";
 import { modelColumns, TABLE } from "../db/columns";
 import { modelColumnsSql, TABLE_SQL } from "../db/sql-columns";
 import { Prisma } from "../db/generated/client";
@@ -20,6 +20,7 @@ import { OPERATOR, recordAudit, type AuditActor } from "../audit/record-audit";
 import { conversationToWire } from "./conversations.service";
 import type { HandoffSla } from "./sla-monitor.types";
 import { setting } from "../lib/settings";
+import { statement } from "../lib/sql";
 
 const emitEvent = eventEmitter(CONVERSATION_EVENTS);
 
@@ -51,27 +52,27 @@ const WAITED_SECONDS = `floor(extract(epoch FROM coalesce(
   now()) - c.${CONVERSATION.handoffStartedAt}))::int`;
 
 // Every tenant's candidates, oldest handoff first (the (status, handoff_started_at) index).
-const CANDIDATES_SQL = `
+const CANDIDATES_SQL = statement<{ id: string; tenantId: string }>(`
 SELECT c.${CONVERSATION.id}, c.${CONVERSATION.tenantId} AS "tenantId" FROM ${TABLE.Conversation} c JOIN ${TABLE.Tenant} t ON t.${TENANT.id} = c.${CONVERSATION.tenantId}
 WHERE ${PAST_SLA}
 ORDER BY c.${CONVERSATION.handoffStartedAt}
-LIMIT $1::int`;
+LIMIT $1::int`);
 
 // The claim: it re-checks the whole condition, so a conversation answered or re-handed meanwhile
 // (or claimed by another process) is not claimed.
-const CLAIM_SQL = `
+const CLAIM_SQL = statement<{ waitedSeconds: number; slaMinutes: number }>(`
 UPDATE ${TABLE.Conversation} c SET ${CONVERSATION.slaBreachedAt} = now()
 FROM ${TABLE.Tenant} t
 WHERE c.${CONVERSATION.id} = $1::uuid AND c.${CONVERSATION.tenantId} = $2::uuid AND t.${TENANT.id} = c.${CONVERSATION.tenantId} AND ${PAST_SLA}
-RETURNING ${WAITED_SECONDS} AS "waitedSeconds", t.${TENANT.handoffSlaMinutes} AS "slaMinutes"`;
+RETURNING ${WAITED_SECONDS} AS "waitedSeconds", t.${TENANT.handoffSlaMinutes} AS "slaMinutes"`);
 
 const TENANT_SQL = modelColumnsSql(Prisma.TenantScalarFieldEnum);
 
 /** Claims one conversation's breach and emits `sla.breached`, in one transaction. True when this call claimed it. */
 async function claimBreach(conversationId: string, tenantId: string): Promise<boolean> {
-  const db = scopeToTenant(await getDb(), tenantId);
+  const db = scopeToTenant(database().prisma, tenantId);
   return db.$transaction(async (tx) => {
-    const claimed = await tx.$queryRawUnsafe<{ waitedSeconds: number; slaMinutes: number }[]>(CLAIM_SQL, conversationId, tenantId);
+    const claimed = await queryOn(tx, CLAIM_SQL, [conversationId, tenantId]);
     if (!claimed.length) return false;
     const row = await tx.conversation.findFirst({ where: { id: conversationId } });
     if (!row) return false;
@@ -86,10 +87,10 @@ async function claimBreach(conversationId: string, tenantId: string): Promise<bo
 
 /** One check over every tenant: how many breaches this call claimed (and emitted). */
 export async function checkHandoffSlas(): Promise<number> {
-  const db = await getDb();
+  const db = database().prisma;
   let emitted = 0;
   for (;;) {
-    const due = await db.$queryRawUnsafe<{ id: string; tenantId: string }[]>(CANDIDATES_SQL, BATCH);
+    const due = await queryOn(db, CANDIDATES_SQL, [BATCH]);
     for (const { id, tenantId } of due) if (await claimBreach(id, tenantId)) emitted++;
     // A full batch may have more behind it; a short one was everything due.
     if (due.length < BATCH) return emitted;
@@ -108,7 +109,7 @@ export const stopSlaMonitor = (): Promise<void> => stopPeriodicJob(SLA_JOB);
 
 /** The tenant's handoff SLA in minutes (the dashboard's setting). */
 export async function getHandoffSla(tenantId: string): Promise<HandoffSla> {
-  const tenant = await (await getDb()).tenant.findUnique({ where: { id: tenantId }, select: { handoffSlaMinutes: true } });
+  const tenant = await database().prisma.tenant.findUnique({ where: { id: tenantId }, select: { handoffSlaMinutes: true } });
   if (!tenant) throw notFound();
   return { handoff_sla_minutes: tenant.handoffSlaMinutes };
 }
@@ -119,7 +120,7 @@ export async function getHandoffSla(tenantId: string): Promise<HandoffSla> {
  * by the new value from the next check.
  */
 export async function setHandoffSla(tenantId: string, input: HandoffSla, actor: AuditActor = OPERATOR): Promise<HandoffSla> {
-  const db = scopeToTenant(await getDb(), tenantId);
+  const db = scopeToTenant(database().prisma, tenantId);
   return db.$transaction(async (tx) => {
     // The row lock orders concurrent changes, so each audit entry's `from` is the value it replaced.
     const [current] = await tx.$queryRaw<

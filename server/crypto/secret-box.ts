@@ -5,7 +5,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { dataDir } from "../db/client";
+import { dataDir } from "../db/location";
 import { log } from "../lib/log";
 import { setting } from "../lib/settings";
 

@@ -7,7 +7,8 @@ import path from "node:path";
 import { betterAuth } from "better-auth";
 import { prismaAdapter } from "better-auth/adapters/prisma";
 import { organization } from "better-auth/plugins/organization";
-import { dataDir, getDb } from "../db/client";
+import { database } from "../db/database";
+import { dataDir } from "../db/location";
 import { authIpOptions, trustedOriginsFor } from "./request-origin";
 import { refuseOrganizationChanges } from "./organization-endpoints";
 import { INVITATION_TTL_SECONDS } from "./invitations";
@@ -37,7 +38,7 @@ export const SIGN_IN_LIMIT = {
 };
 
 async function createAuth() {
-  const prisma = await getDb();
+  const prisma = database().prisma;
   return betterAuth({
     appName: "Tenant data platform",
     baseURL: setting("BETTER_AUTH_URL"),

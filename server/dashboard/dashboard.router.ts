@@ -1,6 +1,6 @@
 // Dashboard-only procedures (tRPC at /api/trpc; none is part of the REST contract).
 import { z } from "zod";
-import { getDb } from "../db/client";
+import { database } from "../db/database";
 import { publicProcedure, router } from "../trpc/trpc";
 import { actorOf, forbiddenToGrant } from "../auth/principal";
 import { apiKeyToWire, issueApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys";
@@ -29,7 +29,7 @@ import { trustedOriginsFor } from "./request-origin";
 const dashboardOrigin = (headers: Headers) => trustedOriginsFor(headers)[0] ?? "";
 
 export const dashboardRouter = router({
-  me: memberProcedure.query(async ({ ctx }) => currentAccount(await getDb(), ctx.user)),
+  me: memberProcedure.query(async ({ ctx }) => currentAccount(database().prisma, ctx.user)),
 
   apiKeys: router({
     list: memberProcedure.output(z.array(apiKeySchema)).query(async ({ ctx }) => (await listApiKeys(ctx.db)).map(apiKeyToWire)),
@@ -50,7 +50,7 @@ export const dashboardRouter = router({
 
   members: router({
     /** Pending invitations by id, never with their links: a link is shown once, by the invite or resend that made it. */
-    list: memberProcedure.query(async ({ ctx }) => listMembers(await getDb(), ctx.tenantId)),
+    list: memberProcedure.query(async ({ ctx }) => listMembers(database().prisma, ctx.tenantId)),
     invite: managerProcedure
       .input(inviteMemberInput)
       .mutation(({ ctx, input }) => inviteMember(ctx.db, ctx.user, actorOf(ctx.principal), input, dashboardOrigin(ctx.headers))),

@@ -1,6 +1,6 @@
 // Dashboard-only reads: the current account, members and invitations. API keys reuse
 // server/auth/api-keys.ts, invitations are issued by ./invitations.ts (both record audit entries).
-import type { Db } from "../db/client";
+import type { Db } from "../db/database";
 import { notFound } from "../lib/errors";
 
 export async function currentAccount(db: Db, user: { userId: string; tenantId: string; role: string }) {

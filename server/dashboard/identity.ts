@@ -1,5 +1,5 @@
 // The signed-in dashboard user of a request: better-auth session -> active tenant -> role.
-import { getDb } from "../db/client";
+import { database } from "../db/database";
 import type { Role } from "../auth/principal";
 import type { DashboardIdentity } from "../trpc/trpc";
 import { getAuth } from "./auth-on-first-use";
@@ -12,7 +12,7 @@ export async function resolveDashboardIdentity(headers: Headers): Promise<Dashbo
   const current = await auth.api.getSession({ headers, query: { disableCookieCache: true } });
   const tenantId = current?.session.activeOrganizationId;
   if (!current || !tenantId) return null;
-  const db = await getDb();
+  const db = database().prisma;
   const member = await db.member.findUnique({
     where: { organizationId_userId: { organizationId: tenantId, userId: current.user.id } },
     select: { role: true, tenant: { select: { suspendedAt: true } } },
@@ -37,6 +37,6 @@ export async function resolveSignedInUser(headers: Headers): Promise<{ userId: s
 
 /** Makes a tenant the session's active one (what better-auth's set-active writes), after the user joined it. */
 export async function makeActiveTenant(sessionToken: string, tenantId: string): Promise<void> {
-  const db = await getDb();
+  const db = database().prisma;
   await db.session.update({ where: { token: sessionToken }, data: { activeOrganizationId: tenantId } });
 }

@@ -8,7 +8,7 @@
 // transaction, under a lock on the tenant row so that concurrent invitations cannot both pass the
 // duplicate checks and two accepts of one link cannot both join.
 import { randomUUID } from "node:crypto";
-import { type Db, getDb } from "../db/client";
+import { type Db, database } from "../db/database";
 import { lockTenant } from "../db/lock-row";
 import { scopeToTenant, type TenantDb, type TenantTx } from "../db/tenant-scope";
 import { AppError, conflict } from "../lib/errors";
@@ -50,7 +50,7 @@ async function assertInvitable(tx: TenantTx, tenantId: string, inviter: Inviter,
 }
 
 async function mailInvitation(tenantId: string, inviter: Inviter, invitation: { email: string; role: string; link: string }): Promise<MailOutcome> {
-  const tenant = await (await getDb()).tenant.findUnique({ where: { id: tenantId }, select: { name: true } });
+  const tenant = await database().prisma.tenant.findUnique({ where: { id: tenantId }, select: { name: true } });
   return sendInvitationMail(
     invitationMessage({
       to: invitation.email,
@@ -177,7 +177,7 @@ async function openInvitation(db: Db, secret: string): Promise<OpenedInvitation>
  * password). An unknown secret is status `not_found`.
  */
 export async function describeInvitation(secret: string) {
-  const db = await getDb();
+  const db = database().prisma;
   const row = await invitationOfSecret(db, secret);
   // An answer, not a 404: the page explains it (and the browser logs no failed request).
   if (!row) return { id: null, email: null, role: null, tenant_name: null, status: "not_found" as InvitationState, expires_at: null, has_account: false };
@@ -228,7 +228,7 @@ async function join(tx: TenantTx, opened: OpenedInvitation, joiner: () => Promis
  * unknown or closed link costs a read: `hash` is a parameter so that a test can see it is not called.
  */
 export async function acceptWithNewAccount(input: AcceptWithNewAccountInput, hash: (password: string) => Promise<string> = hashPassword) {
-  const db = await getDb();
+  const db = database().prisma;
   const opened = await openInvitation(db, input.secret);
   const email = opened.email.toLowerCase();
   const refusal = () => conflict(`an account for ${email} exists: sign in to accept`, "secret");
@@ -248,7 +248,7 @@ export async function acceptWithNewAccount(input: AcceptWithNewAccountInput, has
  * hold the link, the session that they own the address). The caller makes the tenant the session's active one.
  */
 export async function acceptAsSignedInUser(user: { id: string; email: string }, secret: string) {
-  const db = await getDb();
+  const db = database().prisma;
   const opened = await openInvitation(db, secret);
   if (opened.email.toLowerCase() !== user.email.toLowerCase()) {
     throw new AppError("forbidden", "this invitation was sent to another address: sign in with the address it was sent to", { field: "secret" });

@@ -10,7 +10,7 @@
 // suspended one (403 "tenant suspended", as the rest of the dashboard).
 import { APIError, createAuthMiddleware, getSessionFromCtx } from "better-auth/api";
 import { AppError, errorBody, tenantSuspended } from "../lib/errors";
-import { getDb } from "../db/client";
+import { database } from "../db/database";
 
 const OPEN_ORGANIZATION_PATHS = new Set([
   // reads (better-auth checks membership)
@@ -82,7 +82,7 @@ async function refuseForeignOrSuspendedTenant(
   }
   // Tenant ids are uuids (a uuid column): anything else names no tenant, and is not sent to the database.
   if (!named.ids.every((id) => UUID.test(id))) throw notAMember();
-  const db = await getDb();
+  const db = database().prisma;
   const memberships = await db.member.findMany({
     where: { userId: current.user.id, OR: [{ organizationId: { in: named.ids } }, { tenant: { slug: { in: named.slugs } } }] },
     select: { organizationId: true, tenant: { select: { slug: true, suspendedAt: true } } },

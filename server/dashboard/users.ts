@@ -1,7 +1,7 @@
 // Dashboard users and memberships, for the operator CLI and the demo seed. Passwords are hashed by
 // better-auth's own hasher (`better-auth/crypto`, its default) so its sign-in verifies them.
 import { randomBytes, randomUUID } from "node:crypto";
-import { getDb } from "../db/client";
+import { database } from "../db/database";
 import type { Prisma } from "../db/generated/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { OPERATOR, recordAudit, type AuditActor } from "../audit/record-audit";
@@ -13,7 +13,7 @@ import { hashPassword } from "better-auth/crypto";
 export async function createDashboardUser(input: { email: string; password: string; name: string }) {
   const email = input.email.trim().toLowerCase();
   if (input.password.length < 8) throw new Error("password must be at least 8 characters");
-  const db = await getDb();
+  const db = database().prisma;
   if (await db.user.findUnique({ where: { email }, select: { id: true } })) throw conflict(`a user with email ${email} exists`, "email");
   const passwordHash = await hashPassword(input.password);
   const user = await db.$transaction((tx) => insertCredentialUser(tx, { email, name: input.name, passwordHash }));
@@ -39,7 +39,7 @@ export async function insertCredentialUser(tx: CredentialTables, input: { email:
 
 /** Adds (or changes the role of) a user's membership in a tenant; a change is audited with it. */
 export async function addMember(input: { tenantId: string; email: string; role: Role }, actor: AuditActor = OPERATOR) {
-  const db = await getDb();
+  const db = database().prisma;
   const [tenant, user] = await Promise.all([
     db.tenant.findUnique({ where: { id: input.tenantId }, select: { id: true } }),
     db.user.findUnique({ where: { email: input.email.trim().toLowerCase() }, select: { id: true, email: true } }),

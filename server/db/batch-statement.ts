@@ -5,8 +5,10 @@
 // (synchronous_commit off, for this transaction only): the API's own commits do not queue behind a
 // batch's WAL, and a batch lost in a crash is simply done again by the next run.
 import type { PrismaClient } from "./generated/client";
+import { queryOn, executeOn } from "./database";
+import { statement } from "../lib/sql";
 
-const BATCH_SETTINGS = "SELECT set_config('app.keep_analytics_counts', 'on', true), set_config('synchronous_commit', 'off', true)";
+const BATCH_SETTINGS = statement("SELECT set_config('app.keep_analytics_counts', 'on', true), set_config('synchronous_commit', 'off', true)");
 
 /**
  * A tenant deletion's batch also finds its rows through an index: for a tenant that holds most of a
@@ -14,17 +16,17 @@ const BATCH_SETTINGS = "SELECT set_config('app.keep_analytics_counts', 'on', tru
  * the batches before emptied (their dead rows stay until vacuum), so the deletion's cost would grow
  * with the square of its rows. The purge's statements walk an index from a cursor instead.
  */
-const DELETE_BATCH_SETTINGS = `${BATCH_SETTINGS}, set_config('enable_seqscan', 'off', true)`;
+const DELETE_BATCH_SETTINGS = statement(`${BATCH_SETTINGS.text}, set_config('enable_seqscan', 'off', true)`);
 
 /** Runs `sql` (a bounded DELETE of a tenant's rows) in its own short transaction: the rows it changed. */
 export async function runBatch(db: PrismaClient, sql: string, params: unknown[]): Promise<number> {
-  const [, changed] = await db.$transaction([db.$queryRawUnsafe(DELETE_BATCH_SETTINGS), db.$executeRawUnsafe(sql, ...params)]);
+  const [, changed] = await db.$transaction([queryOn(db, DELETE_BATCH_SETTINGS, []), executeOn(db, statement(sql), params)]);
   return changed;
 }
 
 /** Runs `sql`, a bounded statement returning one row `{ n, last }`, in its own short transaction: that row. */
 export async function runCursorBatch(db: PrismaClient, sql: string, params: unknown[]): Promise<{ n: number; last: Date | null }> {
-  const [, rows] = await db.$transaction([db.$queryRawUnsafe(BATCH_SETTINGS), db.$queryRawUnsafe<{ n: number; last: Date | null }[]>(sql, ...params)]);
+  const [, rows] = await db.$transaction([queryOn(db, BATCH_SETTINGS, []), queryOn(db, statement<{ n: number; last: Date | null }>(sql), params)]);
   return rows[0];
 }
 

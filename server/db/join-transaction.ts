@@ -3,6 +3,7 @@
 // both commit a request's change together with the record of its answer.
 import type { Statement, TenantSql } from "../lib/sql";
 import type { TenantDb, TenantTx } from "./tenant-scope";
+import { queryOn } from "./database";
 
 /** What a joined transaction answers for this property: the transaction itself. */
 const JOINED = Symbol("joined transaction");
@@ -27,6 +28,6 @@ export function joinTransaction(tx: TenantTx): TenantDb {
 export function joinedTransactionSql(db: TenantDb): TenantSql | null {
   const tx = (db as unknown as { [JOINED]?: TenantTx })[JOINED];
   if (!tx) return null;
-  const run = <Row>(statement: Statement, values: unknown[]) => tx.$queryRawUnsafe<Row[]>(statement.text, db.tenantId, ...values);
+  const run = <Row>(sql: Statement<Row>, values: unknown[]): Promise<Row[]> => queryOn(tx, sql, [db.tenantId, ...values]);
   return Object.assign(run, { tenantId: db.tenantId });
 }

@@ -1,6 +1,8 @@
 import { modelColumns, TABLE } from "./columns";
 import { Prisma } from "./generated/client";
 import type { TenantTx } from "./tenant-scope";
+import { queryOn } from "./database";
+import { statement } from "../lib/sql";
 
 /** The models whose rows can be locked, each with its columns (server/db/columns.ts). */
 const LOCKABLE = {
@@ -24,14 +26,14 @@ const LOCK_SQL = Object.fromEntries(
 ) as Record<LockableModel, string>;
 
 const TENANT = modelColumns(Prisma.TenantScalarFieldEnum);
-const LOCK_TENANT_SQL = `SELECT ${TENANT.id} FROM ${TABLE.Tenant} WHERE ${TENANT.id} = $1::uuid FOR UPDATE`;
+const LOCK_TENANT_SQL = statement(`SELECT ${TENANT.id} FROM ${TABLE.Tenant} WHERE ${TENANT.id} = $1::uuid FOR UPDATE`);
 
 /**
  * Locks the tenant's own row for the rest of the transaction: changes checked against the tenant's
  * whole membership (invitations, role changes) serialize on it.
  */
 export async function lockTenant(tx: TenantTx): Promise<void> {
-  await tx.$queryRawUnsafe(LOCK_TENANT_SQL, tx.tenantId);
+  await queryOn(tx, LOCK_TENANT_SQL, [tx.tenantId]);
 }
 
 /**
@@ -39,6 +41,6 @@ export async function lockTenant(tx: TenantTx): Promise<void> {
  * attributes merge must not lose a concurrent update). Returns false when the row is not the tenant's.
  */
 export async function lockTenantRow(tx: TenantTx, model: LockableModel, id: string): Promise<boolean> {
-  const rows = await tx.$queryRawUnsafe<{ id: string }[]>(LOCK_SQL[model], id, tx.tenantId);
+  const rows = await queryOn(tx, statement<{ id: string }>(LOCK_SQL[model]), [id, tx.tenantId]);
   return rows.length === 1;
 }

@@ -152,7 +152,6 @@ const SCRIPTS: Script[] = [
 
 export async function seedConversations(db: TenantDb, offerings: { id: string }[], channels: DemoChannels): Promise<void> {
   const now = Date.now();
-  const tenantId = channels.tenantId;
   for (const [n, script] of SCRIPTS.entries()) {
     // Messages spread evenly from the start to the moment the conversation went quiet.
     const start = now - script.startedDaysAgo * DAY - 2 * HOUR;

@@ -1,7 +1,7 @@
 // The embedded first start: a demo tenant with sample offerings and appointments, channels connected
 // to its (fictional) provider accounts, a receptionist's week of calls and chats fed through the
 // receivers, and an API key printed once, so a fresh clone answers real data right away.
-import { getDb } from "../db/client";
+import { database } from "../db/database";
 import { scopeToTenant } from "../db/tenant-scope";
 import { SCOPES } from "../auth/principal";
 import { issueApiKey } from "../auth/api-keys";
@@ -26,7 +26,7 @@ const OFFERINGS = [
 
 /** Seeds the demo tenant once; returns the plaintext key only when it was just created. */
 export async function seedDemoTenant(): Promise<{ tenantId: string; apiKey: string | null; owner?: { email: string; password: string } }> {
-  const db = await getDb();
+  const db = database().prisma;
   const existing = await db.tenant.findUnique({ where: { slug: DEMO_TENANT_SLUG } });
   if (existing) return { tenantId: existing.id, apiKey: null };
   const tenant = await createTenant({ name: "Demo Realty & Spa", slug: DEMO_TENANT_SLUG });

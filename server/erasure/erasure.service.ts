@@ -27,6 +27,8 @@ import { eventEmitter } from "../outbox/emit-event";
 import { ERASURE_EVENTS } from "./erasure.events";
 import { ERASED, ERASED_IDENTIFIER_PREFIX, type EraseCustomerInput, type ErasedRecords, type ErasureResult } from "./erasure.types";
 import { redactJson, redactText, valuePattern } from "./redact-json";
+import { queryOn } from "../db/database";
+import { statement } from "../lib/sql";
 
 const emitEvent = eventEmitter(ERASURE_EVENTS);
 /** An event's wire id (as server/events/catalog.ts writes it). */
@@ -231,12 +233,11 @@ async function idsByWrittenPhone(tx: TenantTx, model: keyof typeof PHONE_COLUMNS
   const { table, c } = PHONE_COLUMNS[model];
   const digits = `regexp_replace(${c.customerPhone}, '[^0-9]', '', 'g')`;
   const anyOf = phones.map((_, i) => `${digits} LIKE $${i + 3}`).join(" OR ");
-  const rows = await tx.$queryRawUnsafe<{ id: string; phone: string }[]>(
-    `SELECT ${c.id}::text AS id, ${c.customerPhone} AS phone FROM ${table}
-     WHERE ${c.tenantId} = $1::uuid AND ${c.customerPhone} IS NOT NULL AND ${c.customerPhone} <> $2 AND ${c.customerPhone} !~ '^[+][0-9]+$' AND (${anyOf})`,
-    tx.tenantId,
-    ERASED,
-    ...phones.map((p) => `%${p.nationalNumber}`),
+  const rows = await queryOn(
+    tx,
+    statement<{ id: string; phone: string }>(`SELECT ${c.id}::text AS id, ${c.customerPhone} AS phone FROM ${table}
+     WHERE ${c.tenantId} = $1::uuid AND ${c.customerPhone} IS NOT NULL AND ${c.customerPhone} <> $2 AND ${c.customerPhone} !~ '^[+][0-9]+$' AND (${anyOf})`),
+    [tx.tenantId, ERASED, ...phones.map((p) => `%${p.nationalNumber}`)],
   );
   return rows.filter((row) => phoneMatches(row.phone, phones)).map((row) => row.id);
 }
@@ -334,7 +335,7 @@ async function matchingRows(tx: TenantTx, place: Scanned, since: Date, needles: 
         WHERE ${c.tenantId} = $1::uuid AND ${c.createdAt} >= $2::timestamptz AND (${anyOf})${keyset}
         ORDER BY ${c.createdAt}, ${c.id} LIMIT ${BATCH}`;
       const params: unknown[] = [tx.tenantId, since.toISOString(), ...chunk, ...(after ? [after.createdAt.toISOString(), after.id] : [])];
-      const rows: { id: string; createdAt: Date }[] = await tx.$queryRawUnsafe<{ id: string; createdAt: Date }[]>(sql, ...params);
+      const rows: { id: string; createdAt: Date }[] = await queryOn(tx, statement<{ id: string; createdAt: Date }>(sql), params);
       for (const r of rows) ids.add(r.id);
       if (rows.length < BATCH) break;
       const last: { id: string; createdAt: Date } = rows[rows.length - 1];

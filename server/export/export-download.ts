@@ -2,7 +2,7 @@
 // export's JSON lines streamed as the browser reads them, never built in memory.
 import { resolveDashboardIdentity } from "../dashboard/identity";
 import { limitDashboardRequest } from "../ratelimit";
-import { getDb } from "../db/client";
+import { database } from "../db/database";
 import { scopeToTenant } from "../db/tenant-scope";
 import { recordAudit } from "../audit/record-audit";
 import { actorOf } from "../auth/principal";
@@ -30,7 +30,7 @@ export async function answerExportDownload(req: Request): Promise<Response> {
   const now = new Date();
   const lines = await openTenantExport(identity.tenantId, { now });
   if (!lines) return refusal(404, "not_found", "not found");
-  const db = scopeToTenant(await getDb(), identity.tenantId);
+  const db = scopeToTenant(database().prisma, identity.tenantId);
   const principal = { kind: "user" as const, tenantId: identity.tenantId, userId: identity.userId, role: identity.role, email: identity.email };
   await recordAudit(db, { ...actorOf(principal), action: "tenant.exported", targetType: "tenant", targetId: identity.tenantId, details: { via: "dashboard" } });
   return new Response(exportStream(lines), {

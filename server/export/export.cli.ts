@@ -7,7 +7,7 @@ import path from "node:path";
 import { once } from "node:events";
 import type { Writable } from "node:stream";
 import { type CliCommand, type Flags, requiredFlag, UsageError, uuidArg } from "../lib/cli";
-import { getDb } from "../db/client";
+import { database } from "../db/database";
 import { scopeToTenant } from "../db/tenant-scope";
 import { OPERATOR, recordAudit } from "../audit/record-audit";
 import { openTenantExport } from "./export";
@@ -28,7 +28,7 @@ const tenantExport: CliCommand = async (_args: string[], flags: Flags) => {
   const file = typeof flags.out === "string" && flags.out !== "-" ? flags.out : null;
   const lines = await openTenantExport(tenantId);
   if (!lines) throw new UsageError(`tenant ${tenantId} not found`);
-  await recordAudit(scopeToTenant(await getDb(), tenantId), {
+  await recordAudit(scopeToTenant(database().prisma, tenantId), {
     ...OPERATOR,
     action: "tenant.exported",
     targetType: "tenant",

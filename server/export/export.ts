@@ -10,7 +10,7 @@
 // the stored answers of `Idempotency-Key` requests (a replay cache that may hold a secret shown once).
 import { Prisma } from "../db/generated/client";
 import { columnName } from "../db/columns";
-import { getDb, type Db } from "../db/client";
+import { type Db, database } from "../db/database";
 
 /** Rows per page. */
 const EXPORT_PAGE_SIZE = 500;
@@ -121,7 +121,7 @@ const line = (resource: string, data: unknown) => `${JSON.stringify({ resource, 
 
 /** The tenant's export, line by line (each ends with "\n"); null when the tenant does not exist. */
 export async function openTenantExport(tenantId: string, opts: { now?: Date; pageSize?: number } = {}): Promise<AsyncGenerator<string> | null> {
-  const db = await getDb();
+  const db = database().prisma;
   const tenant = await db.tenant.findUnique({ where: { id: tenantId } });
   if (!tenant) return null;
   return exportLines(db, tenant, opts.now ?? new Date(), opts.pageSize ?? EXPORT_PAGE_SIZE);

@@ -5,7 +5,8 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { closeServerProcess, seedDemoTenantIfEnabled, startServerProcess, stopBackgroundWork } from "./startup";
-import { closeDb, dataDir, databaseKind, embeddedDatabaseExists, embeddedTemplateExists, getDb } from "../db/client";
+import { closeDatabase, openDatabase } from "../db/database";
+import { dataDir, databaseKind, embeddedDatabaseExists, embeddedTemplateExists } from "../db/location";
 import { log } from "../lib/log";
 import { checkSettingsOrExit, setting } from "../lib/settings";
 import { drainable } from "./drain";
@@ -100,9 +101,9 @@ async function prepareEmbeddedDatabaseInChild(): Promise<void> {
  * the template (scripts/build-server.mjs).
  */
 async function prepareEmbeddedDatabase(): Promise<void> {
-  await getDb();
+  await openDatabase();
   await seedDemoTenantIfEnabled();
-  await closeDb();
+  await closeDatabase();
   process.exit(0);
 }
 

@@ -10,7 +10,7 @@
 // every request cost about 5% more CPU (docs/perf/2026-11-metrics-and-tracing-cost.md).
 import type { Worker } from "node:worker_threads";
 import { databaseKnownDown } from "../db/availability";
-import { probeSqlIfOpen } from "../db/client";
+import { databaseIfOpen } from "../db/database";
 import { startEvalWorker } from "../lib/eval-worker";
 import { log } from "../lib/log";
 import { setting } from "../lib/settings";
@@ -65,7 +65,7 @@ server.listen(port, host, () => parentPort.postMessage({ ready: true }));
 
 /** The backlog read at scrape time, bounded like a readiness check; nothing while the database is down. */
 async function webhookBacklog() {
-  const sql = probeSqlIfOpen();
+  const sql = databaseIfOpen()?.planned;
   if (!sql || databaseKnownDown()) return null;
   return within(readDeliveryBacklog(sql), setting("READINESS_TIMEOUT_MS"));
 }

@@ -10,7 +10,7 @@
 // it: limits fail open to this process's memory (server/ratelimit/fallback-store.ts).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { databaseKnownDown } from "../db/availability";
-import { probeSqlIfOpen } from "../db/client";
+import { databaseIfOpen } from "../db/database";
 import { AppError, errorBody } from "../lib/errors";
 import { isDatabaseUnavailable } from "../lib/database-errors";
 import { setting } from "../lib/settings";
@@ -55,7 +55,7 @@ let migrationsCurrent = false;
 
 /** `ok`, `timeout` (no answer within READINESS_TIMEOUT_MS) or `unreachable`; then the migrations, asked through the same pool (either failing reads as not ready). */
 async function checkDatabase(): Promise<{ database: string; migrations: string }> {
-  const sql = probeSqlIfOpen();
+  const sql = databaseIfOpen()?.planned;
   // The breaker knows the server is down (its probe is asking): no query would get through.
   if (!sql || databaseKnownDown()) return { database: "unreachable", migrations: "unknown" };
   const timeoutMs = setting("READINESS_TIMEOUT_MS");

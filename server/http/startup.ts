@@ -1,4 +1,5 @@
-import { closeDb, databaseKind, getDb } from "../db/client";
+import { openDatabase, closeDatabase } from "../db/database";
+import { databaseKind } from "../db/location";
 import { log } from "../lib/log";
 import { closeRateLimitStore, warmUpRateLimiter } from "../ratelimit";
 import { checkSettings, setting } from "../lib/settings";
@@ -66,7 +67,7 @@ export class ServerProcessStartedElsewhere extends Error {
 async function openDependencies(): Promise<void> {
   checkSettings(); // a malformed setting stops the process here, named, before anything is opened
   await startTracing(); // OTEL_EXPORTER_OTLP_ENDPOINT: before anything that makes spans
-  await Promise.all([getDb(), warmUpRateLimiter()]);
+  await Promise.all([openDatabase(), warmUpRateLimiter()]);
 }
 
 /** What runs beside the requests; started once (a failure here is not retried: part of it may run). */
@@ -139,6 +140,6 @@ export async function stopBackgroundWork(deadline: number): Promise<void> {
 export async function closeServerProcess(): Promise<void> {
   await (await import("./metrics-listener")).stopMetricsListener();
   await closeRateLimitStore().catch((err) => log.warn({ error: err }, "rate-limit store did not close cleanly"));
-  await closeDb();
+  await closeDatabase();
   await stopTracing().catch((err) => log.warn({ error: err }, "trace export did not finish cleanly")); // the last batch of spans
 }

@@ -26,6 +26,8 @@ import { joinTransaction } from "../db/join-transaction";
 import type { TenantDb } from "../db/tenant-scope";
 import { AppError, badRequest } from "../lib/errors";
 import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../lib/periodic-job";
+import { queryOn, executeOn } from "../db/database";
+import { statement } from "../lib/sql";
 
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 /** Set (to "true") on an answer that is a stored first answer replayed. */
@@ -87,17 +89,17 @@ export type IdempotentCall<R extends ChainResult> = {
 };
 
 const IR = modelColumns(Prisma.IdempotentResponseScalarFieldEnum);
-const LOCK_SQL = `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked`;
-const STORED_SQL = `
+const LOCK_SQL = statement<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked`);
+const STORED_SQL = statement<{ fingerprint: string; status: number; body: string }>(`
 SELECT ${IR.requestFingerprint} AS fingerprint, ${IR.status} AS status, ${IR.body} AS body FROM ${TABLE.IdempotentResponse}
 WHERE ${IR.tenantId} = $1::uuid AND ${IR.apiKeyId} = $2::uuid AND ${IR.key} = $3
-  AND ${IR.createdAt} > now() - make_interval(secs => $4::double precision / 1000)`;
+  AND ${IR.createdAt} > now() - make_interval(secs => $4::double precision / 1000)`);
 // A row found above is live; one still there past its period (not pruned yet) is replaced.
-const STORE_SQL = `
+const STORE_SQL = statement(`
 INSERT INTO ${TABLE.IdempotentResponse} (${IR.id}, ${IR.tenantId}, ${IR.apiKeyId}, ${IR.key}, ${IR.requestFingerprint}, ${IR.status}, ${IR.body})
 VALUES (gen_random_uuid(), $1::uuid, $2::uuid, $3, $4, $5::smallint, $6)
 ON CONFLICT (${IR.tenantId}, ${IR.apiKeyId}, ${IR.key}) DO UPDATE
-SET ${IR.requestFingerprint} = EXCLUDED.${IR.requestFingerprint}, ${IR.status} = EXCLUDED.${IR.status}, ${IR.body} = EXCLUDED.${IR.body}, ${IR.createdAt} = now()`;
+SET ${IR.requestFingerprint} = EXCLUDED.${IR.requestFingerprint}, ${IR.status} = EXCLUDED.${IR.status}, ${IR.body} = EXCLUDED.${IR.body}, ${IR.createdAt} = now()`);
 
 /**
  * JSON text with every object's members in one order (sorted by name, at any depth; arrays keep
@@ -141,20 +143,14 @@ export async function runIdempotently<R extends ChainResult>(call: IdempotentCal
   const fingerprint = fingerprintOf(call.endpoint, canonicalJson(call.input));
   try {
     return await call.db.$transaction(async (tx) => {
-      const [{ locked }] = await tx.$queryRawUnsafe<{ locked: boolean }[]>(LOCK_SQL, `idempotency:${call.tenantId}:${call.apiKeyId}:${key}`);
+      const [{ locked }] = await queryOn(tx, LOCK_SQL, [`idempotency:${call.tenantId}:${call.apiKeyId}:${key}`]);
       if (!locked) {
         throw new AppError("conflict", `a request with ${IDEMPOTENCY_KEY_HEADER} ${quoted(key)} is still in progress; retry once it has been answered`, {
           field: IDEMPOTENCY_KEY_HEADER,
           headers: { "Retry-After": "1" },
         });
       }
-      const [stored] = await tx.$queryRawUnsafe<{ fingerprint: string; status: number; body: string }[]>(
-        STORED_SQL,
-        call.tenantId,
-        call.apiKeyId,
-        key,
-        IDEMPOTENCY_KEY_RETENTION_MS,
-      );
+      const [stored] = await queryOn(tx, STORED_SQL, [call.tenantId, call.apiKeyId, key, IDEMPOTENCY_KEY_RETENTION_MS]);
       if (stored) {
         if (!sameRequest(stored.fingerprint, fingerprint, call)) {
           throw new AppError(
@@ -174,7 +170,7 @@ export async function runIdempotently<R extends ChainResult>(call: IdempotentCal
       // The very text the bridge sends (JSON.stringify of the same data), so a replay is byte for byte;
       // sealed when it carries a secret.
       const text = JSON.stringify(result.data);
-      await tx.$executeRawUnsafe(STORE_SQL, call.tenantId, call.apiKeyId, key, fingerprint, status, call.secret ? encryptSecret(text) : text);
+      await executeOn(tx, STORE_SQL, [call.tenantId, call.apiKeyId, key, fingerprint, status, call.secret ? encryptSecret(text) : text]);
       return result;
     }, TRANSACTION);
   } catch (err) {

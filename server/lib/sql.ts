@@ -1,16 +1,24 @@
-// The shape of raw SQL as the hot paths run it (server/db/client.ts runs it; pagination builds it).
+// The shape of raw SQL as the database runs it (server/db/database.ts; pagination builds it).
 /**
  * A prepared SQL statement: PostgreSQL parses and plans it once per connection (the driver keys it
  * by its text). Hot read paths use these instead of the Prisma client, whose per-query work costs
  * more CPU than the query itself (see docs/architecture.md, "Hot paths").
  */
-export type Statement = { text: string };
+// biome-ignore lint/suspicious/noExplicitAny: an untyped statement names its rows at the call, as before typed statements
+export type Statement<Row = any> = {
+  readonly text: string;
+  /** The type of its rows, for the compiler only (never set). */
+  readonly row?: Row;
+};
+
+/** A statement whose rows are `Row`: runners and `queryOn` answer `Row[]` for it without a type at the call. */
+export const statement = <Row>(text: string): Statement<Row> => ({ text });
 /**
  * Runs a statement; rows come back with the column names of the SQL. Only json/jsonb, arrays,
  * booleans, integers and text are converted (the SQL formats timestamps, dates and numerics as
  * text), so both drivers return the same values.
  */
-export type SqlRunner = <Row>(statement: Statement, values: unknown[]) => Promise<Row[]>;
+export type SqlRunner = <Row>(statement: Statement<Row>, values: unknown[]) => Promise<Row[]>;
 
 /**
  * A tenant's prepared statements. The tenant id is always `$1` of every statement (the caller's
@@ -18,4 +26,4 @@ export type SqlRunner = <Row>(statement: Statement, values: unknown[]) => Promis
  * another tenant: a statement only has to say `tenant_id = $1`. Like the tenant-scoped client, it
  * carries its tenant (`sql.tenantId`), for a row a statement writes whole.
  */
-export type TenantSql = (<Row>(statement: Statement, values: unknown[]) => Promise<Row[]>) & { readonly tenantId: string };
+export type TenantSql = (<Row>(statement: Statement<Row>, values: unknown[]) => Promise<Row[]>) & { readonly tenantId: string };

@@ -5,7 +5,7 @@
 // propagator, an AsyncLocalStorage context manager) and:
 // - each inbound request is a SERVER span named by its route template (`GET /api/v1/offerings/{id}`),
 //   continuing the caller's `traceparent` when it sends one (`traceRequest`);
-// - each database statement is a CLIENT child span (`traceDbCall`, from server/db/client.ts);
+// - each database statement is a CLIENT child span (`traceDbCall`, from server/db/database.ts);
 // - each CRM call and each webhook attempt is a CLIENT span (`traceClientCall`); an attempt joins
 //   the trace of the request that caused its event (`traceParentNow` is stored with the event);
 // - log lines carry `trace_id` and `span_id` (server/lib/log.ts).

@@ -6,12 +6,14 @@
 import type { z } from "zod";
 import { Prisma } from "../db/generated/client";
 import type { TenantTx } from "../db/tenant-scope";
-import { databaseKind } from "../db/client";
+import { databaseKind } from "../db/location";
 import { modelColumns, TABLE } from "../db/columns";
 import { OUTBOX_CHANNEL, signalOutboxWrite } from "./outbox-signal";
 import { TEST_EVENT_TYPE, testEventPayload } from "./event-payloads";
 import { currentRequestId } from "../lib/log";
 import { traceParentNow } from "../observability/tracing";
+import { queryOn, executeOn } from "../db/database";
+import { statement } from "../lib/sql";
 
 export type EventData = { object: unknown; previous_attributes?: Record<string, unknown>; [extra: string]: unknown };
 
@@ -90,7 +92,7 @@ const WRITE_TEST_EVENT_SQL = writeEventSql(true);
 
 async function writeEvent(tx: TenantTx, type: string, data: EventData, onlySubscriptionId?: string) {
   const values = [tx.tenantId, type, JSON.stringify(data), ...eventOrigin(), ...(onlySubscriptionId ? [onlySubscriptionId] : [])];
-  const [written] = await tx.$queryRawUnsafe<{ eventId: string; deliveries: number }[]>(onlySubscriptionId ? WRITE_TEST_EVENT_SQL : WRITE_EVENT_SQL, ...values);
+  const [written] = await queryOn(tx, statement<{ eventId: string; deliveries: number }>(onlySubscriptionId ? WRITE_TEST_EVENT_SQL : WRITE_EVENT_SQL), values);
   if (written.deliveries > 0) await wakeDeliveryWorkers(tx);
   return written;
 }
@@ -98,6 +100,6 @@ async function writeEvent(tx: TenantTx, type: string, data: EventData, onlySubsc
 /** Tells the delivery workers that deliveries became due, once the caller's transaction commits. */
 export async function wakeDeliveryWorkers(tx: Pick<TenantTx, "$executeRawUnsafe">): Promise<void> {
   // NOTIFY is queued with the transaction and delivered at commit only (never on rollback).
-  if (databaseKind() === "postgres") await tx.$executeRawUnsafe(`NOTIFY ${OUTBOX_CHANNEL}`);
+  if (databaseKind() === "postgres") await executeOn(tx, statement(`NOTIFY ${OUTBOX_CHANNEL}`), []);
   signalOutboxWrite();
 }

@@ -8,7 +8,7 @@
 // (transcript updates…) are acknowledged and change nothing. Answered 200 `{"received":true}`.
 import { verify } from "retell-sdk/lib/webhook_auth";
 import { z } from "zod";
-import { getDb } from "../db/client";
+import { database } from "../db/database";
 import { scopeToTenant } from "../db/tenant-scope";
 import { toE164 } from "../lib/customer-identifier";
 import { applyCallReport, type CallReport, type TranscriptTurn } from "../calls/calls.service";
@@ -167,7 +167,7 @@ export function handleRetellWebhook(req: ReceiverRequest): Promise<ReceiverAnswe
         const field = call.direction === "inbound" ? "from_number" : "to_number";
         throw malformed(`invalid field 'call.${field}': must not be blank`, `call.${field}`);
       }
-      const db = scopeToTenant(await getDb(), connection.tenantId);
+      const db = scopeToTenant(database().prisma, connection.tenantId);
       await applyCallReport(db, reportOf(event, call, customerNumber), connection);
     });
     return jsonAnswer(200, { received: true });

@@ -11,7 +11,7 @@
 import { hash, timingSafeEqual } from "node:crypto";
 import { validateRequest } from "twilio/lib/webhooks/webhooks";
 import { z } from "zod";
-import { getDb } from "../db/client";
+import { database } from "../db/database";
 import { scopeToTenant } from "../db/tenant-scope";
 import { assertBoundedInput } from "../lib/bounded-input";
 import { AppError } from "../lib/errors";
@@ -196,7 +196,7 @@ async function twilioRequest(req: ReceiverRequest, businessField: (params: Param
   return { params, business, gate };
 }
 
-const tenantDb = async (connection: ResolvedConnection) => scopeToTenant(await getDb(), connection.tenantId);
+const tenantDb = async (connection: ResolvedConnection) => scopeToTenant(database().prisma, connection.tenantId);
 
 const emptyTwiml = () => textAnswer(200, "text/xml", EMPTY_TWIML);
 

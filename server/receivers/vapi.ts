@@ -11,7 +11,7 @@
 // so the documented algorithm is applied here. Answered 200 `{"received":true}`.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
-import { getDb } from "../db/client";
+import { database } from "../db/database";
 import { scopeToTenant } from "../db/tenant-scope";
 import { toE164 } from "../lib/customer-identifier";
 import { applyCallReport, type CallReport, type TranscriptTurn } from "../calls/calls.service";
@@ -192,7 +192,7 @@ export function handleVapiWebhook(req: ReceiverRequest): Promise<ReceiverAnswer>
     };
     await receiveSignedCallWebhook(req, spec, async (connection, data) => {
       const report = reportOf(data.message);
-      if (report) await applyCallReport(scopeToTenant(await getDb(), connection.tenantId), report, connection);
+      if (report) await applyCallReport(scopeToTenant(database().prisma, connection.tenantId), report, connection);
     });
     return jsonAnswer(200, { received: true });
   });

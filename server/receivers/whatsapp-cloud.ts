@@ -9,7 +9,7 @@
 //        types as their caption or `[type]`), statuses move messages sent through WhatsApp.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
-import { getDb } from "../db/client";
+import { database } from "../db/database";
 import { scopeToTenant } from "../db/tenant-scope";
 import { assertBoundedInput } from "../lib/bounded-input";
 import { AppError, fromZodError } from "../lib/errors";
@@ -193,7 +193,7 @@ export function handleWhatsAppNotification(req: ReceiverRequest): Promise<Receiv
             ? `whatsapp error ${status.errors[0].code ?? ""}${status.errors[0].title ? `: ${status.errors[0].title}` : ""}`.trim()
             : null;
           await applyDeliveryReport(
-            scopeToTenant(await getDb(), connection.tenantId),
+            scopeToTenant(database().prisma, connection.tenantId),
             {
               provider: "whatsapp_cloud",
               providerMessageId: status.id,

@@ -2,7 +2,7 @@
 // tenant deletions; or only that tenant's purge) and prints what it changed; `tenant retention ID
 // [--messages-days N|default] …` shows or sets a tenant's own periods, within the operator's bounds.
 import { type Flags, flagText, UsageError, uuidArg } from "../lib/cli";
-import { getDb } from "../db/client";
+import { database } from "../db/database";
 import { setTenantRetention } from "../tenants/lifecycle";
 import { tenantArg } from "../tenants/tenants.cli";
 import { purgeExpired, RETENTION_CLASSES, type RetentionClass, retentionUpdate, retentionView } from "./retention";
@@ -28,7 +28,7 @@ export const RETENTION_COMMANDS: Record<string, (args: string[], flags: Flags) =
   /** Shows the tenant's retention periods, or sets them (`--messages-days N|default`, …): within the operator's bounds. */
   "tenant retention": async (args, flags) => {
     const tenantId = tenantArg(args, flags);
-    const db = await getDb();
+    const db = database().prisma;
     const requested = retentionFlags(flags);
     if (Object.keys(requested).length) {
       const update = retentionUpdate(requested);

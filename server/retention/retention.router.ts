@@ -1,6 +1,6 @@
 // The dashboard's retention settings (no openapi meta: never on /api/v1). Every member reads them;
 // only an owner changes them (audited), and never past the operator's bounds (400 naming the class).
-import { getDb } from "../db/client";
+import { database } from "../db/database";
 import { actorOf } from "../auth/principal";
 import { AppError, badRequest } from "../lib/errors";
 import { setTenantRetention } from "../tenants/lifecycle";
@@ -10,7 +10,7 @@ import { retentionUpdate, retentionView } from "./retention";
 import { retentionInput, retentionSchema } from "./retention.types";
 
 async function viewOf(tenantId: string) {
-  const tenant = await (await getDb()).tenant.findUniqueOrThrow({ where: { id: tenantId } });
+  const tenant = await database().prisma.tenant.findUniqueOrThrow({ where: { id: tenantId } });
   return retentionView(tenant);
 }
 

@@ -14,12 +14,13 @@
 // come from tables the purge does not touch (conversations, leads, appointments, CSAT answers).
 import { setTimeout as sleep } from "node:timers/promises";
 import { backOff, nextBatchSize, runCursorBatch } from "../db/batch-statement";
-import { getDb } from "../db/client";
+import { database, queryOn } from "../db/database";
 import { modelColumns, TABLE } from "../db/columns";
 import { Prisma } from "../db/generated/client";
 import { log } from "../lib/log";
 import { setting, type SettingName } from "../lib/settings";
 import { RETENTION_CLASSES, type RetentionClass } from "./retention.types";
+import { statement } from "../lib/sql";
 
 const MESSAGE = modelColumns(Prisma.MessageScalarFieldEnum);
 const CALL = modelColumns(Prisma.CallScalarFieldEnum);
@@ -180,16 +181,17 @@ export type PurgeOptions = {
   shouldStop?: () => boolean;
 };
 
-const TENANTS_SQL = `SELECT ${TENANT.id} AS id, ${RETENTION_CLASSES.map((cls) => `${TENANT[CLASSES[cls].field]} AS "${CLASSES[cls].field}"`).join(", ")}
-  FROM ${TABLE.Tenant} WHERE (${TENANT.deleteAfter} IS NULL OR ${TENANT.deleteAfter} > now()) AND ($1::uuid IS NULL OR ${TENANT.id} = $1::uuid) ORDER BY ${TENANT.id}`;
+const TENANTS_SQL =
+  statement<TenantRetentionRow>(`SELECT ${TENANT.id} AS id, ${RETENTION_CLASSES.map((cls) => `${TENANT[CLASSES[cls].field]} AS "${CLASSES[cls].field}"`).join(", ")}
+  FROM ${TABLE.Tenant} WHERE (${TENANT.deleteAfter} IS NULL OR ${TENANT.deleteAfter} > now()) AND ($1::uuid IS NULL OR ${TENANT.id} = $1::uuid) ORDER BY ${TENANT.id}`);
 
 /** Deletes (or clears) what is past its retention, tenant by tenant, in batches: the rows changed per class. */
 export async function purgeExpired(opts: PurgeOptions = {}): Promise<PurgeCounts> {
-  const db = await getDb();
+  const db = database().prisma;
   const batch = opts.batch ?? setting("RETENTION_PURGE_BATCH");
   const pauseMs = opts.pauseMs ?? setting("RETENTION_PURGE_PAUSE_MS");
   const counts = Object.fromEntries(RETENTION_CLASSES.map((cls) => [cls, 0])) as PurgeCounts;
-  const tenants = await db.$queryRawUnsafe<TenantRetentionRow[]>(TENANTS_SQL, opts.tenantId ?? null);
+  const tenants = await queryOn(db, TENANTS_SQL, [opts.tenantId ?? null]);
   for (const tenant of tenants) {
     for (const cls of RETENTION_CLASSES) {
       const days = effectiveDays(cls, tenant[CLASSES[cls].field] as number | null);

@@ -15,13 +15,14 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { OPERATOR } from "../audit/record-audit";
 import { backOff, nextBatchSize, runBatch } from "../db/batch-statement";
-import { getDb } from "../db/client";
+import { database, queryOn } from "../db/database";
 import { columnName, modelColumns, TABLE } from "../db/columns";
 import { Prisma } from "../db/generated/client";
-import type { Tx } from "../db/client";
+import type { Tx } from "../db/database";
 import { UsageError } from "../lib/cli";
 import { log } from "../lib/log";
 import { setting } from "../lib/settings";
+import { statement } from "../lib/sql";
 
 /** A tenant's state: `active`, `suspended`, `deletion_scheduled` (grace period) or `deleting`. */
 export type TenantStatus = "active" | "suspended" | "deletion_scheduled" | "deleting";
@@ -32,7 +33,7 @@ function tenantStatus(row: { suspendedAt: Date | null; deleteAfter: Date | null 
 }
 
 async function findTenant(tenantId: string) {
-  const db = await getDb();
+  const db = database().prisma;
   const tenant = await db.tenant.findUnique({ where: { id: tenantId } });
   if (!tenant) throw new UsageError(`tenant ${tenantId} not found`);
   return tenant;
@@ -64,7 +65,7 @@ const lifecycleView = (t: { id: string; suspendedAt: Date | null; deleteAfter: D
 export async function suspendTenant(tenantId: string, reason?: string) {
   const tenant = await findTenant(tenantId);
   if (tenant.suspendedAt) return lifecycleView(tenant);
-  const db = await getDb();
+  const db = database().prisma;
   const updated = await db.$transaction(async (tx) => {
     const row = await tx.tenant.update({ where: { id: tenantId }, data: { suspendedAt: new Date() } });
     await audit(tx, tenantId, {
@@ -84,7 +85,7 @@ export async function resumeTenant(tenantId: string) {
   const tenant = await findTenant(tenantId);
   if (tenant.deleteAfter && tenant.deleteAfter <= new Date()) throw new UsageError(`tenant ${tenantId} is being deleted; it cannot be resumed`);
   if (!tenant.suspendedAt && !tenant.deleteAfter) return lifecycleView(tenant);
-  const db = await getDb();
+  const db = database().prisma;
   const updated = await db.$transaction(async (tx) => {
     // Conditional: a deletion that came due meanwhile is not undone.
     const changed = await tx.tenant.updateMany({
@@ -112,7 +113,7 @@ export async function scheduleTenantDeletion(tenantId: string, opts: { now?: boo
   const tenant = await findTenant(tenantId);
   const due = new Date(Date.now() + (opts.now ? 0 : setting("TENANT_DELETE_GRACE_HOURS") * 3_600_000));
   const deleteAfter = tenant.deleteAfter && tenant.deleteAfter <= due ? tenant.deleteAfter : due;
-  const db = await getDb();
+  const db = database().prisma;
   const updated = await db.$transaction(async (tx) => {
     const row = await tx.tenant.update({ where: { id: tenantId }, data: { suspendedAt: tenant.suspendedAt ?? new Date(), deleteAfter } });
     await audit(tx, tenantId, {
@@ -135,7 +136,7 @@ export async function setTenantRetention(
   actor: { actorType: string; actorId: string | null; actorLabel: string | null } = OPERATOR,
 ) {
   await findTenant(tenantId);
-  const db = await getDb();
+  const db = database().prisma;
   await db.$transaction(async (tx) => {
     await tx.tenant.update({ where: { id: tenantId }, data });
     await audit(tx, tenantId, { ...actor, action: "tenant.retention_changed", targetType: "tenant", targetId: tenantId, details: { days: requested } });
@@ -180,11 +181,12 @@ const TENANT_COLUMNS = ["tenant_id", "organization_id"];
 
 /** Every (table, column) of the schema holding a tenant's id, from the catalog. */
 async function tenantTables(): Promise<{ table: string; column: string }[]> {
-  const db = await getDb();
-  return db.$queryRawUnsafe<{ table: string; column: string }[]>(
-    `SELECT table_name AS "table", column_name AS "column" FROM information_schema.columns
-     WHERE table_schema = current_schema() AND column_name = ANY($1::text[]) AND table_name <> '${TABLE.Tenant}' ORDER BY 1`,
-    TENANT_COLUMNS,
+  const db = database().prisma;
+  return queryOn(
+    db,
+    statement<{ table: string; column: string }>(`SELECT table_name AS "table", column_name AS "column" FROM information_schema.columns
+     WHERE table_schema = current_schema() AND column_name = ANY($1::text[]) AND table_name <> '${TABLE.Tenant}' ORDER BY 1`),
+    [TENANT_COLUMNS],
   );
 }
 
@@ -207,7 +209,7 @@ export async function deleteTenantData(
   tenantId: string,
   opts: DeletionOptions = {},
 ): Promise<{ tenant_id: string; deleted: Record<string, number>; done: boolean }> {
-  const db = await getDb();
+  const db = database().prisma;
   const tenant = await db.tenant.findUnique({ where: { id: tenantId }, select: { deleteAfter: true } });
   if (!tenant) return { tenant_id: tenantId, deleted: {}, done: true };
   if (!tenant.deleteAfter || tenant.deleteAfter > new Date())
@@ -241,7 +243,7 @@ export async function deleteTenantData(
 
 /** Continues every deletion that is due (the retention job's second half): the tenants finished. */
 export async function continueDueDeletions(opts: DeletionOptions = {}): Promise<string[]> {
-  const db = await getDb();
+  const db = database().prisma;
   const due = await db.tenant.findMany({ where: { deleteAfter: { lte: new Date() } }, select: { id: true }, orderBy: { deleteAfter: "asc" } });
   const finished: string[] = [];
   for (const { id } of due) {
@@ -254,12 +256,14 @@ export async function continueDueDeletions(opts: DeletionOptions = {}): Promise<
 
 /** Rows per table of every tenant (one grouped count per table), with active keys and webhook endpoints. */
 async function tenantUsage(): Promise<Map<string, Record<string, number>>> {
-  const db = await getDb();
+  const db = database().prisma;
   const usage = new Map<string, Record<string, number>>();
   for (const { table, column } of await tenantTables()) {
     if (table === "analytics_daily_counts") continue; // counters, not data
-    const rows = await db.$queryRawUnsafe<{ tenant: string; n: number }[]>(
-      `SELECT ${quoteIdent(column)}::text AS tenant, count(*)::int AS n FROM ${quoteIdent(table)} GROUP BY 1`,
+    const rows = await queryOn(
+      db,
+      statement<{ tenant: string; n: number }>(`SELECT ${quoteIdent(column)}::text AS tenant, count(*)::int AS n FROM ${quoteIdent(table)} GROUP BY 1`),
+      [],
     );
     for (const { tenant, n } of rows) {
       const entry = usage.get(tenant) ?? {};
@@ -272,7 +276,7 @@ async function tenantUsage(): Promise<Map<string, Record<string, number>>> {
 
 /** `tenant list`: every tenant with its status and usage. */
 export async function listTenants() {
-  const db = await getDb();
+  const db = database().prisma;
   const [tenants, usage, keys, endpoints] = await Promise.all([
     db.tenant.findMany({ orderBy: [{ createdAt: "asc" }, { id: "asc" }] }),
     tenantUsage(),

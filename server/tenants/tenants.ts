@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
-import { getDb } from "../db/client";
+import { database } from "../db/database";
 import { scopeToTenant, type TenantDb } from "../db/tenant-scope";
 import { type Flags, requiredFlag, UsageError, uuidArg } from "../lib/cli";
 
@@ -17,7 +17,7 @@ function slugify(name: string): string {
 }
 
 export async function createTenant(input: { name: string; slug?: string }) {
-  const db = await getDb();
+  const db = database().prisma;
   return db.tenant.create({ data: { name: input.name, slug: input.slug ?? slugify(input.name) } });
 }
 
@@ -34,7 +34,7 @@ export const tenantToWire = (row: Prisma.TenantGetPayload<object>) => tenantReso
 /** The CLI's `--tenant ID`: that tenant's scoped database, or a usage error when it does not exist. */
 export async function tenantDbOfFlag(flags: Flags): Promise<TenantDb> {
   const tenantId = uuidArg(requiredFlag(flags, "tenant"), "--tenant");
-  const db = await getDb();
+  const db = database().prisma;
   if (!(await db.tenant.findUnique({ where: { id: tenantId }, select: { id: true } }))) throw new UsageError(`tenant ${tenantId} not found`);
   return scopeToTenant(db, tenantId);
 }

@@ -10,6 +10,8 @@ import { appointmentSchema } from "../appointments/appointments.types";
 import { appointmentToWire } from "../appointments/appointments.service";
 import { notFound } from "../lib/errors";
 import { joinTransaction } from "../db/join-transaction";
+import { queryOn } from "../db/database";
+import { statement } from "../lib/sql";
 
 const CONTEXT_MESSAGES = 20;
 const CONTEXT_APPOINTMENTS = 10;
@@ -58,11 +60,13 @@ export type UpsertLeadInput = z.infer<typeof upsertLeadInput>;
  * turns (a transaction-scoped advisory lock, which no row lock waits on), so two racing calls
  * cannot both create a lead.
  */
+/** Waits for this conversation's turn until the transaction ends ($1: the conversation's lock name). */
+const TAKE_TURN = statement(`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtextextended($1, 0))`);
+
 export async function upsertConversationLead(db: TenantDb, input: UpsertLeadInput): Promise<Lead> {
-  const { tenantId } = db;
   const { conversation_id: conversationId, status, ...fields } = input;
   return db.$transaction(async (tx) => {
-    await tx.$queryRawUnsafe(`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtextextended($1, 0))`, `upsert_lead:${conversationId}`);
+    await queryOn(tx, TAKE_TURN, [`upsert_lead:${conversationId}`]);
     const conversation = await tx.conversation.findFirst({ where: { id: conversationId }, select: { id: true } });
     if (!conversation) throw notFound();
     const joined = joinTransaction(tx);

@@ -15,6 +15,8 @@ import { Prisma } from "../db/generated/client";
 import type { TenantDb, TenantSql } from "../db/tenant-scope";
 import { joinTransaction } from "../db/join-transaction";
 import { startPeriodicJob, stopPeriodicJob, type PeriodicJob } from "../lib/periodic-job";
+import { queryOn, executeOn } from "../db/database";
+import { statement } from "../lib/sql";
 
 export const MAX_TOOL_CALL_ID = 255;
 export const TOOL_CALL_RETENTION_MS = 7 * 24 * 3_600_000;
@@ -24,12 +26,14 @@ const PRUNE_JOB = "tool-call pruning";
 // Plain statements, not model calls: this bookkeeping runs on every write tool call. Their column
 // names come from the model (server/db/columns.ts).
 const TC = modelColumns(Prisma.ToolCallScalarFieldEnum);
-const CLAIM_CALL_SQL = `
+const CLAIM_CALL_SQL = statement<{ id: string }>(`
 INSERT INTO ${TABLE.ToolCall} (${TC.id}, ${TC.tenantId}, ${TC.tool}, ${TC.toolCallId}) VALUES (gen_random_uuid(), $1::uuid, $2, $3)
-ON CONFLICT (${TC.tenantId}, ${TC.tool}, ${TC.toolCallId}) DO NOTHING RETURNING ${TC.id} AS id`;
+ON CONFLICT (${TC.tenantId}, ${TC.tool}, ${TC.toolCallId}) DO NOTHING RETURNING ${TC.id} AS id`);
 // The result is a JSON string value holding the answer's text (`#>> '{}'` unwraps it).
-const STORED_RESULT_SQL = `SELECT ${TC.result} #>> '{}' AS text FROM ${TABLE.ToolCall} WHERE ${TC.tenantId} = $1::uuid AND ${TC.tool} = $2 AND ${TC.toolCallId} = $3`;
-const STORE_RESULT_SQL = `UPDATE ${TABLE.ToolCall} SET ${TC.result} = to_jsonb($2::text) WHERE ${TC.id} = $1::uuid`;
+const STORED_RESULT_SQL = statement<{ text: string | null }>(
+  `SELECT ${TC.result} #>> '{}' AS text FROM ${TABLE.ToolCall} WHERE ${TC.tenantId} = $1::uuid AND ${TC.tool} = $2 AND ${TC.toolCallId} = $3`,
+);
+const STORE_RESULT_SQL = statement(`UPDATE ${TABLE.ToolCall} SET ${TC.result} = to_jsonb($2::text) WHERE ${TC.id} = $1::uuid`);
 
 /**
  * Runs `work` once per (tenant, tool, toolCallId); without an id, simply runs it. The result is
@@ -45,13 +49,13 @@ export async function withToolCall<R>(
   if (toolCallId === undefined) return work(db);
   for (;;) {
     const outcome = await db.$transaction(async (tx) => {
-      const inserted = await tx.$queryRawUnsafe<{ id: string }[]>(CLAIM_CALL_SQL, tenantId, tool, toolCallId);
+      const inserted = await queryOn(tx, CLAIM_CALL_SQL, [tenantId, tool, toolCallId]);
       if (!inserted.length) {
-        const [stored] = await tx.$queryRawUnsafe<{ text: string | null }[]>(STORED_RESULT_SQL, tenantId, tool, toolCallId);
+        const [stored] = await queryOn(tx, STORED_RESULT_SQL, [tenantId, tool, toolCallId]);
         return { text: stored?.text ?? null };
       }
       const text = JSON.stringify(await work(joinTransaction(tx)));
-      await tx.$executeRawUnsafe(STORE_RESULT_SQL, inserted[0].id, text);
+      await executeOn(tx, STORE_RESULT_SQL, [inserted[0].id, text]);
       return { text };
     });
     // null: the record went away between the insert and the read (pruned); the call runs again.
@@ -59,15 +63,12 @@ export async function withToolCall<R>(
   }
 }
 
-// The same read as a tenant prepared statement ($1 is the tenant).
-const STORED_RESULT_STATEMENT = { text: STORED_RESULT_SQL };
-
 /**
  * A tool that writes its call's record in the very statement that makes its change (book_appointment,
  * see `recordsItsCall`) answers a repeat with this: the first call's answer text, null if there is none.
  */
 export async function storedToolCallResult(sql: TenantSql, tool: string, toolCallId: string): Promise<string | null> {
-  const [stored] = await sql<{ text: string | null }>(STORED_RESULT_STATEMENT, [tool, toolCallId]);
+  const [stored] = await sql(STORED_RESULT_SQL, [tool, toolCallId]);
   return stored?.text ?? null;
 }
 

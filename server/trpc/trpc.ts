@@ -3,7 +3,7 @@
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { AppError, tenantSuspended, toAppError } from "../lib/errors";
-import { dbIfOpen, getDb, getReadSql, readSqlIfOpen } from "../db/client";
+import { database } from "../db/database";
 import { scopeSqlToTenant, scopeToTenant, type TenantDb } from "../db/tenant-scope";
 import { assertBoundedInput } from "../lib/bounded-input";
 import { authenticateApiKey, cachedApiKey, forgetCachedApiKey, StaleKeyError, type AuthenticatedKey } from "../auth/authenticate";
@@ -191,9 +191,9 @@ export function tenantProcedure(scope: Scope, opts: { tool?: string; also?: read
     // The same bounds on every surface (depth, NUL, lone surrogates, non-finite numbers): a 400 naming the field.
     const input = await getRawInput();
     if (!ctx.inputBounded) assertBoundedInput(input);
-    const db = scopeToTenant(dbIfOpen() ?? (await getDb()), principal.tenantId);
+    const db = scopeToTenant(database().prisma, principal.tenantId);
     // Procedures read through it (the hot lists, search): short indexed reads, on the read connection.
-    const sql = scopeSqlToTenant(readSqlIfOpen() ?? (await getReadSql()), principal.tenantId);
+    const sql = scopeSqlToTenant(database().hot, principal.tenantId);
     // tRPC (and the REST bridge's caller) merge these into the context: no copy of it here.
     const run = (db: TenantDb, keyToConfirm: string | null = null) => next({ ctx: { principal, tenantId: principal.tenantId, db, sql, keyToConfirm } });
     if (remembered) {

@@ -6,6 +6,8 @@
 import { modelColumns, TABLE } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
 import { setting } from "../lib/settings";
+import { queryOn } from "../db/database";
+import { statement } from "../lib/sql";
 
 // Columns named through the model (server/db/columns.ts).
 const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
@@ -13,7 +15,7 @@ const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
 const TENANT = modelColumns(Prisma.TenantScalarFieldEnum);
 
 /** $1 delivery, $2 probe interval ms: 0 to go now (closed, or this attempt is the probe), else ms until the next probe. */
-const BREAKER_TURN_SQL = `
+const BREAKER_TURN_SQL = statement<{ wait_ms: number; disabled: boolean }>(`
 WITH s0 AS (
   SELECT s.${SUBSCRIPTION.id}, s.${SUBSCRIPTION.breakerProbeAt} AS probe_at,
     (s.${SUBSCRIPTION.enabled} AND t.${TENANT.suspendedAt} IS NULL) AS ${SUBSCRIPTION.enabled} FROM ${TABLE.WebhookSubscription} s
@@ -29,7 +31,7 @@ WITH s0 AS (
 SELECT CASE WHEN s0.probe_at IS NULL OR EXISTS (SELECT 1 FROM taken) THEN 0
   ELSE greatest(1, ceil(extract(epoch FROM s0.probe_at - clock_timestamp()) * 1000))::int END AS wait_ms,
   NOT s0.${SUBSCRIPTION.enabled} AS disabled
-FROM s0`;
+FROM s0`);
 
 /**
  * Asks the breaker of the delivery's subscription whether an attempt may go: `waitMs` 0 when it is
@@ -39,6 +41,6 @@ FROM s0`;
  * Goes when the delivery is gone (the attempt step finds that out).
  */
 export async function takeBreakerTurn(db: PrismaClient, deliveryId: string): Promise<{ waitMs: number; disabled: boolean }> {
-  const rows = await db.$queryRawUnsafe<{ wait_ms: number; disabled: boolean }[]>(BREAKER_TURN_SQL, deliveryId, setting("WEBHOOK_BREAKER_PROBE_INTERVAL_MS"));
+  const rows = await queryOn(db, BREAKER_TURN_SQL, [deliveryId, setting("WEBHOOK_BREAKER_PROBE_INTERVAL_MS")]);
   return { waitMs: rows[0]?.wait_ms ?? 0, disabled: rows[0]?.disabled ?? false };
 }

@@ -5,7 +5,7 @@
 import { isDatabaseUnavailable } from "../lib/database-errors";
 import { modelColumns, TABLE } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
-import { getSql, sqlIfOpen, type SqlRunner } from "../db/client";
+import { type SqlRunner, database, queryOn } from "../db/database";
 import { decryptSecret } from "../crypto/secret-box";
 import { eventWireId, toEnvelope } from "../events/catalog";
 import { log, withLogFields } from "../lib/log";
@@ -16,6 +16,7 @@ import { attemptTimeoutMs, parseRetryAfter, planNext, truncateBody, type Attempt
 import { sendWebhook, type SendResult } from "./send-webhook";
 import { heldFor, holdSubscription } from "./subscription-holds";
 import { REQUEST_BODY_LIMIT } from "./webhooks.types";
+import { statement } from "../lib/sql";
 
 /** A claimed or loaded delivery with what its attempt needs (one row of a join). */
 export type DeliveryTarget = {
@@ -88,7 +89,7 @@ const DISABLED_FAILING = "endpoint_failing";
 /** The subscription (`s`, before the update) is to be disabled by this failure. */
 const disableNow = `coalesce($21::text = 'failure' AND s.${SUBSCRIPTION.enabled} AND s.${SUBSCRIPTION.failingSince} <= now() - make_interval(secs => $24::int), false)`;
 
-const RECORD_SQL = `
+const RECORD_SQL = statement<{ updated: number; notified: number; disabled: number }>(`
 WITH d AS (
   SELECT ${DELIVERY.id}, ${DELIVERY.tenantId} FROM ${TABLE.WebhookDelivery}
   WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.cycle} = $2::int AND ${DELIVERY.attemptCount} = $3::int - 1 AND ${DELIVERY.status} = 'pending'
@@ -168,7 +169,7 @@ WITH d AS (
   SELECT gen_random_uuid(), u.${DELIVERY.tenantId}, 'webhook.dead_letter', $14::text, $15::text, $16::jsonb, now() FROM u WHERE u.${DELIVERY.status} = 'dead_letter'
   RETURNING ${NOTIFICATION.id}
 )
-SELECT (SELECT count(*) FROM u)::int AS updated, (SELECT count(*) FROM n)::int AS notified, (SELECT count(*) FROM audit)::int AS disabled`;
+SELECT (SELECT count(*) FROM u)::int AS updated, (SELECT count(*) FROM n)::int AS notified, (SELECT count(*) FROM audit)::int AS disabled`);
 
 /**
  * Successful attempts, many in one statement ($1: a JSON array of rows): the common case, recorded
@@ -305,7 +306,7 @@ function openSecret(ciphertext: string): string {
  * marks nothing and says how long the hold has left (`held_ms`). `started`: whether the attempt had
  * been started already and not recorded (the consumer may have received it).
  */
-const MARK_STARTED_SQL = `
+const MARK_STARTED_SQL = statement<{ started: boolean; held_ms: number }>(`
 WITH old AS (
   SELECT d.${DELIVERY.id}, d.${DELIVERY.attemptStartedAt} IS NOT NULL AS started,
     CASE WHEN s.${SUBSCRIPTION.heldUntil} > clock_timestamp() THEN ceil(extract(epoch FROM s.${SUBSCRIPTION.heldUntil} - clock_timestamp()) * 1000)::int ELSE 0 END AS held_ms
@@ -316,10 +317,10 @@ WITH old AS (
   UPDATE ${TABLE.WebhookDelivery} w SET ${DELIVERY.attemptStartedAt} = now() FROM old WHERE w.${DELIVERY.id} = old.${DELIVERY.id} AND old.held_ms = 0
   RETURNING w.${DELIVERY.id}
 )
-SELECT old.started, old.held_ms, (SELECT count(*) FROM marked)::int AS marked FROM old`;
+SELECT old.started, old.held_ms, (SELECT count(*) FROM marked)::int AS marked FROM old`);
 
 async function markStarted(db: PrismaClient, target: DeliveryTarget, attemptNumber: number): Promise<{ started: boolean; heldMs: number }> {
-  const rows = await db.$queryRawUnsafe<{ started: boolean; held_ms: number }[]>(MARK_STARTED_SQL, target.delivery_id, target.cycle, attemptNumber);
+  const rows = await queryOn(db, MARK_STARTED_SQL, [target.delivery_id, target.cycle, attemptNumber]);
   return { started: rows[0]?.started ?? false, heldMs: rows[0]?.held_ms ?? 0 };
 }
 
@@ -454,8 +455,7 @@ async function attemptAndRecord(db: PrismaClient, target: DeliveryTarget, opts: 
   const lastText = truncateBody(sent.error ?? sent.responseBody);
   const recordBy = opts.recordBy ?? Date.now() + DEFAULT_RECORD_WINDOW_MS;
   const record = () =>
-    db.$queryRawUnsafe<{ updated: number; notified: number; disabled: number }[]>(
-      RECORD_SQL,
+    queryOn(db, RECORD_SQL, [
       target.delivery_id,
       target.cycle,
       attemptNumber,
@@ -471,25 +471,23 @@ async function attemptAndRecord(db: PrismaClient, target: DeliveryTarget, opts: 
       lastText,
       "Webhook delivery dead-lettered",
       `${envelope.event} (${envelope.id}) to ${target.target_url} failed ${attemptNumber} times; last error: ${lastText ?? "none"}`.slice(0, 4000),
-      JSON.stringify({ delivery_id: target.delivery_id, subscription_id: target.subscription_id, event_id: envelope.id, cycle: target.cycle }),
-      // What was sent, for the endpoint page (the body bounded like the column).
+      JSON.stringify({ delivery_id: target.delivery_id, subscription_id: target.subscription_id, event_id: envelope.id, cycle: target.cycle }), // What was sent, for the endpoint page (the body bounded like the column).
       sent.requestHeaders ? JSON.stringify(sent.requestHeaders) : null,
       body.slice(0, REQUEST_BODY_LIMIT),
       next.throttled,
-      next.pauseMs,
-      // What the attempt says of the endpoint's health: an honoured 429 says nothing.
+      next.pauseMs, // What the attempt says of the endpoint's health: an honoured 429 says nothing.
       outcome === "delivered" ? "success" : next.throttled ? "none" : "failure",
       setting("WEBHOOK_BREAKER_FAILURES"),
       setting("WEBHOOK_BREAKER_PROBE_INTERVAL_MS"),
       setting("WEBHOOK_AUTO_DISABLE_AFTER_SECONDS"),
       possibleRepeat,
       opts.engine ?? "embedded",
-    );
+    ]);
   let recorded: boolean | undefined;
   if (next.status === "delivered") {
     opts.onSucceeded?.();
     // The common case, batched; a failed batch falls back to the statement below (which retries through an outage).
-    recorded = await deliveredRecorder(opts.sql ?? sqlIfOpen() ?? (await getSql()))
+    recorded = await deliveredRecorder(opts.sql ?? database().writes)
       .record({
         delivery_id: target.delivery_id,
         cycle: target.cycle,
@@ -551,20 +549,20 @@ async function attemptAndRecord(db: PrismaClient, target: DeliveryTarget, opts: 
   return { attemptNumber, outcome, status: next.status, statusCode: sent.statusCode, nextDelayMs: next.nextDelayMs, throttled: next.throttled, recorded };
 }
 
-const ATTEMPT_EXISTS_SQL = `SELECT 1 FROM ${TABLE.WebhookAttempt} WHERE ${ATTEMPT.id} = $1::uuid`;
+const ATTEMPT_EXISTS_SQL = statement<unknown>(`SELECT 1 FROM ${TABLE.WebhookAttempt} WHERE ${ATTEMPT.id} = $1::uuid`);
 
 async function attemptRowExists(db: PrismaClient, attemptId: string): Promise<boolean> {
-  const rows = await db.$queryRawUnsafe<unknown[]>(ATTEMPT_EXISTS_SQL, attemptId);
+  const rows = await queryOn(db, ATTEMPT_EXISTS_SQL, [attemptId]);
   return rows.length > 0;
 }
 
 /** The delivery with its subscription and event, by id (the Inngest engine's step input). */
-const LOAD_TARGET_SQL = `SELECT ${TARGET_COLUMNS} FROM ${TABLE.WebhookDelivery} d
+const LOAD_TARGET_SQL = statement<DeliveryTarget>(`SELECT ${TARGET_COLUMNS} FROM ${TABLE.WebhookDelivery} d
        JOIN ${TABLE.WebhookSubscription} s ON s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId}
        JOIN ${TABLE.Event} e ON e.${EVENT.id} = d.${DELIVERY.eventId}
-     WHERE d.${DELIVERY.id} = $1::uuid`;
+     WHERE d.${DELIVERY.id} = $1::uuid`);
 
 export async function loadDeliveryTarget(db: PrismaClient, deliveryId: string): Promise<DeliveryTarget | null> {
-  const rows = await db.$queryRawUnsafe<DeliveryTarget[]>(LOAD_TARGET_SQL, deliveryId);
+  const rows = await queryOn(db, LOAD_TARGET_SQL, [deliveryId]);
   return rows[0] ?? null;
 }

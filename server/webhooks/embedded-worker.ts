@@ -4,11 +4,10 @@
 // mid-attempt is claimed again once its lease expires (at-least-once; nothing is lost).
 // Woken at once by new deliveries (in-process signal; LISTEN/NOTIFY across PostgreSQL processes),
 // by its own retry timers, and otherwise by a poll.
-import pg from "pg";
 import { modelColumns, TABLE } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
 import { DatabaseOutcomeUnknownError, isDatabaseUnavailable } from "../lib/database-errors";
-import { databaseKind, directDatabaseUrl, getDb, getGenericPlanSql, getPlannedSql, getSql, type SqlRunner } from "../db/client";
+import { type Database, type SqlRunner, database, executeOn } from "../db/database";
 import { OUTBOX_CHANNEL, onOutboxWrite } from "../outbox/outbox-signal";
 import { log } from "../lib/log";
 import { attemptDelivery, type DeliveryTarget } from "./delivery-attempt";
@@ -17,6 +16,9 @@ import { MAX_RESLOT_WAIT_MS, reserveSendSlots, type SendSlot, sendIsLate, sendSl
 import { attemptTimeoutMs } from "./retry-ladder";
 import { HOLD_RECHECK_AFTER_MS, heldFor, readHold } from "./subscription-holds";
 import { setting } from "../lib/settings";
+import { statement } from "../lib/sql";
+
+type SessionClient = ReturnType<NonNullable<Database["session"]>>;
 
 export type WorkerOptions = {
   /** Attempts in flight at once. */
@@ -103,21 +105,21 @@ const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
  * Gives up this process's leases ($1 ids) on stopping, so another worker takes them at once. Those
  * never sent ($2 ids) lose their started mark too: their next attempt is no possible repeat.
  */
-const RELEASE_LEASES_SQL = `UPDATE ${TABLE.WebhookDelivery} SET ${DELIVERY.lockedUntil} = NULL,
+const RELEASE_LEASES_SQL = statement(`UPDATE ${TABLE.WebhookDelivery} SET ${DELIVERY.lockedUntil} = NULL,
   ${DELIVERY.attemptStartedAt} = CASE WHEN ${DELIVERY.id} = ANY($2::uuid[]) THEN NULL ELSE ${DELIVERY.attemptStartedAt} END
-  WHERE ${DELIVERY.id} = ANY($1::uuid[]) AND ${DELIVERY.status} = 'pending'`;
+  WHERE ${DELIVERY.id} = ANY($1::uuid[]) AND ${DELIVERY.status} = 'pending'`);
 const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
 /**
  * A claimed delivery whose subscription is held (a consumer's Retry-After) gives its lease back,
  * due again at the hold's end ($5 ms from now, or the row's `held_until` if later), its attempt
  * unspent; its started mark goes too, unless the claim found it there ($4: a possible repeat).
  */
-const GIVE_BACK_HELD_SQL = `UPDATE ${TABLE.WebhookDelivery} d SET ${DELIVERY.lockedUntil} = NULL,
+const GIVE_BACK_HELD_SQL = statement(`UPDATE ${TABLE.WebhookDelivery} d SET ${DELIVERY.lockedUntil} = NULL,
   ${DELIVERY.attemptStartedAt} = CASE WHEN $4::boolean THEN d.${DELIVERY.attemptStartedAt} END,
   ${DELIVERY.nextAttemptAt} = greatest(d.${DELIVERY.nextAttemptAt}, s.${SUBSCRIPTION.heldUntil}, now() + make_interval(secs => $5::int / 1000.0))
   FROM ${TABLE.WebhookSubscription} s
   WHERE d.${DELIVERY.id} = $1::uuid AND d.${DELIVERY.cycle} = $2::int AND d.${DELIVERY.attemptCount} = $3::int AND d.${DELIVERY.status} = 'pending'
-    AND s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId}`;
+    AND s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId}`);
 
 export class DeliveryWorker {
   private running = false;
@@ -142,7 +144,7 @@ export class DeliveryWorker {
   private wakeSleeper: (() => void) | undefined;
   private timers = new Set<NodeJS.Timeout>();
   private unsubscribe: (() => void) | undefined;
-  private listener: pg.Client | undefined;
+  private listener: SessionClient | undefined;
   private listenFailures = 0;
   private listenRetry: NodeJS.Timeout | undefined;
   private claimFailing = false;
@@ -163,9 +165,9 @@ export class DeliveryWorker {
   private readonly claimsAtOnce: number;
   /**
    * The claim, never through Prisma (its per-query work cost more than the claim's own). The paced
-   * claim keeps the plan of its first call (getGenericPlanSql): planning it was half its database
+   * claim keeps the plan of its first call (`database().generic`): planning it was half its database
    * CPU, and its generic plan walks each subscription's own pending deliveries like a custom one
-   * (docs/perf/2026-11-webhook-delivery.md). The unpaced claim is planned at each call (getPlannedSql).
+   * (docs/perf/2026-11-webhook-delivery.md). The unpaced claim is planned at each call (`planned`).
    */
   private readonly claim: { text: string };
   private readonly paced: boolean;
@@ -189,11 +191,12 @@ export class DeliveryWorker {
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
-    const db = await getDb();
-    const sql = this.options.sql ?? (await getSql());
-    const claimRunner = this.options.claimRunner ?? (await (this.paced ? getGenericPlanSql() : getPlannedSql()));
+    const db = database().prisma;
+    const sql = this.options.sql ?? database().writes;
+    const claimRunner = this.options.claimRunner ?? (this.paced ? database().generic : database().planned);
     this.unsubscribe = onOutboxWrite(() => this.wake());
-    if (databaseKind() === "postgres") await this.listen();
+    const session = database().session;
+    if (session) await this.listen(session);
     this.loopDone = this.loop(db, sql, claimRunner);
   }
 
@@ -221,12 +224,8 @@ export class DeliveryWorker {
     const ids = [...this.inFlight.values()].flat();
     log.warn({ deliveries: ids.length }, "webhook worker: stopping with attempts in flight; releasing their leases");
     try {
-      const db = await getDb();
-      await db.$executeRawUnsafe(
-        RELEASE_LEASES_SQL,
-        ids,
-        ids.filter((id) => this.unsent.has(id)),
-      );
+      const db = database().prisma;
+      await executeOn(db, RELEASE_LEASES_SQL, [ids, ids.filter((id) => this.unsent.has(id))]);
     } catch (err) {
       log.error({ error: err }, "webhook worker: could not release leases; they expire on their own");
     }
@@ -272,10 +271,10 @@ export class DeliveryWorker {
    * Keeps a LISTEN connection open (cross-process wake-ups). When it is lost it reconnects with
    * backoff for as long as the worker runs, and wakes the worker once it is back (deliveries
    * written meanwhile were only announced to the lost connection). Resolves after the first try.
-   * On the direct URL: LISTEN is a session's, which a transaction-mode pooler would not keep.
+   * On `database().session`: LISTEN is a session's, which a transaction-mode pooler would not keep.
    */
-  private listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: directDatabaseUrl(), connectionTimeoutMillis: 5_000 });
+  private listen(session: () => SessionClient): Promise<void> {
+    const client = session();
     let lost = false;
     const onLost = (err?: Error) => {
       if (lost) return;
@@ -287,7 +286,7 @@ export class DeliveryWorker {
         log.warn({ error: err ?? "connection ended" }, "webhook worker: LISTEN connection lost; polling until it reconnects");
       }
       const delay = Math.min(100 * 2 ** (this.listenFailures - 1), LISTEN_RETRY_MAX_MS) * (0.5 + Math.random() / 2);
-      this.listenRetry = setTimeout(() => void this.listen(), delay);
+      this.listenRetry = setTimeout(() => void this.listen(session), delay);
       this.listenRetry.unref();
     };
     client.on("notification", () => this.wake());
@@ -512,14 +511,7 @@ export class DeliveryWorker {
   /** A held send (see GIVE_BACK_HELD_SQL); the worker looks again when the hold ends. */
   private async giveBackHeld(db: PrismaClient, target: Claimed, heldMs: number) {
     try {
-      await db.$executeRawUnsafe(
-        GIVE_BACK_HELD_SQL,
-        target.delivery_id,
-        target.cycle,
-        target.attempt_count,
-        target.possible_repeat ?? false,
-        Math.ceil(heldMs),
-      );
+      await executeOn(db, GIVE_BACK_HELD_SQL, [target.delivery_id, target.cycle, target.attempt_count, target.possible_repeat ?? false, Math.ceil(heldMs)]);
     } catch (err) {
       // Its lease runs out on its own: another claim takes it then (the hold is on the row).
       log.warn({ delivery_id: target.delivery_id, error: err }, "webhook worker: could not give back a held delivery's lease");

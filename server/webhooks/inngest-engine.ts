@@ -8,7 +8,7 @@ import { Inngest } from "inngest";
 import { serve } from "inngest/edge";
 import { modelColumns, TABLE } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
-import { getDb } from "../db/client";
+import { database, queryOn, executeOn } from "../db/database";
 import { log } from "../lib/log";
 import { attemptDelivery, loadDeliveryTarget, type DeliveryTarget } from "./delivery-attempt";
 import { DeliveryWorker } from "./embedded-worker";
@@ -19,6 +19,7 @@ import { MAX_ATTEMPTS, MAX_THROTTLED_ATTEMPTS, retryDelays, type DeliveryStatus 
 import { createSlaCheckFunction } from "../conversations/sla-monitor.inngest";
 import { createRetentionFunction } from "../retention/retention.inngest";
 import { inngestNotConfigured, inngestServing, pinSyncRequest } from "./inngest-endpoint";
+import { statement } from "../lib/sql";
 
 export const DELIVERY_REQUESTED = "webhooks/delivery.requested";
 export type DeliveryRequested = {
@@ -38,9 +39,10 @@ const DISPATCHED = "dispatched";
 const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
 
 /** The dispatched cycle, or the cycle this run already owns ($1 delivery, $2 cycle, $3 run). */
-const OWN_CYCLE_SQL = `UPDATE ${TABLE.WebhookDelivery} SET ${DELIVERY.inngestRunId} = $3, ${DELIVERY.lockedUntil} = NULL, ${DELIVERY.updatedAt} = now()
+const OWN_CYCLE_SQL =
+  statement<Cycle>(`UPDATE ${TABLE.WebhookDelivery} SET ${DELIVERY.inngestRunId} = $3, ${DELIVERY.lockedUntil} = NULL, ${DELIVERY.updatedAt} = now()
      WHERE ${DELIVERY.id} = $1::uuid AND ((${DELIVERY.cycle} = $2::int AND ${DELIVERY.inngestRunId} = '${DISPATCHED}' AND ${DELIVERY.status} = 'pending') OR ${DELIVERY.inngestRunId} = $3)
-     RETURNING ${DELIVERY.cycle}, ${DELIVERY.attemptCount} AS attempts`;
+     RETURNING ${DELIVERY.cycle}, ${DELIVERY.attemptCount} AS attempts`);
 const AUDIT = modelColumns(Prisma.AuditLogScalarFieldEnum);
 /** The actor of a rerun from the Inngest console in the audit log. */
 export const CONSOLE_RERUN_ACTOR = "Inngest console rerun";
@@ -48,7 +50,7 @@ export const CONSOLE_RERUN_ACTOR = "Inngest console rerun";
  * A new cycle for this run ($1 delivery, $2 run), recorded in the audit log like a replay from the
  * dashboard (`delivery.replayed`), in the same statement.
  */
-const NEW_CYCLE_SQL = `WITH before AS (
+const NEW_CYCLE_SQL = statement<Cycle>(`WITH before AS (
   SELECT ${DELIVERY.id}, ${DELIVERY.tenantId}, ${DELIVERY.subscriptionId}, ${DELIVERY.eventId}, ${DELIVERY.cycle}, ${DELIVERY.status}, ${DELIVERY.attemptCount}
   FROM ${TABLE.WebhookDelivery} WHERE ${DELIVERY.id} = $1::uuid FOR UPDATE
 ), u AS (
@@ -64,28 +66,28 @@ const NEW_CYCLE_SQL = `WITH before AS (
       'inngest_run_id', $2::text), now()
   FROM before b
 )
-SELECT ${DELIVERY.cycle}, 0 AS attempts FROM u`;
+SELECT ${DELIVERY.cycle}, 0 AS attempts FROM u`);
 /**
  * A run held back too long (an open breaker, a disabled subscription) gives its delivery back to
  * the dispatcher ($1 delivery, $2 cycle, $3 ms until due): claimable again then, attempts as they are.
  */
-const HAND_BACK_SQL = `UPDATE ${TABLE.WebhookDelivery} SET ${DELIVERY.inngestRunId} = NULL, ${DELIVERY.lockedUntil} = NULL,
+const HAND_BACK_SQL = statement(`UPDATE ${TABLE.WebhookDelivery} SET ${DELIVERY.inngestRunId} = NULL, ${DELIVERY.lockedUntil} = NULL,
        ${DELIVERY.nextAttemptAt} = now() + make_interval(secs => $3::int / 1000.0), ${DELIVERY.updatedAt} = now()
-     WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.cycle} = $2::int AND ${DELIVERY.status} = 'pending' AND ${DELIVERY.inngestRunId} <> '${DISPATCHED}'`;
+     WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.cycle} = $2::int AND ${DELIVERY.status} = 'pending' AND ${DELIVERY.inngestRunId} <> '${DISPATCHED}'`);
 /**
  * A run that failed for good ($1 delivery, $2 its run id, $3 ms until due) gives its delivery back
  * to the dispatcher, if it still held it (or had not yet taken it): a new due time, so a new event id.
  */
-const HAND_BACK_FAILED_SQL = `UPDATE ${TABLE.WebhookDelivery} SET ${DELIVERY.inngestRunId} = NULL, ${DELIVERY.lockedUntil} = NULL,
+const HAND_BACK_FAILED_SQL = statement(`UPDATE ${TABLE.WebhookDelivery} SET ${DELIVERY.inngestRunId} = NULL, ${DELIVERY.lockedUntil} = NULL,
        ${DELIVERY.nextAttemptAt} = now() + make_interval(secs => $3::int / 1000.0), ${DELIVERY.updatedAt} = now()
-     WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.status} = 'pending' AND ${DELIVERY.inngestRunId} IN ($2, '${DISPATCHED}')`;
+     WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.status} = 'pending' AND ${DELIVERY.inngestRunId} IN ($2, '${DISPATCHED}')`);
 /**
  * The deliveries about to be handed to Inngest ($1 ids): no embedded worker claims them any more,
  * and their dispatcher lease stays until a run takes them (beginCycle). Marked before the event is
  * sent: Inngest may start the run before `send` returns, and the run must find its cycle dispatched.
  */
-const MARK_DISPATCHED_SQL = `UPDATE ${TABLE.WebhookDelivery} SET ${DELIVERY.inngestRunId} = '${DISPATCHED}'
-     WHERE ${DELIVERY.id} = ANY($1::uuid[]) AND (${DELIVERY.inngestRunId} IS NULL OR ${DELIVERY.inngestRunId} = '${DISPATCHED}')`;
+const MARK_DISPATCHED_SQL = statement(`UPDATE ${TABLE.WebhookDelivery} SET ${DELIVERY.inngestRunId} = '${DISPATCHED}'
+     WHERE ${DELIVERY.id} = ANY($1::uuid[]) AND (${DELIVERY.inngestRunId} IS NULL OR ${DELIVERY.inngestRunId} = '${DISPATCHED}')`);
 /**
  * What the dispatcher claims: deliveries no engine holds, and deliveries it dispatched whose lease
  * ran out with no run taking them (the send failed, or the process died before or after it): sent
@@ -100,9 +102,9 @@ export const DISPATCHER_CLAIMS = `(d.${DELIVERY.inngestRunId} IS NULL OR d.${DEL
  * (A duplicate event cannot start one: every event carries an id Inngest deduplicates.)
  */
 export async function beginCycle(db: PrismaClient, deliveryId: string, requestedCycle: number, runId: string): Promise<Cycle | null> {
-  const own = await db.$queryRawUnsafe<Cycle[]>(OWN_CYCLE_SQL, deliveryId, requestedCycle, runId);
+  const own = await queryOn(db, OWN_CYCLE_SQL, [deliveryId, requestedCycle, runId]);
   if (own.length) return own[0];
-  const next = await db.$queryRawUnsafe<Cycle[]>(NEW_CYCLE_SQL, deliveryId, runId);
+  const next = await queryOn(db, NEW_CYCLE_SQL, [deliveryId, runId]);
   return next[0] ?? null; // null: the delivery (or its subscription) was deleted
 }
 
@@ -177,7 +179,7 @@ export const deliverWebhook = inngest.createFunction(
     onFailure: async ({ event }) => {
       const failed = event.data as { run_id: string; event: DeliveryRequested };
       const dueInMs = retryDelays()[1];
-      await (await getDb()).$executeRawUnsafe(HAND_BACK_FAILED_SQL, failed.event.data.delivery_id, failed.run_id, dueInMs);
+      await executeOn(database().prisma, HAND_BACK_FAILED_SQL, [failed.event.data.delivery_id, failed.run_id, dueInMs]);
       log.warn({ delivery_id: failed.event.data.delivery_id, run_id: failed.run_id }, "webhook delivery run failed; delivery handed back to the dispatcher");
     },
     // The same caps as the embedded worker's claim: attempts executing at once per subscription and per tenant.
@@ -188,12 +190,12 @@ export const deliverWebhook = inngest.createFunction(
   },
   async ({ event, step, runId }) => {
     const { delivery_id: deliveryId, cycle: requested } = (event as unknown as DeliveryRequested).data;
-    const begun = await step.run("begin-cycle", async () => beginCycle(await getDb(), deliveryId, requested, runId));
+    const begun = await step.run("begin-cycle", async () => beginCycle(database().prisma, deliveryId, requested, runId));
     if (begun === null) return { delivery_id: deliveryId, status: "gone" };
     const cycle = begun.cycle;
     // Attempt numbers count the throttled attempts too (a 429 honoured spends no rung).
     for (let n = begun.attempts + 1; n <= MAX_ATTEMPTS + MAX_THROTTLED_ATTEMPTS; n++) {
-      let result = await step.run(`attempt-${n}`, async () => runAttemptStep(await getDb(), deliveryId, cycle, n));
+      let result = await step.run(`attempt-${n}`, async () => runAttemptStep(database().prisma, deliveryId, cycle, n));
       // The rate limit's slot is far off (a backlog, or the consumer's Retry-After), or an open breaker
       // holds the attempt until its next probe: sleep durably, then send (or ask the breaker again).
       // After a hold, the attempt takes a new slot: the runs it held do not all go at its end.
@@ -201,13 +203,13 @@ export const deliverWebhook = inngest.createFunction(
         const suffix = k === 1 ? "" : `-${k}`;
         const slotTaken = !result.held;
         await step.sleep(`slot-${n}${suffix}`, result.slot_in_ms);
-        result = await step.run(`attempt-${n}-in-slot${suffix}`, async () => runAttemptStep(await getDb(), deliveryId, cycle, n, slotTaken));
+        result = await step.run(`attempt-${n}-in-slot${suffix}`, async () => runAttemptStep(database().prisma, deliveryId, cycle, n, slotTaken));
       }
       // Disabled, or still held after that many sleeps: the dispatcher sends the delivery again once it is due
       // and its subscription enabled (a new run, same cycle, its attempts kept).
       if (result.slot_in_ms !== undefined) {
         const dueInMs = result.slot_in_ms;
-        await step.run(`hand-back-${n}`, async () => (await getDb()).$executeRawUnsafe(HAND_BACK_SQL, deliveryId, cycle, dueInMs));
+        await step.run(`hand-back-${n}`, async () => executeOn(database().prisma, HAND_BACK_SQL, [deliveryId, cycle, dueInMs]));
         return { delivery_id: deliveryId, cycle, status: "held" };
       }
       if (result.status !== "pending" || result.next_delay_ms === null) return { delivery_id: deliveryId, cycle, ...result };
@@ -225,10 +227,7 @@ type Send = (events: DeliveryRequested[]) => Promise<unknown>;
  */
 export async function dispatchToInngest(db: PrismaClient, claimed: (DeliveryTarget & { due_ms?: string })[], send: Send): Promise<void> {
   if (!claimed.length) return;
-  await db.$executeRawUnsafe(
-    MARK_DISPATCHED_SQL,
-    claimed.map((c) => c.delivery_id),
-  );
+  await executeOn(db, MARK_DISPATCHED_SQL, [claimed.map((c) => c.delivery_id)]);
   await send(
     claimed.map((c) => ({
       name: DELIVERY_REQUESTED,

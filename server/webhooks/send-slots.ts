@@ -3,8 +3,10 @@
 // 1 / max_deliveries_per_second after the one before; a consumer's 429 with Retry-After moves it later.
 import { modelColumns, TABLE } from "../db/columns";
 import { Prisma, type PrismaClient } from "../db/generated/client";
-import type { SqlRunner } from "../db/client";
+import type { SqlRunner } from "../db/database";
 import { slotGap } from "./claim-deliveries";
+import { queryOn } from "../db/database";
+import { statement } from "../lib/sql";
 
 /**
  * A send more than this late for its slot (a stall, a cold start, a slow answer) takes a new slot:
@@ -38,19 +40,18 @@ const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
 const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
 const GAP = slotGap(`s.${SUBSCRIPTION.maxDeliveriesPerSecond}`);
 /** Takes $2 consecutive slots of the subscription of delivery $1: how long until the first, and the gap between them. */
-const RESERVE_SLOTS_SQL = `UPDATE ${TABLE.WebhookSubscription} s
+const RESERVE_SLOTS_SQL = statement<{ wait_ms: number; gap_ms: number }>(`UPDATE ${TABLE.WebhookSubscription} s
        SET ${SUBSCRIPTION.nextDeliveryAt} = greatest(s.${SUBSCRIPTION.nextDeliveryAt}, clock_timestamp()) + $2::int * ${GAP}
      FROM ${TABLE.WebhookDelivery} d WHERE d.${DELIVERY.id} = $1::uuid AND s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId}
      RETURNING ceil(extract(epoch FROM s.${SUBSCRIPTION.nextDeliveryAt} - $2::int * ${GAP} - clock_timestamp()) * 1000)::int AS wait_ms,
-       (extract(epoch FROM ${GAP}) * 1000)::float8 AS gap_ms`;
-const RESERVE_SLOTS = { text: RESERVE_SLOTS_SQL };
+       (extract(epoch FROM ${GAP}) * 1000)::float8 AS gap_ms`);
 
 /**
  * Takes the subscription's next send slot and returns how long until it, in ms (0 when the delivery
  * is gone; below 0 when the statement itself ran that much past the slot: the caller is already late).
  */
 export async function reserveSendSlot(db: PrismaClient, deliveryId: string): Promise<number> {
-  const rows = await db.$queryRawUnsafe<{ wait_ms: number }[]>(RESERVE_SLOTS_SQL, deliveryId, 1);
+  const rows = await queryOn(db, RESERVE_SLOTS_SQL, [deliveryId, 1]);
   return rows[0]?.wait_ms ?? 0;
 }
 
@@ -59,7 +60,7 @@ export async function reserveSendSlot(db: PrismaClient, deliveryId: string): Pro
  * and those queued behind it): `waitMs` until the first, as reserveSendSlot, and `gapMs` between them.
  */
 export async function reserveSendSlots(sql: SqlRunner, deliveryId: string, count: number): Promise<{ waitMs: number; gapMs: number }> {
-  const rows = await sql<{ wait_ms: number; gap_ms: number }>(RESERVE_SLOTS, [deliveryId, count]);
+  const rows = await sql(RESERVE_SLOTS_SQL, [deliveryId, count]);
   return { waitMs: rows[0]?.wait_ms ?? 0, gapMs: Number(rows[0]?.gap_ms ?? 0) };
 }
 

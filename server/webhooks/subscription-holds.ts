@@ -6,7 +6,7 @@
 // answered, before the record), others' from the row, read by a send that waited since its claim.
 import { modelColumns, TABLE } from "../db/columns";
 import { Prisma } from "../db/generated/client";
-import type { SqlRunner } from "../db/client";
+import type { SqlRunner } from "../db/database";
 
 /**
  * A send going more than this long after its claim answered reads its subscription's hold from the

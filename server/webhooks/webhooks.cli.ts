@@ -5,7 +5,7 @@
 //   webhook roll-secret ID [--overlap-seconds N]   (prints the new secret once; the old one signs too for N s, default 24 h)
 //   delivery list --tenant ID [--subscription ID] | delivery replay ID
 import type { z } from "zod";
-import { getDb } from "../db/client";
+import { database } from "../db/database";
 import { scopeToTenant } from "../db/tenant-scope";
 import { type Flags, requiredFlag, UsageError, uuidArg } from "../lib/cli";
 import { tenantDbOfFlag } from "../tenants/tenants";
@@ -24,7 +24,7 @@ import { createSubscriptionInput, updateSubscriptionInput } from "./webhooks.typ
 
 /** A row addressed by id alone: find its tenant first, then work through that tenant's scope. */
 async function ownerTenant(model: "webhookSubscription" | "webhookDelivery", id: string, what: string) {
-  const db = await getDb();
+  const db = database().prisma;
   const row = await (db[model] as { findUnique(a: object): Promise<{ tenantId: string } | null> }).findUnique({ where: { id }, select: { tenantId: true } });
   if (!row) throw new UsageError(`${what} ${id} not found`);
   return row.tenantId;
@@ -85,7 +85,7 @@ export const WEBHOOK_COMMANDS = {
     const id = uuidArg(args[0], "SUBSCRIPTION_ID");
     const input = await parseFlags(updateSubscriptionInput, { id, ...(await subscriptionFlags(flags)) });
     const tenantId = await ownerTenant("webhookSubscription", id, "subscription");
-    const db = scopeToTenant(await getDb(), tenantId);
+    const db = scopeToTenant(database().prisma, tenantId);
     return { ...(await asUsage(() => updateSubscription(db, input, OPERATOR))), tenant_id: tenantId };
   },
 
@@ -97,7 +97,7 @@ export const WEBHOOK_COMMANDS = {
   "webhook delete": async (args: string[]) => {
     const id = uuidArg(args[0], "SUBSCRIPTION_ID");
     const tenantId = await ownerTenant("webhookSubscription", id, "subscription");
-    return { ...(await deleteSubscription(scopeToTenant(await getDb(), tenantId), id, OPERATOR)), tenant_id: tenantId };
+    return { ...(await deleteSubscription(scopeToTenant(database().prisma, tenantId), id, OPERATOR)), tenant_id: tenantId };
   },
 
   "webhook roll-secret": async (args: string[], flags: Flags) => {
@@ -109,7 +109,7 @@ export const WEBHOOK_COMMANDS = {
       overlap = Number(raw);
     }
     const tenantId = await ownerTenant("webhookSubscription", id, "subscription");
-    const db = scopeToTenant(await getDb(), tenantId);
+    const db = scopeToTenant(database().prisma, tenantId);
     return { ...(await rollSubscriptionSecret(db, id, OPERATOR, overlap)), tenant_id: tenantId };
   },
 
@@ -122,7 +122,7 @@ export const WEBHOOK_COMMANDS = {
   "delivery replay": async (args: string[]) => {
     const id = uuidArg(args[0], "DELIVERY_ID");
     const tenantId = await ownerTenant("webhookDelivery", id, "delivery");
-    const db = scopeToTenant(await getDb(), tenantId);
+    const db = scopeToTenant(database().prisma, tenantId);
     return asUsage(() => replayDelivery(db, id, OPERATOR));
   },
 };

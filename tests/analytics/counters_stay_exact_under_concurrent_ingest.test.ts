@@ -5,7 +5,7 @@
 // counter row per tenant and day made the second wait for the first's commit).
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { databaseKind } from "../../server/db/client";
+import { databaseKind } from "../../server/db/location";
 import { ingestInboundMessage, type InboundMessage } from "../../server/conversations/ingest";
 import { call, tenantWithKey } from "../helpers/api";
 import { tenantDb, uniquePhone } from "../helpers/conversations";

@@ -1,7 +1,7 @@
 // Messages and conversations created are read from trigger-maintained per-day counters; these
 // tests prove the counters follow inserts (single and bulk), deletes (cascades too) and updates.
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { call, tenantWithKey } from "../helpers/api";
 
@@ -21,7 +21,7 @@ async function rollup(key: string) {
 describe("per-day counters behind the rollup", () => {
   it("follow single and bulk inserts, updates and cascading deletes, at UTC day boundaries", async () => {
     const { key, tenantId } = await tenantWithKey(["read"]);
-    const db = scopeToTenant(await getDb(), tenantId);
+    const db = scopeToTenant((await openDatabase()).prisma, tenantId);
     // 23:59:59.999 two days ago and 00:00 one day ago fall on different UTC days.
     const late = new Date(midnight() - 1 * DAY - 1);
     const a = await db.conversation.create({ data: { channel: "sms", customerIdentifier: "+971501111111", createdAt: late } as never });

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { getOpenApiDocument } from "../../server/http/openapi";
 import { call, errorOf, newKey, tenantWithKey } from "../helpers/api";
@@ -24,7 +24,7 @@ const ZERO = {
 let seq = 0;
 /** Writes rows with chosen timestamps straight into one tenant's tables (the API stamps `now`). */
 async function seed(tenantId: string) {
-  const db = scopeToTenant(await getDb(), tenantId);
+  const db = scopeToTenant((await openDatabase()).prisma, tenantId);
   const conversation = (channel: string, createdAt: Date, extra: Record<string, unknown> = {}) =>
     db.conversation.create({
       data: { channel, customerIdentifier: `c${++seq}@example.com`, createdAt, ...extra } as never,

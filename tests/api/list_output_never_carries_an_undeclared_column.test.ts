@@ -3,7 +3,7 @@
 // schema does not name still never reaches the wire, and that the check does not skip what it must not.
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, tenantWithKey } from "../helpers/api";
-import { getSql } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { modelColumns } from "../../server/db/columns";
 import { Prisma } from "../../server/db/generated/client";
 import { scopeSqlToTenant } from "../../server/db/tenant-scope";
@@ -20,7 +20,7 @@ const listWith = (select: string) =>
   sqlList({ table: "offerings", columns: OFFERING, select, sortField: "createdAt", direction: "desc", where: `t.${OFFERING.deletedAt} IS NULL` });
 
 async function pageOf(list: ReturnType<typeof listWith>) {
-  const sql = scopeSqlToTenant(await getSql(), tenantId);
+  const sql = scopeSqlToTenant((await openDatabase()).writes, tenantId);
   return toListEnvelope(await sqlKeysetPage<{ id: string }>(sql, list, { limit: 5 }), (row) => row);
 }
 
@@ -53,7 +53,7 @@ describe("list output and the wire schema", () => {
   });
 
   it("rows_changed_after_the_query_are_parsed_row_by_row", async () => {
-    const sql = scopeSqlToTenant(await getSql(), tenantId);
+    const sql = scopeSqlToTenant((await openDatabase()).writes, tenantId);
     const wireList = listWith(OFFERING_WIRE_SELECT);
     const page = await sqlKeysetPage<{ id: string }>(sql, wireList, { limit: 5 });
     const widened = toListEnvelope(page, (row) => ({ ...row, secret: "s3cr3t" }));

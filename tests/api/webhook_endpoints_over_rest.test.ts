@@ -5,7 +5,7 @@
 // running mount (API_BASE_URL; its server runs with WEBHOOK_ALLOW_LOOPBACK=1, as this file sets here).
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { dashboardCaller, call, errorOf, newKey, tenantWithKey } from "../helpers/api";
 
 const MISSING = "00000000-0000-4000-8000-000000000000";
@@ -25,7 +25,7 @@ afterAll(() => {
 });
 
 async function auditOf(tenantId: string) {
-  const rows = await (await getDb()).auditLog.findMany({ where: { tenantId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  const rows = await (await openDatabase()).prisma.auditLog.findMany({ where: { tenantId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
   return rows
     .filter((r) => r.action.startsWith("webhook_subscription."))
     .map(({ actorType, actorId, action, targetType, targetId, details }) => ({ actorType, actorId, action, targetType, targetId, details }));
@@ -144,7 +144,7 @@ describe("/api/v1/webhook-endpoints", () => {
     const expires = Date.parse(res.body.previous_secret_expires_at);
     expect(expires).toBeGreaterThanOrEqual(before + 3600_000 - 1000);
     expect(expires).toBeLessThanOrEqual(Date.now() + 3600_000 + 1000);
-    const row = await (await getDb()).webhookSubscription.findUniqueOrThrow({ where: { id: first.id } });
+    const row = await (await openDatabase()).prisma.webhookSubscription.findUniqueOrThrow({ where: { id: first.id } });
     expect(row.previousSecretEncrypted).not.toBeNull();
     expect((await auditOf(tenantId)).at(-1)).toEqual({
       actorType: "api_key",

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, errorOf, tenantWithKey } from "../helpers/api";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 
 let key: string;
@@ -15,7 +15,9 @@ const book = (body: Record<string, unknown> = {}, k = key) =>
   });
 const patch = (id: string, body: unknown, k = key) => call("PATCH", `/appointments/${id}`, { key: k, body });
 const eventsOf = async (type: string, id: string) =>
-  (await (await getDb()).event.findMany({ where: { tenantId, type }, orderBy: { createdAt: "asc" } })).filter((e) => (e.data as any).object.id === id);
+  (await (await openDatabase()).prisma.event.findMany({ where: { tenantId, type }, orderBy: { createdAt: "asc" } })).filter(
+    (e) => (e.data as any).object.id === id,
+  );
 
 beforeAll(async () => {
   ({ key, tenantId } = await tenantWithKey());
@@ -137,7 +139,7 @@ describe("GET /appointments", () => {
 
   it("orders_by_scheduled_start_desc_then_id_desc_across_pages_with_ties", async () => {
     const { key: k, tenantId: t } = await tenantWithKey();
-    const db = scopeToTenant(await getDb(), t);
+    const db = scopeToTenant((await openDatabase()).prisma, t);
     await db.appointment.createMany({
       data: Array.from({ length: 25 }, (_, i) => ({
         customerName: `c${i}`,

@@ -12,7 +12,7 @@ import { describe, expect, test } from "vitest";
 const ROOT = path.resolve(__dirname, "../..");
 const MARK = "#server-only";
 /** Modules that must never reach a browser: logging, settings (secrets among them), the database. */
-const MUST_BE_MARKED = ["server/lib/log.ts", "server/lib/settings.ts", "server/db/client.ts"];
+const MUST_BE_MARKED = ["server/lib/log.ts", "server/lib/settings.ts", "server/db/database.ts", "server/db/location.ts"];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { call, errorOf, newKey, tenantWithKey } from "../helpers/api";
-import { getDb, dbOperationCount } from "../../server/db/client";
+import { dbOperationCount, openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { revokeApiKey } from "../../server/auth/api-keys";
 import { OPERATOR } from "../../server/audit/record-audit";
@@ -29,7 +29,7 @@ describe("401 malformed Authorization header", () => {
   });
 
   it("401_malformed_token_makes_zero_database_queries", async () => {
-    await getDb();
+    await openDatabase();
     await lastUsedWritesSettled(); // a background last-used write would count
     const before = dbOperationCount();
     for (const [, headers] of cases) await call("GET", "/appointments", { headers });
@@ -55,7 +55,7 @@ describe("401 unknown or revoked key", () => {
   it("401_revoked_key_on_the_next_request_and_revoke_is_idempotent", async () => {
     const { tenantId, keyId, key } = await tenantWithKey();
     expect((await call("GET", "/offerings", { key })).status).toBe(200);
-    const db = scopeToTenant(await getDb(), tenantId);
+    const db = scopeToTenant((await openDatabase()).prisma, tenantId);
     const first = await revokeApiKey(db, keyId, OPERATOR);
     const res = await call("GET", "/offerings", { key });
     expect(res.status).toBe(401);
@@ -133,7 +133,7 @@ describe("key storage", () => {
     const { tenantId, keyId, key } = await tenantWithKey();
     expect(key).toMatch(/^xapk_live_[0-9a-f]{48}$/);
     expect(key).toHaveLength(58);
-    const row = await (await getDb()).apiKey.findUniqueOrThrow({ where: { id: keyId } });
+    const row = await (await openDatabase()).prisma.apiKey.findUniqueOrThrow({ where: { id: keyId } });
     expect(row.tenantId).toBe(tenantId);
     expect(row.prefix).toBe(key.slice(0, 22));
     expect(row.last4).toBe(key.slice(-4));
@@ -145,7 +145,7 @@ describe("key storage", () => {
     const { tenantId } = await tenantWithKey();
     const a = await newKey(tenantId);
     const b = await newKey(tenantId);
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const [ra, rb] = await Promise.all([a, b].map((k) => db.apiKey.findUniqueOrThrow({ where: { id: k.id } })));
     expect(ra.salt).not.toBe(rb.salt);
   });
@@ -153,7 +153,7 @@ describe("key storage", () => {
   it("last_used_at_is_written_off_the_request_path", async () => {
     resetLastUsedCoalescing();
     const { keyId, key } = await tenantWithKey();
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     expect((await db.apiKey.findUniqueOrThrow({ where: { id: keyId } })).lastUsedAt).toBeNull();
     expect((await call("GET", "/offerings", { key })).status).toBe(200);
     let lastUsed: Date | null = null;

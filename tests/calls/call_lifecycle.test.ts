@@ -3,7 +3,7 @@
 // or abandoned before the assistant answered), however its reports arrive (repeated, concurrent,
 // out of order); transcript turns become the conversation's messages once.
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { applyCallReport, type CallReport } from "../../server/calls/calls.service";
 import { newTenant } from "../helpers/api";
 import { eventsOf, tenantDb, uniquePhone } from "../helpers/conversations";
@@ -23,7 +23,7 @@ const transcript = [
 ];
 
 async function messagesOf(tenantId: string) {
-  const rows = await (await getDb()).message.findMany({ where: { tenantId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  const rows = await (await openDatabase()).prisma.message.findMany({ where: { tenantId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
   return rows.map((m) => [m.direction, m.author, m.status, m.body]);
 }
 
@@ -99,10 +99,10 @@ describe("call lifecycle", () => {
     await Promise.all(Array.from({ length: 10 }, (_, i) => applyCallReport(db, i % 2 ? end : start)));
 
     expect((await eventsOf(tenantId)).map((e) => e.type)).toEqual(["conversation.created", "call.started", "call.completed"]);
-    const calls = await (await getDb()).call.findMany({ where: { tenantId } });
+    const calls = await (await openDatabase()).prisma.call.findMany({ where: { tenantId } });
     expect(calls.map((c) => [c.status, c.durationSeconds])).toEqual([["completed", 60]]);
     expect(await messagesOf(tenantId)).toHaveLength(3);
-    expect(await (await getDb()).conversation.findFirstOrThrow({ where: { tenantId } })).toMatchObject({ messageCount: 3 });
+    expect(await (await openDatabase()).prisma.conversation.findFirstOrThrow({ where: { tenantId } })).toMatchObject({ messageCount: 3 });
   });
 
   it("an_end_reported_first_emits_call_started_then_its_end_and_later_reports_change_nothing_but_missing_details", async () => {
@@ -126,10 +126,13 @@ describe("call lifecycle", () => {
     const db = await tenantDb(tenantId);
     const phone = uniquePhone();
     const first = await applyCallReport(db, report(phone, { ended: { at: at(5), answered: false, reason: "dial_no_answer" } }));
-    await (await getDb()).conversation.update({ where: { id: first.conversation.id }, data: { status: "closed", closedAt: new Date() } });
+    await (await openDatabase()).prisma.conversation.update({ where: { id: first.conversation.id }, data: { status: "closed", closedAt: new Date() } });
     const second = await applyCallReport(db, report(phone));
     expect(second.conversation.id).toBe(first.conversation.id);
-    expect(await (await getDb()).conversation.findUniqueOrThrow({ where: { id: first.conversation.id } })).toMatchObject({ status: "open", closedAt: null });
+    expect(await (await openDatabase()).prisma.conversation.findUniqueOrThrow({ where: { id: first.conversation.id } })).toMatchObject({
+      status: "open",
+      closedAt: null,
+    });
     const other = await applyCallReport(db, report(uniquePhone()));
     expect(other.conversation.id).not.toBe(first.conversation.id);
   });

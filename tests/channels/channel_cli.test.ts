@@ -4,7 +4,7 @@
 // and the holder's credentials never follow it.
 import { describe, expect, it, vi } from "vitest";
 import { runCli } from "../../server/cli/run-cli";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { decryptSecret } from "../../server/crypto/secret-box";
 import { findActiveConnection } from "../../server/channels/channel-connections";
 import { toAppError } from "../../server/lib/errors";
@@ -12,7 +12,7 @@ import { dashboardCaller, newTenant } from "../helpers/api";
 import { spaced, TWILIO_SID, TWILIO_TOKEN, uniqueBusinessNumber } from "./fixtures";
 
 const changesOf = async (tenantId: string) =>
-  (await getDb()).auditLog.findMany({ where: { tenantId, action: "channel_connection.changed" }, orderBy: { createdAt: "asc" } });
+  (await openDatabase()).prisma.auditLog.findMany({ where: { tenantId, action: "channel_connection.changed" }, orderBy: { createdAt: "asc" } });
 
 async function cli(positionals: string[], flags: Record<string, string>) {
   let out = "";
@@ -43,7 +43,7 @@ describe("channel CLI commands", () => {
     expect(connected).toMatchObject({ code: 0, out: { provider: "twilio", channel: "sms", address, status: "active", has_credentials: true } });
     expect(connected.raw).not.toContain(TWILIO_TOKEN);
     const id = connected.out.id;
-    const row = await (await getDb()).channelConnection.findUniqueOrThrow({ where: { id } });
+    const row = await (await openDatabase()).prisma.channelConnection.findUniqueOrThrow({ where: { id } });
     expect(JSON.parse(decryptSecret(row.credentialsEncrypted))).toEqual({ account_sid: TWILIO_SID, auth_token: TWILIO_TOKEN });
 
     const listed = await cli(["channel", "list"], { tenant: tenantId });
@@ -53,7 +53,10 @@ describe("channel CLI commands", () => {
     const disabled = await cli(["channel", "connect"], { tenant: tenantId, id, status: "disabled" });
     expect(disabled).toMatchObject({ code: 0, out: { id, status: "disabled", has_credentials: true } });
 
-    const audit = await (await getDb()).auditLog.findMany({ where: { tenantId, action: "channel_connection.changed" }, orderBy: { createdAt: "asc" } });
+    const audit = await (await openDatabase()).prisma.auditLog.findMany({
+      where: { tenantId, action: "channel_connection.changed" },
+      orderBy: { createdAt: "asc" },
+    });
     expect(audit.map((a) => [a.actorType, a.actorLabel, (a.details as { change: string }).change])).toEqual([
       ["operator", "cli", "created"],
       ["operator", "cli", "updated"],
@@ -116,7 +119,7 @@ describe("channel CLI commands", () => {
     expect((await cli(["channel", "list"], { tenant: holder })).out.data).toEqual([]);
     expect((await cli(["channel", "list"], { tenant: claimant })).out.data).toEqual([moved.out.connection]);
     // The holder's credentials stayed behind: the moved connection has none, and receives nothing yet.
-    expect((await (await getDb()).channelConnection.findUniqueOrThrow({ where: { id } })).credentialsEncrypted).toBe("");
+    expect((await (await openDatabase()).prisma.channelConnection.findUniqueOrThrow({ where: { id } })).credentialsEncrypted).toBe("");
     expect(await findActiveConnection("twilio", address)).toBeNull();
 
     // Audited in both tenants, by the operator, with the reason; neither entry names the other tenant.
@@ -176,7 +179,9 @@ describe("channel CLI commands", () => {
       code: 2,
       err: { error: `address '${address}' is already connected with provider 'twilio'` },
     });
-    expect(await (await getDb()).auditLog.count({ where: { tenantId: claimant, action: "channel_connection.claimed_by_another_tenant" } })).toBe(1);
+    expect(await (await openDatabase()).prisma.auditLog.count({ where: { tenantId: claimant, action: "channel_connection.claimed_by_another_tenant" } })).toBe(
+      1,
+    );
   });
 
   it("exit_0_channel_move_with_the_new_owners_credentials_is_active_at_once", async () => {
@@ -195,7 +200,7 @@ describe("channel CLI commands", () => {
     });
     expect(moved).toMatchObject({ code: 0, out: { from_tenant: holder, connection: { channel: "sms", status: "active", has_credentials: true } } });
     expect(moved.raw).not.toContain(TWILIO_TOKEN);
-    const row = await (await getDb()).channelConnection.findUniqueOrThrow({ where: { id: moved.out.connection.id } });
+    const row = await (await openDatabase()).prisma.channelConnection.findUniqueOrThrow({ where: { id: moved.out.connection.id } });
     expect(JSON.parse(decryptSecret(row.credentialsEncrypted))).toEqual({ account_sid: TWILIO_SID, auth_token: TWILIO_TOKEN });
     expect(await findActiveConnection("twilio", address)).toMatchObject({ tenantId: claimant, channel: "sms" });
     expect((await changesOf(claimant)).map((e) => e.details)).toEqual([

@@ -4,14 +4,14 @@
 // from another tenant is in the holder's audit log without naming the claimant); moving a
 // connection to another provider or address needs the credentials again.
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { decryptSecret } from "../../server/crypto/secret-box";
 import { toAppError } from "../../server/lib/errors";
 import { dashboardCaller, newTenant } from "../helpers/api";
 import { spaced, TWILIO_SID, TWILIO_TOKEN, uniqueBusinessNumber } from "./fixtures";
 
 const auditOf = async (tenantId: string) =>
-  (await getDb()).auditLog.findMany({ where: { tenantId, action: "channel_connection.changed" }, orderBy: { createdAt: "asc" } });
+  (await openDatabase()).prisma.auditLog.findMany({ where: { tenantId, action: "channel_connection.changed" }, orderBy: { createdAt: "asc" } });
 
 const twilioSms = (address: string, extra: Record<string, unknown> = {}) => ({
   provider: "twilio" as const,
@@ -49,7 +49,7 @@ describe("channel connections (dashboard tRPC)", () => {
     });
     expect(JSON.stringify(created)).not.toContain(TWILIO_TOKEN);
 
-    const row = await (await getDb()).channelConnection.findUniqueOrThrow({ where: { id: created.id } });
+    const row = await (await openDatabase()).prisma.channelConnection.findUniqueOrThrow({ where: { id: created.id } });
     expect(row.credentialsEncrypted).not.toContain(TWILIO_TOKEN);
     expect(JSON.parse(decryptSecret(row.credentialsEncrypted))).toEqual({ account_sid: TWILIO_SID, auth_token: TWILIO_TOKEN });
 
@@ -122,16 +122,17 @@ describe("channel connections (dashboard tRPC)", () => {
       },
     ]);
     // Nothing in the holder's log names the claimant's tenant or user.
-    const holderLog = JSON.stringify(await (await getDb()).auditLog.findMany({ where: { tenantId: holder } }));
+    const holderLog = JSON.stringify(await (await openDatabase()).prisma.auditLog.findMany({ where: { tenantId: holder } }));
     expect(holderLog).not.toContain(claimant);
     expect(holderLog).not.toContain("claimant-admin");
 
     // The claimant's own log records its refusal, without the holder.
-    const claimantEntries = async () => (await getDb()).auditLog.findMany({ where: { tenantId: claimant, action: "channel_connection.claim_refused" } });
+    const claimantEntries = async () =>
+      (await openDatabase()).prisma.auditLog.findMany({ where: { tenantId: claimant, action: "channel_connection.claim_refused" } });
     const [refused] = await claimantEntries();
     expect(refused).toMatchObject({ actorType: "user", actorId: "claimant-admin", targetType: "channel_connection", targetId: null });
     expect(refused.details).toEqual({ provider: "twilio", channel: "whatsapp", address, held_by: "another tenant" });
-    expect(JSON.stringify(await (await getDb()).auditLog.findMany({ where: { tenantId: claimant } }))).not.toContain(holder);
+    expect(JSON.stringify(await (await openDatabase()).prisma.auditLog.findMany({ where: { tenantId: claimant } }))).not.toContain(holder);
 
     // Repeated claims within the hour (by connect or by moving a connection onto the address) are
     // refused alike; the holder was told once, the claimant's log has each.
@@ -139,13 +140,14 @@ describe("channel connections (dashboard tRPC)", () => {
     const own = await claimer.channels.connect(twilioSms(uniqueBusinessNumber()));
     expect(await refusal(claimer.channels.update({ id: own.id, address, credentials: { account_sid: TWILIO_SID, auth_token: "x" } }))).toEqual(expected);
     expect((await claimantEntries()).map((e) => (e.details as { channel: string }).channel).sort()).toEqual(["sms", "sms", "whatsapp"]);
-    const holderClaims = async () => (await getDb()).auditLog.count({ where: { tenantId: holder, action: "channel_connection.claimed_by_another_tenant" } });
+    const holderClaims = async () =>
+      (await openDatabase()).prisma.auditLog.count({ where: { tenantId: holder, action: "channel_connection.claimed_by_another_tenant" } });
     expect(await holderClaims()).toBe(1);
 
     // The holder's own second claim is the same 409 and tells no one.
     expect(await refusal(dashboardCaller(holder, "owner").channels.connect(twilioSms(address)))).toEqual(expected);
     expect(await holderClaims()).toBe(1);
-    expect(await (await getDb()).auditLog.count({ where: { tenantId: holder, action: "channel_connection.claim_refused" } })).toBe(0);
+    expect(await (await openDatabase()).prisma.auditLog.count({ where: { tenantId: holder, action: "channel_connection.claim_refused" } })).toBe(0);
   });
 
   it("400_moving_to_another_provider_or_address_without_credentials_names_credentials_and_keeps_the_stored_ones", async () => {
@@ -163,7 +165,7 @@ describe("channel connections (dashboard tRPC)", () => {
     // Other changes keep the stored credentials.
     const disabled = await owner.channels.update({ id: created.id, status: "disabled", channel: "whatsapp" });
     expect(disabled).toMatchObject({ status: "disabled", channel: "whatsapp", has_credentials: true });
-    const row = await (await getDb()).channelConnection.findUniqueOrThrow({ where: { id: created.id } });
+    const row = await (await openDatabase()).prisma.channelConnection.findUniqueOrThrow({ where: { id: created.id } });
     expect(JSON.parse(decryptSecret(row.credentialsEncrypted))).toEqual({ account_sid: TWILIO_SID, auth_token: TWILIO_TOKEN });
 
     // With the new provider's credentials the move is made and audited as a credentials change.

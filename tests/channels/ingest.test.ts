@@ -3,7 +3,7 @@
 // and however concurrently the provider delivers it, a closed conversation reopens, and the first
 // inbound message of a new pair emits `conversation.created` exactly once.
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { ingestInboundMessage, type InboundMessage } from "../../server/conversations/ingest";
 import { createConversation, updateConversation } from "../../server/conversations/conversations.service";
 import { eraseCustomer } from "../../server/erasure/erasure.service";
@@ -22,10 +22,10 @@ const inbound = (from: string, extra: Partial<InboundMessage> = {}): InboundMess
   ...extra,
 });
 
-const conversationRow = async (id: string) => (await getDb()).conversation.findUniqueOrThrow({ where: { id } });
+const conversationRow = async (id: string) => (await openDatabase()).prisma.conversation.findUniqueOrThrow({ where: { id } });
 
 async function messageRows(tenantId: string) {
-  return (await getDb()).message.findMany({ where: { tenantId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  return (await openDatabase()).prisma.message.findMany({ where: { tenantId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
 }
 
 describe("ingest of inbound messages", () => {
@@ -42,7 +42,7 @@ describe("ingest of inbound messages", () => {
       ["inbound", "customer", "received", message.body, "twilio", message.providerMessageId],
     ]);
     expect((await eventsOf(tenantId)).map((e) => e.type)).toEqual(["conversation.created"]);
-    const conversation = await (await getDb()).conversation.findFirstOrThrow({ where: { tenantId } });
+    const conversation = await (await openDatabase()).prisma.conversation.findFirstOrThrow({ where: { tenantId } });
     expect(conversation).toMatchObject({ messageCount: 1, lastMessageAt: rows[0].createdAt, status: "open" });
   });
 
@@ -56,7 +56,7 @@ describe("ingest of inbound messages", () => {
       Array.from({ length: 20 }, (_, i) => ingestInboundMessage(db, inbound(forms[i % forms.length], { body: `message ${i}` }))),
     );
 
-    const conversations = await (await getDb()).conversation.findMany({ where: { tenantId } });
+    const conversations = await (await openDatabase()).prisma.conversation.findMany({ where: { tenantId } });
     expect(conversations.map((c) => [c.channel, c.customerIdentifier, c.messageCount])).toEqual([["sms", phone, 20]]);
     expect(new Set(results.map((r) => r.conversationId))).toEqual(new Set([conversations[0].id]));
     expect(results.filter((r) => r.conversationCreated)).toHaveLength(1);
@@ -88,7 +88,7 @@ describe("ingest of inbound messages", () => {
     expect(reopened).toEqual({ conversationId: id, conversationCreated: false, stored: true });
     expect(await conversationRow(id)).toMatchObject({ status: "open", closedAt: null, messageCount: 2 });
 
-    await (await getDb()).conversation.update({ where: { id }, data: { status: "handoff" } });
+    await (await openDatabase()).prisma.conversation.update({ where: { id }, data: { status: "handoff" } });
     await ingestInboundMessage(db, inbound(phone));
     expect(await conversationRow(id)).toMatchObject({ status: "handoff", messageCount: 3 });
     expect((await eventsOf(tenantId)).map((e) => e.type)).toEqual(["conversation.created", "conversation.closed"]);
@@ -99,7 +99,7 @@ describe("ingest of inbound messages", () => {
     const db = await tenantDb(tenantId);
     const phone = uniquePhone();
     const first = await ingestInboundMessage(db, inbound(phone));
-    await (await getDb()).conversation.delete({ where: { id: first.conversationId! } });
+    await (await openDatabase()).prisma.conversation.delete({ where: { id: first.conversationId! } });
     const again = await ingestInboundMessage(db, inbound(phone));
     expect(again).toMatchObject({ conversationCreated: true, stored: true });
     expect(again.conversationId).not.toBe(first.conversationId);
@@ -116,7 +116,7 @@ describe("ingest of inbound messages", () => {
     // The pair has no conversation now (the erased one has another identifier), but the message is stored.
     const retried = await ingestInboundMessage(db, message);
     expect(retried).toEqual({ conversationId: null, conversationCreated: false, stored: false });
-    const conversations = await (await getDb()).conversation.findMany({ where: { tenantId } });
+    const conversations = await (await openDatabase()).prisma.conversation.findMany({ where: { tenantId } });
     expect(conversations.map((c) => [c.id, c.customerIdentifier, c.messageCount])).toEqual([[first.conversationId, `erased:${first.conversationId}`, 1]]);
     expect((await messageRows(tenantId)).map((m) => [m.conversationId, m.body])).toEqual([[first.conversationId, ERASED]]);
     expect((await eventsOf(tenantId, "conversation.created")).map((e) => e.data.object.id)).toEqual([first.conversationId]);
@@ -133,7 +133,7 @@ describe("ingest of inbound messages", () => {
     await Promise.all(Array.from({ length: 3 }, () => ingestInboundMessage(db, message)));
     await ingestInboundMessage(db, inbound(message.from));
     // A day's count is the sum of its shards (one per database connection that counted).
-    const counts = await (await getDb()).analyticsDailyCount.groupBy({ by: ["metric"], where: { tenantId }, _sum: { count: true } });
+    const counts = await (await openDatabase()).prisma.analyticsDailyCount.groupBy({ by: ["metric"], where: { tenantId }, _sum: { count: true } });
     expect(counts.map((c) => [c.metric, c._sum.count]).sort()).toEqual([
       ["conversations.sms", 1],
       ["messages.inbound", 2],

@@ -9,7 +9,7 @@ import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
 import type { Running } from "../../scripts/bench/services";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { connectChannel } from "../../server/channels/channel-connections";
 import { OPERATOR } from "../../server/audit/record-audit";
@@ -33,7 +33,7 @@ const phoneNumberId = () => `${Date.now()}${process.pid}${++seq}`.slice(-15);
 type Tenant = { tenantId: string; key: string };
 
 async function connect(tenantId: string, input: Parameters<typeof connectChannel>[1]) {
-  await connectChannel(scopeToTenant(await getDb(), tenantId), input, OPERATOR);
+  await connectChannel(scopeToTenant((await openDatabase()).prisma, tenantId), input, OPERATOR);
 }
 
 describe("sending through the connected provider (real HTTP, fake provider APIs)", { timeout: 120_000 }, () => {

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { InngestTestEngine } from "@inngest/test";
 import { afterAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { checkHandoffSlas, getHandoffSla, handoffSlaInput, setHandoffSla } from "../../server/conversations/sla-monitor";
 import { createLead, requestLeadHandoff } from "../../server/leads/leads.service";
 import { sendMessage, updateConversation } from "../../server/conversations/conversations.service";
@@ -32,7 +32,7 @@ async function handoffStarted(minutesAgo: number, tenantId?: string) {
 }
 
 async function backdateHandoff(conversationId: string, minutesAgo: number) {
-  await (await getDb()).$executeRawUnsafe(
+  await (await openDatabase()).prisma.$executeRawUnsafe(
     `UPDATE conversations SET handoff_started_at = now() - make_interval(mins => $2::int) WHERE id = $1::uuid`,
     conversationId,
     minutesAgo,
@@ -41,7 +41,7 @@ async function backdateHandoff(conversationId: string, minutesAgo: number) {
 
 async function operatorReply(tenantId: string, conversationId: string, secondsAfterHandoff: number) {
   const message = await sendMessage(await tenantDb(tenantId), { id: conversationId, body: "An agent here, how can I help?" });
-  await (await getDb()).$executeRawUnsafe(
+  await (await openDatabase()).prisma.$executeRawUnsafe(
     `UPDATE messages SET created_at = (SELECT handoff_started_at FROM conversations WHERE id = $2::uuid) + make_interval(secs => $3::int) WHERE id = $1::uuid`,
     message.id,
     conversationId,

@@ -12,7 +12,8 @@
 // analyzed. PostgreSQL only: PGlite has no plan cache modes and no second connection.
 import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
-import { databaseKind, directDatabaseUrl, getDb, type Statement } from "../../server/db/client";
+import { type Statement, openDatabase } from "../../server/db/database";
+import { databaseKind, directDatabaseUrl } from "../../server/db/location";
 import { CONTINUE, INGEST } from "../../server/conversations/ingest";
 import { newTenant } from "../helpers/api";
 
@@ -68,7 +69,7 @@ async function withClient<T>(run: (c: pg.Client) => Promise<T>): Promise<T> {
 
 describe.skipIf(databaseKind() !== "postgres")("the ingest statements' generic plans over a never-analyzed messages table", () => {
   beforeAll(async () => {
-    await getDb();
+    await openDatabase();
     // The table stays never analyzed for the whole file: autovacuum would otherwise analyze (or
     // vacuum, over the rolled-back rows) this database's tables whenever it came by.
     await withClient((c) => c.query("ALTER TABLE messages SET (autovacuum_enabled = false); ALTER TABLE conversations SET (autovacuum_enabled = false)"));

@@ -4,7 +4,7 @@
 // woken by it finds every delivery).
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { ingestInboundMessage } from "../../server/conversations/ingest";
 import { OUTBOX_CHANNEL } from "../../server/outbox/outbox-signal";
 import { newTenant } from "../helpers/api";
@@ -26,7 +26,7 @@ describe.skipIf(!process.env.DATABASE_URL)("the wake-up of other processes' deli
 
   it("a_burst_of_40_new_customers_notifies_a_few_times_and_once_after_the_last_answer", async () => {
     const { id: tenantId } = await newTenant();
-    await (await getDb()).webhookSubscription.create({
+    await (await openDatabase()).prisma.webhookSubscription.create({
       data: { tenantId, targetUrl: "https://consumer.example/hooks", secretEncrypted: "x", secretPrefix: "x", events: ["conversation.created"] },
     });
     const db = await tenantDb(tenantId);
@@ -41,7 +41,7 @@ describe.skipIf(!process.env.DATABASE_URL)("the wake-up of other processes' deli
     );
     const lastAnswer = performance.now();
     expect(results.filter((r) => r.conversationCreated)).toHaveLength(40);
-    const deliveries = await (await getDb()).webhookDelivery.count({ where: { tenantId } });
+    const deliveries = await (await openDatabase()).prisma.webhookDelivery.count({ where: { tenantId } });
     expect(deliveries).toBe(40);
 
     // The owed wake-up comes within the 20-ms window (plus the round trip), after the last answer.

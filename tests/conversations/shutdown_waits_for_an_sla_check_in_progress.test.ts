@@ -3,7 +3,7 @@
 // database and exits 0. The claim is held mid-way by a row lock this test takes on the
 // conversation, on a PostgreSQL cluster of the test's own (no other process checks SLAs there).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { setHandoffSla } from "../../server/conversations/sla-monitor";
 import { createLead, requestLeadHandoff } from "../../server/leads/leads.service";
 import { tenantWithKey } from "../helpers/api";
@@ -18,13 +18,16 @@ async function handoffFiveMinutesAgo() {
   const db = await tenantDb(tenantId);
   const conversation = await makeConversation(tenantId);
   await requestLeadHandoff(db, { id: (await createLead(db, { conversation_id: conversation.id })).id });
-  await (await getDb()).$executeRawUnsafe(`UPDATE conversations SET handoff_started_at = now() - interval '5 minutes' WHERE id = $1::uuid`, conversation.id);
+  await (await openDatabase()).prisma.$executeRawUnsafe(
+    `UPDATE conversations SET handoff_started_at = now() - interval '5 minutes' WHERE id = $1::uuid`,
+    conversation.id,
+  );
   return { tenantId, conversationId: conversation.id };
 }
 
 /** Server connections waiting on a lock in the breach claim (the UPDATE of sla-monitor.ts). */
 async function claimsWaitingOnALock(): Promise<number> {
-  const rows = await (await getDb()).$queryRawUnsafe<{ n: number }[]>(
+  const rows = await (await openDatabase()).prisma.$queryRawUnsafe<{ n: number }[]>(
     `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%SET sla_breached_at = now()%'`,
   );
   return rows[0].n;
@@ -54,7 +57,7 @@ describe.skipIf(!process.env.DATABASE_URL)(
       const released = new Promise<void>((resolve) => (release = resolve));
       let locked!: () => void;
       const lockTaken = new Promise<void>((resolve) => (locked = resolve));
-      const holder = (await getDb()).$transaction(
+      const holder = (await openDatabase()).prisma.$transaction(
         async (tx) => {
           await tx.$queryRawUnsafe(`SELECT id FROM conversations WHERE id = $1::uuid FOR UPDATE`, conversationId);
           locked();

@@ -1,7 +1,7 @@
 // `crm set` / `crm show` / `crm delete` through the operator CLI's dispatcher (JSON on stdout).
 import { describe, expect, it, vi } from "vitest";
 import { runCli } from "../../server/cli/run-cli";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { newTenant } from "../helpers/api";
 
 const TOKEN = "cli-secret-token-31337";
@@ -44,7 +44,7 @@ describe("crm CLI commands", () => {
     expect(shown.out.connection).toMatchObject({ provider: "http", has_credentials: true });
     expect(shown.raw).not.toContain(TOKEN);
 
-    const audit = await (await getDb()).auditLog.findFirst({ where: { tenantId, action: "crm_connection.changed" } });
+    const audit = await (await openDatabase()).prisma.auditLog.findFirst({ where: { tenantId, action: "crm_connection.changed" } });
     expect(audit).toMatchObject({ actorType: "operator", actorLabel: "cli" });
 
     expect((await cli(["crm", "delete"], { tenant: tenantId })).out).toEqual({ deleted: true });

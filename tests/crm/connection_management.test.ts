@@ -1,7 +1,7 @@
 // The dashboard's tRPC procedures for the CRM connection: members read, owners and admins change,
 // every change is audited, and the credentials never come back (only `has_credentials`).
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { decryptSecret } from "../../server/crypto/secret-box";
 import { dashboardCaller, newTenant } from "../helpers/api";
 import { toAppError } from "../../server/lib/errors";
@@ -11,7 +11,7 @@ const TOKEN = "pat-eu1-dashboard-token-abcdef";
 const dashboardAs = (tenantId: string, role: "owner" | "admin" | "member") => dashboardCaller(tenantId, role);
 
 const auditOf = async (tenantId: string) =>
-  (await getDb()).auditLog.findMany({ where: { tenantId, action: "crm_connection.changed" }, orderBy: { createdAt: "asc" } });
+  (await openDatabase()).prisma.auditLog.findMany({ where: { tenantId, action: "crm_connection.changed" }, orderBy: { createdAt: "asc" } });
 
 describe("CRM connection management (dashboard tRPC)", () => {
   it("an admin sets the connection; the answer and the audit entry carry no credentials", async () => {
@@ -30,7 +30,7 @@ describe("CRM connection management (dashboard tRPC)", () => {
     });
     expect(JSON.stringify(set)).not.toContain(TOKEN);
 
-    const row = await (await getDb()).crmConnection.findUnique({ where: { tenantId } });
+    const row = await (await openDatabase()).prisma.crmConnection.findUnique({ where: { tenantId } });
     expect(row!.credentialsEncrypted).not.toContain(TOKEN);
     expect(JSON.parse(decryptSecret(row!.credentialsEncrypted))).toEqual({ token: TOKEN });
 
@@ -58,7 +58,7 @@ describe("CRM connection management (dashboard tRPC)", () => {
     await owner.crm.setConnection({ provider: "http", base_url: "https://crm.example.com/v1", token: TOKEN, field_mapping: { name: "full_name" } });
     const kept = await owner.crm.setConnection({ provider: "http", base_url: "https://CRM.example.com:443/v1", field_mapping: { name: "name" } });
     expect(kept).toMatchObject({ base_url: "https://CRM.example.com:443/v1", field_mapping: { name: "name" }, has_credentials: true });
-    const row = await (await getDb()).crmConnection.findUnique({ where: { tenantId } });
+    const row = await (await openDatabase()).prisma.crmConnection.findUnique({ where: { tenantId } });
     expect(JSON.parse(decryptSecret(row!.credentialsEncrypted))).toEqual({ token: TOKEN });
 
     const remapped = await owner.crm.updateMapping({ field_mapping: { name: "name", phone: "mobile" } });

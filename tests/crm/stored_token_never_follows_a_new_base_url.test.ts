@@ -5,7 +5,7 @@
 // the token works, and the audit entries never hold either token.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { newKey, newTenant } from "../helpers/api";
 import { userInTenant } from "../helpers/dashboard";
 import { startMount } from "../helpers/http-mounts";
@@ -89,7 +89,10 @@ describe("the stored CRM token never follows a new base_url (lean front)", () =>
     expect(trusted.received).toHaveLength(1);
 
     await mount.stop(); // the embedded database takes one process: read the audit once the server is gone
-    const audit = await (await getDb()).auditLog.findMany({ where: { tenantId, action: "crm_connection.changed" }, orderBy: { createdAt: "asc" } });
+    const audit = await (await openDatabase()).prisma.auditLog.findMany({
+      where: { tenantId, action: "crm_connection.changed" },
+      orderBy: { createdAt: "asc" },
+    });
     expect(audit.map((a) => [a.actorType, a.details as { change: string; base_url: string; credentials_changed: boolean }])).toEqual([
       ["operator", expect.objectContaining({ change: "created", base_url: trusted.url, credentials_changed: true })],
       ["user", expect.objectContaining({ change: "updated", base_url: other.url, credentials_changed: true })],

@@ -1,7 +1,7 @@
 // The audit log page's procedures: filters by actor, action and date range, paging within a
 // filter, a bounded CSV export whose cells cannot run as formulas, members reading, tenants apart.
 import { beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { toAppError } from "../../server/lib/errors";
 import { csvCell } from "../../server/audit/audit-log";
 import { dashboardCaller, newTenant } from "../helpers/api";
@@ -24,7 +24,7 @@ const entry = (actorLabel: string, action: string, day: string, details: Record<
 
 beforeAll(async () => {
   ({ id: tenantId } = await newTenant());
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   await db.auditLog.createMany({
     data: [
       entry("ann@acme.test", "api_key.issued", "2026-11-01", { name: '=HYPERLINK("http://evil")' }),

@@ -12,7 +12,7 @@ import { acceptWithNewAccount } from "../../server/dashboard/invitations";
 import { hashPassword } from "../../server/dashboard/users";
 import { hashInvitationSecret } from "../../server/dashboard/invitation-secret";
 import { NOT_A_MEMBER_MESSAGE, REFUSED_MESSAGE } from "../../server/dashboard/organization-endpoints";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { log } from "../../server/lib/log";
 import { captureLogLines, type LogLines, releaseLogLines } from "../helpers/log-lines";
 import { newTenant } from "../helpers/api";
@@ -61,7 +61,7 @@ async function whatTheyCanRead(cookie: string) {
 
 /** The user and membership an accepted invitation would have made, and the invitation's state. */
 async function outcomeFor(invitationId: string, email: string) {
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   const [user, invitation] = await Promise.all([
     db.user.findUnique({ where: { email }, select: { id: true } }),
     db.invitation.findUnique({ where: { id: invitationId }, select: { status: true } }),
@@ -192,7 +192,10 @@ describe("a link is single-use, expires, and a resend replaces it", () => {
     const existing = await userInTenant(b.tenant, "member");
     const fresh = `expired-${a.tenant.slice(0, 8)}@example.test`;
     const invitations = [await invite(a.cookies.owner, fresh, "member"), await invite(a.cookies.owner, existing, "member")];
-    await (await getDb()).invitation.updateMany({ where: { id: { in: invitations.map((i) => i.id) } }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    await (await openDatabase()).prisma.invitation.updateMany({
+      where: { id: { in: invitations.map((i) => i.id) } },
+      data: { expiresAt: new Date(Date.now() - 1000) },
+    });
     for (const invited of invitations) {
       expect((await trpc("mutation", "dashboard.invitation.describe", { secret: secretOf(invited.link) })).data).toMatchObject({ status: "expired" });
     }
@@ -279,7 +282,7 @@ describe("the secret is shown once and stored nowhere in clear", () => {
       seen.push(answer.text);
     }
     // Every row of every table (audit_logs, events, webhook deliveries, sessions…), as text.
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const tables = await db.$queryRawUnsafe<{ name: string }[]>(
       "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
     );

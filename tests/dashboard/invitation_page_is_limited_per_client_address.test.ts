@@ -2,7 +2,8 @@
 // receivers' per-IP layer, RATE_LIMIT_PER_IP, 500 a minute by default): the page cannot be used to
 // probe invitation secrets or create accounts in bulk. Each test's client has an address of its own.
 import { randomBytes, randomInt } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../../server/db/database";
 import { handleTrpcRequest } from "../../server/http/trpc-handler";
 import { startOfNextWindow } from "../helpers/rate-limit-clock";
 import { ORIGIN } from "../helpers/dashboard";
@@ -20,6 +21,8 @@ function describeInvitation(ip: string) {
     }),
   );
 }
+
+beforeAll(() => openDatabase()); // as the server process does before it serves
 
 describe("the invitation page's public procedures", { timeout: 120_000 }, () => {
   it("429_past_the_per_ip_limit_with_retry_after_while_another_address_is_still_answered", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { COMMANDS, runCli } from "../../server/cli/run-cli";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { newTenant } from "../helpers/api";
 import { sessionCookie, trpc } from "../helpers/dashboard";
 
@@ -25,7 +25,10 @@ describe("operator CLI: user create, member add", () => {
 
     // Each membership change is audited (the operator's); the same role again changes nothing.
     await COMMANDS["member add"]([], { tenant: tenant.id, "user-email": email, role: "member" });
-    const audit = await (await getDb()).auditLog.findMany({ where: { tenantId: tenant.id, targetType: "member" }, orderBy: { createdAt: "asc" } });
+    const audit = await (await openDatabase()).prisma.auditLog.findMany({
+      where: { tenantId: tenant.id, targetType: "member" },
+      orderBy: { createdAt: "asc" },
+    });
     expect(audit.map((a) => [a.action, a.actorType, a.actorLabel, a.targetId, a.details])).toEqual([
       ["member.added", "operator", "cli", (member as { id: string }).id, { email, role: "admin" }],
       ["member.role_changed", "operator", "cli", (member as { id: string }).id, { email, role: "member", previous_role: "admin" }],

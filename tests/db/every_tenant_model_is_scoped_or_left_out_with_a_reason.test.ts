@@ -3,7 +3,7 @@
 // come from the generated client at run time (Prisma.ModelName and each model's scalar-field enum),
 // so a new model with a tenant column fails this until someone decides.
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { Prisma } from "../../server/db/generated/client";
 import { scopeToTenant, TENANT_MODELS, UNSCOPED_TENANT_MODELS } from "../../server/db/tenant-scope";
 import { newTenant } from "../helpers/api";
@@ -33,7 +33,7 @@ describe("tenant scope", () => {
 
   it("a_scoped_model_s_rows_of_another_tenant_are_not_read_and_creates_are_stamped_with_the_tenant", async () => {
     // AnalyticsDailyCount, the model most recently scoped: its rows are otherwise written by triggers.
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const [mine, theirs] = [await newTenant(), await newTenant()];
     const day = new Date("2026-01-05T00:00:00.000Z");
     await db.analyticsDailyCount.create({ data: { tenantId: theirs.id, day, metric: "walk.test", shard: 0, count: 7 } });

@@ -3,7 +3,7 @@
 // every other process (a second server, the CLI, a deploy) would wait for it and fail to start.
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { closeDb, getDb } from "../../server/db/client";
+import { openDatabase, closeDatabase } from "../../server/db/database";
 import { hasPgbouncer, startPgbouncer } from "../helpers/pgbouncer";
 import { databaseUrl, onServer, runDatabasePrefix } from "../setup/database-template";
 
@@ -12,13 +12,13 @@ const SCHEMA_ENGINE_LOCK = 72707369; // pg_advisory_lock(72707369), as the engin
 describe.skipIf(!process.env.DATABASE_URL)("migrations on PostgreSQL", () => {
   afterAll(async () => {
     process.env.SKIP_MIGRATIONS = "1";
-    await closeDb();
+    await closeDatabase();
   });
 
   it("opening the database applies migrations and leaves no advisory lock behind", async () => {
-    await closeDb();
+    await closeDatabase();
     delete process.env.SKIP_MIGRATIONS;
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     expect(await db.$queryRawUnsafe("SELECT 1 AS one")).toEqual([{ one: 1 }]);
 
     const other = new pg.Client({ connectionString: process.env.DATABASE_URL });
@@ -42,12 +42,12 @@ describe.skipIf(!process.env.DATABASE_URL)("migrations on PostgreSQL", () => {
       await onServer(direct, [`CREATE DATABASE "${name}"`]);
       const bouncer = await startPgbouncer(direct);
       const own = { url: process.env.DATABASE_URL, direct: process.env.DIRECT_DATABASE_URL };
-      await closeDb();
+      await closeDatabase();
       process.env.DATABASE_URL = bouncer.url(databaseUrl(direct, name));
       process.env.DIRECT_DATABASE_URL = databaseUrl(direct, name);
       delete process.env.SKIP_MIGRATIONS;
       try {
-        const db = await getDb();
+        const db = (await openDatabase()).prisma;
         expect(await db.$queryRawUnsafe("SELECT count(*)::int AS applied FROM _prisma_migrations WHERE finished_at IS NOT NULL")).toEqual([
           { applied: expect.any(Number) },
         ]);
@@ -63,7 +63,7 @@ describe.skipIf(!process.env.DATABASE_URL)("migrations on PostgreSQL", () => {
           await other.end();
         }
       } finally {
-        await closeDb();
+        await closeDatabase();
         process.env.DATABASE_URL = own.url;
         if (own.direct === undefined) delete process.env.DIRECT_DATABASE_URL;
         else process.env.DIRECT_DATABASE_URL = own.direct;

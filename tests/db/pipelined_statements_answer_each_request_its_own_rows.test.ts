@@ -6,7 +6,7 @@ process.env.DATABASE_STATEMENT_POOL_SIZE = "1";
 
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, errorOf, tenantWithKey } from "../helpers/api";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 
 type Caller = { key: string; expectedIds: string[] };
@@ -16,14 +16,14 @@ let revokedKey: string;
 beforeAll(async () => {
   for (const count of [3, 7, 25]) {
     const { key, tenantId } = await tenantWithKey();
-    const db = scopeToTenant(await getDb(), tenantId);
+    const db = scopeToTenant((await openDatabase()).prisma, tenantId);
     for (let i = 0; i < count; i++) await db.offering.create({ data: { title: `T${count} offering ${i}`, price: "1", priceCurrency: "USD" } as never });
     const rows = await db.offering.findMany({ orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: 20, select: { id: true } });
     callers.push({ key, expectedIds: rows.map((r) => r.id) });
   }
   const revoked = await tenantWithKey();
   revokedKey = revoked.key;
-  await (await getDb()).apiKey.update({ where: { id: revoked.keyId }, data: { revokedAt: new Date() } });
+  await (await openDatabase()).prisma.apiKey.update({ where: { id: revoked.keyId }, data: { revokedAt: new Date() } });
 });
 
 describe("pipelined prepared statements", () => {

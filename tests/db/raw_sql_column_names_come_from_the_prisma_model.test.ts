@@ -4,7 +4,7 @@
 // columns, all of them), and that a field the model does not have, or a row missing one, does not
 // compile.
 import { describe, expect, it } from "vitest";
-import { getSql } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { columnName, modelColumns, rowInsert, TABLE } from "../../server/db/columns";
 import { Prisma } from "../../server/db/generated/client";
 
@@ -14,7 +14,7 @@ const scalarFieldEnums = Object.entries(Prisma).filter(([name]) => name.endsWith
 
 describe("raw SQL column names come from the Prisma model", () => {
   it("every_model_s_fields_in_snake_case_are_exactly_the_columns_of_one_table", async () => {
-    const sql = await getSql();
+    const sql = (await openDatabase()).writes;
     const rows = await sql<{ table_name: string; column_name: string }>(
       {
         // Generated columns (offerings.search_vector) are PostgreSQL's own, outside the model, never written.

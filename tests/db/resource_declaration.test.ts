@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Prisma } from "../../server/db/generated/client";
-import { getDb, getSql } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { resourceFields } from "../../server/db/resource";
 import { offeringResource } from "../../server/offerings/offerings.types";
 import { appointmentResource } from "../../server/appointments/appointments.types";
@@ -78,10 +78,10 @@ describe("resource declaration", () => {
       ended: { at: new Date("2026-11-21T10:01:00.000Z"), answered: true, reason: "user_hangup" },
       transcript: [{ role: "customer", text: "Hello", at: new Date("2026-11-21T10:00:05.000Z") }],
     });
-    const message = await (await getDb()).message.findFirstOrThrow({ where: { conversationId: call.conversationId } });
+    const message = await (await openDatabase()).prisma.message.findFirstOrThrow({ where: { conversationId: call.conversationId } });
 
-    const raw = await getDb();
-    const sql = await getSql();
+    const raw = (await openDatabase()).prisma;
+    const sql = (await openDatabase()).writes;
     const cases = [
       { resource: offeringResource, table: "offerings", row: await raw.offering.findUniqueOrThrow({ where: { id: offering.id } }) },
       { resource: appointmentResource, table: "appointments", row: await raw.appointment.findUniqueOrThrow({ where: { id: appointment.id } }) },

@@ -1,7 +1,7 @@
 // rowSelect: one raw statement answers a whole Prisma row (ingest's conversation), its select list
 // taken from the model's scalar fields, its dates checked for completeness by the type system.
 import { describe, expect, it } from "vitest";
-import { getDb, getSql } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { rowSelect } from "../../server/db/row-select";
 import { Prisma } from "../../server/db/generated/client";
 import { conversationRow, type ConversationRow } from "../../server/conversations/conversations.service";
@@ -12,9 +12,9 @@ describe("rowSelect", () => {
   it("the_raw_row_equals_what_prisma_reads", async () => {
     const { tenantId } = await tenantWithKey();
     const { id } = await makeConversation(tenantId);
-    const sql = await getSql();
+    const sql = (await openDatabase()).writes;
     const [text] = await sql<Record<string, unknown>>({ text: `SELECT ${conversationRow.select("c")} FROM conversations c WHERE c.id = $1` }, [id]);
-    const viaPrisma = await (await getDb()).conversation.findUniqueOrThrow({ where: { id } });
+    const viaPrisma = await (await openDatabase()).prisma.conversation.findUniqueOrThrow({ where: { id } });
     expect(conversationRow.parse(text!)).toEqual(viaPrisma);
   });
 

@@ -2,7 +2,7 @@
 // statement's text (a plain string there would be bound as a parameter), and a field the model does
 // not have does not compile.
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { Prisma } from "../../server/db/generated/client";
 import { modelColumnsSql } from "../../server/db/sql-columns";
 import { tenantWithKey } from "../helpers/api";
@@ -18,7 +18,7 @@ describe("modelColumnsSql", () => {
 
   it("reads_the_named_column_of_the_migrated_table", async () => {
     const { tenantId } = await tenantWithKey();
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const rows = await db.$queryRaw<{ minutes: number }[]>`SELECT ${TENANT.handoffSlaMinutes} AS minutes FROM tenants WHERE ${TENANT.id} = ${tenantId}::uuid`;
     const tenant = await db.tenant.findUniqueOrThrow({ where: { id: tenantId }, select: { handoffSlaMinutes: true } });
     expect(rows).toEqual([{ minutes: tenant.handoffSlaMinutes }]);

@@ -7,7 +7,7 @@
 // another process writes wakes the servers' workers through LISTEN on the direct connection.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
-import { closeDb } from "../../server/db/client";
+import { closeDatabase } from "../../server/db/database";
 import { call, tenantWithKey } from "../helpers/api";
 import { startMount } from "../helpers/http-mounts";
 import { hasPgbouncer, type Pgbouncer, startPgbouncer } from "../helpers/pgbouncer";
@@ -35,7 +35,7 @@ describe.skipIf(!process.env.DATABASE_URL || !hasPgbouncer())("two servers behin
       events: ["offering.created", "offering.updated"],
       max_deliveries_per_second: 1000,
     });
-    await closeDb();
+    await closeDatabase();
     // A pool smaller than the two servers' connections together (2 × 15): clients queue in PgBouncer, as in production.
     bouncer = await startPgbouncer(direct(), { poolSize: 12 });
     const env = {

@@ -2,7 +2,7 @@
 // tenants, an owner and a member in A, an owner in B. Writes the logins to E2E_DATA_DIR/fixtures.json.
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { closeDb } from "../../server/db/client";
+import { closeDatabase } from "../../server/db/database";
 import { createTenant } from "../../server/tenants/tenants";
 import { addMember, createDashboardUser } from "../../server/dashboard/users";
 
@@ -29,7 +29,7 @@ async function main() {
     path.join(dir, "fixtures.json"),
     JSON.stringify({ password: E2E_PASSWORD, tenantA: { id: tenantA.id, name: tenantA.name }, tenantB: { id: tenantB.id, name: tenantB.name }, logins }),
   );
-  await closeDb();
+  await closeDatabase();
 }
 
 main().catch((err) => {

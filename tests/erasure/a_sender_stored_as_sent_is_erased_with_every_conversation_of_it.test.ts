@@ -6,7 +6,7 @@
 // that is no phone number, no email and no stored sender stays the 400 it was.
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../server/lib/errors";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { ingestInboundMessage } from "../../server/conversations/ingest";
 import { applyCallReport } from "../../server/calls/calls.service";
 import { eraseCustomer } from "../../server/erasure/erasure.service";
@@ -41,7 +41,7 @@ describe("erasing a sender that is no normalized phone number", () => {
       summary: `Caller ${sent} asked for a callback.`,
       transcript: [{ role: "customer", text: "Call me back please.", at: new Date(start.getTime() + 3000) }],
     });
-    const raw = await getDb();
+    const raw = (await openDatabase()).prisma;
     const conversations = await raw.conversation.findMany({ where: { tenantId }, orderBy: { channel: "asc" } });
     expect(conversations.map((c) => [c.channel, c.customerIdentifier, c.customerIdentifierKind])).toEqual([
       ["sms", identifier, kind],

@@ -5,7 +5,7 @@
 // identical customer is untouched. One `customer.erased` event with ids only; an audit entry without
 // the values; idempotent; bad input and another tenant's conversation answered like the API says.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
 import { ERASED } from "../../server/erasure/erasure.types";
 import { call, dashboardCaller, newKey, tenantWithKey } from "../helpers/api";
@@ -19,6 +19,7 @@ process.env.WEBHOOK_RETRY_DELAYS_MS = "0,100,100,100,100,100";
 let consumer: Consumer;
 beforeAll(async () => {
   consumer = await startConsumer(200);
+  await openDatabase();
   await startEmbeddedWorker({ pollIntervalMs: 100 });
 });
 afterAll(async () => {
@@ -30,8 +31,8 @@ const needlesOf = (c: Customer) => [c.name, c.phone, spacedPhone(c.phone), c.pho
 
 async function allDelivered(tenantId: string) {
   await eventually(async () => {
-    const pending = await (await getDb()).webhookDelivery.count({ where: { tenantId, status: { not: "delivered" } } });
-    const total = await (await getDb()).webhookDelivery.count({ where: { tenantId } });
+    const pending = await (await openDatabase()).prisma.webhookDelivery.count({ where: { tenantId, status: { not: "delivered" } } });
+    const total = await (await openDatabase()).prisma.webhookDelivery.count({ where: { tenantId } });
     return total > 0 && pending === 0;
   }, 15_000);
 }
@@ -55,7 +56,7 @@ describe("erasing one customer", () => {
     for (const place of ["events.data", "webhook_attempts.request_body", "tool_calls.result", "idempotent_responses.body", "notifications.body"]) {
       expect(before.some((hit) => hit.startsWith(`${place} `))).toBe(true);
     }
-    const eventsBefore = await (await getDb()).event.count({ where: { tenantId: a.tenantId } });
+    const eventsBefore = await (await openDatabase()).prisma.event.count({ where: { tenantId: a.tenantId } });
 
     const privacy = await newKey(a.tenantId, ["privacy:write"]);
     const erased = await call("POST", "/privacy/erasures", { key: privacy.key, body: { customer_identifier: spacedPhone(customer.phone) } });
@@ -71,7 +72,7 @@ describe("erasing one customer", () => {
     expect(await findAnywhere(needlesOf(customer), [b.tenantId])).toEqual([]);
 
     // Ids, statuses and counts stay.
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const conversations = await db.conversation.findMany({ where: { tenantId: a.tenantId }, orderBy: { id: "asc" } });
     expect(conversations.map((c) => c.customerIdentifier).sort()).toEqual(seededA.conversationIds.map((id) => `erased:${id}`).sort());
     expect(conversations.reduce((n, c) => n + c.messageCount, 0)).toBe(4);
@@ -162,7 +163,9 @@ describe("erasing one customer", () => {
     const missing = await call("POST", "/privacy/erasures", { key: a.key, body: { conversation_id: "5d3b2c1a-9e8f-4a7b-8c6d-5e4f3a2b1c0d" } });
     expect(theirs.status).toBe(404);
     expect(theirs.text).toBe(missing.text);
-    expect(await (await getDb()).conversation.count({ where: { id: seeded.conversationIds[0], customerIdentifier: { startsWith: "erased:" } } })).toBe(0);
+    expect(
+      await (await openDatabase()).prisma.conversation.count({ where: { id: seeded.conversationIds[0], customerIdentifier: { startsWith: "erased:" } } }),
+    ).toBe(0);
   }, 60_000);
 
   it("403_without_privacy_write_and_only_owners_may_erase_or_grant_it_in_the_dashboard", async () => {

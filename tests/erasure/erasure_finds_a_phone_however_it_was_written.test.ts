@@ -8,7 +8,7 @@
 // and the rows, their events and the tenant's export agree. A number that only shares the national
 // digits (another country's) is not the customer's.
 import { afterEach, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { ERASED } from "../../server/erasure/erasure.types";
 import { openTenantExport } from "../../server/export/export";
 import { call, dashboardCaller, errorOf, tenantWithKey } from "../helpers/api";
@@ -105,7 +105,7 @@ const needlesOf = (c: Customer) => [c.name, c.email, c.words, c.e164, c.e164.sli
 
 /** A row and its booking.created / lead.created event as a database from before phones were normalized holds them. */
 async function storeAsWritten(model: "appointment" | "lead", id: string, phone: string) {
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   const table = model === "appointment" ? "appointments" : "leads";
   await db.$executeRawUnsafe(`UPDATE ${table} SET customer_phone = $1 WHERE id = $2::uuid`, phone, id);
   const updated = await db.$executeRawUnsafe(
@@ -132,7 +132,7 @@ async function eraseAndScan(tenantId: string, key: string, c: Customer, identifi
   expect([...erased.body.lead_ids].sort()).toEqual([...leadIds].sort());
 
   expect(await findAnywhere(needlesOf(c))).toEqual([]);
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   for (const id of appointmentIds) {
     const read = await call("GET", `/appointments/${id}`, { key });
     expect(read.status).toBe(200);
@@ -171,7 +171,7 @@ describe("an erasure finds a customer's phone however it was written", () => {
         leadIds.push(written.id);
       }
     }
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     expect(new Set((await db.appointment.findMany({ where: { tenantId } })).map((a) => a.customerPhone))).toEqual(new Set([c.e164]));
     expect(new Set((await db.lead.findMany({ where: { tenantId } })).map((l) => l.customerPhone))).toEqual(new Set([c.e164]));
     // The events carry what the rows held then (a PATCH's row was made with the other number first).
@@ -218,7 +218,7 @@ describe("an erasure finds a customer's phone however it was written", () => {
     await storeAsWritten("appointment", stranger.id, "650 999 0088");
 
     await eraseAndScan(tenantId, key, c, c.spellings["00 prefix"], appointmentIds, leadIds);
-    expect(await (await getDb()).appointment.findFirstOrThrow({ where: { id: stranger.id } })).toMatchObject({ customerPhone: "650 999 0088" });
+    expect(await (await openDatabase()).prisma.appointment.findFirstOrThrow({ where: { id: stranger.id } })).toMatchObject({ customerPhone: "650 999 0088" });
   }, 120_000);
 
   it("a phone that is not a valid number is a 400 naming customer_phone on every surface, and a blank lead phone is none", async () => {
@@ -243,7 +243,7 @@ describe("an erasure finds a customer's phone however it was written", () => {
     expect(patched.status).toBe(400);
     expect(patched.body).toEqual(errorOf("bad_request", "invalid field 'customer_phone': not a valid phone number"));
     // Nothing was written by the refused calls.
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     expect(await db.appointment.count({ where: { tenantId } })).toBe(1);
     expect(await db.lead.count({ where: { tenantId } })).toBe(0);
     expect(await db.toolCall.count({ where: { tenantId } })).toBe(0);

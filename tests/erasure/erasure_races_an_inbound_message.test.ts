@@ -3,7 +3,7 @@
 // conversation's row lock that ingest takes before it stores a message. Repeated with the two
 // started together; on PGlite (one connection) they serialise, and the same outcomes must hold.
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { ingestInboundMessage } from "../../server/conversations/ingest";
 import { applyCallReport } from "../../server/calls/calls.service";
 import { eraseCustomer } from "../../server/erasure/erasure.service";
@@ -33,8 +33,8 @@ describe("erasure against a concurrent inbound message", () => {
             );
       expect(erasure.status).toBe("erased");
 
-      const stored = await (await getDb()).message.findFirstOrThrow({ where: { tenantId, providerMessageId: racing.providerMessageId } });
-      const conversation = await (await getDb()).conversation.findFirstOrThrow({ where: { id: stored.conversationId } });
+      const stored = await (await openDatabase()).prisma.message.findFirstOrThrow({ where: { tenantId, providerMessageId: racing.providerMessageId } });
+      const conversation = await (await openDatabase()).prisma.conversation.findFirstOrThrow({ where: { id: stored.conversationId } });
       if (stored.body === ERASED) {
         outcomes.erased++;
         expect(conversation.customerIdentifier).toBe(`erased:${conversation.id}`);
@@ -49,10 +49,13 @@ describe("erasure against a concurrent inbound message", () => {
       }
     }
     // Every conversation's count matches its rows (nothing was counted into one and stored in another).
-    const conversations = await (await getDb()).conversation.findMany({ where: { tenantId }, include: { _count: { select: { messages: true } } } });
+    const conversations = await (await openDatabase()).prisma.conversation.findMany({
+      where: { tenantId },
+      include: { _count: { select: { messages: true } } },
+    });
     for (const c of conversations) expect(c.messageCount).toBe(c._count.messages);
     // No erased conversation holds a message that is not erased.
-    const leftovers = await (await getDb()).message.count({
+    const leftovers = await (await openDatabase()).prisma.message.count({
       where: { tenantId, body: { not: ERASED }, conversation: { customerIdentifier: { startsWith: "erased:" } } },
     });
     expect(leftovers).toBe(0);
@@ -84,18 +87,21 @@ describe("erasure against a concurrent inbound message", () => {
       });
       const [erasure] = await Promise.all([eraseCustomer(db, { customer_identifier: phone }, OPERATOR), racing]);
       expect(erasure.status).toBe("erased");
-      const stored = await (await getDb()).message.findMany({ where: { tenantId, OR: [{ body: text }, { id: { in: erasure.message_ids } }] } });
+      const stored = await (await openDatabase()).prisma.message.findMany({ where: { tenantId, OR: [{ body: text }, { id: { in: erasure.message_ids } }] } });
       const whole = stored.filter((m) => m.body === text);
       for (const m of whole) {
-        const conversation = await (await getDb()).conversation.findFirstOrThrow({ where: { id: m.conversationId } });
+        const conversation = await (await openDatabase()).prisma.conversation.findFirstOrThrow({ where: { id: m.conversationId } });
         expect(conversation.customerIdentifier).toBe(phone);
       }
     }
-    const leftovers = await (await getDb()).message.count({
+    const leftovers = await (await openDatabase()).prisma.message.count({
       where: { tenantId, body: { not: ERASED }, conversation: { customerIdentifier: { startsWith: "erased:" } } },
     });
     expect(leftovers).toBe(0);
-    const conversations = await (await getDb()).conversation.findMany({ where: { tenantId }, include: { _count: { select: { messages: true } } } });
+    const conversations = await (await openDatabase()).prisma.conversation.findMany({
+      where: { tenantId },
+      include: { _count: { select: { messages: true } } },
+    });
     for (const c of conversations) expect(c.messageCount).toBe(c._count.messages);
   }, 60_000);
 });

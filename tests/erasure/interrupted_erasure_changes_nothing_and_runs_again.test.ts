@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { eraseCustomer } from "../../server/erasure/erasure.service";
 import { OPERATOR } from "../../server/audit/record-audit";
 import { tenantWithKey } from "../helpers/api";
@@ -18,7 +18,7 @@ describe.skipIf(!process.env.DATABASE_URL)("an interrupted erasure", () => {
     const t = await tenantWithKey();
     const customer = uniqueCustomer();
     const seeded = await seedCustomer(t.tenantId, t.key, customer);
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const before = await findAnywhere([customer.phone, customer.email, customer.name]);
 
     // Another connection holds a row lock on one of the customer's events: the erasure stops there.

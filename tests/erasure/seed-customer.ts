@@ -4,7 +4,7 @@
 // conversation created with an Idempotency-Key), webhooks delivered to a real consumer (delivery
 // logs with request bodies) and a notification naming them.
 import { randomInt } from "node:crypto";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { ingestInboundMessage } from "../../server/conversations/ingest";
 import { applyCallReport } from "../../server/calls/calls.service";
 import { EVENT_TYPES } from "../../server/events/catalog";
@@ -102,7 +102,7 @@ export async function seedCustomer(tenantId: string, key: string, c: Customer) {
   const csat = await callTool(key, "record_csat", { conversation_id: ended.conversation.id, score: 4, comment: `Thanks from ${c.name}` });
   if (csat.status !== 200) throw new Error(`record_csat: ${csat.status} ${csat.text}`);
   // A notification that names the customer.
-  await (await getDb()).notification.create({
+  await (await openDatabase()).prisma.notification.create({
     data: {
       tenantId,
       kind: "handoff",
@@ -121,7 +121,7 @@ export async function seedCustomer(tenantId: string, key: string, c: Customer) {
 
 /** Every text-like and JSON column of every table, from information_schema. */
 async function textColumns(): Promise<{ table: string; column: string; tenantColumn: string | null }[]> {
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   const columns = await db.$queryRawUnsafe<{ table_name: string; column_name: string; data_type: string }[]>(
     `SELECT table_name, column_name, data_type FROM information_schema.columns
      WHERE table_schema = current_schema() AND table_name <> '_prisma_migrations'
@@ -142,7 +142,7 @@ async function textColumns(): Promise<{ table: string; column: string; tenantCol
  * leaving out the rows of the tenants in `exceptTenants`: `table.column` of each hit.
  */
 export async function findAnywhere(needles: string[], exceptTenants: string[] = []): Promise<string[]> {
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   const hits: string[] = [];
   for (const { table, column, tenantColumn } of await textColumns()) {
     const except = tenantColumn && exceptTenants.length ? ` AND "${tenantColumn}"::text NOT IN (${exceptTenants.map((t) => `'${t}'`).join(", ")})` : "";

@@ -1,14 +1,14 @@
 // GET /api/v1/events: the tenant's events as the envelopes webhooks carry, newest first, keyset
 // paginated by event id, filtered by type and created_at range; another tenant's events never show.
 import { beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { toEnvelope } from "../../server/events/catalog";
 import { call, tenantWithKey } from "../helpers/api";
 
 const offering = { title: "Studio", price: 900, price_currency: "USD" };
 
 beforeAll(async () => {
-  await getDb();
+  await openDatabase();
 });
 
 /** A tenant with three events: offering.created, offering.updated, booking.created (in that order). */
@@ -41,7 +41,7 @@ describe("GET /api/v1/events", () => {
     });
     expect(res.body.data[1].data).toEqual({ object: t.offering, previous_attributes: { price: "900" } });
     // Byte for byte what a delivery of the same event sends.
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const rows = await db.event.findMany({ where: { tenantId: t.tenantId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
     expect(res.body.data).toEqual(JSON.parse(JSON.stringify(rows.map(toEnvelope))));
   });

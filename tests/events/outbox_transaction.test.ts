@@ -1,6 +1,6 @@
 // Transactional outbox: the event and its deliveries commit or roll back with the change.
 import { beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { emitEvent } from "../../server/events/emit-any-event";
 import { EVENT_TYPES, EVENTS_MARKDOWN } from "../../server/events/catalog";
@@ -10,7 +10,7 @@ import { dashboardCaller } from "../helpers/webhooks";
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 // Opening (and migrating) the database is setup, not part of a test's time budget.
 beforeAll(async () => {
-  await getDb();
+  await openDatabase();
 });
 
 describe("transactional outbox", () => {
@@ -28,7 +28,7 @@ describe("transactional outbox", () => {
     await owner.webhooks.createSubscription({ url: "http://127.0.0.1:9/a", events: ["offering.created"], enabled: false });
     await owner.webhooks.createSubscription({ url: "http://127.0.0.1:9/b", events: ["offering.created", "offering.updated"] });
     await owner.webhooks.createSubscription({ url: "http://127.0.0.1:9/c", events: ["offering.updated"] });
-    const db = scopeToTenant(await getDb(), tenantId);
+    const db = scopeToTenant((await openDatabase()).prisma, tenantId);
 
     const created = await call("POST", "/offerings", { key, body: { title: "A", price: 1, price_currency: "USD" } });
     expect(created.status).toBe(201);
@@ -51,7 +51,7 @@ describe("transactional outbox", () => {
 
   it("refuses a payload that does not match the catalog, rolling the change back", async () => {
     const { tenantId } = await tenantWithKey();
-    const db = scopeToTenant(await getDb(), tenantId);
+    const db = scopeToTenant((await openDatabase()).prisma, tenantId);
     await expect(
       db.$transaction(async (tx) => {
         await emitEvent(tx, "offering.created", { object: { id: "nope" } } as never);

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { tenantWithKey } from "../helpers/api";
 import { seedCustomer, uniqueCustomer } from "../erasure/seed-customer";
 
@@ -40,7 +40,7 @@ describe.skipIf(!process.env.DATABASE_URL)("export and erasure from the operator
       .map((l) => JSON.parse(l));
     expect(lines[0]).toMatchObject({ resource: "export", data: { tenant_id: t.tenantId } });
     expect(lines.at(-1).resource).toBe("export_end");
-    const messages = await (await getDb()).message.count({ where: { tenantId: t.tenantId } });
+    const messages = await (await openDatabase()).prisma.message.count({ where: { tenantId: t.tenantId } });
     expect(lines.filter((l) => l.resource === "messages")).toHaveLength(messages);
     expect(toStdout.stdout).toContain(customer.email);
 
@@ -67,7 +67,7 @@ describe.skipIf(!process.env.DATABASE_URL)("export and erasure from the operator
     expect(JSON.parse(erased.stdout)).toMatchObject({ status: "erased", event_id: expect.stringMatching(/^evt_/) });
     const after = await cli(["tenant", "export", "--tenant", t.tenantId]);
     for (const value of [customer.email, customer.name, customer.phone]) expect(after.stdout).not.toContain(value);
-    const audit = await (await getDb()).auditLog.findFirstOrThrow({ where: { tenantId: t.tenantId, action: "customer.erased" } });
+    const audit = await (await openDatabase()).prisma.auditLog.findFirstOrThrow({ where: { tenantId: t.tenantId, action: "customer.erased" } });
     expect(audit).toMatchObject({ actorType: "operator", actorLabel: "cli" });
   });
 });

@@ -8,7 +8,7 @@ import { once } from "node:events";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { type Db, openDatabase } from "../../server/db/database";
 import { EXPORT_RESOURCES, NOT_EXPORTED, openTenantExport } from "../../server/export/export";
 import { writeExport } from "../../server/export/export.cli";
 import { answerExportDownload } from "../../server/export/export-download";
@@ -24,6 +24,7 @@ process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 let consumer: Consumer;
 beforeAll(async () => {
   consumer = await startConsumer(200);
+  await openDatabase();
   await startEmbeddedWorker({ pollIntervalMs: 100 });
 });
 afterAll(async () => {
@@ -46,7 +47,7 @@ async function seededTenant() {
   await seedCustomer(t.tenantId, t.key, uniqueCustomer());
   const offering = await call("POST", "/offerings", { key: t.key, body: { title: "Villa", price: 100, price_currency: "USD" } });
   expect(offering.status).toBe(201);
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   // Many rows with one created_at: the keyset must break ties by id.
   const conversation = await db.conversation.findFirstOrThrow({ where: { tenantId: t.tenantId } });
   const at = new Date();
@@ -77,12 +78,12 @@ async function seededTenant() {
   return { ...t, webhookSecret: sub.secret as string };
 }
 
-const delegate = (model: string) => (getDbSync as any)[model.charAt(0).toLowerCase() + model.slice(1)];
-let getDbSync: Awaited<ReturnType<typeof getDb>>;
+const delegate = (model: string) => (prisma as any)[model.charAt(0).toLowerCase() + model.slice(1)];
+let prisma: Db;
 
 /** The tenant's rows of every exported resource, by resource: ids (or the composite key of the analytics counts). */
 async function rowsInDatabase(tenantId: string): Promise<Record<string, string[]>> {
-  getDbSync = await getDb();
+  prisma = (await openDatabase()).prisma;
   const out: Record<string, string[]> = {};
   for (const r of EXPORT_RESOURCES) {
     const where = { [r.tenantField ?? "tenantId"]: tenantId };
@@ -152,8 +153,8 @@ describe("tenant export", () => {
     // Nothing of the other tenant; no secret.
     expect(text).not.toContain(theirs.tenantId);
     for (const secret of [mine.key, mine.webhookSecret, "CRM-SECRET-CIPHERTEXT", "CHANNEL-SECRET-CIPHERTEXT"]) expect(text).not.toContain(secret);
-    const key = await (await getDb()).apiKey.findFirstOrThrow({ where: { tenantId: mine.tenantId } });
-    const subscription = await (await getDb()).webhookSubscription.findFirstOrThrow({ where: { tenantId: mine.tenantId } });
+    const key = await (await openDatabase()).prisma.apiKey.findFirstOrThrow({ where: { tenantId: mine.tenantId } });
+    const subscription = await (await openDatabase()).prisma.webhookSubscription.findFirstOrThrow({ where: { tenantId: mine.tenantId } });
     for (const stored of [key.hash, key.salt, subscription.secretEncrypted]) expect(text).not.toContain(stored);
     for (const field of ["hash", "salt", "secret_encrypted", "previous_secret_encrypted", "credentials_encrypted", "secret_hash"])
       expect(lines.filter((l) => field in l.data).map((l) => l.resource)).toEqual([]);
@@ -175,7 +176,7 @@ describe("tenant export", () => {
     expect(lines[0].data.tenant_id).toBe(t.tenantId);
     expect(lines.filter((l) => l.resource === "offerings")).toHaveLength(1);
     expect(lines.at(-1)?.resource).toBe("export_end");
-    const audit = await (await getDb()).auditLog.findMany({ where: { tenantId: t.tenantId, action: "tenant.exported" } });
+    const audit = await (await openDatabase()).prisma.auditLog.findMany({ where: { tenantId: t.tenantId, action: "tenant.exported" } });
     expect(audit.map((a) => [a.actorType, a.details])).toEqual([["user", { via: "dashboard" }]]);
 
     const refused = await get(admin);

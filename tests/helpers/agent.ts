@@ -4,6 +4,7 @@ import { createCallerFactory, type RequestContext } from "../../server/trpc/trpc
 import { requestLogger } from "../../server/lib/log";
 import { agentRouter } from "../../server/tools/tools.router";
 import { errorBody, toAppError } from "../../server/lib/errors";
+import { openDatabase } from "../../server/db/database";
 
 export type ToolAnswer = { status: number; body: any; text: string; headers: Headers };
 
@@ -13,6 +14,7 @@ export async function callTool(key: string | null, tool: string, input: unknown)
   const headers = new Headers(key ? { authorization: `Bearer ${key}` } : {});
   const resHeaders = new Headers();
   const ctx: RequestContext = { transport: "rest", headers, requestId: "test", logger: requestLogger("test"), resHeaders, response: {} };
+  await openDatabase(); // as the server process does before it serves
   const caller = createCaller(ctx) as unknown as Record<string, (input: unknown) => Promise<unknown>>;
   try {
     const body = await caller[tool](input);

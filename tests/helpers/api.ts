@@ -1,6 +1,6 @@
 // Calls the /api/v1 contract. In-process through the shared handler by default; against a running
 // server (either mount: Next route or the lean front) when API_BASE_URL is set.
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { issueApiKey } from "../../server/auth/api-keys";
 import { OPERATOR } from "../../server/audit/record-audit";
@@ -30,7 +30,8 @@ export async function call(
   }
   const base = process.env.API_BASE_URL ?? "http://127.0.0.1";
   const request = new Request(`${base}/api/v1${path}`, { method, headers, body });
-  const res = process.env.API_BASE_URL ? await fetch(request) : await handleRestRequest(request);
+  // In process, the database is opened first, as the server process does before it serves.
+  const res = process.env.API_BASE_URL ? await fetch(request) : await openDatabase().then(() => handleRestRequest(request));
   const text = await res.text();
   let parsed: unknown;
   try {
@@ -49,11 +50,12 @@ export async function call(
 
 let counter = 0;
 export async function newTenant(name = "Test tenant") {
+  await openDatabase();
   return createTenant({ name: `${name} ${process.pid}-${++counter}` });
 }
 
 export async function newKey(tenantId: string, scopes: Scope[] = ALL_SCOPES) {
-  const db = scopeToTenant(await getDb(), tenantId);
+  const db = scopeToTenant((await openDatabase()).prisma, tenantId);
   const { key, plaintext } = await issueApiKey(db, { name: "test key", scopes }, OPERATOR);
   return { id: key.id, key: plaintext };
 }
@@ -76,6 +78,9 @@ export function dashboardCaller(tenantId: string, role: "owner" | "admin" | "mem
     logger: requestLogger("test"),
     resHeaders: new Headers(),
     response: {},
-    dashboardIdentity: async () => ({ userId, tenantId, role, email: `${role}@example.test` }),
+    dashboardIdentity: async () => {
+      await openDatabase(); // asked before any procedure reads the database
+      return { userId, tenantId, role, email: `${role}@example.test` };
+    },
   });
 }

@@ -2,7 +2,7 @@
 // services, and the tenant's events read through the tenant-scoped client.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { createConversation } from "../../server/conversations/conversations.service";
 import type { Channel } from "../../server/lib/conversation-channels";
@@ -15,7 +15,7 @@ export function uniquePhone(): string {
 }
 
 export async function tenantDb(tenantId: string) {
-  return scopeToTenant(await getDb(), tenantId);
+  return scopeToTenant((await openDatabase()).prisma, tenantId);
 }
 
 export async function makeConversation(

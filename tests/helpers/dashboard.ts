@@ -5,18 +5,21 @@ import { handleTrpcRequest } from "../../server/http/trpc-handler";
 import { getAuth } from "../../server/dashboard/auth";
 import { addMember, createDashboardUser } from "../../server/dashboard/users";
 import type { Role } from "../../server/auth/principal";
+import { openDatabase } from "../../server/db/database";
 
 export const ORIGIN = "http://127.0.0.1:3000";
 export const PASSWORD = "correct horse battery";
 
 export async function userInTenant(tenantId: string, role: Role) {
   const email = `${role}-${randomUUID().slice(0, 8)}@example.test`;
+  await openDatabase();
   await createDashboardUser({ email, password: PASSWORD, name: `Test ${role}` });
   await addMember({ tenantId, email, role });
   return email;
 }
 
 export async function signIn(email: string, opts: { password?: string; ip?: string } = {}) {
+  await openDatabase(); // as the server process does before it serves
   const auth = await getAuth();
   return auth.handler(
     new Request(`${ORIGIN}/api/auth/sign-in/email`, {
@@ -66,6 +69,7 @@ export async function trpc(
       body: JSON.stringify(input ?? null),
     });
   }
+  await openDatabase(); // as the server process does before it serves
   const res = await handleTrpcRequest(req);
   const body = await res.json();
   return { status: res.status, data: body?.result?.data, error: body?.error, body, headers: res.headers };

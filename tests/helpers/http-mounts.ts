@@ -3,7 +3,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { freePort, spawnServer, type Running } from "../../scripts/bench/services";
-import { closeDb } from "../../server/db/client";
+import { closeDatabase } from "../../server/db/database";
 
 export const ROOT = path.resolve(__dirname, "../..");
 /**
@@ -28,7 +28,7 @@ export const MOUNT_ARGS: Record<MountKind, string[]> = {
  */
 export async function startMount(kind: MountKind, env: Record<string, string | undefined> = {}): Promise<Running> {
   requireNextBuild();
-  await closeDb();
+  await closeDatabase();
   const port = await freePort();
   const args = kind === "next" ? [...MOUNT_ARGS.next, "-p", String(port)] : MOUNT_ARGS.lean;
   return spawnServer(kind, args, { port, cwd: ROOT, readyPath: "/api/v1", timeoutMs: 120_000, env: mountEnv(env) });

@@ -127,16 +127,16 @@ export class PostgresServer {
  * the test's own), then puts the process back on its own database.
  */
 export async function onDatabase<T>(url: string, fn: () => Promise<T>): Promise<T> {
-  const { closeDb } = await import("../../server/db/client");
+  const { closeDatabase } = await import("../../server/db/database");
   const own = process.env.DATABASE_URL;
   const ownDirect = process.env.DIRECT_DATABASE_URL;
-  await closeDb();
+  await closeDatabase();
   process.env.DATABASE_URL = url;
   delete process.env.DIRECT_DATABASE_URL; // the suite's may name a pooler's server (TEST_POOLER)
   try {
     return await fn();
   } finally {
-    await closeDb();
+    await closeDatabase();
     process.env.DATABASE_URL = own;
     if (ownDirect !== undefined) process.env.DIRECT_DATABASE_URL = ownDirect;
   }
@@ -148,17 +148,17 @@ export async function onDatabase<T>(url: string, fn: () => Promise<T>): Promise<
  * and deletes the cluster.
  */
 export async function moveToOwnCluster(): Promise<{ cluster: PostgresServer; restore: () => Promise<void> }> {
-  const { closeDb } = await import("../../server/db/client");
+  const { closeDatabase } = await import("../../server/db/database");
   const cluster = await PostgresServer.start();
   const own = process.env.DATABASE_URL;
   const ownDirect = process.env.DIRECT_DATABASE_URL;
-  await closeDb();
+  await closeDatabase();
   process.env.DATABASE_URL = cluster.url;
   delete process.env.DIRECT_DATABASE_URL;
   return {
     cluster,
     restore: async () => {
-      await closeDb();
+      await closeDatabase();
       process.env.DATABASE_URL = own;
       if (ownDirect !== undefined) process.env.DIRECT_DATABASE_URL = ownDirect;
       await cluster.destroy();

@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { freePort, spawnServer, type Running } from "../../scripts/bench/services";
-import { closeDb } from "../../server/db/client";
+import { closeDatabase } from "../../server/db/database";
 import { mountEnv, ROOT, startMount } from "./http-mounts";
 
 // NEXT_DIST_DIR names the build the lean front serves (next.config.ts); one without the receivers
@@ -20,7 +20,7 @@ const buildHasReceivers = () => existsSync(path.join(ROOT, process.env.NEXT_DIST
 export async function startReceiverFront(env: Record<string, string | undefined> = {}): Promise<Running> {
   env = { RATE_LIMIT_PER_IP: "1000000", ...env };
   if (buildHasReceivers()) return startMount("lean", env);
-  await closeDb(); // the embedded database takes one process: the server's
+  await closeDatabase(); // the embedded database takes one process: the server's
   const port = await freePort();
   return spawnServer("receiver-front", ["--import", "tsx", path.join(ROOT, "tests/helpers/receiver-front-main.ts")], {
     port,

@@ -6,14 +6,14 @@ export { dashboardCaller } from "./api";
 import { dashboardCaller, tenantWithKey } from "./api";
 import { type Consumer, eventually } from "./webhook-consumer";
 import { exitOf } from "./http-client";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { listDeliveries } from "../../server/webhooks/webhooks.service";
 import { emitEvent } from "../../server/events/emit-any-event";
 
 /** Every delivery of a tenant (or of one subscription), newest first: all pages. */
 export async function deliveriesOf(tenantId: string, subscriptionId?: string) {
-  const db = scopeToTenant(await getDb(), tenantId);
+  const db = scopeToTenant((await openDatabase()).prisma, tenantId);
   const all = [];
   let cursor: string | undefined;
   do {
@@ -57,7 +57,7 @@ export async function killWorkerProcess(child: ChildProcess): Promise<void> {
 
 /** Emits `count` csat.received events one after another (one transaction each); their envelope ids in order. */
 export async function emitInOrder(tenantId: string, count: number): Promise<string[]> {
-  const db = scopeToTenant(await getDb(), tenantId);
+  const db = scopeToTenant((await openDatabase()).prisma, tenantId);
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
     const { eventId } = await db.$transaction((tx) =>

@@ -24,10 +24,12 @@ describe("the server process's start", () => {
   it("a_second_copy_of_the_startup_module_is_refused_and_starts_nothing_while_the_first_serves_on", async () => {
     first = await anotherCopy();
     const firstProbes = await import("../../server/http/probes"); // the first copy's graph
+    // Started before the second copy is loaded: the first copy's background work imports its modules
+    // from the graph loaded last, which must be its own (with its own open database).
+    await expect(first.startServerProcess()).resolves.toBeUndefined();
     const second = await anotherCopy();
     expect(second).not.toBe(first);
 
-    await expect(first.startServerProcess()).resolves.toBeUndefined();
     const refused = second.startServerProcess();
     await expect(refused).rejects.toThrow(first.STARTED_BY_ANOTHER_COPY);
     await expect(refused).rejects.toBeInstanceOf(second.ServerProcessStartedElsewhere);

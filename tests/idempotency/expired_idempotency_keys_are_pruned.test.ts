@@ -2,7 +2,7 @@
 // (even before the pruning job has deleted the row), and the pruning deletes exactly the expired
 // rows. The OpenAPI document offers the header on every POST, with its 409.
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { getOpenApiDocument } from "../../server/http/openapi";
 import { IDEMPOTENCY_KEY_RETENTION_MS, pruneIdempotentResponses } from "../../server/idempotency/idempotency";
 import { call, tenantWithKey } from "../helpers/api";
@@ -11,7 +11,7 @@ const offering = { title: "Expiring", price: "3.00", price_currency: "USD" };
 const post = (key: string, idempotencyKey: string) => call("POST", "/offerings", { key, body: offering, headers: { "idempotency-key": idempotencyKey } });
 
 async function storedKeys(tenantId: string): Promise<string[]> {
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   const rows = await db.$queryRawUnsafe<{ key: string }[]>("SELECT key FROM idempotent_responses WHERE tenant_id = $1::uuid ORDER BY key", tenantId);
   return rows.map((r) => r.key);
 }
@@ -23,7 +23,7 @@ describe("expired Idempotency-Keys", () => {
     const first = await post(key, "old");
     expect(first.status).toBe(201);
     expect((await post(key, "fresh")).status).toBe(201);
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     await db.$executeRawUnsafe(
       "UPDATE idempotent_responses SET created_at = now() - interval '24 hours 1 second' WHERE tenant_id = $1::uuid AND key = 'old'",
       tenantId,

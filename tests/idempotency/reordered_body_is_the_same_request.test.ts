@@ -5,7 +5,7 @@
 // In-process, through the real CRM create (its nested `fields`) against a local fake CRM.
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { canonicalJson } from "../../server/idempotency/idempotency";
 import { call, errorOf, tenantWithKey } from "../helpers/api";
 import { connectCrm } from "../crm/connect";
@@ -70,7 +70,7 @@ describe("the Idempotency-Key fingerprint", () => {
     expect(first.status).toBe(201);
     // The fingerprint as the release before this one computed it: the router path, then the body as sent.
     const earlier = createHash("sha256").update("offerings.create").update("\n").update(JSON.stringify(body)).digest("hex");
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const updated = await db.$executeRawUnsafe(
       "UPDATE idempotent_responses SET request_fingerprint = $1 WHERE tenant_id = $2::uuid AND key = 'earlier-1' AND request_fingerprint <> $1",
       earlier,

@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { call, errorOf, tenantWithKey } from "../helpers/api";
 
 const previousLoopback = process.env.WEBHOOK_ALLOW_LOOPBACK;
@@ -24,7 +24,7 @@ const MIGRATION = path.resolve(__dirname, "../../prisma/migrations/2026120718000
 
 /** Every column of the tenant's stored answers, as text (the row as JSON): what a database reader sees. */
 async function storedRowsText(tenantId: string): Promise<string> {
-  const rows = await (await getDb()).$queryRawUnsafe<{ row: string }[]>(
+  const rows = await (await openDatabase()).prisma.$queryRawUnsafe<{ row: string }[]>(
     "SELECT row_to_json(r)::text AS row FROM idempotent_responses r WHERE tenant_id = $1::uuid ORDER BY key",
     tenantId,
   );
@@ -102,7 +102,7 @@ describe("stored Idempotency-Key answers that carry a webhook secret", () => {
     const created = await post("/webhook-endpoints", body, "legacy-1");
     expect(created.status).toBe(201);
     const secret: string = created.body.secret;
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     // The row as the release before this one wrote it: the answer's JSON text as sent.
     await db.$executeRawUnsafe("UPDATE idempotent_responses SET body = $1 WHERE tenant_id = $2::uuid AND key = 'legacy-1'", created.text, tenantId);
 

@@ -2,7 +2,7 @@
 // which serves /api/inngest and runs the webhook engine), on the Inngest engine pointed at the
 // harness (tests/helpers/inngest-server) or on the embedded worker; subscriptions and events made
 // through the app; the delivery state both engines are compared on.
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { MOUNT_ARGS, mountEnv, ROOT } from "../helpers/http-mounts";
 import { call, tenantWithKey } from "../helpers/api";
 import { dashboardCaller } from "../helpers/webhooks";
@@ -72,7 +72,7 @@ export async function createOffering(key: string) {
  * (without ids and times), and the tenant's alerts. `engine` of an attempt is left out: it is what differs.
  */
 export async function deliveryState(tenantId: string) {
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   const deliveries = await db.webhookDelivery.findMany({ where: { tenantId }, orderBy: { createdAt: "asc" } });
   const attempts = await db.webhookAttempt.findMany({ where: { tenantId }, orderBy: [{ cycle: "asc" }, { attemptNumber: "asc" }] });
   const notifications = await db.notification.findMany({ where: { tenantId }, orderBy: { createdAt: "asc" } });
@@ -102,7 +102,7 @@ const TERMINAL = ["delivered", "permanent_fail", "dead_letter"];
 
 /** Waits until every delivery of the tenant is delivered, failed for good or dead-lettered. */
 export async function settledDeliveries(tenantId: string, count = 1, timeoutMs = 30_000) {
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   const until = Date.now() + timeoutMs;
   for (;;) {
     const rows = await db.webhookDelivery.findMany({ where: { tenantId } });

@@ -4,7 +4,7 @@
 // engines running at once on one database.
 import { spawn } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { CONSOLE_RERUN_ACTOR } from "../../server/webhooks/inngest-engine";
 import { startConsumer, type Consumer } from "../helpers/webhook-consumer";
 import { startInngestServer } from "../helpers/inngest-server/inngest-server";
@@ -48,7 +48,7 @@ describe.skipIf(!process.env.DATABASE_URL)("Inngest runs over the wire", () => {
       // The SDK resends after a backoff of its own, which a quick run may finish before: wait for the resend.
       for (const until = Date.now() + 30_000; inngest.eventPosts.length < 2 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
       await inngest.settled();
-      const [delivery] = await (await getDb()).webhookDelivery.findMany({ where: { tenantId } });
+      const [delivery] = await (await openDatabase()).prisma.webhookDelivery.findMany({ where: { tenantId } });
       const sent = inngest.eventPosts.flatMap((p) => p.events);
       expect(sent.length).toBeGreaterThanOrEqual(2);
       // Every event names its delivery, cycle and due time in its id: the same delivery sent again is the same id.
@@ -166,7 +166,7 @@ describe.skipIf(!process.env.DATABASE_URL)("Inngest runs over the wire", () => {
       await createOffering(key);
       await settledDeliveries(tenantId);
       await inngest!.settled();
-      const db = await getDb();
+      const db = (await openDatabase()).prisma;
       const eventsBefore = await db.event.count({ where: { tenantId } });
       const [first] = inngest!.runs;
       expect(first.status).toBe("completed");
@@ -217,7 +217,7 @@ describe.skipIf(!process.env.DATABASE_URL)("Inngest runs over the wire", () => {
       for (let round = 0; round < 5; round++) await Promise.all(tenants.map((t) => createOffering(t.key)));
       for (const t of tenants) await settledDeliveries(t.tenantId, 5, 90_000);
       await onInngest.inngest!.settled(90_000);
-      const db = await getDb();
+      const db = (await openDatabase()).prisma;
       const attempts = await db.webhookAttempt.findMany({ where: { tenantId: { in: tenants.map((t) => t.tenantId) } } });
       // Every request a consumer got is exactly one recorded attempt: none sent by both engines, none unrecorded.
       const requests = cs.flatMap((c) => c.received.map((r) => r.headers["webhook-id"]));

@@ -4,7 +4,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { startConsumer, type Behaviour, type Consumer } from "../helpers/webhook-consumer";
 import { createOffering, deliveryState, runsReport, settledDeliveries, startApp, subscribedTenant, type Engine } from "./helpers";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 
 type Row = [attempt: number, outcome: string, status: number | null, throttled: boolean];
 type Scenario = { name: string; answers: Behaviour[]; status: string; attempts: Row[]; alerts: string[] };
@@ -87,7 +87,7 @@ describe.skipIf(!process.env.DATABASE_URL)("the scenario table on both engines",
           ).toEqual(s.alerts);
           // Each attempt was one request: nothing sent twice, nothing sent unrecorded.
           expect(consumer.received.length, s.name).toBe(s.attempts.length);
-          const attempts = await (await getDb()).webhookAttempt.findMany({ where: { tenantId } });
+          const attempts = await (await openDatabase()).prisma.webhookAttempt.findMany({ where: { tenantId } });
           expect(
             attempts.map((a) => a.engine),
             s.name,

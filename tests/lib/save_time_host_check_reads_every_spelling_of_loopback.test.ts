@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { refusedLiteralHostReason } from "../../server/lib/target-url";
 import { toAppError } from "../../server/lib/errors";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { dashboardCaller, newTenant } from "../helpers/api";
 
 describe("refusedLiteralHostReason", () => {
@@ -41,7 +41,7 @@ describe("the CRM base_url at save time", () => {
       expect({ status: error.status, code: error.errorCode, field: error.field }).toEqual({ status: 400, code: "bad_request", field: "base_url" });
       expect(error.message).toMatch(/^invalid field 'base_url': host [a-z0-9.-]+ is a loopback address, inside this service's network$/);
       expect(await admin.crm.connection()).toBeNull();
-      expect(await (await getDb()).auditLog.count({ where: { tenantId } })).toBe(0);
+      expect(await (await openDatabase()).prisma.auditLog.count({ where: { tenantId } })).toBe(0);
     },
   );
 });

@@ -1,6 +1,6 @@
 // GET /offerings/{id}: the list's item, by id; a soft-deleted offering is gone like a missing one.
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { call, errorOf, tenantWithKey } from "../helpers/api";
 
 const MISSING = "00000000-0000-4000-8000-000000000000";
@@ -20,7 +20,7 @@ describe("GET /offerings/{id}", () => {
   it("404_a_soft_deleted_offering_answers_the_bytes_of_a_missing_one", async () => {
     const { key } = await tenantWithKey(["read", "offerings:write"]);
     const created = await call("POST", "/offerings", { key, body: { title: "Gone soon", price: "10", price_currency: "AED" } });
-    await (await getDb()).offering.update({ where: { id: created.body.id }, data: { deletedAt: new Date() } });
+    await (await openDatabase()).prisma.offering.update({ where: { id: created.body.id }, data: { deletedAt: new Date() } });
     const deleted = await call("GET", `/offerings/${created.body.id}`, { key });
     const missing = await call("GET", `/offerings/${MISSING}`, { key });
     expect(deleted.status).toBe(404);

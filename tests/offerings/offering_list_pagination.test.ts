@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, errorOf, tenantWithKey } from "../helpers/api";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 
 let key: string;
@@ -10,7 +10,7 @@ let expectedOrder: string[];
 
 beforeAll(async () => {
   ({ key, tenantId } = await tenantWithKey());
-  const db = scopeToTenant(await getDb(), tenantId);
+  const db = scopeToTenant((await openDatabase()).prisma, tenantId);
   // Ties on the sort key: groups of five offerings share one created_at, so only the id breaks them.
   const base = Date.UTC(2026, 0, 1);
   await db.offering.createMany({
@@ -81,7 +81,7 @@ describe("GET /offerings keyset pagination", () => {
 
   it("soft_deleted_rows_are_excluded_but_a_soft_deleted_cursor_still_continues", async () => {
     const { key: k, tenantId: t } = await tenantWithKey();
-    const db = scopeToTenant(await getDb(), t);
+    const db = scopeToTenant((await openDatabase()).prisma, t);
     for (let i = 0; i < 6; i++) {
       await call("POST", "/offerings", { key: k, body: { title: `o${i}`, price: 1, price_currency: "USD" } });
     }

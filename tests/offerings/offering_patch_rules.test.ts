@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, errorOf, tenantWithKey } from "../helpers/api";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 
 const NOT_FOUND = errorOf("not_found", "resource not found");
 let key: string;
@@ -65,7 +65,7 @@ describe("POST /offerings", () => {
 
   it("emits_offering_created_in_the_outbox", async () => {
     const offering = await newOffering();
-    const events = await (await getDb()).event.findMany({ where: { tenantId, type: "offering.created" } });
+    const events = await (await openDatabase()).prisma.event.findMany({ where: { tenantId, type: "offering.created" } });
     expect(events.some((e) => (e.data as any).object.id === offering.id)).toBe(true);
   });
 });
@@ -110,7 +110,7 @@ describe("PATCH /offerings/{id} rules", () => {
 
   it("rule4_soft_deleted_offering_is_404", async () => {
     const o = await newOffering();
-    await (await getDb()).offering.update({ where: { id: o.id }, data: { deletedAt: new Date() } });
+    await (await openDatabase()).prisma.offering.update({ where: { id: o.id }, data: { deletedAt: new Date() } });
     const res = await patch(o.id, { title: "again" });
     expect(res.status).toBe(404);
     expect(res.body).toEqual(NOT_FOUND);
@@ -211,7 +211,7 @@ describe("PATCH success", () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: o.id, title: "Bigger villa", available_from: "2026-12-01", photos: ["https://cdn.test/1.jpg"] });
     expect(res.body.created_at).toBe(o.created_at);
-    const events = await (await getDb()).event.findMany({ where: { tenantId, type: "offering.updated" } });
+    const events = await (await openDatabase()).prisma.event.findMany({ where: { tenantId, type: "offering.updated" } });
     const mine = events.find((e) => (e.data as any).object.id === o.id)!;
     expect((mine.data as any).previous_attributes).toEqual({ title: "Villa", available_from: null, photos: [] });
   });

@@ -2,7 +2,7 @@
 // Arabic included, case-insensitive, the last word as a prefix, exact attribute filters, active and
 // not deleted only, ranked, at most 10, one tenant's offerings only.
 import { beforeAll, describe, expect, it } from "vitest";
-import { getSql } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeSqlToTenant } from "../../server/db/tenant-scope";
 import { searchOfferings, toPrefixQuery, type SearchOfferingsInput } from "../../server/offerings/offerings.search";
 import { call, tenantWithKey } from "../helpers/api";
@@ -20,7 +20,7 @@ async function offering(name: string, body: Record<string, unknown>, as = key) {
 }
 
 async function search(input: SearchOfferingsInput, tenant = tenantId) {
-  return (await searchOfferings(scopeSqlToTenant(await getSql(), tenant), input)).data;
+  return (await searchOfferings(scopeSqlToTenant((await openDatabase()).writes, tenant), input)).data;
 }
 const titles = (rows: { title: string }[]) => rows.map((r) => r.title);
 

@@ -6,7 +6,7 @@
 // is on the request's log lines, and no secret is anywhere in the process's output (its log lines on stdout).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { connectChannel } from "../../server/channels/channel-connections";
 import { OPERATOR } from "../../server/audit/record-audit";
@@ -44,7 +44,7 @@ beforeAll(async () => {
   unknownKey = key.slice(0, -4) + (key.endsWith("AAAA") ? "BBBB" : "AAAA");
   await connectCrm(tenant.tenantId, { provider: "http", baseUrl: crm.url, mapping: { name: "firstname" }, token: CRM_TOKEN });
   number = uniqueBusinessNumber();
-  const db = scopeToTenant(await getDb(), tenant.tenantId);
+  const db = scopeToTenant((await openDatabase()).prisma, tenant.tenantId);
   await connectChannel(
     db,
     { provider: "twilio", channel: "sms", address: number, credentials: { account_sid: TWILIO_SID, auth_token: TWILIO_AUTH_TOKEN } },

@@ -5,7 +5,7 @@ import { call, errorOf, newKey, tenantWithKey } from "../helpers/api";
 import { limitApiRequest, warmUpRateLimiter } from "../../server/ratelimit";
 import { revokeApiKey } from "../../server/auth/api-keys";
 import { OPERATOR } from "../../server/audit/record-audit";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { startOfNextWindow } from "../helpers/rate-limit-clock";
 
@@ -75,7 +75,7 @@ describe("/api/v1 requests that fail authentication", { timeout: 60_000 }, () =>
     const second = await call("GET", "/offerings?limit=1", { key });
     expect(second.headers.get("x-ratelimit-remaining")).toBe("198");
 
-    await revokeApiKey(scopeToTenant(await getDb(), tenantId), keyId, OPERATOR);
+    await revokeApiKey(scopeToTenant((await openDatabase()).prisma, tenantId), keyId, OPERATOR);
     for (let i = 0; i < 5; i++) expect((await call("GET", "/offerings?limit=1", { key })).status).toBe(401);
     const decision = await limitApiRequest({ keyId, tenantId });
     expect(decision.headers["X-RateLimit-Remaining"]).toBe("197");

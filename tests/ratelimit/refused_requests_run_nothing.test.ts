@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { call, errorOf, tenantWithKey } from "../helpers/api";
 import { eventually } from "../helpers/webhook-consumer";
 import { limitApiRequest, warmUpRateLimiter } from "../../server/ratelimit";
-import { dbOperationCount, getDb } from "../../server/db/client";
+import { dbOperationCount, openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { handleRestRequest } from "../../server/http/rest-bridge";
 import { startOfNextWindow } from "../helpers/rate-limit-clock";
@@ -19,7 +19,7 @@ async function refusedKey() {
   // Stay inside one window: across a boundary the sliding window starts to free tokens again.
   startOfNextWindow();
   expect((await call("GET", "/offerings?limit=1", { key: k.key })).status).toBe(200);
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   await eventually(async () => (await db.apiKey.findUniqueOrThrow({ where: { id: k.keyId } })).lastUsedAt);
   for (let i = 0; i < 300; i++) {
     if (!(await limitApiRequest({ keyId: k.keyId, tenantId: k.tenantId })).allowed) return k;
@@ -33,7 +33,7 @@ describe("requests the limiter refuses", { timeout: 90_000 }, () => {
     const res = await call("POST", "/offerings", { key, body: { title: "Never", price: "1.00", price_currency: "USD" } });
     expect(res.status).toBe(429);
     expect(res.body).toEqual(errorOf("rate_limited", "per-key rate limit exceeded"));
-    expect(await scopeToTenant(await getDb(), tenantId).offering.count()).toBe(0);
+    expect(await scopeToTenant((await openDatabase()).prisma, tenantId).offering.count()).toBe(0);
   });
 
   it("429_refused_read_runs_only_the_key_lookup", async () => {

@@ -2,7 +2,7 @@
 // they passed, in batches, keeps every analytics total as it was, keeps events still being
 // delivered, and continues where an interrupted run stopped.
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { weeklyRollup } from "../../server/analytics/analytics.service";
 import { effectiveDays, purgeExpired, retentionUpdate } from "../../server/retention/retention";
@@ -13,14 +13,14 @@ import { dashboardCaller, newTenant } from "../helpers/api";
 import { toAppError } from "../../server/lib/errors";
 import { countsOf, seedAged, subscriptionRow } from "./seed";
 
-const db = () => getDb();
-const rollup = async (tenantId: string) => weeklyRollup(scopeToTenant(await getDb(), tenantId), { days: 90 });
+const db = async () => (await openDatabase()).prisma;
+const rollup = async (tenantId: string) => weeklyRollup(scopeToTenant((await openDatabase()).prisma, tenantId), { days: 90 });
 
 describe("retention purge", () => {
   it("removes_only_the_rows_past_the_tenant_s_period_in_batches_and_keeps_analytics_totals", async () => {
     const a = await newTenant("Retention A");
     const b = await newTenant("Retention B");
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     // A keeps 7 days of everything; B keeps the operator's defaults (365/90/30/365/90 days).
     await RETENTION_COMMANDS["tenant retention"]([a.id], {
       "messages-days": "7",
@@ -95,7 +95,7 @@ describe("retention purge", () => {
     await RETENTION_COMMANDS["tenant retention"]([t.id], { "messages-days": "2" });
     const sub = await subscriptionRow(t.id);
     await seedAged(t.id, [5, 1], { subscriptionId: sub.id, messagesPerAge: 2 });
-    await (await getDb()).tenant.update({ where: { id: gone.id }, data: { suspendedAt: new Date(), deleteAfter: new Date() } });
+    await (await openDatabase()).prisma.tenant.update({ where: { id: gone.id }, data: { suspendedAt: new Date(), deleteAfter: new Date() } });
     startRetentionJob(50);
     try {
       await expect.poll(async () => (await countsOf(t.id)).messages, { timeout: 15_000, interval: 50 }).toBe(2);
@@ -147,7 +147,7 @@ describe("retention purge", () => {
     const view = await dashboardCaller(t.id, "owner").retention.update({ messages: 30, notifications: 7 });
     expect(view.messages).toEqual({ days: 30, tenant_days: 30, operator_days: 365, max_days: 365 });
     expect((await dashboardCaller(t.id, "member").retention.get()).notifications).toEqual({ days: 7, tenant_days: 7, operator_days: 90, max_days: 90 });
-    const audit = await (await getDb()).auditLog.findFirstOrThrow({ where: { tenantId: t.id, action: "tenant.retention_changed" } });
+    const audit = await (await openDatabase()).prisma.auditLog.findFirstOrThrow({ where: { tenantId: t.id, action: "tenant.retention_changed" } });
     expect([audit.actorType, audit.actorId, audit.details]).toEqual(["user", "user-owner", { days: { messages: 30, notifications: 7 } }]);
   });
 

@@ -2,7 +2,7 @@
 // reads only tenant_id and created_at): messages, calls with a recording, events with a delivery and
 // its attempt, audit-log entries and notifications.
 import { randomUUID } from "node:crypto";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { makeConversation } from "../helpers/conversations";
 
 const DAY = 86_400_000;
@@ -10,7 +10,7 @@ const daysAgo = (days: number) => new Date(Date.now() - days * DAY);
 
 /** A webhook subscription row (never contacted: no worker runs where it is used). */
 export async function subscriptionRow(tenantId: string) {
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   return db.webhookSubscription.create({
     data: { tenantId, targetUrl: "https://example.com/hook", secretEncrypted: "x", secretPrefix: "whsec_000000", events: ["offering.created"] },
   });
@@ -21,7 +21,7 @@ export async function subscriptionRow(tenantId: string) {
  * a delivered delivery with one attempt, except with `pending`, where the delivery is still pending.
  */
 export async function seedAged(tenantId: string, ages: number[], opts: { subscriptionId: string; pending?: boolean; messagesPerAge?: number }) {
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   const conversation = await makeConversation(tenantId);
   for (const age of ages) {
     const at = daysAgo(age);
@@ -86,7 +86,7 @@ export async function seedAged(tenantId: string, ages: number[], opts: { subscri
 
 /** Counts of the tenant's rows per kind, and its calls that still have a recording. */
 export async function countsOf(tenantId: string) {
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   const where = { tenantId };
   return {
     messages: await db.message.count({ where }),

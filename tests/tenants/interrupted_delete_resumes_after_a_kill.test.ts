@@ -4,7 +4,7 @@
 // the operator's bound exits 2 naming the flag. PostgreSQL only (two processes on one database).
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { newTenant } from "../helpers/api";
 import { makeConversation } from "../helpers/conversations";
 
@@ -27,7 +27,7 @@ const MESSAGES = 4_000;
 describe.skipIf(!process.env.DATABASE_URL)("tenant delete in a real process", () => {
   it("killed_mid_deletion_then_run_again_deletes_every_row", { timeout: 240_000 }, async () => {
     const tenant = await newTenant("Killed deletion");
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const conversation = await makeConversation(tenant.id);
     await db.message.createMany({
       data: Array.from({ length: MESSAGES }, (_, i) => ({

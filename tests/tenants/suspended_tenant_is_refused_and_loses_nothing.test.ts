@@ -4,7 +4,7 @@
 // resuming delivers them in order to a real consumer on 127.0.0.1. Another tenant is unaffected.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { connectChannel } from "../../server/channels/channel-connections";
 import { OPERATOR } from "../../server/audit/record-audit";
@@ -31,6 +31,7 @@ const SUSPENDED = { error: { code: "forbidden", message: MESSAGES.tenantSuspende
 let consumer: Consumer;
 beforeAll(async () => {
   consumer = await startConsumer(200);
+  await openDatabase();
   await startEmbeddedWorker({ pollIntervalMs: 100 });
 });
 afterAll(async () => {
@@ -82,7 +83,7 @@ describe("a suspended tenant", () => {
     const b = await tenantWithKey();
     const number = uniqueBusinessNumber();
     await connectChannel(
-      scopeToTenant(await getDb(), a.tenantId),
+      scopeToTenant((await openDatabase()).prisma, a.tenantId),
       { provider: "twilio", channel: "sms", address: number, credentials: { account_sid: TWILIO_SID, auth_token: TOKEN } },
       OPERATOR,
     );
@@ -105,7 +106,7 @@ describe("a suspended tenant", () => {
     expect([list.status, list.body]).toEqual([403, SUSPENDED]);
     const create = await call("POST", "/offerings", { key: a.key, body: { title: "Villa", price: 10, price_currency: "USD" } });
     expect([create.status, create.body]).toEqual([403, SUSPENDED]);
-    expect(await (await getDb()).offering.count({ where: { tenantId: a.tenantId } })).toBe(0);
+    expect(await (await openDatabase()).prisma.offering.count({ where: { tenantId: a.tenantId } })).toBe(0);
     expect(await agentTool(a.key, "search_offerings", {})).toEqual({ status: 403, body: SUSPENDED });
     expect(await mcpToolCall(a.key)).toEqual({ status: 403, body: SUSPENDED });
     const dashboard = await trpc("query", "crm.connection", undefined, { cookie });
@@ -118,14 +119,14 @@ describe("a suspended tenant", () => {
     const customer = uniquePhone();
     const inbound = await twilioInbound(number, customer, `SM${Date.now().toString(16).padEnd(32, "0")}`);
     expect(inbound).toEqual({ status: 200, text: '<?xml version="1.0" encoding="UTF-8"?><Response/>' });
-    const stored = await (await getDb()).message.findMany({ where: { tenantId: a.tenantId } });
+    const stored = await (await openDatabase()).prisma.message.findMany({ where: { tenantId: a.tenantId } });
     expect(stored.map((m) => [m.direction, m.body])).toEqual([["inbound", "Is the villa still available?"]]);
     // More events while suspended; none leaves, none spends an attempt.
     const emitted = await emitInOrder(a.tenantId, 3);
     // Once a later claim has run, one that ignored the suspension would have leased these (and sent them).
     await aClaimHasPassed(consumer);
     expect(consumer.received.filter((r) => r.path === "/a")).toHaveLength(0);
-    const held = await (await getDb()).webhookDelivery.findMany({ where: { tenantId: a.tenantId }, orderBy: { seq: "asc" } });
+    const held = await (await openDatabase()).prisma.webhookDelivery.findMany({ where: { tenantId: a.tenantId }, orderBy: { seq: "asc" } });
     expect(held.map((d) => [d.status, d.attemptCount, d.lockedUntil])).toEqual(Array.from({ length: 4 }, () => ["pending", 0, null]));
 
     expect(await resumeTenant(a.tenantId)).toMatchObject({ status: "active", suspended_at: null });
@@ -138,7 +139,10 @@ describe("a suspended tenant", () => {
     expect((await trpc("query", "crm.connection", undefined, { cookie })).status).toBe(200);
 
     // Both changes are in the tenant's audit log, by the operator.
-    const audit = await (await getDb()).auditLog.findMany({ where: { tenantId: a.tenantId, targetType: "tenant" }, orderBy: { createdAt: "asc" } });
+    const audit = await (await openDatabase()).prisma.auditLog.findMany({
+      where: { tenantId: a.tenantId, targetType: "tenant" },
+      orderBy: { createdAt: "asc" },
+    });
     expect(audit.map((e) => [e.action, e.actorType, e.details])).toEqual([
       ["tenant.suspended", "operator", { reason: "unpaid invoice" }],
       ["tenant.resumed", "operator", {}],

@@ -6,7 +6,7 @@
 // Reads of a tenant the user does not belong to are refused before better-auth runs (it would first
 // clear the session's active tenant).
 import { beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { getAuth } from "../../server/dashboard/auth";
 import { answerExportDownload } from "../../server/export/export-download";
 import { NOT_A_MEMBER_MESSAGE } from "../../server/dashboard/organization-endpoints";
@@ -28,7 +28,7 @@ async function auth(cookie: string, path: string, body?: unknown): Promise<HttpA
 
 const exportAs = async (cookie: string) =>
   answerOf(await answerExportDownload(new Request(`${ORIGIN}/api/dashboard/export`, { headers: { cookie, host: "127.0.0.1:3000" } })));
-const exportsAudited = async (tenantId: string) => (await getDb()).auditLog.count({ where: { tenantId, action: "tenant.exported" } });
+const exportsAudited = async (tenantId: string) => (await openDatabase()).prisma.auditLog.count({ where: { tenantId, action: "tenant.exported" } });
 
 describe("a suspended tenant on the dashboard's other surfaces", () => {
   let suspended: { id: string; slug: string };

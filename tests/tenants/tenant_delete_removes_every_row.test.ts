@@ -3,7 +3,7 @@
 // code), while another tenant's rows stay exactly as they were and its API keeps answering; an
 // interrupted deletion continues where it stopped.
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { connectChannel } from "../../server/channels/channel-connections";
 import { OPERATOR } from "../../server/audit/record-audit";
@@ -20,7 +20,7 @@ import { seedAged, subscriptionRow } from "../retention/seed";
 
 /** Every (table, column) naming a tenant, read from the catalog here (independently of the code under test). */
 async function tenantColumns() {
-  return (await getDb()).$queryRawUnsafe<{ table_name: string; column_name: string }[]>(
+  return (await openDatabase()).prisma.$queryRawUnsafe<{ table_name: string; column_name: string }[]>(
     `SELECT table_name, column_name FROM information_schema.columns
      WHERE table_schema = current_schema() AND column_name IN ('tenant_id', 'organization_id', 'active_organization_id') ORDER BY 1, 2`,
   );
@@ -28,7 +28,7 @@ async function tenantColumns() {
 
 /** Rows of `tenantId` in each of those tables (tables with none are left out). */
 async function rowsOf(tenantId: string) {
-  const db = await getDb();
+  const db = (await openDatabase()).prisma;
   const counts: Record<string, number> = {};
   for (const { table_name, column_name } of await tenantColumns()) {
     const [{ n }] = await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM "${table_name}" WHERE "${column_name}"::text = $1`, tenantId);
@@ -42,16 +42,18 @@ async function rowsOf(tenantId: string) {
 /** A tenant with rows in every table that can hold one, made through the API, the tools and the services. */
 async function seededTenant() {
   const t = await tenantWithKey();
-  const db = scopeToTenant(await getDb(), t.tenantId);
+  const db = scopeToTenant((await openDatabase()).prisma, t.tenantId);
   await connectChannel(
     db,
     { provider: "twilio", channel: "sms", address: uniqueBusinessNumber(), credentials: { account_sid: TWILIO_SID, auth_token: "token-of-a-tenant" } },
     OPERATOR,
   );
-  await (await getDb()).crmConnection.create({ data: { tenantId: t.tenantId, provider: "http", baseUrl: "https://crm.example", credentialsEncrypted: "x" } });
+  await (await openDatabase()).prisma.crmConnection.create({
+    data: { tenantId: t.tenantId, provider: "http", baseUrl: "https://crm.example", credentialsEncrypted: "x" },
+  });
   const owner = await userInTenant(t.tenantId, "owner");
   await sessionCookie(owner); // a signed-in session whose active tenant is this one
-  await (await getDb()).invitation.create({
+  await (await openDatabase()).prisma.invitation.create({
     data: {
       id: crypto.randomUUID(),
       organizationId: t.tenantId,
@@ -59,7 +61,7 @@ async function seededTenant() {
       role: "member",
       status: "pending",
       expiresAt: new Date(Date.now() + 86_400_000),
-      inviterId: (await (await getDb()).user.findFirstOrThrow({ where: { email: owner } })).id,
+      inviterId: (await (await openDatabase()).prisma.user.findFirstOrThrow({ where: { email: owner } })).id,
     },
   });
   const offering = await call("POST", "/offerings", {
@@ -87,7 +89,7 @@ async function seededTenant() {
   expect((await callTool(t.key, "record_csat", { conversation_id: conversation.id, score: 4, tool_call_id: "seed-csat" })).status).toBe(200);
   const sub = await subscriptionRow(t.tenantId);
   await seedAged(t.tenantId, [3, 1], { subscriptionId: sub.id });
-  await (await getDb()).notification.create({ data: { tenantId: t.tenantId, kind: "test", title: "t", body: "b" } });
+  await (await openDatabase()).prisma.notification.create({ data: { tenantId: t.tenantId, kind: "test", title: "t", body: "b" } });
   return t;
 }
 

@@ -1,5 +1,5 @@
 // A booking's one statement runs on the statement connections, not on the one read connection that
-// every request's key lookup and the hot lists pipeline on (server/db/client.ts): a booking that
+// every request's key lookup and the hot lists pipeline on (`database().hot`): a booking that
 // waits on a lock (a repeat of a tool call whose first call has not committed) must not hold up the
 // requests queued behind it. PostgreSQL only: the embedded database runs one statement at a time.
 import pg from "pg";

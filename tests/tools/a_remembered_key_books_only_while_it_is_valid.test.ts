@@ -4,7 +4,7 @@
 // write, as another process would make it) books nothing on the very next call and answers what the
 // lookup answers; a wrong secret under a known prefix is a 401.
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { errorOf, tenantWithKey } from "../helpers/api";
 import { callTool } from "../helpers/agent";
 import { tenantDb } from "../helpers/conversations";
@@ -30,7 +30,7 @@ describe("book_appointment with a remembered key", () => {
     expect((await callTool(key, "book_appointment", booking())).status).toBe(200);
     expect((await callTool(key, "book_appointment", booking("remembered-1"))).status).toBe(200);
     // Revoked by another process: this one still remembers the key.
-    await (await getDb()).apiKey.updateMany({ where: { tenantId }, data: { revokedAt: new Date() } });
+    await (await openDatabase()).prisma.apiKey.updateMany({ where: { tenantId }, data: { revokedAt: new Date() } });
     const refused = await callTool(key, "book_appointment", booking("after-revoke"));
     expect(refused.status).toBe(401);
     expect(refused.body).toEqual(errorOf("unauthorized", MESSAGES.unknownKey));
@@ -44,7 +44,7 @@ describe("book_appointment with a remembered key", () => {
   it("403_a_tenant_suspended_elsewhere_books_nothing_and_books_again_once_resumed", async () => {
     const { tenantId, key } = await tenantWithKey();
     expect((await callTool(key, "book_appointment", booking())).status).toBe(200);
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     await db.tenant.update({ where: { id: tenantId }, data: { suspendedAt: new Date() } });
     const refused = await callTool(key, "book_appointment", booking());
     expect(refused.status).toBe(403);
@@ -70,7 +70,7 @@ describe("book_appointment with a remembered key", () => {
     const { tenantId, key } = await tenantWithKey();
     const first = await callTool(key, "book_appointment", booking("once"));
     expect(first.status).toBe(200);
-    await (await getDb()).apiKey.updateMany({ where: { tenantId }, data: { revokedAt: new Date() } });
+    await (await openDatabase()).prisma.apiKey.updateMany({ where: { tenantId }, data: { revokedAt: new Date() } });
     const repeat = await callTool(key, "book_appointment", booking("once"));
     expect(repeat.status).toBe(401);
     expect(repeat.body).toEqual(errorOf("unauthorized", MESSAGES.unknownKey));

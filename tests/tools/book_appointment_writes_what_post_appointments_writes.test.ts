@@ -4,7 +4,8 @@
 // those of POST /appointments and of withToolCall.
 import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
-import { databaseKind, getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
+import { databaseKind } from "../../server/db/location";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { onOutboxWrite, OUTBOX_CHANNEL } from "../../server/outbox/outbox-signal";
 import { call, tenantWithKey } from "../helpers/api";
@@ -18,7 +19,7 @@ const MISSING = "00000000-0000-4000-8000-000000000000";
 const NOT_FOUND = { error: { code: "not_found", message: "resource not found" } };
 
 beforeAll(async () => {
-  await getDb();
+  await openDatabase();
 });
 
 /** A tenant with a conversation, its lead, an offering, and subscriptions of which one matches booking.created. */
@@ -31,7 +32,7 @@ async function bookingTenant() {
   const conversation = await makeConversation(tenantId);
   const lead = (await call("POST", "/leads", { key, body: { conversation_id: conversation.id } })).body;
   const offering = (await call("POST", "/offerings", { key, body: { title: "Marina flat", price: 1, price_currency: "AED" } })).body;
-  const db = scopeToTenant(await getDb(), tenantId);
+  const db = scopeToTenant((await openDatabase()).prisma, tenantId);
   return { tenantId, key, db, matchingId: (matching as { id: string }).id, conversation, lead, offering };
 }
 

@@ -2,12 +2,12 @@
 // real /api/trpc handler with signed-in users: members read it, owners and admins change it within
 // 1..10080 minutes, every change is audited with its old and new value, and tenants stay apart.
 import { beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { newTenant } from "../helpers/api";
 import { sessionCookie, trpc, userInTenant } from "../helpers/dashboard";
 
 const auditOf = async (tenantId: string) =>
-  (await getDb()).auditLog.findMany({ where: { tenantId, action: "tenant.handoff_sla_changed" }, orderBy: { createdAt: "asc" } });
+  (await openDatabase()).prisma.auditLog.findMany({ where: { tenantId, action: "tenant.handoff_sla_changed" }, orderBy: { createdAt: "asc" } });
 
 describe("assistant.handoffSla in the dashboard", () => {
   let tenantA: string;

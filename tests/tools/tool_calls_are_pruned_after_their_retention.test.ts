@@ -2,7 +2,7 @@
 // retention still answers the first result, a repeat after the pruning acts again. The pruning
 // runs on the shared periodic-job helper, whose stop waits for a run in progress.
 import { describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { pruneToolCalls, startToolCallPruning, TOOL_CALL_RETENTION_MS } from "../../server/tools/tool-calls";
 import { startPeriodicJob } from "../../server/lib/periodic-job";
 import { tenantWithKey } from "../helpers/api";
@@ -17,7 +17,7 @@ async function recordedCalls(tenantId: string) {
 }
 
 async function backdate(tenantId: string, toolCallId: string, ageMs: number) {
-  await (await getDb()).toolCall.updateMany({ where: { tenantId, toolCallId }, data: { createdAt: new Date(Date.now() - ageMs) } });
+  await (await openDatabase()).prisma.toolCall.updateMany({ where: { tenantId, toolCallId }, data: { createdAt: new Date(Date.now() - ageMs) } });
 }
 
 describe("tool_calls pruning", () => {

@@ -5,7 +5,7 @@
 import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InngestTestEngine } from "@inngest/test";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { emitEvent } from "../../server/events/emit-any-event";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
@@ -42,7 +42,7 @@ async function throttlingOnce(delayMs = 0) {
 async function subscribedWithBacklog(url: string, events = 6) {
   const { tenantId } = await tenantWithKey();
   await dashboardCaller(tenantId).webhooks.createSubscription({ url, events: ["csat.received"], max_deliveries_per_second: RATE });
-  const db = scopeToTenant(await getDb(), tenantId);
+  const db = scopeToTenant((await openDatabase()).prisma, tenantId);
   const ids = await db.$transaction(async (tx) => {
     const out: string[] = [];
     for (let i = 0; i < events; i++) {
@@ -70,7 +70,7 @@ async function expectHeldThenDelivered(c: Consumer, tenantId: string, ids: strin
   await c.waitFor(ids.length + 1, 20_000);
   const throttled = c.received[0];
   const answeredAt = throttled.at + answerDelayMs;
-  const sub = await (await getDb()).webhookSubscription.findFirstOrThrow({ where: { tenantId } });
+  const sub = await (await openDatabase()).prisma.webhookSubscription.findFirstOrThrow({ where: { tenantId } });
   const heldUntil = sub.heldUntil?.getTime() ?? answeredAt + HOLD_MS;
   const heldFrom = heldUntil - HOLD_MS;
   expect(heldFrom).toBeGreaterThanOrEqual(answeredAt);
@@ -121,6 +121,7 @@ async function expectHeldThenDelivered(c: Consumer, tenantId: string, ids: strin
 
 describe("embedded worker", () => {
   beforeAll(async () => {
+    await openDatabase();
     await startEmbeddedWorker({ pollIntervalMs: 100 });
   });
   afterAll(async () => {
@@ -160,7 +161,7 @@ describe("Inngest engine", () => {
     await eventually(async () => events.length === ids.length);
     await dispatcher.stop();
     // Inngest's durable sleeps, for real: a held run sleeps until the hold is over (read from its row).
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const untilHoldEnds = async () => {
       const sub = await db.webhookSubscription.findFirstOrThrow({ where: { tenantId } });
       const left = (sub.heldUntil?.getTime() ?? 0) - Date.now();
@@ -187,7 +188,7 @@ describe("Inngest engine, a hold another process recorded", () => {
     await dispatcher.stop();
     // As another process's 429 record leaves it (the hold only: this process knows nothing of it,
     // and the send slot the run takes first is free now).
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const { heldUntil } = await db.webhookSubscription.update({
       where: { id: (await db.webhookSubscription.findFirstOrThrow({ where: { tenantId } })).id },
       data: { heldUntil: new Date(Date.now() + HOLD_MS) },

@@ -11,7 +11,7 @@
 // run the real statement on the real database and hold the answer back for SLOW_ANSWER_MS before
 // handing it over, as a loaded machine or network does. Real PostgreSQL or PGlite, a real consumer.
 import { afterEach, describe, expect, it } from "vitest";
-import { getDb, getGenericPlanSql, getSql, type SqlRunner } from "../../server/db/client";
+import { type SqlRunner, openDatabase } from "../../server/db/database";
 import { slotGap } from "../../server/webhooks/claim-deliveries";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
 import { reserveSendSlot, waitForSendSlot } from "../../server/webhooks/send-slots";
@@ -37,7 +37,7 @@ const NEXT_SLOT_SQL = `SELECT (extract(epoch FROM s.next_delivery_at) * 1000000)
   (extract(epoch FROM s.next_delivery_at - ${slotGap("s.max_deliveries_per_second")}) * 1000000)::bigint::text AS last_us
   FROM webhook_subscriptions s WHERE s.id = $1::uuid`;
 async function nextSlot(subscriptionId: string): Promise<{ nextUs: number; lastSlotMs: number }> {
-  const [row] = await (await getDb()).$queryRawUnsafe<{ next_us: string; last_us: string }[]>(NEXT_SLOT_SQL, subscriptionId);
+  const [row] = await (await openDatabase()).prisma.$queryRawUnsafe<{ next_us: string; last_us: string }[]>(NEXT_SLOT_SQL, subscriptionId);
   return { nextUs: Number(row!.next_us), lastSlotMs: Number(row!.last_us) / 1000 };
 }
 
@@ -49,7 +49,7 @@ afterEach(async () => {
   for (const c of consumers) await c.close();
   consumers = [];
   // No test meets another's deliveries (a worker started later would claim one left pending).
-  await (await getDb()).$executeRawUnsafe("DELETE FROM webhook_deliveries");
+  await (await openDatabase()).prisma.$executeRawUnsafe("DELETE FROM webhook_deliveries");
 });
 
 async function subscriptionAt(url: string) {
@@ -80,14 +80,15 @@ function slowAnswers(real: SqlRunner, slow: (call: number) => boolean, onAnswer:
 async function sendWithSlowClaim(subscriptionId: string, tenantId: string, consumer: Consumer, slowStatements = 0) {
   const claimed: { nextUs: number; waitMs: number }[] = [];
   const claimRunner = slowAnswers(
-    await getGenericPlanSql(),
+    (await openDatabase()).generic,
     () => true,
     async (rows) => {
       const row = (rows as { delivery_id: string | null; wait_ms: number | null }[]).find((r) => r.delivery_id);
       if (row) claimed.push({ nextUs: (await nextSlot(subscriptionId)).nextUs, waitMs: row.wait_ms! });
     },
   );
-  const sql = slowAnswers(await getSql(), (call) => call < slowStatements);
+  const sql = slowAnswers((await openDatabase()).writes, (call) => call < slowStatements);
+  await openDatabase();
   await startEmbeddedWorker({ claimRunner, sql, pollIntervalMs: 100 });
   await emitInOrder(tenantId, 1);
   await consumer.waitFor(1, 10_000);
@@ -117,7 +118,7 @@ describe("a send whose claim answered late", () => {
     consumers.push(consumer);
     const { tenantId, subscriptionId } = await subscriptionAt(consumer.url());
     // The next free slot 400 ms ahead: inside the claim's horizon (500 ms), so the claim takes it and says how long to wait.
-    await (await getDb()).$executeRawUnsafe(
+    await (await openDatabase()).prisma.$executeRawUnsafe(
       `UPDATE webhook_subscriptions SET next_delivery_at = clock_timestamp() + interval '400 milliseconds' WHERE id = $1::uuid`,
       subscriptionId,
     );
@@ -143,7 +144,7 @@ describe("an Inngest run whose slot's answer reached it late (waitForSendSlot)",
     const { tenantId, subscriptionId } = await subscriptionAt("http://127.0.0.1:9/never-sent");
     await emitInOrder(tenantId, 1);
     const [delivery] = await deliveriesOf(tenantId);
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const askedAt = Date.now();
     const waitMs = await reserveSendSlot(db, delivery!.id);
     const taken = await nextSlot(subscriptionId);

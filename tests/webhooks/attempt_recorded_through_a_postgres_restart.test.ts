@@ -1,7 +1,7 @@
 // An attempt whose answer comes back while PostgreSQL restarts is still recorded (the record is
 // retried within the attempt's lease), so it is never sent again: exactly one arrival.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { emitEvent } from "../../server/events/emit-any-event";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
@@ -43,8 +43,9 @@ describe.skipIf(!process.env.DATABASE_URL)("recording an attempt through a Postg
     const { tenantId } = await tenantWithKey();
     await dashboardCaller(tenantId).webhooks.createSubscription({ url: consumer.url(), events: ["csat.received"] });
     // Short lease: an unrecorded attempt would be claimed and sent again within the test.
+    await openDatabase();
     await startEmbeddedWorker({ pollIntervalMs: 50, leaseMs: 8_000 });
-    const db = scopeToTenant(await getDb(), tenantId);
+    const db = scopeToTenant((await openDatabase()).prisma, tenantId);
     await db.$transaction((tx) =>
       emitEvent(tx, "csat.received", {
         object: { id: crypto.randomUUID(), conversation_id: crypto.randomUUID(), score: 4, comment: null, created_at: new Date().toISOString() },

@@ -6,7 +6,7 @@
 // back. PostgreSQL only: the test needs a connection of its own, which the embedded PGlite has not.
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { databaseKind, directDatabaseUrl } from "../../server/db/client";
+import { databaseKind, directDatabaseUrl } from "../../server/db/location";
 import { pacedClaimSql } from "../../server/webhooks/claim-deliveries";
 import { tenantWithKey } from "../helpers/api";
 import { dashboardCaller } from "../helpers/webhooks";
@@ -55,7 +55,7 @@ async function inRolledBackTransaction(run: (c: pg.Client) => Promise<void>) {
   try {
     await client.connect();
     await client.query("BEGIN");
-    // As the worker runs it (getGenericPlanSql): one plan, whatever the arguments.
+    // As the worker runs it (`database().generic`): one plan, whatever the arguments.
     await client.query("SET LOCAL plan_cache_mode = force_generic_plan");
     await run(client);
   } finally {

@@ -8,7 +8,8 @@ import { call, tenantWithKey } from "../helpers/api";
 import { startConsumer, eventually, type Consumer } from "../helpers/webhook-consumer";
 import { dashboardCaller, deliveriesOf } from "../helpers/webhooks";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
-import { databaseKind, getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
+import { databaseKind } from "../../server/db/location";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { emitEvent } from "../../server/events/emit-any-event";
 
@@ -34,6 +35,7 @@ const offering = { title: "Villa", price: 1500.5, price_currency: "USD" };
 const WORKER = { pollIntervalMs: 100 };
 
 beforeAll(async () => {
+  await openDatabase();
   await startEmbeddedWorker(WORKER);
 });
 
@@ -44,6 +46,7 @@ beforeAll(async () => {
  */
 async function drainWorker() {
   await stopEmbeddedWorker();
+  await openDatabase();
   await startEmbeddedWorker(WORKER);
 }
 afterAll(async () => {
@@ -151,7 +154,7 @@ describe("embedded delivery engine", () => {
     expect(done.attempts).toHaveLength(7);
     expect(done.attempts[6]).toMatchObject({ cycle: 2, attempt_number: 1, outcome: "delivered" });
     expect(c.received[6].body.id).toBe(c.received[0].body.id);
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const audit = await db.auditLog.findMany({ where: { tenantId, action: "delivery.replayed" } });
     expect(audit).toHaveLength(1);
     // Resending a delivered one (any state may be resent) is covered in endpoint_page_dashboard.test.ts.
@@ -174,7 +177,7 @@ describe("embedded delivery engine", () => {
     const { tenantId } = await tenantWithKey();
     const c = await consumer(200);
     await subscribe(tenantId, c.url(), ["csat.received"]);
-    const db = scopeToTenant(await getDb(), tenantId);
+    const db = scopeToTenant((await openDatabase()).prisma, tenantId);
     // A sentinel event of another tenant, committed while the transaction below is open: once it
     // arrives, the worker has claimed at least once with the uncommitted delivery in the table.
     const other = await tenantWithKey();
@@ -187,7 +190,7 @@ describe("embedded delivery engine", () => {
         await emitEvent(tx, "csat.received", csat());
         // On PGlite every other query (the worker's claim too) queues behind this transaction.
         if (databaseKind() === "postgres") {
-          await scopeToTenant(await getDb(), other.tenantId).$transaction((otx) => emitEvent(otx, "csat.received", csat()));
+          await scopeToTenant((await openDatabase()).prisma, other.tenantId).$transaction((otx) => emitEvent(otx, "csat.received", csat()));
           await c.waitFor(1);
         }
         throw new Error("rolled back");

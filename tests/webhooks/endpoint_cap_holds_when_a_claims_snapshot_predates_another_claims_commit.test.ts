@@ -15,13 +15,14 @@
 // (a single connection never runs two claims at once).
 import pg from "pg";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { databaseKind, directDatabaseUrl } from "../../server/db/client";
+import { databaseKind, directDatabaseUrl } from "../../server/db/location";
 import { pacedClaimSql } from "../../server/webhooks/claim-deliveries";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
-import type { SqlRunner } from "../../server/db/client";
+import type { SqlRunner } from "../../server/db/database";
 import { tenantWithKey } from "../helpers/api";
 import { eventually, startConsumer, type Consumer } from "../helpers/webhook-consumer";
 import { dashboardCaller } from "../helpers/webhooks";
+import { openDatabase } from "../../server/db/database";
 
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 const onPostgres = databaseKind() === "postgres";
@@ -165,6 +166,7 @@ describe.skipIf(!onPostgres)("a claim whose snapshot predates another claim's co
     const claimRunner: SqlRunner = async <Row>(statement: { text: string }, values: unknown[]) =>
       (await late.client.query(statement.text, values)).rows as Row[];
     // Nothing but its own claims wakes this worker for a minute: no NOTIFY (rows written in SQL), no timers.
+    await openDatabase();
     await startEmbeddedWorker({ claimRunner, pollIntervalMs: 60_000 });
     await gate.reached(late.pid);
     await commitOlder();

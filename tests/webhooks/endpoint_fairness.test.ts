@@ -6,7 +6,7 @@
 // enabled again. Counts and order are asserted, not latencies (the machine is shared and noisy).
 import type { ChildProcess } from "node:child_process";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
 import { tenantWithKey, call } from "../helpers/api";
 import { startConsumer, eventually, type Consumer } from "../helpers/webhook-consumer";
@@ -74,6 +74,7 @@ describe("one endpoint's failures cost only that endpoint", () => {
     // Without the caps A's hanging attempts would take all 5 of the worker's places for 30 s.
     configure({ WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: 2, WEBHOOK_MAX_IN_FLIGHT_PER_TENANT: 3, WEBHOOK_ATTEMPT_TIMEOUT_MS: 30_000 });
     const { b, hangingOne, hangingTwo, healthy } = await hangingTenantBesideAHealthyOne();
+    await openDatabase();
     await startEmbeddedWorker({ concurrency: 5, pollIntervalMs: 100 });
     await eventually(async () => hangingOne.received.length + hangingTwo.received.length === 3);
     const ids = await emitInOrder(b.tenantId, 20);
@@ -102,6 +103,7 @@ describe("one endpoint's failures cost only that endpoint", () => {
       const { b, hangingOne, hangingTwo, healthy } = await hangingTenantBesideAHealthyOne();
       // Three processes with 5 places each: 15 places, yet A holds 3 in all.
       children.push(await startWorkerProcess(), await startWorkerProcess());
+      await openDatabase();
       await startEmbeddedWorker({ concurrency: 5, pollIntervalMs: 100 });
       await eventually(async () => hangingOne.received.length + hangingTwo.received.length === 3);
       const ids = await emitInOrder(b.tenantId, 20);
@@ -127,6 +129,7 @@ describe("one endpoint's failures cost only that endpoint", () => {
     });
     const sub = await subscribe(tenantId, endpoint.url());
     const ids = await emitInOrder(tenantId, 12);
+    await openDatabase();
     await startEmbeddedWorker({ pollIntervalMs: 50 });
     // Three failures in a row open the breaker; then two probes (the 4th and 5th deliveries), each failing.
     await endpoint.waitFor(5, 15_000);
@@ -170,8 +173,9 @@ describe("one endpoint's failures cost only that endpoint", () => {
     const failing = await consumer(503);
     const sub = await subscribe(tenantId, failing.url());
     await emitInOrder(tenantId, 30);
+    await openDatabase();
     await startEmbeddedWorker({ pollIntervalMs: 50 });
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     await eventually(async () => !(await db.webhookSubscription.findUniqueOrThrow({ where: { id: sub.id } })).enabled, 20_000, 100);
     const disabled = await owner.webhooks.getSubscription({ id: sub.id });
     expect(disabled).toMatchObject({ enabled: false, disabled_reason: "endpoint_failing", circuit: "open" });

@@ -2,7 +2,7 @@
 // each attempt's request and response, the delivery states and their filters, resending in any
 // state, the pending count the delete dialog shows, roles, and tenant isolation.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { getDelivery, listDeliveries } from "../../server/webhooks/webhooks.service";
 import { toAppError } from "../../server/lib/errors";
@@ -26,6 +26,7 @@ async function consumer(...args: Parameters<typeof startConsumer>) {
 }
 
 beforeAll(async () => {
+  await openDatabase();
   await startEmbeddedWorker({ pollIntervalMs: 100 });
 });
 afterAll(async () => {
@@ -44,9 +45,9 @@ async function endpoint(url: string, events: string[] = ["lead.created", "bookin
 }
 
 // Polling goes to the service directly: the procedures' per-user rate limit is not what is tested here.
-const deliveryOf = async (tenantId: string, id: string) => getDelivery(scopeToTenant(await getDb(), tenantId), id);
+const deliveryOf = async (tenantId: string, id: string) => getDelivery(scopeToTenant((await openDatabase()).prisma, tenantId), id);
 const deliveriesIn = async (tenantId: string, filter: Parameters<typeof listDeliveries>[1]) =>
-  (await listDeliveries(scopeToTenant(await getDb(), tenantId), filter)).data;
+  (await listDeliveries(scopeToTenant((await openDatabase()).prisma, tenantId), filter)).data;
 
 describe("endpoint page: deliveries and attempts", () => {
   it("each_attempt_keeps_the_request_headers_and_body_sent_and_the_response_code_body_and_duration", async () => {
@@ -134,7 +135,7 @@ describe("endpoint page: deliveries and attempts", () => {
     expect(c.received).toHaveLength(2);
     expect(c.received[1].body.id).toBe(c.received[0].body.id);
 
-    const audit = await (await getDb()).auditLog.findMany({ where: { tenantId, action: "delivery.replayed" } });
+    const audit = await (await openDatabase()).prisma.auditLog.findMany({ where: { tenantId, action: "delivery.replayed" } });
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ actorId: `user-admin-${tenantId}`, targetType: "webhook_delivery", targetId: test.id });
     expect(audit[0].details).toEqual({ subscription_id: sub.id, event_id: again.event_id, cycle: 2, previous_state: "delivered" });
@@ -148,7 +149,7 @@ describe("endpoint page: deliveries and attempts", () => {
     const error = toAppError(await owner.webhooks.replayDelivery({ id: test.id }).catch((e) => e));
     expect(error.errorCode).toBe("conflict");
     expect(error.message).toBe("an attempt of this delivery is in flight; resend it once that attempt is recorded");
-    expect(await (await getDb()).auditLog.count({ where: { tenantId, action: "delivery.replayed" } })).toBe(0);
+    expect(await (await openDatabase()).prisma.auditLog.count({ where: { tenantId, action: "delivery.replayed" } })).toBe(0);
   });
 });
 
@@ -164,7 +165,7 @@ describe("endpoint page: the subscription, deleting, roles and tenants", () => {
     expect((await member.webhooks.getSubscription({ id: sub.id })).pending_deliveries).toBe(2);
 
     expect(await owner.webhooks.deleteSubscription({ id: sub.id })).toEqual({ id: sub.id, deleted: true, dropped_pending_deliveries: 2 });
-    const [entry] = await (await getDb()).auditLog.findMany({ where: { tenantId, action: "webhook_subscription.deleted" } });
+    const [entry] = await (await openDatabase()).prisma.auditLog.findMany({ where: { tenantId, action: "webhook_subscription.deleted" } });
     expect(entry.details).toEqual({ url: sub.url, events: ["lead.created", "booking.created"], dropped_pending_deliveries: 2 });
     await expect(owner.webhooks.getSubscription({ id: sub.id })).rejects.toMatchObject({ code: "NOT_FOUND" });
   });

@@ -8,6 +8,7 @@ import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/e
 import { tenantWithKey } from "../helpers/api";
 import { startConsumer, eventually, type Consumer } from "../helpers/webhook-consumer";
 import { dashboardCaller, deliveriesOf, emitInOrder } from "../helpers/webhooks";
+import { openDatabase } from "../../server/db/database";
 
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 const SETTINGS = ["WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT", "WEBHOOK_MAX_IN_FLIGHT_PER_TENANT", "WEBHOOK_ATTEMPT_TIMEOUT_MS"] as const;
@@ -38,6 +39,7 @@ describe("gathering freed places before a claim", () => {
     // Written before the worker starts: no new delivery wakes it once it runs. Its 8 places are more
     // than the tenant's 4, so every claim finds less than it has room for, and gathers.
     const ids = await emitInOrder(tenantId, 12);
+    await openDatabase();
     await startEmbeddedWorker({ concurrency: 8, pollIntervalMs: 60_000 });
     await eventually(async () => hanging.received.length === 3);
     // Once A holds 3, each of B's deliveries waits for the one before it to free the tenant's last place.

@@ -6,7 +6,7 @@
 // run sends nothing and hands back at once.
 import { afterAll, describe, expect, it } from "vitest";
 import { InngestTestEngine } from "@inngest/test";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { emitEvent } from "../../server/events/emit-any-event";
 import { createInngestDispatcher, deliverWebhook, MAX_HELD_SLEEPS, type DeliveryRequested } from "../../server/webhooks/inngest-engine";
@@ -28,7 +28,7 @@ async function dispatchedOne(status: number) {
   const c = await startConsumer(status);
   consumers.push(c);
   const sub = await dashboardCaller(tenantId).webhooks.createSubscription({ url: c.url(), events: ["csat.received"] });
-  await scopeToTenant(await getDb(), tenantId).$transaction((tx) =>
+  await scopeToTenant((await openDatabase()).prisma, tenantId).$transaction((tx) =>
     emitEvent(tx, "csat.received", {
       object: { id: crypto.randomUUID(), conversation_id: crypto.randomUUID(), score: 4, comment: null, created_at: new Date().toISOString() },
     }),
@@ -50,7 +50,7 @@ const heldSleeps = () => Array.from({ length: MAX_HELD_SLEEPS }, (_, i) => ({ id
 const run = (event: DeliveryRequested) => new InngestTestEngine({ function: deliverWebhook, events: [event as never], steps: heldSleeps() }).execute();
 
 const setBreaker = async (subscriptionId: string, probeAt: Date | null, enabled = true) =>
-  (await getDb()).webhookSubscription.update({
+  (await openDatabase()).prisma.webhookSubscription.update({
     where: { id: subscriptionId },
     data: { breakerProbeAt: probeAt, consecutiveFailures: probeAt ? 5 : 0, enabled },
   });
@@ -76,13 +76,13 @@ describe("Inngest engine: one endpoint's failures cost only that endpoint", () =
     expect(c.received).toHaveLength(0);
     let [delivery] = await deliveriesOf(tenantId);
     expect(delivery).toMatchObject({ status: "pending", attempt_count: 0, attempts: [] });
-    const row = await (await getDb()).webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } });
+    const row = await (await openDatabase()).prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } });
     expect(row.inngestRunId).toBeNull();
     expect(Math.abs(row.nextAttemptAt!.getTime() - probeAt.getTime())).toBeLessThan(5_000);
 
     // The probe is due: the dispatcher sends the delivery again (a new event id), and the probe's success closes the breaker.
     await setBreaker(subscriptionId, new Date(Date.now() - 1000));
-    await (await getDb()).webhookDelivery.update({ where: { id: delivery.id }, data: { nextAttemptAt: new Date() } });
+    await (await openDatabase()).prisma.webhookDelivery.update({ where: { id: delivery.id }, data: { nextAttemptAt: new Date() } });
     const again = await dispatchOnce();
     expect(again.id).not.toBe(event.id);
     const probed = await run(again);
@@ -102,6 +102,6 @@ describe("Inngest engine: one endpoint's failures cost only that endpoint", () =
     expect(c.received).toHaveLength(0);
     const [delivery] = await deliveriesOf(tenantId);
     expect(delivery).toMatchObject({ status: "pending", attempt_count: 0 });
-    expect((await (await getDb()).webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).inngestRunId).toBeNull();
+    expect((await (await openDatabase()).prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).inngestRunId).toBeNull();
   }, 60_000);
 });

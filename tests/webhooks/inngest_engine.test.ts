@@ -9,7 +9,7 @@ import { startConsumer, eventually, type Consumer } from "../helpers/webhook-con
 import { dashboardCaller, deliveriesOf } from "../helpers/webhooks";
 import { inngestConfigured } from "../../server/webhooks/engine";
 import { createInngestDispatcher, deliverWebhook, type DeliveryRequested } from "../../server/webhooks/inngest-engine";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 delete process.env.WEBHOOK_RETRY_DELAYS_MS; // the specification's ladder: the sleeps are mocked
@@ -34,7 +34,7 @@ async function dispatchedDelivery(answer: Parameters<typeof startConsumer>[0]) {
   await eventually(async () => sent.length === 1);
   await dispatcher.stop();
   const [delivery] = await deliveriesOf(tenantId);
-  const row = await (await getDb()).webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } });
+  const row = await (await openDatabase()).prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } });
   expect(row.inngestRunId).toBe("dispatched");
   return { tenantId, c, event: sent[0], deliveryId: delivery.id };
 }

@@ -4,7 +4,7 @@
 // Retry-After is retried after that time without spending a rung.
 import { afterAll, describe, expect, it } from "vitest";
 import { InngestTestEngine } from "@inngest/test";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { emitEvent } from "../../server/events/emit-any-event";
 import { createInngestDispatcher, deliverWebhook, IN_STEP_SLOT_WAIT_MS, type DeliveryRequested } from "../../server/webhooks/inngest-engine";
@@ -29,7 +29,7 @@ async function dispatched<C extends { url(): string; close(): unknown }>(c: C, c
     events: ["csat.received"],
     ...(rate === undefined ? {} : { max_deliveries_per_second: rate }),
   });
-  const db = scopeToTenant(await getDb(), tenantId);
+  const db = scopeToTenant((await openDatabase()).prisma, tenantId);
   for (let i = 0; i < count; i++) {
     await db.$transaction((tx) =>
       emitEvent(tx, "csat.received", {
@@ -67,7 +67,7 @@ describe("Inngest engine: outbound rate limits", () => {
       [1, "retry", 429],
       [2, "delivered", 200],
     ]);
-    const rows = await (await getDb()).webhookAttempt.findMany({ where: { deliveryId: delivery.id }, orderBy: { attemptNumber: "asc" } });
+    const rows = await (await openDatabase()).prisma.webhookAttempt.findMany({ where: { deliveryId: delivery.id }, orderBy: { attemptNumber: "asc" } });
     expect(rows.map((r) => r.throttled)).toEqual([true, false]);
   }, 60_000);
 
@@ -87,7 +87,7 @@ describe("Inngest engine: outbound rate limits", () => {
       expect(s[0][1]).toBeLessThanOrEqual(1650);
     }
     // Those that waited in their steps arrived 1.1/rate apart (the mocked sleep did not wait).
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const sleepers = new Set<string>();
     for (const [i, r] of results.entries()) {
       if (!sleepsOf(r).length) continue;

@@ -8,6 +8,7 @@ import { tenantWithKey } from "../helpers/api";
 import { moveToOwnCluster, type PostgresServer } from "../helpers/postgres-server";
 import { startConsumer, type Consumer } from "../helpers/webhook-consumer";
 import { dashboardCaller } from "../helpers/webhooks";
+import { openDatabase } from "../../server/db/database";
 
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 const POLL_MS = 60_000;
@@ -33,6 +34,7 @@ describe.skipIf(!process.env.DATABASE_URL)("LISTEN across a PostgreSQL restart",
     consumer = await startConsumer(200);
     ({ tenantId } = await tenantWithKey());
     await dashboardCaller(tenantId).webhooks.createSubscription({ url: consumer.url(), events: ["csat.received"] });
+    await openDatabase();
     await startEmbeddedWorker({ pollIntervalMs: POLL_MS });
   }, 120_000);
 

@@ -3,7 +3,7 @@
 // PostgreSQL only (PGlite admits a single process).
 import type { ChildProcess } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { scopeToTenant } from "../../server/db/tenant-scope";
 import { emitEvent } from "../../server/events/emit-any-event";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
@@ -30,7 +30,7 @@ describe.skipIf(!process.env.DATABASE_URL)("several workers on one PostgreSQL", 
     const { tenantId } = await tenantWithKey();
     const owner = dashboardCaller(tenantId);
     for (const p of ["/one", "/two"]) await owner.webhooks.createSubscription({ url: consumer.url(p), events: ["csat.received"] });
-    const db = scopeToTenant(await getDb(), tenantId);
+    const db = scopeToTenant((await openDatabase()).prisma, tenantId);
     const EVENTS = 60;
     for (let i = 0; i < EVENTS; i++) {
       await db.$transaction((tx) =>
@@ -39,6 +39,7 @@ describe.skipIf(!process.env.DATABASE_URL)("several workers on one PostgreSQL", 
         }),
       );
     }
+    await openDatabase();
     await Promise.all([startWorker(), startWorker(), startEmbeddedWorker()]);
     await consumer.waitFor(EVENTS * 2, 30_000);
     // All three workers stopped: each finished and recorded its attempts in flight, and sends nothing more.

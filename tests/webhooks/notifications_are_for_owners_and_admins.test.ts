@@ -4,7 +4,7 @@
 // marking, the alert stays unread, and owners and admins still see and mark it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { newTenant } from "../helpers/api";
 import { userInTenant } from "../helpers/dashboard";
 import { startMount } from "../helpers/http-mounts";
@@ -25,7 +25,7 @@ describe("dead-letter notifications over HTTP (lean front)", () => {
       admin: await userInTenant(tenantId, "admin"),
       member: await userInTenant(tenantId, "member"),
     };
-    const note = await (await getDb()).notification.create({
+    const note = await (await openDatabase()).prisma.notification.create({
       data: { tenantId, kind: "webhook.dead_letter", title: "Delivery dead-lettered", body: "6 attempts failed", data: { delivery_id: "d-1" } },
     });
     notificationId = note.id;

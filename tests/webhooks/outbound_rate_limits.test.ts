@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
 import { MAX_ATTEMPTS, MAX_THROTTLED_ATTEMPTS, parseRetryAfter, planNext } from "../../server/webhooks/retry-ladder";
 import { runCli } from "../../server/cli/run-cli";
@@ -36,6 +36,7 @@ async function countingConsumer() {
 }
 
 beforeAll(async () => {
+  await openDatabase();
   await startEmbeddedWorker({ pollIntervalMs: 100 });
 });
 afterAll(async () => {
@@ -113,7 +114,7 @@ describe("outbound delivery rate limits", () => {
         message: expect.stringContaining("max_deliveries_per_second"),
       });
     }
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const audit = await db.auditLog.findMany({ where: { tenantId, action: "webhook_subscription.changed" } });
     expect(audit.map((a) => a.details)).toEqual([{ changed: { max_deliveries_per_second: { from: 50, to: 1000 } } }]);
     expect((await owner.webhooks.listSubscriptions({})).data[0].max_deliveries_per_second).toBe(1000);
@@ -147,7 +148,7 @@ describe("outbound delivery rate limits", () => {
       [1, "retry", 429],
       [2, "delivered", 200],
     ]);
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const rows = await db.webhookAttempt.findMany({ where: { deliveryId: delivery.id }, orderBy: { attemptNumber: "asc" } });
     expect(rows.map((r) => r.throttled)).toEqual([true, false]);
   });
@@ -201,7 +202,7 @@ describe("outbound delivery rate limits", () => {
       }, 30_000);
       expect(delivery.attempt_count).toBe(MAX_THROTTLED_ATTEMPTS + MAX_ATTEMPTS);
       expect(throttling.received).toHaveLength(MAX_THROTTLED_ATTEMPTS + MAX_ATTEMPTS);
-      const db = await getDb();
+      const db = (await openDatabase()).prisma;
       const rows = await db.webhookAttempt.findMany({ where: { deliveryId: delivery.id }, orderBy: { attemptNumber: "asc" } });
       expect(rows.filter((r) => r.throttled)).toHaveLength(MAX_THROTTLED_ATTEMPTS);
       expect(rows.every((r) => r.statusCode === 429 && r.outcome === "retry")).toBe(true);

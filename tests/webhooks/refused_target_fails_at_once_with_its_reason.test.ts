@@ -8,6 +8,7 @@ import { tenantWithKey } from "../helpers/api";
 import { eventually, startConsumer, type Consumer } from "../helpers/webhook-consumer";
 import { dashboardCaller, deliveriesOf, emitInOrder } from "../helpers/webhooks";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
+import { openDatabase } from "../../server/db/database";
 
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 // A short ladder: a refusal that went round it would show a second attempt within the test.
@@ -16,6 +17,7 @@ process.env.WEBHOOK_RETRY_DELAYS_MS = "0,100,100,100,100,100";
 let consumer: Consumer;
 beforeAll(async () => {
   consumer = await startConsumer(200);
+  await openDatabase();
   await startEmbeddedWorker({ pollIntervalMs: 50 });
 });
 afterEach(() => {

@@ -8,7 +8,7 @@ import { call, tenantWithKey } from "../helpers/api";
 import { eventually, startConsumer, type Consumer } from "../helpers/webhook-consumer";
 import { dashboardCaller } from "../helpers/webhooks";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { runCli } from "../../server/cli/run-cli";
 
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
@@ -16,6 +16,7 @@ process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 let consumer: Consumer;
 beforeAll(async () => {
   consumer = await startConsumer(200);
+  await openDatabase();
   await startEmbeddedWorker({ pollIntervalMs: 100 });
 });
 afterAll(async () => {
@@ -67,7 +68,7 @@ describe("webhook secret rotation", () => {
     expect(during.headers["x-webhook-signature-previous"]).toBe(hex(first, during.raw));
 
     // The overlap ends: the old secret stops signing.
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     await db.webhookSubscription.update({ where: { id: sub.id }, data: { previousSecretExpiresAt: new Date(Date.now() - 1000) } });
     const after = await deliveredFor(key, "after the overlap");
     expect(verifies(second, after)).toBe(true);
@@ -88,7 +89,7 @@ describe("webhook secret rotation", () => {
     expect(verifies(rolled.secret, req)).toBe(true);
     expect(verifies(sub.secret, req)).toBe(false);
 
-    const audit = await (await getDb()).auditLog.findMany({ where: { tenantId, action: "webhook_subscription.secret_rolled" } });
+    const audit = await (await openDatabase()).prisma.auditLog.findMany({ where: { tenantId, action: "webhook_subscription.secret_rolled" } });
     expect(audit).toHaveLength(1);
     expect(audit[0]!.details).toEqual({ previous_secret_prefix: sub.secret.slice(0, 12), secret_prefix: rolled.secret.slice(0, 12), overlap_seconds: 0 });
     expect(JSON.stringify(audit)).not.toContain(rolled.secret.slice(12));

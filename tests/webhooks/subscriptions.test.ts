@@ -1,7 +1,7 @@
 // Subscription management through the dashboard procedures: secrets shown once and stored
 // encrypted, target URL rules, roles, audit entries, and the test event.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "../../server/db/client";
+import { openDatabase } from "../../server/db/database";
 import { toAppError } from "../../server/lib/errors";
 import { decryptSecret } from "../../server/crypto/secret-box";
 import { tenantWithKey } from "../helpers/api";
@@ -14,6 +14,7 @@ import { DEFAULT_RETRY_DELAYS_MS, classifyOutcome, nextStep } from "../../server
 let c: Consumer;
 beforeAll(async () => {
   c = await startConsumer(200);
+  await openDatabase();
   await startEmbeddedWorker({ pollIntervalMs: 100 });
 });
 afterAll(async () => {
@@ -29,7 +30,7 @@ describe("webhook subscriptions", () => {
     const created = await owner.webhooks.createSubscription({ url: c.url(), events: ["lead.created", "booking.created"] });
     expect(created.secret).toMatch(/^whsec_[0-9a-f]{48}$/);
     expect(created.secret_prefix).toBe(created.secret.slice(0, 12));
-    const row = await (await getDb()).webhookSubscription.findUniqueOrThrow({ where: { id: created.id } });
+    const row = await (await openDatabase()).prisma.webhookSubscription.findUniqueOrThrow({ where: { id: created.id } });
     expect(row.secretEncrypted).not.toContain(created.secret.slice(6));
     expect(decryptSecret(row.secretEncrypted)).toBe(created.secret);
 
@@ -41,7 +42,10 @@ describe("webhook subscriptions", () => {
     const changed = await owner.webhooks.updateSubscription({ id: created.id, events: ["lead.created"], enabled: false });
     expect(changed).toMatchObject({ events: ["lead.created"], enabled: false });
     await owner.webhooks.deleteSubscription({ id: created.id });
-    const audit = await (await getDb()).auditLog.findMany({ where: { tenantId, targetType: "webhook_subscription" }, orderBy: { createdAt: "asc" } });
+    const audit = await (await openDatabase()).prisma.auditLog.findMany({
+      where: { tenantId, targetType: "webhook_subscription" },
+      orderBy: { createdAt: "asc" },
+    });
     expect(audit.map((a) => a.action)).toEqual(["webhook_subscription.created", "webhook_subscription.changed", "webhook_subscription.deleted"]);
     expect(JSON.stringify(audit)).not.toContain(created.secret);
     await expect(owner.webhooks.deleteSubscription({ id: created.id })).rejects.toMatchObject({ code: "NOT_FOUND" });

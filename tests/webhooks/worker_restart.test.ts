@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { call, tenantWithKey } from "../helpers/api";
 import { startConsumer, type Consumer } from "../helpers/webhook-consumer";
 import { dashboardCaller, deliveriesOf, killWorkerProcess, startWorkerProcess, stopWorkerProcess } from "../helpers/webhooks";
-import { closeDb } from "../../server/db/client";
+import { closeDatabase } from "../../server/db/database";
 
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 const WORKER_ENV = {
@@ -35,7 +35,7 @@ describe("embedded worker across process restarts", () => {
     const { tenantId, key } = await tenantWithKey();
     await dashboardCaller(tenantId).webhooks.createSubscription({ url: consumer.url(), events: ["offering.created"] });
     expect((await call("POST", "/offerings", { key, body: { title: "A", price: 1, price_currency: "USD" } })).status).toBe(201);
-    await closeDb(); // PGlite admits one process: hand the database to the worker process
+    await closeDatabase(); // PGlite admits one process: hand the database to the worker process
 
     const first = await startWorker();
     await consumer.waitFor(3, 20_000); // attempts 1 and 2 answered 503; attempt 3 is hanging

@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
 import { freePort, spawnServer, type Running } from "../../../scripts/bench/services";
-import { closeDb, getDb } from "../../../server/db/client";
+import { openDatabase, closeDatabase } from "../../../server/db/database";
 import { scopeToTenant } from "../../../server/db/tenant-scope";
 import { connectChannel } from "../../../server/channels/channel-connections";
 import { OPERATOR } from "../../../server/audit/record-audit";
@@ -61,12 +61,12 @@ describe("both mounts of the receivers answer identically", () => {
 
   beforeAll(async () => {
     tenant = await tenantWithKey(["read"]);
-    const db = scopeToTenant(await getDb(), tenant.tenantId);
+    const db = scopeToTenant((await openDatabase()).prisma, tenant.tenantId);
     const twilio = { account_sid: TWILIO_SID, auth_token: TWILIO_TOKEN };
     await connectChannel(db, { provider: "twilio", channel: "sms", address: number, credentials: twilio }, OPERATOR);
     const whatsapp = { app_secret: "app-secret-both-mounts", verify_token: verifyToken, access_token: "EAAG-access-token" };
     await connectChannel(db, { provider: "whatsapp_cloud", channel: "whatsapp", address: phoneNumberId, credentials: whatsapp }, OPERATOR);
-    await closeDb(); // the embedded database takes one process: the server's
+    await closeDatabase(); // the embedded database takes one process: the server's
     const routeFilePort = await freePort();
     server = await spawnServer("both receiver mounts", ["--import", "tsx", path.join(ROOT, "tests/channels/receivers/both-mounts-main.ts")], {
       port: await freePort(),

@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 import { sign as retellSign } from "retell-sdk/lib/webhook_auth";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
 import type { Running } from "../../../scripts/bench/services";
-import { getDb } from "../../../server/db/client";
+import { openDatabase } from "../../../server/db/database";
 import { scopeToTenant } from "../../../server/db/tenant-scope";
 import { connectChannel } from "../../../server/channels/channel-connections";
 import { OPERATOR } from "../../../server/audit/record-audit";
@@ -99,7 +99,7 @@ describe.runIf(process.env.DATABASE_URL)("call receivers' invariants across two 
   async function connectedTenant(provider: Provider, secret: string) {
     const tenant = await tenantWithKey(["read"]);
     const number = uniqueBusinessNumber();
-    const db = scopeToTenant(await getDb(), tenant.tenantId);
+    const db = scopeToTenant((await openDatabase()).prisma, tenant.tenantId);
     const channel = provider.name === "twilio" ? "sms" : "voice";
     const { id } = await connectChannel(db, { provider: provider.name, channel, address: number, credentials: provider.credentials(secret) }, OPERATOR);
     const cookie = await signInOverHttp(fronts[0]!.url, await userInTenant(tenant.tenantId, "admin"));
@@ -114,7 +114,7 @@ describe.runIf(process.env.DATABASE_URL)("call receivers' invariants across two 
   }
 
   async function storedCalls(tenantId: string): Promise<string[]> {
-    const rows = await (await getDb()).call.findMany({ where: { tenantId }, select: { providerCallId: true } });
+    const rows = await (await openDatabase()).prisma.call.findMany({ where: { tenantId }, select: { providerCallId: true } });
     return rows.map((r) => r.providerCallId).sort();
   }
 
@@ -167,7 +167,7 @@ describe.runIf(process.env.DATABASE_URL)("call receivers' invariants across two 
     const secret = `secret-of-reports-${unique()}`;
     const { tenantId, number, connectionId, cookie } = await connectedTenant(twilio, secret);
     await warm(twilio, number, secret);
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const conversation = await db.conversation.create({ data: { tenantId, channel: "sms", customerIdentifier: uniquePhone() } });
     const sid = (n: number) => `SM${unique().padEnd(30, "0").slice(0, 30)}${String(n).padStart(2, "0")}`;
     const [first, second] = [sid(1), sid(2)];

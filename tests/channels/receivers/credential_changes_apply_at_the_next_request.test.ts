@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
 import type { Running } from "../../../scripts/bench/services";
-import { getDb } from "../../../server/db/client";
+import { openDatabase } from "../../../server/db/database";
 import { scopeToTenant } from "../../../server/db/tenant-scope";
 import { connectChannel } from "../../../server/channels/channel-connections";
 import { OPERATOR } from "../../../server/audit/record-audit";
@@ -36,7 +36,7 @@ describe("a channel connection's change applies at the next request, in every fr
   beforeAll(async () => {
     tenant = await tenantWithKey(["read"]);
     const email = await userInTenant(tenant.tenantId, "admin");
-    const db = scopeToTenant(await getDb(), tenant.tenantId);
+    const db = scopeToTenant((await openDatabase()).prisma, tenant.tenantId);
     const connected = await connectChannel(
       db,
       { provider: "twilio", channel: "sms", address: number, credentials: { account_sid: TWILIO_SID, auth_token: OLD_TOKEN } },

@@ -12,7 +12,7 @@
 import { describe, expect, it } from "vitest";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
 import type { Running } from "../../../scripts/bench/services";
-import { getDb } from "../../../server/db/client";
+import { openDatabase } from "../../../server/db/database";
 import { scopeToTenant } from "../../../server/db/tenant-scope";
 import { connectChannel } from "../../../server/channels/channel-connections";
 import { OPERATOR } from "../../../server/audit/record-audit";
@@ -39,13 +39,13 @@ describe.runIf(process.env.DATABASE_URL)("ingest invariants across two receiver 
   async function connectedTenant() {
     const tenant = await tenantWithKey(["read"]);
     const number = uniqueBusinessNumber();
-    const db = scopeToTenant(await getDb(), tenant.tenantId);
+    const db = scopeToTenant((await openDatabase()).prisma, tenant.tenantId);
     const { id } = await connectChannel(
       db,
       { provider: "twilio", channel: "sms", address: number, credentials: { account_sid: TWILIO_SID, auth_token: TOKEN } },
       OPERATOR,
     );
-    await (await getDb()).webhookSubscription.create({
+    await (await openDatabase()).prisma.webhookSubscription.create({
       data: {
         tenantId: tenant.tenantId,
         targetUrl: "https://consumer.example/hooks",
@@ -75,7 +75,7 @@ describe.runIf(process.env.DATABASE_URL)("ingest invariants across two receiver 
   }
 
   async function storedSids(tenantId: string): Promise<string[]> {
-    const rows = await (await getDb()).message.findMany({ where: { tenantId }, select: { providerMessageId: true } });
+    const rows = await (await openDatabase()).prisma.message.findMany({ where: { tenantId }, select: { providerMessageId: true } });
     return rows.map((r) => r.providerMessageId!).sort();
   }
 
@@ -90,7 +90,7 @@ describe.runIf(process.env.DATABASE_URL)("ingest invariants across two receiver 
     const answers = await Promise.all(messages.flatMap((m) => fronts.map((front) => post(front, number, m))));
     expect(answers.filter((a) => a.status !== 200)).toEqual([]);
 
-    const db = await getDb();
+    const db = (await openDatabase()).prisma;
     const conversations = await db.conversation.findMany({ where: { tenantId }, select: { id: true, customerIdentifier: true, messageCount: true } });
     expect(conversations.map((c) => [c.customerIdentifier, c.messageCount]).sort()).toEqual(customers.map((c) => [c, 4]).sort());
     const created = await db.event.findMany({ where: { tenantId, type: "conversation.created" }, select: { id: true, data: true } });

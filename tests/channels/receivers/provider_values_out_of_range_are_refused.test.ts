@@ -9,7 +9,7 @@ import { sign as retellSign } from "retell-sdk/lib/webhook_auth";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../../scripts/bench/services";
-import { getDb } from "../../../server/db/client";
+import { openDatabase } from "../../../server/db/database";
 import { scopeToTenant } from "../../../server/db/tenant-scope";
 import { connectChannel } from "../../../server/channels/channel-connections";
 import { OPERATOR } from "../../../server/audit/record-audit";
@@ -38,7 +38,7 @@ let seq = 0;
 beforeAll(async () => {
   const tenant = await tenantWithKey(["read"]);
   key = tenant.key;
-  const db = scopeToTenant(await getDb(), tenant.tenantId);
+  const db = scopeToTenant((await openDatabase()).prisma, tenant.tenantId);
   const connect = (provider: "twilio" | "retell" | "vapi" | "whatsapp_cloud", channel: "voice" | "whatsapp", address: string, credentials: object) =>
     connectChannel(db, { provider, channel, address, credentials } as never, OPERATOR);
   await connect("twilio", "voice", numbers.twilio, { account_sid: TWILIO_SID, auth_token: TWILIO_TOKEN });

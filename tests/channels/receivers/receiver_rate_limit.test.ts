@@ -8,7 +8,7 @@ import { Agent } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
 import type { Running } from "../../../scripts/bench/services";
-import { getDb } from "../../../server/db/client";
+import { openDatabase } from "../../../server/db/database";
 import { scopeToTenant } from "../../../server/db/tenant-scope";
 import { connectChannel } from "../../../server/channels/channel-connections";
 import { OPERATOR } from "../../../server/audit/record-audit";
@@ -76,7 +76,7 @@ describe("per-IP limit on the webhook receivers (real HTTP)", { timeout: 180_000
     const { tenantId, key } = await tenantWithKey(["read"]);
     const number = uniqueBusinessNumber();
     await connectChannel(
-      scopeToTenant(await getDb(), tenantId),
+      scopeToTenant((await openDatabase()).prisma, tenantId),
       {
         provider: "twilio",
         channel: "sms",

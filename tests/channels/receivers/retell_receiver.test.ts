@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sign } from "retell-sdk/lib/webhook_auth";
 import type { Running } from "../../../scripts/bench/services";
-import { getDb } from "../../../server/db/client";
+import { openDatabase } from "../../../server/db/database";
 import { scopeToTenant } from "../../../server/db/tenant-scope";
 import { connectChannel } from "../../../server/channels/channel-connections";
 import { OPERATOR } from "../../../server/audit/record-audit";
@@ -23,7 +23,7 @@ async function tenantWithRetellNumber(apiKey: string): Promise<Tenant> {
   const { tenantId, key } = await tenantWithKey(["read"]);
   const number = uniqueBusinessNumber();
   await connectChannel(
-    scopeToTenant(await getDb(), tenantId),
+    scopeToTenant((await openDatabase()).prisma, tenantId),
     { provider: "retell", channel: "voice", address: number, credentials: { api_key: apiKey } },
     OPERATOR,
   );

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
 import type { Running } from "../../../scripts/bench/services";
-import { getDb } from "../../../server/db/client";
+import { openDatabase } from "../../../server/db/database";
 import { scopeToTenant } from "../../../server/db/tenant-scope";
 import { connectChannel } from "../../../server/channels/channel-connections";
 import { OPERATOR } from "../../../server/audit/record-audit";
@@ -31,7 +31,7 @@ const newSid = (prefix = "SM") =>
 async function tenantWithTwilioNumber(token: string): Promise<Tenant> {
   const { tenantId, key } = await tenantWithKey(["read"]);
   const number = uniqueBusinessNumber();
-  const db = scopeToTenant(await getDb(), tenantId);
+  const db = scopeToTenant((await openDatabase()).prisma, tenantId);
   await connectChannel(db, { provider: "twilio", channel: "sms", address: number, credentials: { account_sid: TWILIO_SID, auth_token: token } }, OPERATOR);
   return { tenantId, key, number, token };
 }
@@ -59,7 +59,7 @@ describe("Twilio Messaging receiver (real HTTP, signed by the twilio library)", 
     a = await tenantWithTwilioNumber("auth-token-of-tenant-a-1111");
     b = await tenantWithTwilioNumber("auth-token-of-tenant-b-2222");
     // Two messages tenant A sent through Twilio (what a send through the provider stores).
-    const db = scopeToTenant(await getDb(), a.tenantId);
+    const db = scopeToTenant((await openDatabase()).prisma, a.tenantId);
     const { conversation } = await createConversation(db, { channel: "sms", customer_identifier: uniquePhone() });
     sentSid = newSid();
     failedSid = newSid();

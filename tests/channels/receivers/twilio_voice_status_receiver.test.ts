@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
 import type { Running } from "../../../scripts/bench/services";
-import { getDb } from "../../../server/db/client";
+import { openDatabase } from "../../../server/db/database";
 import { scopeToTenant } from "../../../server/db/tenant-scope";
 import { connectChannel } from "../../../server/channels/channel-connections";
 import { OPERATOR } from "../../../server/audit/record-audit";
@@ -33,7 +33,7 @@ describe("Twilio Voice status callbacks (real HTTP, signed by the twilio library
     key = tenant.key;
     number = uniqueBusinessNumber();
     await connectChannel(
-      scopeToTenant(await getDb(), tenant.tenantId),
+      scopeToTenant((await openDatabase()).prisma, tenant.tenantId),
       {
         provider: "twilio",
         channel: "voice",

@@ -8,7 +8,7 @@
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../../scripts/bench/services";
-import { getDb } from "../../../server/db/client";
+import { openDatabase } from "../../../server/db/database";
 import { scopeToTenant } from "../../../server/db/tenant-scope";
 import { connectChannel } from "../../../server/channels/channel-connections";
 import { OPERATOR } from "../../../server/audit/record-audit";
@@ -24,7 +24,11 @@ type Tenant = { tenantId: string; key: string; number: string; secret: string };
 async function tenantWithVapiNumber(secret: string): Promise<Tenant> {
   const { tenantId, key } = await tenantWithKey(["read"]);
   const number = uniqueBusinessNumber();
-  await connectChannel(scopeToTenant(await getDb(), tenantId), { provider: "vapi", channel: "voice", address: number, credentials: { secret } }, OPERATOR);
+  await connectChannel(
+    scopeToTenant((await openDatabase()).prisma, tenantId),
+    { provider: "vapi", channel: "voice", address: number, credentials: { secret } },
+    OPERATOR,
+  );
   return { tenantId, key, number, secret };
 }
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
 import { sign as retellSign } from "retell-sdk/lib/webhook_auth";
 import type { Running } from "../../../scripts/bench/services";
-import { getDb } from "../../../server/db/client";
+import { openDatabase } from "../../../server/db/database";
 import { scopeToTenant } from "../../../server/db/tenant-scope";
 import { connectChannel } from "../../../server/channels/channel-connections";
 import { OPERATOR } from "../../../server/audit/record-audit";
@@ -70,7 +70,7 @@ describe("senders of any format, verified by their provider (real HTTP)", { time
     graph = await startFakeGraph({ version: GRAPH_VERSION, numbers: [{ phoneNumberId, accessToken: ACCESS_TOKEN }] });
     [a, b] = await Promise.all([tenantWithKey(), tenantWithKey()]);
     const connect = async (tenantId: string, input: Parameters<typeof connectChannel>[1]) =>
-      connectChannel(scopeToTenant(await getDb(), tenantId), input, OPERATOR);
+      connectChannel(scopeToTenant((await openDatabase()).prisma, tenantId), input, OPERATOR);
     const twilioCredentials = { account_sid: accountSid, auth_token: TWILIO_TOKEN };
     await connect(a.tenantId, { provider: "twilio", channel: "sms", address: sms, credentials: twilioCredentials });
     await connect(a.tenantId, { provider: "twilio", channel: "voice", address: twilioVoice, credentials: twilioCredentials });

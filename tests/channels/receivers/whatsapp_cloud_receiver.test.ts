@@ -8,7 +8,7 @@
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../../scripts/bench/services";
-import { getDb } from "../../../server/db/client";
+import { openDatabase } from "../../../server/db/database";
 import { scopeToTenant } from "../../../server/db/tenant-scope";
 import { connectChannel } from "../../../server/channels/channel-connections";
 import { OPERATOR } from "../../../server/audit/record-audit";
@@ -28,7 +28,7 @@ async function tenantWithWhatsApp(appSecret: string): Promise<Tenant> {
   const phoneNumberId = uniqueId();
   const verifyToken = `verify-${phoneNumberId}`;
   await connectChannel(
-    scopeToTenant(await getDb(), tenantId),
+    scopeToTenant((await openDatabase()).prisma, tenantId),
     {
       provider: "whatsapp_cloud",
       channel: "whatsapp",
@@ -56,7 +56,7 @@ describe("WhatsApp Cloud receiver (real HTTP, documented signature)", () => {
   beforeAll(async () => {
     a = await tenantWithWhatsApp("app-secret-of-tenant-a");
     b = await tenantWithWhatsApp("app-secret-of-tenant-b");
-    const db = scopeToTenant(await getDb(), a.tenantId);
+    const db = scopeToTenant((await openDatabase()).prisma, a.tenantId);
     const { conversation } = await createConversation(db, { channel: "whatsapp", customer_identifier: uniquePhone() });
     for (const id of [sentId, failedId]) {
       await db.message.create({

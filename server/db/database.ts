@@ -1,9 +1,23 @@
-// The one database client of the process. PostgreSQL when DATABASE_URL is set (production, CI);
-// otherwise an embedded PGlite persisted under `.data/` (a fresh clone runs with no setup).
-// Migrations in prisma/migrations are applied on first use, through the same driver adapter.
+// The one door to the database. `openDatabase()` runs once before serving (it applies pending
+// migrations); everything else takes `database()` and picks a runner by what its statement is for:
+//
+// | runner    | for                                                   | on PostgreSQL                                  |
+// |-----------|-------------------------------------------------------|------------------------------------------------|
+// | `prisma`  | models, relations, transactions: everything else      | node-postgres pool (Prisma's adapter)          |
+// | `hot`     | short indexed reads on every request's path           | ONE pipelined postgres.js connection           |
+// | `writes`  | prepared statements that write or may wait on a lock  | a small pipelined postgres.js pool             |
+// | `planned` | planned per call for its values; probes and scrapes   | the node-postgres pool, without Prisma         |
+// | `generic` | a hot statement whose first plan stays good (claim)   | one postgres.js connection, force_generic_plan |
+// | `session` | what a session must keep (LISTEN)                     | a node-postgres client on the direct URL       |
+//
+// On the embedded PGlite (no DATABASE_URL) every runner is the one PGlite instance. A raw statement
+// is a typed `statement<Row>(sql)`; inside a Prisma transaction it runs through `queryOn(tx, …)`.
+// Why two drivers, measured once: postgres.js pipelines concurrent requests' statements on one
+// connection (GET /api/v1/offerings at -c 50 went from 0.84 to 1.10 of the physical limit, and
+// PostgreSQL's CPU per request about halved, bca7c04, b8f2c4a); Prisma's adapter needs node-postgres.
+// The generic plan halved the paced claim's database CPU (docs/perf/2026-11-webhook-delivery.md).
 import "#server-only";
-import { cpSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
-import path from "node:path";
+import { cpSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import postgres from "postgres";
@@ -14,6 +28,15 @@ import { unwatchPool, watchedPgPool, watchPool } from "./watchdog";
 import { DatabaseOutcomeUnknownError, isDatabaseUnavailable, neverReachedTheServer, statementWrites } from "../lib/database-errors";
 import { assertDatabaseReachable, noteDatabaseError, watchDatabase } from "./availability";
 import { log } from "../lib/log";
+import {
+  behindTransactionPooler,
+  dataDir,
+  directDatabaseUrl,
+  embeddedDatabaseExists,
+  embeddedDir,
+  embeddedTemplateDir,
+  embeddedTemplateExists,
+} from "./location";
 import { setting } from "../lib/settings";
 import { traceDbCall, tracingEnabled } from "../observability/tracing";
 
@@ -24,42 +47,45 @@ export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$trans
 import type { SqlRunner, Statement } from "../lib/sql";
 export type { SqlRunner, Statement };
 
-type DbState = {
-  prisma: PrismaClient;
-  sql: SqlRunner;
-  readSql: SqlRunner;
-  plannedSql: SqlRunner;
-  genericSql: SqlRunner;
-  close: () => Promise<void>;
-  kind: "postgres" | "pglite";
+export type Database = {
+  readonly kind: "postgres" | "pglite";
+  /** Prisma: models, relations, transactions. Everything without a reason to use another runner. */
+  readonly prisma: PrismaClient;
+  /**
+   * Short indexed reads on every request's path (the key lookup, the hot lists): ONE pipelined
+   * connection, so one socket write carries many requests' statements. Never a statement that may
+   * wait on a lock: everything queued behind it would wait too.
+   */
+  readonly hot: SqlRunner;
+  /** Prepared statements that write or may wait on a lock (ingest, bookings, delivery records): a small pipelined pool. */
+  readonly writes: SqlRunner;
+  /**
+   * Planned at each call for the values given (unnamed statements on Prisma's pool, without
+   * Prisma's per-query work): a statement whose best plan depends on its values (the unpaced
+   * claim), and the operator's probes and scrapes, whose different shapes every few seconds would
+   * otherwise throw away the hot connection's optimized driver code.
+   */
+  readonly planned: SqlRunner;
+  /**
+   * Prepared statements planned once per connection and never again (`plan_cache_mode =
+   * force_generic_plan`): a hot statement whose planning costs more than its execution and whose
+   * generic plan is good whatever the values (the paced webhook claim). Its own connection.
+   */
+  readonly generic: SqlRunner;
+  /**
+   * A new, unconnected connection of its own on the direct URL (DIRECT_DATABASE_URL, else
+   * DATABASE_URL), for what a session must keep (the webhook worker's LISTEN), which a
+   * transaction-mode pooler would not. Null on PGlite (one process: nothing to listen to).
+   */
+  readonly session: (() => pg.Client) | null;
 };
-// One client per process (PGlite allows a single opener per directory): production runs each server
+
+type OpenDatabase = Database & { close: () => Promise<void> };
+// One per process (PGlite allows a single opener per directory): production runs each server
 // module once (the compiled lean front); under `next start` only the route bundle loads this module.
-const db: { opening?: Promise<DbState>; open?: DbState } = {};
+const state: { opening?: Promise<OpenDatabase>; open?: OpenDatabase } = {};
 /** Counts database operations (Prisma and prepared statements), so tests can prove a path touched no database (e.g. malformed tokens). */
 let operationCount = 0;
-
-export const dataDir = () => path.resolve(setting("DATA_DIR"));
-export const databaseKind = () => (setting("DATABASE_URL") ? "postgres" : "pglite");
-/**
- * Where work that needs a session of its own goes (migrations and their session advisory lock,
- * the webhook worker's LISTEN): DIRECT_DATABASE_URL, else DATABASE_URL. Behind a transaction-mode
- * pooler a session lasts one transaction, so these must bypass it.
- */
-export const directDatabaseUrl = () => setting("DIRECT_DATABASE_URL") || setting("DATABASE_URL");
-/**
- * Whether DATABASE_URL is a transaction-mode pooler (PgBouncer, RDS Proxy, Supavisor): then no
- * named prepared statement is used, since the next call may land on a server connection where it
- * does not exist (or names another statement). Explicit DATABASE_POOLER, else implied by a
- * DIRECT_DATABASE_URL (a direct URL is only needed beside a pooler).
- */
-export const behindTransactionPooler = () => (setting("DATABASE_POOLER") ?? (setting("DIRECT_DATABASE_URL") ? "transaction" : "none")) === "transaction";
-const embeddedDir = () => path.join(dataDir(), "pglite");
-/** Whether the embedded database was created already (PostgreSQL's own marker file). */
-export const embeddedDatabaseExists = () => existsSync(path.join(embeddedDir(), "PG_VERSION"));
-/** The build's migrated, empty embedded database (scripts/build-server.mjs), when there is one. */
-const embeddedTemplateDir = () => path.resolve(setting("EMBEDDED_DB_TEMPLATE"));
-export const embeddedTemplateExists = () => existsSync(path.join(embeddedTemplateDir(), "PG_VERSION"));
 
 /**
  * A new embedded database starts as a copy of the build's template (about 0.2 s, against about 4 s
@@ -243,15 +269,15 @@ function plannedOver(pool: pg.Pool): SqlRunner {
   };
 }
 
-async function open(): Promise<DbState> {
+async function open(): Promise<OpenDatabase> {
   const url = setting("DATABASE_URL");
   let adapter: SqlMigrationAwareDriverAdapterFactory;
   let closeDriver = async () => {};
-  let kind: DbState["kind"];
-  let sql: SqlRunner;
-  let readSql: SqlRunner;
-  let plannedSql: SqlRunner;
-  let genericSql: SqlRunner;
+  let kind: Database["kind"];
+  let writes: SqlRunner;
+  let hot: SqlRunner;
+  let planned: SqlRunner;
+  let generic: SqlRunner;
   /** One plain query outside the breaker (a missing table is an answer here, not an outage). */
   let plainQuery: <Row>(text: string) => Promise<Row[]>;
   if (url) {
@@ -270,31 +296,22 @@ async function open(): Promise<DbState> {
     pool.on("error", (err) => noteDatabaseError(err));
     adapter = new PrismaPg(pool);
     plainQuery = async <Row>(text: string) => (await pool.query(text)).rows as Row[];
-    // The prepared statements (every request's key lookup, the hot lists) get a pool of their own on
-    // postgres.js, which pipelines: queries from concurrent requests share a connection, leave in one
-    // write and come back in one read. Under load that halves PostgreSQL's CPU per request and cuts
-    // this process's socket writes (docs/architecture.md, "Hot paths"); few connections suffice.
+    // Behind a transaction pooler nothing is prepared (see pipelinedConnections), so nothing
+    // pipelines: one connection would answer one statement at a time, and the hot reads get as many
+    // connections as the writes (client connections to a pooler are cheap).
     const prepare = !pooled;
-    const statements = runnerOver(() => pipelinedConnections(url, setting("DATABASE_STATEMENT_POOL_SIZE"), prepare), prepare);
-    sql = statements.run;
-    // Every API request's key lookup and the hot lists (short indexed reads) share ONE connection:
-    // under load each write then carries the statements of many requests, and PostgreSQL answers
-    // them in one read (with several connections, postgres.js spreads them thin and its busy queue
-    // is scanned linearly per query). Writes that may wait on a row lock (ingest) stay on the pool
-    // above, so they never hold up the reads queued behind them. Behind a transaction pooler nothing
-    // pipelines (see pipelinedConnections): one connection would answer one statement at a time, so
-    // the reads get as many as the pool above (client connections to a pooler are cheap).
-    const reads = runnerOver(() => pipelinedConnections(url, prepare ? 1 : setting("DATABASE_STATEMENT_POOL_SIZE"), prepare), prepare);
-    readSql = reads.run;
-    plannedSql = plannedOver(pool);
-    // One connection whose prepared statements always keep the plan made at their first call (see
-    // getGenericPlanSql); opened on first use. Behind a pooler no startup parameter gets through, and
-    // nothing is prepared: each call is planned for its values, like plannedSql.
-    const generic = runnerOver(() => pipelinedConnections(url, 1, prepare, { plan_cache_mode: "force_generic_plan" }), prepare);
-    genericSql = generic.run;
+    const writePool = runnerOver(() => pipelinedConnections(url, setting("DATABASE_STATEMENT_POOL_SIZE"), prepare), prepare);
+    writes = writePool.run;
+    // With several connections postgres.js spreads the statements thin and scans its busy queue per query.
+    const hotPool = runnerOver(() => pipelinedConnections(url, prepare ? 1 : setting("DATABASE_STATEMENT_POOL_SIZE"), prepare), prepare);
+    hot = hotPool.run;
+    planned = plannedOver(pool);
+    // Behind a pooler no startup parameter gets through and nothing is prepared: planned per call, like `planned`.
+    const genericPool = runnerOver(() => pipelinedConnections(url, 1, prepare, { plan_cache_mode: "force_generic_plan" }), prepare);
+    generic = genericPool.run;
     watchDatabase(() => probePostgres(url));
     closeDriver = async () => {
-      await Promise.all([statements.end(), reads.end(), generic.end()]);
+      await Promise.all([writePool.end(), hotPool.end(), genericPool.end()]);
       pool.unwatch();
       await pool.end();
     };
@@ -308,13 +325,13 @@ async function open(): Promise<DbState> {
     const pglite = await PGlite.create(dir, { postgresqlconf: embeddedPostgresConf() });
     adapter = new PrismaPGlite(pglite);
     plainQuery = async <Row>(text: string) => (await pglite.query<Row>(text)).rows;
-    sql = async <Row>(statement: Statement, values: unknown[]) => {
+    writes = async <Row>(statement: Statement<Row>, values: unknown[]) => {
       operationCount++;
       return traceDbCall({ sql: statement.text }, async () => (await pglite.query<Row>(statement.text, values)).rows);
     };
-    readSql = sql;
-    plannedSql = sql;
-    genericSql = sql;
+    hot = writes;
+    planned = writes;
+    generic = writes;
     closeDriver = async () => {
       await pglite.close();
       releaseEmbeddedLock(dataDir());
@@ -350,12 +367,13 @@ async function open(): Promise<DbState> {
     },
   }) as unknown as PrismaClient;
   return {
-    prisma,
-    sql,
-    readSql,
-    plannedSql,
-    genericSql,
     kind,
+    prisma,
+    hot,
+    writes,
+    planned,
+    generic,
+    session: url ? () => new pg.Client({ connectionString: directDatabaseUrl(), connectionTimeoutMillis: connectTimeoutMs() }) : null,
     close: async () => {
       watchDatabase(null);
       await base.$disconnect();
@@ -364,85 +382,57 @@ async function open(): Promise<DbState> {
   };
 }
 
-/** Opens (once) and returns the database client, applying pending migrations first. */
-export function getDb(): Promise<PrismaClient> {
-  if (!db.opening) {
-    const opening: Promise<DbState> = open().then(
-      (state) => {
-        if (db.opening === opening) db.open = state;
-        return state;
+/** Opens the database once (applying pending migrations first); later calls get the same one. */
+export function openDatabase(): Promise<Database> {
+  if (!state.opening) {
+    const opening: Promise<OpenDatabase> = open().then(
+      (opened) => {
+        if (state.opening === opening) state.open = opened;
+        return opened;
       },
       (err) => {
-        db.opening = undefined;
+        state.opening = undefined;
         throw err;
       },
     );
-    db.opening = opening;
+    state.opening = opening;
   }
-  return db.opening.then((s) => s.prisma);
+  return state.opening;
 }
 
-/** `getDb` without waiting, once the database is open (a request's path awaits nothing for it then). */
-export const dbIfOpen = (): PrismaClient | null => db.open?.prisma ?? null;
-
-/** The prepared-statement runner over the same connections as `getDb()`. */
-export function getSql(): Promise<SqlRunner> {
-  void getDb();
-  return db.opening!.then((s) => s.sql);
+export class DatabaseNotOpenError extends Error {
+  constructor() {
+    super("the database is not open: openDatabase() runs before serving, and before a CLI command or a test uses it");
+    this.name = "DatabaseNotOpenError";
+  }
 }
 
-/**
- * A runner whose statements PostgreSQL plans at each call for their values (see plannedOver): for a
- * statement whose generic plan would be slow. The same runner as `getSql()` on PGlite.
- */
-export function getPlannedSql(): Promise<SqlRunner> {
-  void getDb();
-  return db.opening!.then((s) => s.plannedSql);
+/** The open database; throws DatabaseNotOpenError before `openDatabase()` has finished. */
+export function database(): Database {
+  if (!state.open) throw new DatabaseNotOpenError();
+  return state.open;
 }
 
-/**
- * A runner of prepared statements that PostgreSQL plans once per connection and never again
- * (`plan_cache_mode = force_generic_plan`): for a hot statement whose planning costs more than its
- * execution and whose generic plan is known to be good whatever the values (the webhook claim). By
- * default PostgreSQL keeps planning such a statement at every call when it guesses the generic plan
- * costlier. Its own connection. On PGlite the same runner as `getSql()`.
- */
-export function getGenericPlanSql(): Promise<SqlRunner> {
-  void getDb();
-  return db.opening!.then((s) => s.genericSql);
-}
+/** The open database or undefined: for the probes and the scrape, which answer while the process opens or closes it. */
+export const databaseIfOpen = (): Database | undefined => state.open;
 
-/** The runner without waiting, once the database is open: a hot path's query then leaves at once. */
-export const sqlIfOpen = (): SqlRunner | null => db.open?.sql ?? null;
-
-/**
- * The runner for short indexed reads on every request's path (the key lookup, the hot lists): one
- * pipelined connection of their own on PostgreSQL (see `open`), the same runner on PGlite. Never
- * a statement that may wait on a lock: everything queued behind it would wait too.
- */
-export function getReadSql(): Promise<SqlRunner> {
-  void getDb();
-  return db.opening!.then((s) => s.readSql);
-}
-
-/** `getReadSql` without waiting, once the database is open. */
-export const readSqlIfOpen = (): SqlRunner | null => db.open?.readSql ?? null;
-
-/**
- * Where the operator's reads go (readiness's `SELECT 1`, the metrics scrape's backlog), once the
- * database is open: node-postgres's pool on PostgreSQL, never the pipelined connections of the
- * requests' hot statements. Those statements' driver code (postgres.js) is optimized for their
- * shapes; a probe's different ones, every few seconds, threw that code away (under --trace-deopt,
- * postgres.js's build, unsafe, BindComplete and CommandComplete deoptimized only with a scrape) for
- * every request to pay again. On PGlite the one runner there is.
- */
-export const probeSqlIfOpen = (): SqlRunner | null => db.open?.plannedSql ?? null;
-
-export async function closeDb(): Promise<void> {
-  const closing = db.opening;
-  db.opening = undefined;
-  db.open = undefined;
+export async function closeDatabase(): Promise<void> {
+  const closing = state.opening;
+  state.opening = undefined;
+  state.open = undefined;
   if (closing) await (await closing).close();
 }
+
+/**
+ * Runs a typed statement on Prisma's connection: the client's, or inside `$transaction(async (tx) =>
+ * …)` the transaction's (pass `tx`). Rows as Prisma converts them (timestamps as Date); unawaited,
+ * it can join `$transaction([...])`.
+ */
+export const queryOn = <Row>(on: Pick<PrismaClient, "$queryRawUnsafe">, statement: Statement<Row>, values: unknown[]) =>
+  on.$queryRawUnsafe<Row[]>(statement.text, ...values);
+
+/** `queryOn` for a statement answering no rows: how many rows it changed. */
+export const executeOn = (on: Pick<PrismaClient, "$executeRawUnsafe">, statement: Statement, values: unknown[]) =>
+  on.$executeRawUnsafe(statement.text, ...values);
 
 export const dbOperationCount = () => operationCount;
