@@ -6,7 +6,14 @@ import { freePort, spawnServer, type Running } from "../../scripts/bench/service
 import { closeDb } from "../../server/db/client";
 
 export const ROOT = path.resolve(__dirname, "../..");
-export const hasNextBuild = () => existsSync(path.join(ROOT, ".next", "BUILD_ID"));
+/**
+ * The production build (`npm run build`) that spawned servers run. A file that needs it fails with this
+ * message when it is missing, never skips: a bare `npx vitest` must not pass by leaving them out.
+ */
+export function requireNextBuild(): void {
+  if (!existsSync(path.join(ROOT, ".next", "BUILD_ID")))
+    throw new Error("this test file runs the production build: run `npm run build` first (npm test does it)");
+}
 
 export type MountKind = "lean" | "next";
 
@@ -20,6 +27,7 @@ export const MOUNT_ARGS: Record<MountKind, string[]> = {
  * so this process's own client is closed first (the server child then holds the lock).
  */
 export async function startMount(kind: MountKind, env: Record<string, string | undefined> = {}): Promise<Running> {
+  requireNextBuild();
   await closeDb();
   const port = await freePort();
   const args = kind === "next" ? [...MOUNT_ARGS.next, "-p", String(port)] : MOUNT_ARGS.lean;

@@ -5,7 +5,9 @@ import type { Running } from "../../scripts/bench/services";
 import { mountFor } from "../../server/http/lean-server";
 import { call, errorOf, tenantWithKey } from "../helpers/api";
 import { PASSWORD, userInTenant } from "../helpers/dashboard";
-import { hasNextBuild, startMount } from "../helpers/http-mounts";
+import { requireNextBuild, startMount } from "../helpers/http-mounts";
+
+requireNextBuild();
 
 describe("mountFor: the one routing decision", () => {
   it.each([
@@ -38,7 +40,7 @@ describe("mountFor: the one routing decision", () => {
   });
 });
 
-describe.skipIf(!hasNextBuild())("the lean front over real HTTP (needs `next build`)", () => {
+describe("the lean front over real HTTP (needs `next build`)", () => {
   let server: Running;
   let key: string;
   let email: string;

@@ -10,7 +10,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { freePort } from "../../scripts/bench/services";
-import { hasNextBuild, ROOT } from "../helpers/http-mounts";
+import { requireNextBuild, ROOT } from "../helpers/http-mounts";
+
+requireNextBuild();
 
 type Started = { proc: ChildProcess; url: string; output: () => string };
 
@@ -86,7 +88,7 @@ const TEMPLATE = path.join(ROOT, "dist", "embedded-template");
 
 const get = (s: Started, key: string, p: string) => fetch(`${s.url}/api/v1${p}`, { headers: { authorization: `Bearer ${key}` } });
 
-describe.skipIf(!hasNextBuild())("npm start", () => {
+describe("npm start", () => {
   let running: Started | undefined;
   afterEach(async () => {
     await stop(running);

@@ -11,7 +11,9 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { hasNextBuild, ROOT } from "../helpers/http-mounts";
+import { requireNextBuild, ROOT } from "../helpers/http-mounts";
+
+requireNextBuild();
 
 /** The README's shell blocks, in order, without the skipped ones. */
 function readmeShellBlocks(readme: string): { skipped: boolean; code: string }[] {
@@ -52,7 +54,7 @@ describe("README", () => {
     }
   });
 
-  it.skipIf(!hasNextBuild())("its_shell_blocks_run_in_order_against_a_started_server", { timeout: 600_000 }, async () => {
+  it("its_shell_blocks_run_in_order_against_a_started_server", { timeout: 600_000 }, async () => {
     const blocks = readmeShellBlocks(readFileSync(path.join(ROOT, "README.md"), "utf8")).filter((b) => !b.skipped);
     workDir = mkdtempSync(path.join(tmpdir(), "tdp-readme-"));
     // The checkout's files, linked; not its state (the embedded database, a start.log of a run by hand).

@@ -4,10 +4,12 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
 import { call, tenantWithKey } from "../helpers/api";
-import { hasNextBuild, startMount } from "../helpers/http-mounts";
+import { requireNextBuild, startMount } from "../helpers/http-mounts";
 import { exitOf, idleKeepAliveConnections, roundTrip, splitBodyRequest, waitUntilRefused } from "../helpers/http-client";
 import { onDatabase, PostgresServer } from "../helpers/postgres-server";
 import pg from "pg";
+
+requireNextBuild();
 
 let server: Running | undefined;
 afterEach(async () => {
@@ -19,7 +21,7 @@ const IN_FLIGHT = 24;
 const portOf = (url: string) => Number(new URL(url).port);
 const offering = (i: number) => JSON.stringify({ title: `In flight ${i}`, price: "1.00", price_currency: "USD" });
 
-describe.skipIf(!hasNextBuild())("SIGTERM drains the lean front (needs `next build`)", () => {
+describe("SIGTERM drains the lean front (needs `next build`)", () => {
   it("sigterm_answers_each_in_flight_request_201_closes_idle_keepalive_connections_and_exits_0", async () => {
     const { key } = await tenantWithKey();
     const auth = { authorization: `Bearer ${key}` };

@@ -6,7 +6,9 @@ import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
 import { tenantWithKey } from "../helpers/api";
-import { hasNextBuild, startMount } from "../helpers/http-mounts";
+import { requireNextBuild, startMount } from "../helpers/http-mounts";
+
+requireNextBuild();
 
 const HEADERS_MS = 1_000;
 const REQUEST_MS = 2_000;
@@ -32,7 +34,7 @@ function trickle(port: number, head: string, drip: string): Promise<{ answer: st
   });
 }
 
-describe.skipIf(!hasNextBuild())("slow clients against the lean front (needs `next build`)", () => {
+describe("slow clients against the lean front (needs `next build`)", () => {
   let server: Running;
   let key: string;
   let port: number;

@@ -7,12 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, type Running } from "../../scripts/bench/services";
 import { tenantWithKey } from "../helpers/api";
 import { exitOf, splitBodyRequest, waitUntilRefused } from "../helpers/http-client";
-import { hasNextBuild, startMount } from "../helpers/http-mounts";
+import { requireNextBuild, startMount } from "../helpers/http-mounts";
+
+requireNextBuild();
 
 const DELAY_MS = 3_000;
 const DRAINING = { status: "not_ready", failing: ["shutdown"], checks: { shutdown: "draining" } };
 
-describe.skipIf(!hasNextBuild())("next start", () => {
+describe("next start", () => {
   let server: Running;
   let metricsUrl: string;
   let auth: Record<string, string>;

@@ -5,7 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
 import { getOpenApiDocument } from "../../server/http/openapi";
-import { hasNextBuild, startMount, type MountKind } from "../helpers/http-mounts";
+import { requireNextBuild, startMount, type MountKind } from "../helpers/http-mounts";
+
+requireNextBuild();
 
 const READY = {
   status: "ready",
@@ -25,7 +27,7 @@ async function ask(url: string, method = "GET", headers: Record<string, string> 
   };
 }
 
-const kinds: MountKind[] = hasNextBuild() ? ["lean", "next"] : ["lean"];
+const kinds: MountKind[] = ["lean", "next"];
 
 describe.each(kinds)("probes on the %s mount", (kind) => {
   let server: Running;

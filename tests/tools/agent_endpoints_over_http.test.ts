@@ -9,8 +9,10 @@ import { mountFor } from "../../server/http/lean-server";
 import { toolCatalogAs } from "../../server/tools/catalog";
 import { newKey, tenantWithKey } from "../helpers/api";
 import { makeConversation } from "../helpers/conversations";
-import { hasNextBuild, startMount } from "../helpers/http-mounts";
+import { requireNextBuild, startMount } from "../helpers/http-mounts";
 import { startOfNextWindowIn, windowClockEnv } from "../helpers/rate-limit-clock";
+
+requireNextBuild();
 
 const MISSING = "00000000-0000-4000-8000-000000000000";
 const HOUR = 3_600_000;
@@ -36,7 +38,7 @@ describe("mountFor: agent paths", () => {
   });
 });
 
-describe.skipIf(!hasNextBuild())("agent tools over HTTP through the lean front (needs `next build`)", () => {
+describe("agent tools over HTTP through the lean front (needs `next build`)", () => {
   let server: Running;
   let tenantId: string;
   let key: string;
