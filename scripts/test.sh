@@ -89,6 +89,7 @@ const fs = require("fs"), path = require("path");
 let passed = 0, failed = 0, skipped = 0;
 // The failed tests are named again at the very end: a CI log is often read from its tail.
 const failures = [];
+const slowest = [];
 const firstLine = (m) => String(m || "").replace(/\x1b\[[0-9;]*m/g, "").split("\n").find((l) => l.trim()) || "";
 const walkSuites = (suite, file, titles) => {
   for (const s of suite.suites || []) walkSuites(s, s.file || file, [...titles, s.title].filter(Boolean));
@@ -109,12 +110,18 @@ for (const f of fs.readdirSync(process.argv[1])) {
     passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + (r.numTodoTests || 0);
     for (const file of r.testResults || []) {
       const rel = path.relative(process.cwd(), file.name);
+      if (file.endTime && file.startTime) slowest.push({ phase, file: rel, ms: file.endTime - file.startTime });
       for (const t of file.assertionResults || [])
         if (t.status === "failed") failures.push(`${phase} ${rel}: ${t.fullName || t.title}: ${firstLine((t.failureMessages || [])[0])}`);
       if (file.status === "failed" && !(file.assertionResults || []).some((t) => t.status === "failed"))
         failures.push(`${phase} ${rel}: ${firstLine(file.message) || "the file failed outside its tests"}`);
     }
   }
+}
+// The ten slowest files over every vitest phase: where the next minute of the suite's time is.
+if (slowest.length) {
+  slowest.sort((a, b) => b.ms - a.ms);
+  console.log(`\nSlowest files:\n${slowest.slice(0, 10).map((f) => `  ${(f.ms / 1000).toFixed(1).padStart(6)} s  ${f.phase} ${f.file}`).join("\n")}`);
 }
 if (failures.length) console.log(`\nFailed:\n${failures.map((x) => `  ${x.slice(0, 400)}`).join("\n")}`);
 // A phase can fail without a failed test (a setup error, no test files): name it.
