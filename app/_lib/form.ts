@@ -5,7 +5,7 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { z } from "zod";
 import { describeError } from "./trpc";
-import { sentenceCase } from "../_ui/format";
+import { sentenceCase } from "./format";
 
 export type FieldErrors = Record<string, string>;
 

@@ -1,7 +1,7 @@
 "use client";
 import { useLayoutEffect, useRef, type HTMLAttributes, type ReactNode } from "react";
 import { AlertTriangle, Inbox, Loader2 } from "lucide-react";
-import { sentenceCase } from "./format";
+import { sentenceCase } from "../_lib/format";
 import { cva, type VariantProps } from "class-variance-authority";
 import { cn } from "./cn";
 import { Button } from "./button";

@@ -5,7 +5,7 @@ import { Popover } from "radix-ui";
 import { Bell } from "lucide-react";
 import { useTRPC } from "../_lib/trpc";
 import { Button } from "../_ui/button";
-import { formatDateTime } from "../_ui/format";
+import { formatDateTime } from "../_lib/format";
 import { useAccount } from "./account";
 
 export function NotificationsBell() {

@@ -13,7 +13,7 @@ import { ConfirmDialog, Dialog, DialogFormActions } from "../../_ui/dialog";
 import { Field, FieldError, Input } from "../../_ui/field";
 import { SecretOnce } from "../../_ui/copy-button";
 import { Badge, Card, EmptyState, ErrorState, LoadingState, PageHeader, RowActions, Table } from "../../_ui/surface";
-import { formatDateTime } from "../../_ui/format";
+import { formatDateTime } from "../../_lib/format";
 import { READ_ONLY_HINT, useAccount } from "../account";
 
 const SCOPE_HELP: Record<string, string> = {

@@ -8,7 +8,7 @@ import { auditLogExportInput, type AuditFilter } from "@/server/audit/audit-log.
 import { Button } from "../../_ui/button";
 import { Field, FormError, Input, Select } from "../../_ui/field";
 import { Badge, Card, EmptyState, ErrorState, LoadingState, PageHeader, Table } from "../../_ui/surface";
-import { formatDateTime } from "../../_ui/format";
+import { formatDateTime } from "../../_lib/format";
 
 const ACTION_LABELS: Record<string, string> = {
   "api_key.issued": "Issued API key",

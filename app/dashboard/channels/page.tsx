@@ -23,7 +23,7 @@ import { ConfirmDialog, Dialog, DialogFormActions } from "../../_ui/dialog";
 import { Field, Input, Select } from "../../_ui/field";
 import { CopyButton } from "../../_ui/copy-button";
 import { Badge, Card, EmptyState, ErrorState, LoadingState, PageHeader, RowActions, Table } from "../../_ui/surface";
-import { formatDateTime } from "../../_ui/format";
+import { formatDateTime } from "../../_lib/format";
 import { READ_ONLY_HINT, useAccount } from "../account";
 import type { RouterOutputs } from "../../_lib/router-types";
 

@@ -11,7 +11,7 @@ import { Button } from "../../_ui/button";
 import { ConfirmDialog } from "../../_ui/dialog";
 import { Field, FieldError, FormError, Input, Select } from "../../_ui/field";
 import { Badge, Card, ErrorState, LoadingState, PageHeader } from "../../_ui/surface";
-import { formatDateTime } from "../../_ui/format";
+import { formatDateTime } from "../../_lib/format";
 import { READ_ONLY_HINT, useAccount } from "../account";
 
 type Connection = NonNullable<RouterOutputs["crm"]["connection"]>;

@@ -11,7 +11,7 @@ import { ConfirmDialog } from "../../_ui/dialog";
 import { Field, FormError, Input, Select } from "../../_ui/field";
 import { CopyButton } from "../../_ui/copy-button";
 import { Badge, Card, EmptyState, RowActions, Table } from "../../_ui/surface";
-import { formatDateTime } from "../../_ui/format";
+import { formatDateTime } from "../../_lib/format";
 import { useAccount } from "../account";
 import type { RouterOutputs } from "../../_lib/router-types";
 

@@ -7,7 +7,7 @@ import { ROLES } from "@/server/dashboard/dashboard.types";
 import { ConfirmDialog, Dialog, DialogFormActions } from "../../_ui/dialog";
 import { Field, Select } from "../../_ui/field";
 import { Badge, Card, EmptyState, ErrorState, LoadingState, PageHeader, RowActions, Table } from "../../_ui/surface";
-import { formatDateTime } from "../../_ui/format";
+import { formatDateTime } from "../../_lib/format";
 import { READ_ONLY_HINT, useAccount } from "../account";
 
 import { InvitationTable, InviteForm, mayManage, type Member, ROLE_HELP, type Role, type Sent, SentNotice } from "./invitations";

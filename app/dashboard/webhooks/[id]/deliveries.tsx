@@ -8,7 +8,7 @@ import { describeError, useTRPC } from "../../../_lib/trpc";
 import { Button } from "../../../_ui/button";
 import { Select } from "../../../_ui/field";
 import { Badge, Card, EmptyState, ErrorState, LoadingState } from "../../../_ui/surface";
-import { formatDateTime } from "../../../_ui/format";
+import { formatDateTime } from "../../../_lib/format";
 import { useAccount } from "../../account";
 import { DELIVERY_STATES, type Delivery, type DeliveryState } from "@/server/webhooks/webhooks.types";
 import { STATE_LABEL } from "../event-picker";

@@ -14,7 +14,7 @@ import { ConfirmDialog, Dialog } from "../../../_ui/dialog";
 import { Field, FormError, Input } from "../../../_ui/field";
 import { SecretOnce } from "../../../_ui/copy-button";
 import { Badge, Card, EmptyState, ErrorState, LoadingState, PageHeader } from "../../../_ui/surface";
-import { formatDateTime } from "../../../_ui/format";
+import { formatDateTime } from "../../../_lib/format";
 import { READ_ONLY_HINT, useAccount } from "../../account";
 import { EventPicker } from "../event-picker";
 import { LocalDevelopmentNote } from "../local-development-note";
