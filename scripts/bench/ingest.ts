@@ -108,7 +108,7 @@ async function benchTenant(databaseUrl: string): Promise<string> {
   // tables are analyzed, as a running deployment's are: without statistics, a session's generic plan
   // of the ingest statement may find the pair's conversation through a (tenant_id, …) index, a tie
   // with the pair's key, and keep it for the run (its provider message id lookup, which had the same
-  // tie, is gone: docs/ingest.md).
+  // tie, is gone: docs/perf/2026-11-ingest.md).
   await db.$executeRawUnsafe(
     `WITH m AS (
        INSERT INTO messages (id, tenant_id, conversation_id, direction, author, body, status, provider, provider_message_id, created_at)

@@ -108,7 +108,7 @@ const STORED_ELSEWHERE = "TDP01";
  * the (tenant, provider, provider message id) key, the only way the statement reads messages: a
  * separate lookup could be planned through the tenant's (created_at, direction) index, as equally
  * cheap while the table has no statistics, and a prepared statement keeps that plan (it read all
- * the tenant's messages per new customer; docs/ingest.md). A new pair's conversation is inserted
+ * the tenant's messages per new customer; docs/perf/2026-11-ingest.md). A new pair's conversation is inserted
  * before its message (the message refers to it); when the message then turns out to be stored
  * already (a retry of a message whose customer was erased since, whose conversation now has another
  * identifier), the statement raises STORED_ELSEWHERE, which undoes the conversation, its event and

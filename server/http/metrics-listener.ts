@@ -7,7 +7,7 @@
 // exposition text (the registry lives here) and sends it. Served from this thread, each scrape's
 // request and response objects met the optimized code of Node's http internals that the served
 // requests run, which threw it away: with a scrape a second, the listener's HTTP part alone made
-// every request cost about 5% more CPU (docs/operations.md, "Cost").
+// every request cost about 5% more CPU (docs/perf/2026-11-metrics-and-tracing-cost.md).
 import type { Worker } from "node:worker_threads";
 import { databaseKnownDown } from "../db/availability";
 import { probeSqlIfOpen } from "../db/client";

@@ -2,7 +2,7 @@
 // file of its own. The ops work that must stay off the main thread (the trace export's HTTP client,
 // the metrics listener's HTTP server) runs this way: served requests and that work then never share
 // Node's http and stream internals, whose optimized code the other side's objects threw away
-// (docs/operations.md, "Cost").
+// (docs/perf/2026-11-metrics-and-tracing-cost.md).
 import { Worker } from "node:worker_threads";
 
 /**

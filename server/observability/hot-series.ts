@@ -2,7 +2,7 @@
 // decisions), kept in plain numbers and rendered through prom-client's registry like its own
 // metrics. prom-client's bound children (`histogram.labels(...).observe`, `counter.labels(...).inc`)
 // check and hash their label values again on every call: under the bench's load that was about 3 µs
-// of a request's 200 µs of CPU, most of what metrics cost a request (docs/operations.md, "Cost").
+// of a request's 200 µs of CPU, most of what metrics cost a request (docs/perf/2026-11-metrics-and-tracing-cost.md).
 // Here a series is looked up once by its caller and a call adds to its numbers.
 //
 // Both classes give the registry what it reads of a metric (`name`, `help`, `type`, `aggregator`,

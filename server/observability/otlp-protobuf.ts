@@ -414,7 +414,7 @@ const FAILED = 1 as ExportResult["code"];
  * thread) and hands the bytes to a worker thread running the SDK's OTLP/HTTP exporter. Sending from
  * this thread made its HTTP client code share Node's http and stream internals with the server's
  * own requests: their optimized code met the client's objects, was thrown away (about 80 more
- * deoptimizations in 15 s of load) and came back slower for every request (docs/operations.md, "Cost").
+ * deoptimizations in 15 s of load) and came back slower for every request (docs/perf/2026-11-metrics-and-tracing-cost.md).
  * Idle, the worker keeps no process alive (startEvalWorker unref'd it); while a call waits for it (the
  * last batch at shutdown) it does.
  */

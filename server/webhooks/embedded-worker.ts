@@ -152,7 +152,7 @@ export class DeliveryWorker {
    * The claim, never through Prisma (its per-query work cost more than the claim's own). The paced
    * claim keeps the plan of its first call (getGenericPlanSql): planning it was half its database
    * CPU, and its generic plan walks each subscription's own pending deliveries like a custom one
-   * (docs/dashboard-webhooks-crm-audit.md). The unpaced claim is planned at each call (getPlannedSql).
+   * (docs/perf/2026-11-webhook-delivery.md). The unpaced claim is planned at each call (getPlannedSql).
    */
   private readonly claim: { text: string };
   private readonly paced: boolean;

@@ -6,7 +6,7 @@
 // key's three columns ties with the tenant's (created_at, direction) index, and that plan walks
 // every message of the tenant for every new customer. Likewise the update that counts a message on
 // its conversation goes by the conversation's primary key, never a walk of the tenant's
-// conversations. (Finding the pair's conversation itself still depends on statistics: docs/ingest.md.)
+// conversations. (Finding the pair's conversation itself still depends on statistics: docs/perf/2026-11-ingest.md.)
 // Checked on the plans themselves (EXPLAIN of the generic plan, nothing executed) in a transaction
 // rolled back, over the messages and conversations tables of this file's own fresh database, never
 // analyzed. PostgreSQL only: PGlite has no plan cache modes and no second connection.

@@ -1,7 +1,7 @@
 // The metrics listener's HTTP server runs in a worker thread (server/http/metrics-listener.ts): a
 // scrape is rendered by the server's thread, which holds the registry, but the server's thread
 // handles no HTTP request of the listener's, which would share Node's http internals with the
-// requests it serves (docs/operations.md, "Cost"). The listener keeps its contract: the token, 404
+// requests it serves (docs/perf/2026-11-metrics-and-tracing-cost.md). The listener keeps its contract: the token, 404
 // elsewhere, 405 for other methods, the exposition's content type, and it closes with the process.
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

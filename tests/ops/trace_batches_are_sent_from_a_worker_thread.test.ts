@@ -1,7 +1,7 @@
 // The protobuf trace exporter encodes a batch in the server's thread and sends it from a worker
 // thread running the SDK's OTLP/HTTP exporter (server/observability/otlp-protobuf.ts): the server's
 // thread makes no HTTP client request of its own, which would share Node's http and stream internals
-// with the requests it serves (docs/operations.md, "Cost"). The batch arrives intact, with the
+// with the requests it serves (docs/perf/2026-11-metrics-and-tracing-cost.md). The batch arrives intact, with the
 // OTEL_EXPORTER_OTLP_HEADERS the SDK reads, and the exporter reports the collector's failures (and,
 // its worker stopped, fails at once).
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
