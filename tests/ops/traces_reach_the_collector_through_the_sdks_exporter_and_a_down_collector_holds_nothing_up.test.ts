@@ -82,9 +82,9 @@ describe("trace export", () => {
     collector.closeAllConnections();
     await new Promise((resolve) => collector.close(resolve));
     expect(await Promise.all([request("down-1"), request("down-2")])).toEqual(["answered", "answered"]);
-    // The stop reports the failed last export (startup.ts logs it as a warning) and does not wait on it.
+    // The stop reports the failed last export, refused or cut off (startup.ts logs it as a warning), and does not wait on it.
     const started = performance.now();
-    await expect(tracing.stopTracing()).rejects.toThrow(/ECONNREFUSED/);
+    await expect(tracing.stopTracing()).rejects.toThrow(/ECONNREFUSED|ECONNRESET|socket hang up/);
     expect(performance.now() - started).toBeLessThan(5_000);
     expect(tracing.tracingEnabled()).toBe(false);
   });
