@@ -42,7 +42,8 @@ export default defineConfig({
     url: `${baseURL}/api/v1/openapi.json`,
     timeout: 120_000,
     reuseExistingServer: false,
-    stdout: "ignore",
+    // The server's log lines (LOG_LEVEL=warn below) are on its stdout.
+    stdout: "pipe",
     stderr: "pipe",
     env: {
       DATA_DIR: process.env.E2E_DATA_DIR,

@@ -4,6 +4,9 @@
 // also migrate on start; this is for deploy pipelines that migrate before rolling out.
 import { PrismaPg } from "@prisma/adapter-pg";
 import { applyMigrations } from "../server/db/schema-engine";
+import { setLogDestination } from "../server/lib/log";
+
+setLogDestination(2); // stdout is the JSON printed below; log lines ("migrations applied") go to stderr
 
 const url = process.env.DIRECT_DATABASE_URL || process.env.DATABASE_URL;
 if (url) {

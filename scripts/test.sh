@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, on real services:
 #   1. vitest on PostgreSQL + Redis (throwaway servers started here unless DATABASE_URL / REDIS_URL are set);
-#   2. vitest again on the embedded defaults (PGlite, in-process rate-limit store);
+#   2. vitest again on the embedded defaults (PGlite, in-process rate-limit store), for the folders
+#      whose tests depend on the engine (tests/phases.ts);
 #   3. the API contract suite over real HTTP through both mounts (lean front and Next route), after `npm run build`;
 #   4. browser tests (Playwright driving Debian's Chromium) against `next start`.
 # Set TEST_PHASES to a subset (e.g. "postgres pglite") to run fewer. TEST_POOLER=pgbouncer runs the
@@ -52,20 +53,25 @@ run_vitest() { # name, env... [-- vitest args...]
   env "${envs[@]}" npx vitest run --reporter=default --reporter=json --outputFile="$RESULTS/vitest-$name.json" "${args[@]}" || { status=1; FAILED_PHASES+=("$name"); }
 }
 
+# The split by folder lives in tests/phases.ts: which folders run one file at a time, which on PostgreSQL only.
+folders() { node --input-type=module -e 'const p = await import(process.argv[1]); console.log(p[process.argv[2]].join(" "))' "$PWD/tests/phases.ts" "$1"; }
+one_at_a_time="$(folders ONE_AT_A_TIME)" && postgres_only="$(folders POSTGRES_ONLY)" || { echo "cannot read tests/phases.ts"; exit 1; }
+ONE_AT_A_TIME=(); for d in $one_at_a_time; do ONE_AT_A_TIME+=("tests/$d"); done
+NOT_ONE_AT_A_TIME=(); for d in "${ONE_AT_A_TIME[@]}"; do NOT_ONE_AT_A_TIME+=(--exclude "$d/**"); done
+NOT_POSTGRES_ONLY=(); for d in $postgres_only; do NOT_POSTGRES_ONLY+=(--exclude "tests/$d/**"); done
+# vitest's default on 2 cores is one file at a time; most files wait on servers, processes and
+# timers, so two at once nearly halve the phase. TEST_WORKERS sets it.
+WORKERS="--maxWorkers=${TEST_WORKERS:-2}"
+
 for phase in $PHASES; do
   case "$phase" in
     postgres)
-      # Webhook tests (and the Inngest ones, whose app processes run a delivery engine) run apart, one
-      # file at a time: on a shared PostgreSQL another file's delivery worker (or a mounted server's)
-      # would claim their pending deliveries.
-      run_vitest postgres DATABASE_URL="$PG_URL" DIRECT_DATABASE_URL="$PG_DIRECT_URL" REDIS_URL="$REDIS_URL" -- --exclude "tests/webhooks/**" --exclude "tests/inngest/**"
-      run_vitest postgres-webhooks DATABASE_URL="$PG_URL" DIRECT_DATABASE_URL="$PG_DIRECT_URL" REDIS_URL="$REDIS_URL" -- --no-file-parallelism tests/webhooks tests/inngest ;;
+      run_vitest postgres DATABASE_URL="$PG_URL" DIRECT_DATABASE_URL="$PG_DIRECT_URL" REDIS_URL="$REDIS_URL" -- "$WORKERS" "${NOT_ONE_AT_A_TIME[@]}"
+      run_vitest postgres-one-at-a-time DATABASE_URL="$PG_URL" DIRECT_DATABASE_URL="$PG_DIRECT_URL" REDIS_URL="$REDIS_URL" -- --no-file-parallelism "${ONE_AT_A_TIME[@]}" ;;
     pglite)
-      # The same split: the embedded database runs inside each test process, so a webhook file's
-      # timing witnesses (a subscription's rate as its consumer sees it) share their CPU with it, and
-      # another file running beside them on the 2 cores stalled a send enough to bunch arrivals.
-      run_vitest pglite -u DATABASE_URL -u DIRECT_DATABASE_URL -u REDIS_URL -u UPSTASH_REDIS_REST_URL -- --exclude "tests/webhooks/**" --exclude "tests/inngest/**"
-      run_vitest pglite-webhooks -u DATABASE_URL -u DIRECT_DATABASE_URL -u REDIS_URL -u UPSTASH_REDIS_REST_URL -- --no-file-parallelism tests/webhooks tests/inngest ;;
+      # What depends on the engine: every folder but those tests/phases.ts runs on PostgreSQL only.
+      run_vitest pglite -u DATABASE_URL -u DIRECT_DATABASE_URL -u REDIS_URL -u UPSTASH_REDIS_REST_URL -- "$WORKERS" "${NOT_ONE_AT_A_TIME[@]}" "${NOT_POSTGRES_ONLY[@]}"
+      run_vitest pglite-one-at-a-time -u DATABASE_URL -u DIRECT_DATABASE_URL -u REDIS_URL -u UPSTASH_REDIS_REST_URL -- --no-file-parallelism "${ONE_AT_A_TIME[@]}" ;;
     mounts)
       if [ -x scripts/test-mounts.sh ]; then
         echo; echo "=== API suite over HTTP through both mounts"
@@ -118,7 +124,7 @@ for (const f of fs.readdirSync(process.argv[1])) {
     }
   }
 }
-// The ten slowest files over every vitest phase: where the next minute of the suite's time is.
+// The ten slowest files over every vitest phase: where the next minute of the run goes.
 if (slowest.length) {
   slowest.sort((a, b) => b.ms - a.ms);
   console.log(`\nSlowest files:\n${slowest.slice(0, 10).map((f) => `  ${(f.ms / 1000).toFixed(1).padStart(6)} s  ${f.phase} ${f.file}`).join("\n")}`);

@@ -54,7 +54,7 @@ export function humanMessage(message: string): string {
 }
 
 /** Focuses the control of the first field showing an error in `root` (Field marks both), else its form-level alert. */
-export function focusFirstInvalid(root: HTMLElement | null) {
+function focusFirstInvalid(root: HTMLElement | null) {
   if (!root) return;
   const error = root.querySelector("[data-field-error]");
   const field = error?.closest("[data-field]");

@@ -7,7 +7,9 @@ import { createTRPCContext } from "@trpc/tanstack-react-query";
 import type { AppRouter } from "@/server/http/router";
 import { sentenceCase } from "./format";
 
-export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
+const trpcContext = createTRPCContext<AppRouter>();
+const { TRPCProvider } = trpcContext;
+export const { useTRPC, useTRPCClient } = trpcContext;
 
 function makeQueryClient() {
   return new QueryClient({

@@ -3,7 +3,7 @@
 // paths stay as they were; the labels and grouping are what a person sees (sidebar, breadcrumb, title).
 import { Archive, BarChart3, Bot, Building2, KeyRound, MessageSquare, ScrollText, ShieldCheck, Users, Webhook, type LucideIcon } from "lucide-react";
 
-export type NavItem = { href: string; label: string; icon: LucideIcon; trail: string[] };
+type NavItem = { href: string; label: string; icon: LucideIcon; trail: string[] };
 export type NavGroup = { label: string | null; items: NavItem[] };
 
 const SETTINGS = "Settings";
@@ -37,6 +37,6 @@ export const NAV_GROUPS: NavGroup[] = [
   },
 ];
 
-export const NAV_ITEMS = NAV_GROUPS.flatMap((g) => g.items);
+const NAV_ITEMS = NAV_GROUPS.flatMap((g) => g.items);
 
 export const activeItem = (pathname: string | null) => NAV_ITEMS.find((i) => pathname === i.href || pathname?.startsWith(`${i.href}/`)) ?? null;

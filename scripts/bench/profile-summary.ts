@@ -14,7 +14,7 @@ export type ProfileSummary = {
 };
 
 /** The component a frame belongs to: an npm package, a folder of ours, node internals, or V8. */
-export function componentOf(url: string, fn: string): string {
+function componentOf(url: string, fn: string): string {
   if (!url) {
     if (fn === "(idle)") return "(idle)";
     if (fn === "(garbage collector)") return "V8: garbage collector";

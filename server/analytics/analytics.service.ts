@@ -15,7 +15,7 @@ import { DEFAULT_ROLLUP_DAYS, type AnalyticsCounts, type AnalyticsDay, type Week
 const DAY_MS = 86_400_000;
 
 /** The period: the `days` UTC calendar days ending with today (today is partial). */
-export function rollupPeriod(days: number, now: Date) {
+function rollupPeriod(days: number, now: Date) {
   const endExclusive = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) + DAY_MS;
   const start = new Date(endExclusive - days * DAY_MS);
   return { start, end: new Date(endExclusive) };
@@ -88,7 +88,7 @@ const METRIC_COLUMNS: [keyof DayRow, string][] = [
 
 // Every source yields (day, metric, n) rows, unioned and pivoted once per day. (One LEFT JOIN per
 // source instead made the planner's row estimates explode and JIT-compile for a second.)
-export function rollupQuery(tenantId: string, start: Date, end: Date): Prisma.Sql {
+function rollupQuery(tenantId: string, start: Date, end: Date): Prisma.Sql {
   const range = [tenantId, start, end] as const;
   const sum = (metric: string) => Prisma.sql`coalesce(sum(c.n) FILTER (WHERE c.metric = ${metric}), 0)::int`;
   const columns = Prisma.join(METRIC_COLUMNS.map(([column, metric]) => Prisma.sql`${sum(metric)} AS ${Prisma.raw(`"${column}"`)}`));

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { CHANNELS } from "../lib/conversation-channels";
 
-export const MAX_ROLLUP_DAYS = 90;
+const MAX_ROLLUP_DAYS = 90;
 export const DEFAULT_ROLLUP_DAYS = 7;
 
 const daysMessage = `must be an integer from 1 to ${MAX_ROLLUP_DAYS}`;
@@ -23,7 +23,7 @@ const byChannelSchema = z
   )
   .meta({ id: "AnalyticsConversationsByChannel" });
 
-export const analyticsCountsSchema = z
+const analyticsCountsSchema = z
   .object({
     conversations: z
       .object({
@@ -68,7 +68,7 @@ export const analyticsCountsSchema = z
   })
   .meta({ id: "AnalyticsCounts" });
 
-export const analyticsDaySchema = analyticsCountsSchema.extend({ date: z.string().describe("The UTC day, YYYY-MM-DD") }).meta({ id: "AnalyticsDay" });
+const analyticsDaySchema = analyticsCountsSchema.extend({ date: z.string().describe("The UTC day, YYYY-MM-DD") }).meta({ id: "AnalyticsDay" });
 
 export const weeklyRollupSchema = z
   .object({

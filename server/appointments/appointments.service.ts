@@ -14,6 +14,7 @@ import { signalOutboxWrite } from "../outbox/outbox-signal";
 import { databaseKind, getSql, sqlIfOpen } from "../db/client";
 import { randomUUID } from "node:crypto";
 import { changedFields } from "../lib/wire";
+import { normalizePhoneField } from "../lib/customer-identifier";
 import { appointmentResource, TERMINAL_STATUSES, type Appointment, type CreateAppointmentInput, type UpdateAppointmentInput } from "./appointments.types";
 
 const emitEvent = eventEmitter(APPOINTMENT_EVENTS);
@@ -167,7 +168,7 @@ async function bookingSql(db: TenantDb): Promise<TenantSql> {
  */
 export async function bookAppointment(db: TenantDb, input: CreateAppointmentInput, call?: ToolCallKey, keyToConfirm: string | null = null): Promise<Booking> {
   const sql = await bookingSql(db);
-  const row = bookedRow(sql.tenantId, input);
+  const row = bookedRow(sql.tenantId, withStoredPhone(input));
   assertEndAfterStart(row.scheduledStart, row.scheduledEnd);
   const appointment = appointmentToWire(row);
   // The payload is checked against the catalog as emitEvent does: a mismatch is a bug (a 500, nothing
@@ -190,8 +191,17 @@ export async function bookAppointment(db: TenantDb, input: CreateAppointmentInpu
   throw notFound();
 }
 
+/**
+ * The body with its `customer_phone` in the stored form, E.164 (a 400 naming the field when it is
+ * not a valid number): one customer's appointments are found by one value, whoever wrote them how
+ * (an erasure, docs/data-rights.md).
+ */
+function withStoredPhone<T extends { customer_phone?: string }>(input: T): T {
+  return input.customer_phone === undefined ? input : { ...input, customer_phone: normalizePhoneField("customer_phone", input.customer_phone) };
+}
+
 export async function updateAppointment(db: TenantDb, input: UpdateAppointmentInput): Promise<Appointment> {
-  const { id, ...patch } = input;
+  const { id, ...patch } = withStoredPhone(input);
   return db.$transaction(async (tx) => {
     if (!(await lockTenantRow(tx, "Appointment", id))) throw notFound();
     const beforeRow = await tx.appointment.findFirst({ where: { id } });

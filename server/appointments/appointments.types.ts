@@ -1,11 +1,12 @@
 import { z } from "zod";
+import { PHONE_INPUT_DOC, STORED_PHONE_DOC } from "../lib/phone-docs";
 import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
 import { invalid, isoDateTime, uuid } from "../lib/wire";
 import { listEnvelope, pageQuery } from "../lib/list-envelope";
 import { unknownFieldMessage } from "../lib/strict-body";
 
-export const APPOINTMENT_STATUSES = ["confirmed", "cancelled", "completed"] as const;
+const APPOINTMENT_STATUSES = ["confirmed", "cancelled", "completed"] as const;
 export const TERMINAL_STATUSES = new Set(["cancelled", "completed"]);
 
 const column = resourceFields<Prisma.AppointmentGetPayload<object>>();
@@ -16,7 +17,7 @@ const isoDateTimeText = () => z.string().describe("ISO 8601 date-time");
 export const appointmentResource = column.define("Appointment", {
   id: column.value("id", z.uuid()),
   customer_name: column.value("customerName", z.string(), patch),
-  customer_phone: column.value("customerPhone", z.string(), patch),
+  customer_phone: column.value("customerPhone", z.string().describe(`${STORED_PHONE_DOC}; an erased one holds \`[erased]\``), patch),
   customer_email: column.value("customerEmail", z.string().nullable(), patch),
   scheduled_start: column.timestamp("scheduledStart", isoDateTimeText(), patch),
   scheduled_end: column.timestamp("scheduledEnd", isoDateTimeText(), patch),
@@ -33,7 +34,7 @@ export const appointmentSchema = appointmentResource.schema;
 
 const fields = {
   customer_name: z.string().trim().min(1).max(200),
-  customer_phone: z.string().trim().min(1).max(40),
+  customer_phone: z.string().trim().min(1).max(40).describe(PHONE_INPUT_DOC),
   customer_email: z.email(invalid("must be an email address")).max(320).nullable(),
   scheduled_start: isoDateTime(),
   scheduled_end: isoDateTime(),

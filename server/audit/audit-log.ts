@@ -7,10 +7,10 @@ import { AUDIT_CSV_MAX_ROWS, type AuditFilter, auditEntryResource } from "./audi
 
 const DAY_MS = 86_400_000;
 
-export const auditToWire = auditEntryResource.toWire;
+const auditToWire = auditEntryResource.toWire;
 
 /** The filter as conditions (inside AND, so they never collide with the page cursor's own bounds). */
-export function auditWhere(filter: AuditFilter): Prisma.AuditLogWhereInput[] {
+function auditWhere(filter: AuditFilter): Prisma.AuditLogWhereInput[] {
   const conditions: Prisma.AuditLogWhereInput[] = [];
   if (filter.actor) {
     conditions.push({ OR: [{ actorLabel: { contains: filter.actor, mode: "insensitive" } }, { actorId: filter.actor }] });

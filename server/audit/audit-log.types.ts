@@ -13,7 +13,7 @@ const day = z
   .regex(/^\d{4}-\d\d-\d\d$/, { message: "must be a date like 2026-11-23" })
   .refine((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)), { message: "must be a real calendar date" });
 
-export const auditFilterFields = {
+const auditFilterFields = {
   actor: z
     .string()
     .trim()
@@ -58,5 +58,3 @@ export const auditEntryResource = column.define(null, {
   details: column.json("details", z.record(z.string(), z.unknown())),
   created_at: column.timestamp("createdAt", z.string()),
 });
-export const auditEntrySchema = auditEntryResource.schema;
-export type AuditEntry = z.infer<typeof auditEntrySchema>;

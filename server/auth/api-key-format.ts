@@ -2,8 +2,8 @@
 // stay readable for lookup; the remaining 36 are stored only as sha256(salt || rest).
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
-export const KEY_TAG = "live";
-export const KEY_PREFIX = `xapk_${KEY_TAG}_`;
+const KEY_TAG = "live";
+const KEY_PREFIX = `xapk_${KEY_TAG}_`;
 export const LOOKUP_PREFIX_LENGTH = 22;
 /** The shape accepted before any lookup (other tags follow the same shape; only `live` is issued). */
 const TOKEN_SHAPE = /^xapk_[a-z]{2,10}_[0-9a-f]{48}$/;
@@ -11,7 +11,7 @@ const BEARER = /^Bearer ([^\s]+)$/;
 
 export type GeneratedKey = { plaintext: string; prefix: string; last4: string; salt: string; hash: string };
 
-export function hashSecret(salt: string, rest: string): string {
+function hashSecret(salt: string, rest: string): string {
   return createHash("sha256").update(salt).update(rest).digest("hex");
 }
 

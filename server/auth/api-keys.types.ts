@@ -15,4 +15,3 @@ export const apiKeyResource = column.define(null, {
   revoked_at: column.timestamp("revokedAt", z.string().nullable()),
 });
 export const apiKeySchema = apiKeyResource.schema;
-export type ApiKeyWire = z.infer<typeof apiKeySchema>;

@@ -29,18 +29,18 @@ const KEY_BY_PREFIX = {
 export async function authenticateApiKey(header: string | null): Promise<AuthenticatedKey> {
   const token = parseBearerToken(header);
   if (!token) {
-    log.info("api auth refused", { reason: "malformed" });
+    log.info({ reason: "malformed" }, "api auth refused");
     throw new AppError("unauthorized", MESSAGES.malformedAuth);
   }
   // Revocation must apply on the next request, so this is read from the database every time.
   const sql = readSqlIfOpen() ?? (await getReadSql()); // no await when open: the lookup is sent before this returns
   const [key] = await sql<KeyRow>(KEY_BY_PREFIX, [token.slice(0, LOOKUP_PREFIX_LENGTH)]);
   if (!key || key.revoked || !verifySecret(token, key.salt, key.hash)) {
-    log.info("api auth refused", { reason: key?.revoked ? "revoked" : "unknown" });
+    log.info({ reason: key?.revoked ? "revoked" : "unknown" }, "api auth refused");
     throw new AppError("unauthorized", MESSAGES.unknownKey);
   }
   if (key.suspended) {
-    log.info("api auth refused", { reason: "tenant suspended", tenant_id: key.tenant_id });
+    log.info({ reason: "tenant suspended", tenant_id: key.tenant_id }, "api auth refused");
     throw tenantSuspended();
   }
   rememberKey(token, key);
@@ -111,7 +111,7 @@ function touchLastUsed(keyId: string): void {
         data: { lastUsedAt: new Date(now) },
       }),
     )
-    .catch((err) => log.warn("last-used update failed", { key_id: keyId, error: err }))
+    .catch((err) => log.warn({ key_id: keyId, error: err }, "last-used update failed"))
     .finally(() => writesInFlight.delete(write));
   writesInFlight.add(write);
 }

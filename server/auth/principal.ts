@@ -18,10 +18,10 @@ export type Scope = (typeof SCOPES)[number];
  * Scopes only a tenant's owner may use in the dashboard or put on a key they issue (the operator's
  * CLI may too): erasing a customer (`privacy:write`) is irreversible.
  */
-export const OWNER_ONLY_SCOPES: ReadonlySet<Scope> = new Set<Scope>(["privacy:write"]);
+const OWNER_ONLY_SCOPES: ReadonlySet<Scope> = new Set<Scope>(["privacy:write"]);
 
 export type Role = "owner" | "admin" | "member";
-export const MANAGER_ROLES: readonly Role[] = ["owner", "admin"];
+const MANAGER_ROLES: readonly Role[] = ["owner", "admin"];
 
 export type Principal =
   | { kind: "api_key"; tenantId: string; keyId: string; scopes: string[] }
@@ -62,7 +62,7 @@ export function forbiddenFor(principal: Principal, scope: Scope, also: readonly 
 }
 
 /** What only an owner may do (use or grant an owner-only scope) is a 403 for any other role. */
-export function forbiddenUnlessOwner(role: Role, scope: Scope): AppError | null {
+function forbiddenUnlessOwner(role: Role, scope: Scope): AppError | null {
   return role === "owner" ? null : new AppError("forbidden", `role '${role}' cannot use or grant scope '${scope}'; an owner can`);
 }
 

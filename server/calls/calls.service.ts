@@ -18,7 +18,8 @@ import { notFound } from "../lib/errors";
 import { eventEmitter } from "../outbox/emit-event";
 import { CALL_EVENTS } from "./calls.events";
 import { countNewMessages, findOrCreateConversation, type ConversationRow } from "../conversations/conversations.service";
-import { normalizeCustomerIdentifier } from "../lib/customer-identifier";
+import { badRequest } from "../lib/errors";
+import { MAX_SENDER_LENGTH, senderIdentifier } from "../lib/sender-identifier";
 import { insertMessagesOnce, INGEST_TRANSACTION, reopenIfClosed } from "../conversations/ingest";
 import type { ChannelProvider } from "../channels/providers";
 import { assertConnectionCurrentIn, type ConnectionCheck } from "../channels/channel-connections";
@@ -26,9 +27,9 @@ import { callResource } from "./calls.types";
 
 const emitEvent = eventEmitter(CALL_EVENTS);
 
-export type CallRow = Prisma.CallGetPayload<object>;
+type CallRow = Prisma.CallGetPayload<object>;
 
-export const callToWire = callResource.toWire;
+const callToWire = callResource.toWire;
 
 export type TranscriptTurn = { role: "customer" | "assistant"; text: string; at: Date };
 
@@ -37,7 +38,8 @@ export type CallReport = {
   provider: ChannelProvider;
   providerCallId: string;
   direction: "inbound" | "outbound";
-  /** The customer's number (the caller of an inbound call, the callee of an outbound one). */
+  /** The customer's number as the provider sent it (the caller of an inbound call, the callee of an
+   * outbound one): E.164 when it is a number, else kept as sent (server/lib/sender-identifier.ts). */
   customerNumber: string;
   startedAt: Date;
   /** When the assistant answered, if it has. */
@@ -57,10 +59,13 @@ export type CallReportResult = { call: CallRow; conversation: ConversationRow; e
  * see server/receivers/connection-gate.ts). Null for in-process callers that verified nothing.
  */
 export async function applyCallReport(db: TenantDb, report: CallReport, connection: ConnectionCheck | null = null): Promise<CallReportResult> {
-  const customerIdentifier = normalizeCustomerIdentifier("voice", report.customerNumber);
+  // A provider-verified caller is never refused for its format (only a blank or oversized one is).
+  const customer = senderIdentifier(report.customerNumber);
+  if (!customer) throw badRequest(`invalid field 'customerNumber': must be 1 to ${MAX_SENDER_LENGTH} characters`, "customerNumber");
   return db.$transaction(async (tx) => {
     await assertConnectionCurrentIn(tx, connection);
-    const { row: conversation } = await findOrCreateConversation(tx, { channel: "voice", customerIdentifier });
+    const pair = { channel: "voice" as const, customerIdentifier: customer.identifier, customerIdentifierKind: customer.kind };
+    const { row: conversation } = await findOrCreateConversation(tx, pair);
     const events: string[] = [];
     const inserted = await insertCallOnce(tx, conversation.id, report);
     if (inserted) {

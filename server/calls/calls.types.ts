@@ -7,9 +7,8 @@ import { uuid } from "../lib/wire";
 import { listEnvelope, pageQuery } from "../lib/list-envelope";
 import { CHANNEL_PROVIDERS } from "../channels/providers";
 
-export const CALL_DIRECTIONS = ["inbound", "outbound"] as const;
-export const CALL_STATUSES = ["ringing", "in_progress", "completed", "missed"] as const;
-export type CallStatus = (typeof CALL_STATUSES)[number];
+const CALL_DIRECTIONS = ["inbound", "outbound"] as const;
+const CALL_STATUSES = ["ringing", "in_progress", "completed", "missed"] as const;
 
 const iso = () => z.string().describe("ISO 8601 date-time");
 

@@ -31,10 +31,10 @@ import {
 
 type ConnectionRow = Prisma.ChannelConnectionGetPayload<object>;
 
-export const channelConnectionToWire = channelConnectionResource.toWire;
+const channelConnectionToWire = channelConnectionResource.toWire;
 
 /** The stored form of an address: E.164 for numbers, the bare digits of a WhatsApp phone_number_id. */
-export function normalizeAddress(provider: ChannelProvider, raw: string): string {
+function normalizeAddress(provider: ChannelProvider, raw: string): string {
   const trimmed = raw.trim();
   if (ADDRESS_KIND[provider] === "phone_number_id") {
     if (!/^\d{1,32}$/.test(trimmed)) {
@@ -136,7 +136,7 @@ async function recordRefusedClaim(claimantTenantId: string, claim: Claim, actor:
       details: { ...claim, held_by: "another tenant" },
     });
   } catch (err) {
-    log.warn("could not record a refused claim on a channel address", { provider: claim.provider, error: err });
+    log.warn({ provider: claim.provider, error: err }, "could not record a refused claim on a channel address");
   }
 }
 

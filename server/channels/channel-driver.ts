@@ -15,10 +15,10 @@ import type { ChannelDriver } from "./channel-driver.types";
 import { providerDriver, SENDING_PROVIDERS } from "./provider-drivers";
 import type { ChannelProvider, ConnectionChannel } from "./providers";
 
-export type { ChannelDriver, ChannelSendResult, OutboundConversation, OutboundMessage } from "./channel-driver.types";
+export type { ChannelDriver, ChannelSendResult } from "./channel-driver.types";
 
 /** The default: the platform itself is the record of the outbound message (nothing leaves it). */
-export const recordOnlyDriver: ChannelDriver = {
+const recordOnlyDriver: ChannelDriver = {
   name: "record",
   timeoutMs: 0,
   async send() {
@@ -35,7 +35,7 @@ const MAX_ERROR_LENGTH = 500;
  * if any, is the provider's message id); anything else, a timeout or a network error is failed.
  * `message_id` is also sent as `Idempotency-Key` so a provider can dedupe a retried send.
  */
-export function httpChannelDriver(opts: { baseUrl: string; token?: string; timeoutMs?: number }): ChannelDriver {
+function httpChannelDriver(opts: { baseUrl: string; token?: string; timeoutMs?: number }): ChannelDriver {
   const url = `${opts.baseUrl.replace(/\/+$/, "")}/messages`;
   const timeoutMs = opts.timeoutMs ?? 10_000;
   return {

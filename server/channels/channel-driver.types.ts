@@ -3,8 +3,8 @@
 // implement it, and channel-driver.ts picks among provider-drivers.ts's, so the shape lives here.
 import type { ChannelProvider } from "./providers";
 
-export type OutboundConversation = { id: string; channel: string; customerIdentifier: string };
-export type OutboundMessage = { id: string; body: string };
+type OutboundConversation = { id: string; channel: string; customerIdentifier: string };
+type OutboundMessage = { id: string; body: string };
 
 export type ChannelSendResult = { ok: true; providerMessageId?: string } | { ok: false; error: string };
 

@@ -63,7 +63,7 @@ function twilioRefusal(status: number, text: string): ChannelSendResult {
  * set, StatusCallback (the Messaging receiver, which moves the message to delivered or failed).
  * WhatsApp through Twilio is the same call with `whatsapp:` addresses. 201 answers the message `sid`.
  */
-export function twilioMessagesDriver(connection: SendingConnection): ChannelDriver {
+function twilioMessagesDriver(connection: SendingConnection): ChannelDriver {
   const credentials = connectionCredentials<"twilio">(connection);
   const prefix = connection.channel === "whatsapp" ? "whatsapp:" : "";
   const url = `${trimBase(setting("TWILIO_API_BASE_URL"))}/2010-04-01/Accounts/${credentials.account_sid}/Messages.json`;
@@ -102,7 +102,7 @@ function graphRefusal(status: number, text: string): ChannelSendResult {
  * (`{ messaging_product: "whatsapp", recipient_type: "individual", to, type: "text", text: { body } }`,
  * `to` the customer's number in digits). 200 answers `messages[0].id` (the wamid its statuses carry).
  */
-export function whatsAppCloudDriver(connection: SendingConnection): ChannelDriver {
+function whatsAppCloudDriver(connection: SendingConnection): ChannelDriver {
   const credentials = connectionCredentials<"whatsapp_cloud">(connection);
   const url = `${trimBase(setting("WHATSAPP_GRAPH_BASE_URL"))}/${setting("WHATSAPP_GRAPH_API_VERSION")}/${connection.address}/messages`;
   return {

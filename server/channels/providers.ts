@@ -8,7 +8,6 @@ export const CONNECTION_CHANNELS = ["voice", "sms", "whatsapp"] as const;
 export type ConnectionChannel = (typeof CONNECTION_CHANNELS)[number];
 
 export const CONNECTION_STATUSES = ["active", "disabled"] as const;
-export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
 
 /** Which channels each provider serves. */
 export const PROVIDER_CHANNELS: Record<ChannelProvider, readonly ConnectionChannel[]> = {

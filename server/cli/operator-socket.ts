@@ -17,7 +17,7 @@ const MAX_REQUEST_BYTES = 64 * 1024;
 
 let server: Server | undefined;
 
-export const operatorSocketPath = () => path.join(dataDir(), "cli.sock");
+const operatorSocketPath = () => path.join(dataDir(), "cli.sock");
 
 /** Starts taking commands (the embedded database only: on PostgreSQL a CLI opens the database itself). */
 export async function startOperatorSocket(): Promise<void> {
@@ -38,7 +38,7 @@ export async function startOperatorSocket(): Promise<void> {
       try {
         const { positionals, flags } = JSON.parse(Buffer.concat(chunks).toString("utf8"));
         if (!Array.isArray(positionals) || typeof flags !== "object" || flags === null) throw new Error("malformed request");
-        log.info("operator command", { command: positionals.slice(0, 2).join(" ") });
+        log.info({ command: positionals.slice(0, 2).join(" ") }, "operator command");
         outcome = await executeCommand(positionals.map(String), flags);
       } catch (err) {
         outcome = { code: 1, stdout: "", stderr: `error: failed: ${(err as Error).message}\n` };

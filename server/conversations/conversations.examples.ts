@@ -6,6 +6,7 @@ export const conversationExample: Conversation = {
   id: "5d3b2c1a-9e8f-4a7b-8c6d-5e4f3a2b1c0d",
   channel: "whatsapp",
   customer_identifier: "+971501234567",
+  customer_identifier_kind: "normalized",
   customer_name: "Layla Haddad",
   status: "open",
   summary: null,

@@ -92,7 +92,7 @@ export const conversationsRouter = router({
         tags: TAGS,
         summary: "Send an outbound message",
         description:
-          "Stores the message as `queued`, hands it to the configured channel driver, and answers 201 with the message as `sent` or `failed` (emitting `outbound.sent` or `outbound.failed`). A `voice` conversation is a 400 naming `channel`; a `closed` one is a 409.",
+          "Stores the message as `queued`, hands it to the configured channel driver, and answers 201 with the message as `sent` or `failed` (emitting `outbound.sent` or `outbound.failed`). A `voice` conversation is a 400 naming `channel`; a `closed` one is a 409, and so is one whose customer is an alphanumeric sender id (`customer_identifier_kind` `as_sent`: it cannot receive messages).",
         protect: true,
         errorResponses: [409],
       },

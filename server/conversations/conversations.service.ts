@@ -11,8 +11,9 @@ import { eventEmitter } from "../outbox/emit-event";
 import { CONVERSATION_EVENTS } from "./conversations.events";
 import { log } from "../lib/log";
 import { driverForConversation, getChannelDriver, type ChannelDriver, type ChannelSendResult } from "../channels/channel-driver";
-import type { Channel } from "../lib/conversation-channels";
+import type { Channel, CustomerIdentifierKind } from "../lib/conversation-channels";
 import { normalizeCustomerIdentifier } from "../lib/customer-identifier";
+import { canReceiveMessages } from "../lib/sender-identifier";
 import {
   type Conversation,
   type CreateConversationInput,
@@ -88,7 +89,15 @@ export async function createConversation(db: TenantDb, input: CreateConversation
  */
 export async function findOrCreateConversation(
   tx: TenantTx,
-  pair: { channel: Channel; customerIdentifier: string; customerName?: string | null; summary?: string | null; attributes?: Record<string, unknown> },
+  pair: {
+    channel: Channel;
+    customerIdentifier: string;
+    /** `as_sent` for a provider-verified sender that is no phone number (calls); API writes are normalized. */
+    customerIdentifierKind?: CustomerIdentifierKind;
+    customerName?: string | null;
+    summary?: string | null;
+    attributes?: Record<string, unknown>;
+  },
 ): Promise<{ row: ConversationRow; created: boolean }> {
   // Twice at most: the pair's row found by the insert's conflict may be erased (its identifier
   // replaced, server/erasure/) while this waits for its lock; the pair is then free to insert.
@@ -99,6 +108,7 @@ export async function findOrCreateConversation(
           tenantId: tx.tenantId,
           channel: pair.channel,
           customerIdentifier: pair.customerIdentifier,
+          customerIdentifierKind: pair.customerIdentifierKind ?? "normalized",
           customerName: pair.customerName ?? null,
           summary: pair.summary ?? null,
           attributes: mergeAttributes({}, pair.attributes ?? {}),
@@ -167,6 +177,12 @@ export async function sendMessage(db: TenantDb, input: SendMessageInput): Promis
       throw badRequest("invalid field 'channel': a 'voice' conversation cannot be sent text messages", "channel");
     }
     if (row.status === "closed") throw conflict("conversation is closed; reopen it (PATCH status 'open') before sending");
+    // A short code is left to the provider; an alphanumeric sender id is one-way by definition.
+    if (row.customerIdentifierKind === "as_sent" && !canReceiveMessages(row.customerIdentifier)) {
+      throw conflict(
+        "the conversation's customer is an alphanumeric sender id (customer_identifier_kind 'as_sent'), which cannot receive messages; reach the customer on another channel",
+      );
+    }
     // The channel's connected provider (Twilio, WhatsApp Cloud), else the environment's driver.
     const driver = await driverForConversation(tx, row);
     const now = new Date();
@@ -216,9 +232,9 @@ export async function deliverQueuedMessage(db: TenantDb, driver: ChannelDriver, 
     });
   } catch (err) {
     result = { ok: false, error: `channel driver '${driver.name}' failed` };
-    log.error("channel driver threw", { driver: driver.name, message_id: queued.id, error: err });
+    log.error({ driver: driver.name, message_id: queued.id, error: err }, "channel driver threw");
   }
-  if (!result.ok) log.warn("outbound message failed", { driver: driver.name, message_id: queued.id, error: result.error });
+  if (!result.ok) log.warn({ driver: driver.name, message_id: queued.id, error: result.error }, "outbound message failed");
   return recordSendOutcome(db, driver, conversation, queued.id, result);
 }
 

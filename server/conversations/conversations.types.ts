@@ -4,13 +4,13 @@ import { resourceFields } from "../db/resource";
 import { attributesInput, invalid, jsonObject, uuid } from "../lib/wire";
 import { listEnvelope, pageQuery } from "../lib/list-envelope";
 import { unknownFieldMessage } from "../lib/strict-body";
-import { CHANNELS } from "../lib/conversation-channels";
+import { CHANNELS, CUSTOMER_IDENTIFIER_KINDS } from "../lib/conversation-channels";
 
-export const CONVERSATION_STATUSES = ["open", "handoff", "closed"] as const;
-export const MESSAGE_DIRECTIONS = ["inbound", "outbound"] as const;
-export const MESSAGE_AUTHORS = ["customer", "assistant", "operator"] as const;
-export const MESSAGE_STATUSES = ["received", "queued", "sent", "delivered", "failed"] as const;
-export const MAX_MESSAGE_BODY = 4096;
+const CONVERSATION_STATUSES = ["open", "handoff", "closed"] as const;
+const MESSAGE_DIRECTIONS = ["inbound", "outbound"] as const;
+const MESSAGE_AUTHORS = ["customer", "assistant", "operator"] as const;
+const MESSAGE_STATUSES = ["received", "queued", "sent", "delivered", "failed"] as const;
+const MAX_MESSAGE_BODY = 4096;
 
 /** An enum whose error lists the allowed values (also when the field is missing). */
 export const oneOf = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values, invalid(`must be one of ${values.join(", ")}`));
@@ -25,7 +25,19 @@ export const conversationResource = conversationColumn.define("Conversation", {
   channel: conversationColumn.value("channel", z.enum(CHANNELS)),
   customer_identifier: conversationColumn.value(
     "customerIdentifier",
-    z.string().describe("Normalized: E.164 for voice/sms/whatsapp, lower-case for email, trimmed otherwise"),
+    z
+      .string()
+      .describe(
+        "Normalized: E.164 for voice/sms/whatsapp, lower-case for email, trimmed otherwise; a sender a provider verified that is no phone number (a short code, an alphanumeric sender id) is kept as the provider sent it (`customer_identifier_kind` `as_sent`)",
+      ),
+  ),
+  customer_identifier_kind: conversationColumn.value(
+    "customerIdentifierKind",
+    z
+      .enum(CUSTOMER_IDENTIFIER_KINDS)
+      .describe(
+        "`normalized` (as above), or `as_sent`: an inbound message or call on voice/sms/whatsapp from a sender that is no phone number, stored as the provider sent it (a reply to an alphanumeric sender is refused)",
+      ),
   ),
   customer_name: conversationColumn.value("customerName", z.string().nullable(), patch),
   status: conversationColumn.value("status", z.enum(CONVERSATION_STATUSES).describe("`open`, `handoff` (set by a lead handoff) or `closed`")),
@@ -65,7 +77,16 @@ export const messageResource = messageColumn.define("Message", {
 export const messageSchema = messageResource.schema;
 
 /** Fields a client may not set: they are derived, or fixed by the natural key. */
-const NOT_UPDATABLE = new Set(["channel", "customer_identifier", "last_message_at", "message_count", "closed_at", "created_at", "updated_at"]);
+const NOT_UPDATABLE = new Set([
+  "channel",
+  "customer_identifier",
+  "customer_identifier_kind",
+  "last_message_at",
+  "message_count",
+  "closed_at",
+  "created_at",
+  "updated_at",
+]);
 
 const customerName = z.string().trim().max(200).nullable();
 const summary = z.string().max(10000).nullable();

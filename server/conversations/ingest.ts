@@ -25,9 +25,9 @@ import { OUTBOX_CHANNEL, signalOutboxWrite } from "../outbox/outbox-signal";
 import type { TenantTx } from "../db/tenant-scope";
 import { conversationToWire, type ConversationRow, type MessageRow } from "./conversations.service";
 import { CONVERSATION_EVENTS } from "./conversations.events";
-import { AppError } from "../lib/errors";
+import { AppError, badRequest } from "../lib/errors";
 import type { Channel } from "../lib/conversation-channels";
-import { normalizeCustomerIdentifier } from "../lib/customer-identifier";
+import { MAX_SENDER_LENGTH, senderIdentifier } from "../lib/sender-identifier";
 import type { ChannelProvider } from "../channels/providers";
 import { connectionIsCurrentSql, StaleConnectionError, type ConnectionCheck } from "../channels/channel-connections";
 
@@ -36,8 +36,10 @@ export type InboundMessage = {
   /** The provider's id of this message: what makes a retried delivery a duplicate. */
   providerMessageId: string;
   channel: Extract<Channel, "sms" | "whatsapp">;
-  /** The customer's identifier as the provider sent it (normalized here, e.g. to E.164). */
+  /** The sender as the provider sent it: stored in E.164 when it is a number, else as sent (server/lib/sender-identifier.ts). */
   from: string;
+  /** The sender written as a number, when the provider writes it otherwise (WhatsApp's wa_id, digits without `+`). */
+  fromNumber?: string;
   /** A display name the provider knows (WhatsApp profile name), used when the conversation is new. */
   customerName?: string | null;
   body: string;
@@ -102,7 +104,8 @@ const STORED_ELSEWHERE = "TDP01";
  * already counted, as its message is inserted with it), its `conversation.created` and the event's
  * deliveries. Beyond CONTINUE's: $10 a new conversation's id, $11 its customer name, $12 its
  * `conversation.created` data, $13 whether to NOTIFY (PostgreSQL), $14 and $15 the event's origin
- * (the request and its trace, `eventOrigin()`).
+ * (the request and its trace, `eventOrigin()`), $16 how its customer identifier was stored
+ * (`normalized`, or `as_sent` for a sender that is no phone number).
  *
  * Whether the message is stored already is answered by the message insert's own conflict check on
  * the (tenant, provider, provider message id) key, the only way the statement reads messages: a
@@ -118,8 +121,8 @@ export const INGEST: Statement = {
   text: `WITH ${GATE}, created AS (
   INSERT INTO ${TABLE.Conversation} (${CONVERSATION.id}, ${CONVERSATION.tenantId}, ${CONVERSATION.channel}, ${CONVERSATION.customerIdentifier}, ${CONVERSATION.customerName},
     ${CONVERSATION.status}, ${CONVERSATION.attributes}, ${CONVERSATION.lastMessageAt}, ${CONVERSATION.lastActivityAt}, ${CONVERSATION.messageCount},
-    ${CONVERSATION.createdAt}, ${CONVERSATION.updatedAt})
-  SELECT $10::uuid, $1::uuid, $4::text, $5::text, $11::text, 'open', '{}'::jsonb, $9::timestamptz, $9::timestamptz, 1, $9::timestamptz, $9::timestamptz
+    ${CONVERSATION.createdAt}, ${CONVERSATION.updatedAt}, ${CONVERSATION.customerIdentifierKind})
+  SELECT $10::uuid, $1::uuid, $4::text, $5::text, $11::text, 'open', '{}'::jsonb, $9::timestamptz, $9::timestamptz, 1, $9::timestamptz, $9::timestamptz, $16::text
   FROM gate WHERE gate.ok AND NOT EXISTS (SELECT 1 FROM found)
   ON CONFLICT (${CONVERSATION.tenantId}, ${CONVERSATION.channel}, ${CONVERSATION.customerIdentifier}) DO NOTHING
   RETURNING ${CONVERSATION.id}
@@ -196,7 +199,10 @@ function createdEventData(row: ConversationRow): string {
  */
 export async function ingestInboundMessage(db: { tenantId: string }, input: InboundMessage, connection: ConnectionCheck | null = null): Promise<IngestResult> {
   const { tenantId } = db;
-  const customerIdentifier = normalizeCustomerIdentifier(input.channel, input.from);
+  // A provider-verified sender is never refused for its format (only a blank or oversized one is).
+  const sender = senderIdentifier(input.from, input.fromNumber);
+  if (!sender) throw badRequest(`invalid field 'from': must be 1 to ${MAX_SENDER_LENGTH} characters`, "from");
+  const customerIdentifier = sender.identifier;
   const sql = sqlIfOpen() ?? (await getSql());
   const postgres = databaseKind() === "postgres";
   const pair = `${tenantId} ${input.channel} ${customerIdentifier}`;
@@ -230,6 +236,7 @@ export async function ingestInboundMessage(db: { tenantId: string }, input: Inbo
       tenantId,
       channel: input.channel,
       customerIdentifier,
+      customerIdentifierKind: sender.kind,
       customerName: input.customerName ?? null,
       status: "open",
       summary: null,
@@ -244,13 +251,19 @@ export async function ingestInboundMessage(db: { tenantId: string }, input: Inbo
       updatedAt: at,
     };
     const notify = postgres && notifyFromStatement();
-    const [result] = await sql<IngestRow>(INGEST, [...messageParams(at), row.id, row.customerName, createdEventData(row), notify, ...eventOrigin()]).catch(
-      (error: unknown) => {
-        // A duplicate of a message stored in another conversation: nothing was stored or created.
-        if ((error as { code?: unknown } | null)?.code === STORED_ELSEWHERE) return [null];
-        throw error;
-      },
-    );
+    const [result] = await sql<IngestRow>(INGEST, [
+      ...messageParams(at),
+      row.id,
+      row.customerName,
+      createdEventData(row),
+      notify,
+      ...eventOrigin(),
+      sender.kind,
+    ]).catch((error: unknown) => {
+      // A duplicate of a message stored in another conversation: nothing was stored or created.
+      if ((error as { code?: unknown } | null)?.code === STORED_ELSEWHERE) return [null];
+      throw error;
+    });
     if (result === null) return { conversationId: null, conversationCreated: false, stored: false };
     if (!result.ok) throw new StaleConnectionError();
     if (result.deliveries > 0) {

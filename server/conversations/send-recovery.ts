@@ -47,10 +47,10 @@ export async function resendInterruptedMessages(): Promise<number> {
     // The same choice a new send makes: the channel's connected provider, else the environment's driver.
     const driver = await driverForConversation(tenantDb, conversation);
     if (Date.now() - createdAt.getTime() > MAX_RESEND_AGE_MS) {
-      log.warn("interrupted outbound message too old to send again; ending it failed", { message_id: id });
+      log.warn({ message_id: id }, "interrupted outbound message too old to send again; ending it failed");
       await recordSendOutcome(tenantDb, driver, conversation, id, { ok: false, error: "send interrupted; not sent again after 1 hour" });
     } else {
-      log.warn("sending an interrupted outbound message again", { message_id: id, driver: driver.name });
+      log.warn({ message_id: id, driver: driver.name }, "sending an interrupted outbound message again");
       await deliverQueuedMessage(tenantDb, driver, conversation, message);
     }
   }

@@ -4,9 +4,9 @@
 import type { Inngest } from "inngest";
 import { checkHandoffSlas } from "./sla-monitor";
 
-export const SLA_CHECK_FUNCTION_ID = "check-handoff-sla";
+const SLA_CHECK_FUNCTION_ID = "check-handoff-sla";
 /** Every minute: a breach is reported at most a minute late. */
-export const SLA_CHECK_CRON = "* * * * *";
+const SLA_CHECK_CRON = "* * * * *";
 
 export function createSlaCheckFunction(client: Inngest.Any) {
   return client.createFunction({ id: SLA_CHECK_FUNCTION_ID, retries: 0, triggers: [{ cron: SLA_CHECK_CRON }] }, async ({ step }) => ({

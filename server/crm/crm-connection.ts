@@ -11,7 +11,7 @@ import { type CrmConnectionWire, crmConnectionResource, type SetCrmConnectionInp
 export const mappingOf = (row: { fieldMapping: unknown }): Record<string, string> =>
   row.fieldMapping && typeof row.fieldMapping === "object" ? (row.fieldMapping as Record<string, string>) : {};
 
-export const crmConnectionToWire = crmConnectionResource.toWire;
+const crmConnectionToWire = crmConnectionResource.toWire;
 
 /** Two canonical keys writing one CRM key would make a record's content depend on key order. */
 function assertMappingInjective(mapping: Record<string, string>) {

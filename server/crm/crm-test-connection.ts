@@ -20,7 +20,7 @@ const TEST_PATHS: Record<CrmProvider, string> = {
   hubspot: "/crm/v3/objects/contacts?limit=1",
 };
 
-export const testRequestUrl = (provider: CrmProvider, baseUrl: string) => new URL(`${baseUrl.replace(/\/+$/, "")}${TEST_PATHS[provider]}`);
+const testRequestUrl = (provider: CrmProvider, baseUrl: string) => new URL(`${baseUrl.replace(/\/+$/, "")}${TEST_PATHS[provider]}`);
 
 function describeStatus(status: number): string {
   const name = STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : "";

@@ -4,7 +4,6 @@
 //   npm run cli -- crm show --tenant ID
 //   npm run cli -- crm delete --tenant ID
 // Output never includes the token (only `has_credentials`).
-import { z } from "zod";
 import { type Flags, UsageError } from "../lib/cli";
 import { tenantDbOfFlag } from "../tenants/tenants";
 import { fromZodError } from "../lib/errors";

@@ -35,7 +35,7 @@ export async function createCrmRecord(db: TenantDb, input: CreateRecordInput, co
   }
 
   const failed = (detail: Record<string, unknown>) => {
-    log.error("crm provider failed", { tenant_id: context.tenantId, provider, object: input.object, ...detail });
+    log.error({ tenant_id: context.tenantId, provider, object: input.object, ...detail }, "crm provider failed");
     return new AppError("internal_error", `CRM provider '${provider}' failed`);
   };
   let token: string;

@@ -53,9 +53,12 @@ function encryptionKey(): Buffer {
   const key = fromEnv ? parseEncryptionKey(fromEnv, "ENCRYPTION_KEY") : keyFileKey(source.slice(5));
   if (!fromEnv && process.env.NODE_ENV === "production" && setting("DATABASE_URL") && !warnedAboutKeyFile) {
     warnedAboutKeyFile = true;
-    log.warn("ENCRYPTION_KEY is not set: using the key file; set ENCRYPTION_KEY in production", {
-      key_file: source.slice(5),
-    });
+    log.warn(
+      {
+        key_file: source.slice(5),
+      },
+      "ENCRYPTION_KEY is not set: using the key file; set ENCRYPTION_KEY in production",
+    );
   }
   cached = { source, key };
   return key;
@@ -68,6 +71,9 @@ export function encryptSecret(plaintext: string): string {
   const ciphertext = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
   return [VERSION, iv, cipher.getAuthTag(), ciphertext].map((part) => (typeof part === "string" ? part : part.toString("base64url"))).join(".");
 }
+
+/** Whether `text` is what `encryptSecret` produced (JSON text, for one, never is: it cannot begin with a letter `v`). */
+export const isSealedSecret = (text: string): boolean => text.startsWith(`${VERSION}.`);
 
 /** Decrypts what `encryptSecret` produced; throws if the key is wrong or the text was altered. */
 export function decryptSecret(ciphertext: string): string {

@@ -7,7 +7,7 @@ import { type CsatResponse, csatResource, type RecordCsatInput } from "./csat.ty
 
 const emitEvent = eventEmitter(CSAT_EVENTS);
 
-export const csatToWire = csatResource.toWire;
+const csatToWire = csatResource.toWire;
 
 /** Records one answer for a conversation of the tenant (404 otherwise) and emits `csat.received`. */
 export async function recordCsat(db: TenantDb, input: RecordCsatInput): Promise<CsatResponse> {

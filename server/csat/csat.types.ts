@@ -4,7 +4,7 @@ import { resourceFields } from "../db/resource";
 import { invalid, uuid } from "../lib/wire";
 import { unknownFieldMessage } from "../lib/strict-body";
 
-export const MAX_CSAT_COMMENT = 1000;
+const MAX_CSAT_COMMENT = 1000;
 
 /** A customer's satisfaction answer, as `csat.received` carries it. */
 const column = resourceFields<Prisma.CsatResponseGetPayload<object>>();

@@ -69,14 +69,14 @@ async function createAuth() {
         // Without BETTER_AUTH_URL the origin comes from each request on purpose (see request-origin.ts):
         // what better-auth warns about is this platform's documented default, so it is no warning here.
         if (level === "warn" && message.includes("Base URL is not set") && !setting("BETTER_AUTH_URL")) {
-          log.info("dashboard origin taken from each request (BETTER_AUTH_URL unset)", { source: "better-auth" });
+          log.info({ source: "better-auth" }, "dashboard origin taken from each request (BETTER_AUTH_URL unset)");
           return;
         }
         const error = args.find((arg) => arg instanceof Error);
         const fields = error ? { source: "better-auth", error } : { source: "better-auth" };
-        if (level === "error") log.error(message, fields);
-        else if (level === "warn") log.warn(message, fields);
-        else if (level === "info") log.info(message, fields);
+        if (level === "error") log.error(fields, message);
+        else if (level === "warn") log.warn(fields, message);
+        else if (level === "info") log.info(fields, message);
       },
     },
     // Tenants, members and roles change only through the platform's audited procedures.

@@ -9,7 +9,6 @@ export const issueApiKeyInput = z.strictObject({
   name: z.string().trim().min(1, { message: "give the key a name" }).max(100, { message: "at most 100 characters" }),
   scopes: z.array(z.enum(SCOPES, { message: "unknown scope" })).min(1, { message: "choose at least one scope" }),
 });
-export type IssueApiKeyInput = z.infer<typeof issueApiKeyInput>;
 
 export const revokeApiKeyInput = z.strictObject({ id: z.uuid({ message: "must be a uuid" }) });
 
@@ -59,4 +58,4 @@ export const acceptWithNewAccountInput = z.strictObject({
 });
 export type AcceptWithNewAccountInput = z.infer<typeof acceptWithNewAccountInput>;
 
-export { apiKeySchema, type ApiKeyWire } from "../auth/api-keys.types";
+export { apiKeySchema } from "../auth/api-keys.types";

@@ -11,7 +11,7 @@ const SEND_TIMEOUT_MS = 5_000;
 
 export type MailOutcome = { sent: boolean; error: string | null };
 
-export function mailTransportUrl(): string | null {
+function mailTransportUrl(): string | null {
   return setting("INVITATION_MAIL_WEBHOOK_URL") ?? null;
 }
 

@@ -21,7 +21,7 @@ import { hashPassword, insertCredentialUser } from "./users";
 
 export const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
 /** Pending invitations per tenant (better-auth's own default limit). */
-export const MAX_PENDING_INVITATIONS = 100;
+const MAX_PENDING_INVITATIONS = 100;
 
 type Inviter = { userId: string; role: Role; email?: string };
 
@@ -30,7 +30,7 @@ type Inviter = { userId: string; role: Role; email?: string };
  * fragment, which a browser never sends to a server: no access log or proxy on the way sees it (the page
  * sends it in a POST body).
  */
-export const invitationLink = (origin: string, secret: string) => `${origin}/accept-invitation#secret=${secret}`;
+const invitationLink = (origin: string, secret: string) => `${origin}/accept-invitation#secret=${secret}`;
 
 const expiry = () => new Date(Date.now() + INVITATION_TTL_SECONDS * 1000);
 
@@ -150,7 +150,7 @@ export async function revokeInvitation(db: TenantDb, inviter: Inviter, actor: Au
   });
 }
 
-export type InvitationState = "pending" | "expired" | "accepted" | "canceled" | "rejected" | "not_found";
+type InvitationState = "pending" | "expired" | "accepted" | "canceled" | "rejected" | "not_found";
 
 /** The invitation a link's secret opens (one indexed read of its hash), or null. */
 const invitationOfSecret = async (db: Db, secret: string) =>

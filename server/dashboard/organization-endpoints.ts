@@ -6,9 +6,10 @@
 // option adds (teams, roles), answers 404 in the error envelope before it runs. That includes
 // better-auth's get-, accept- and reject-invitation: they open an invitation by its id, which every
 // member of the tenant can read; the platform's own procedures (dashboard.invitation.*) take the
-// link's secret instead.
+// link's secret instead. The open ones answer only for the user's own tenants, and not for a
+// suspended one (403 "tenant suspended", as the rest of the dashboard).
 import { APIError, createAuthMiddleware, getSessionFromCtx } from "better-auth/api";
-import { AppError, errorBody } from "../lib/errors";
+import { AppError, errorBody, tenantSuspended } from "../lib/errors";
 import { getDb } from "../db/client";
 
 const OPEN_ORGANIZATION_PATHS = new Set([
@@ -24,44 +25,72 @@ const OPEN_ORGANIZATION_PATHS = new Set([
   "/organization/check-slug",
   // the invitations sent to the session's own address (ids only: an id does not open an invitation)
   "/organization/list-user-invitations",
-  // the session's active tenant, among the user's own memberships (see refuseForeignActiveTenant)
+  // the session's active tenant, among the user's own memberships (see refuseForeignOrSuspendedTenant)
   "/organization/set-active",
 ]);
 
 export const REFUSED_MESSAGE = "not found: tenants, members and roles are changed only through the dashboard's own procedures";
 
 /** True for an organization endpoint that would change a tenant, its members or roles. */
-export const isPlatformOwned = (path: string | undefined): boolean => !!path && path.startsWith("/organization/") && !OPEN_ORGANIZATION_PATHS.has(path);
+const isPlatformOwned = (path: string | undefined): boolean => !!path && path.startsWith("/organization/") && !OPEN_ORGANIZATION_PATHS.has(path);
 
 export const NOT_A_MEMBER_MESSAGE = "you are not a member of this tenant";
 const notAMember = () => new APIError("FORBIDDEN", errorBody(new AppError("forbidden", NOT_A_MEMBER_MESSAGE)));
+/** The dashboard's refusal of a suspended tenant (tRPC's `authenticate`, the export): 403 with the same envelope. */
+const suspended = () => new APIError("FORBIDDEN", errorBody(tenantSuspended()));
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** The open endpoints that read no one tenant: the user's own tenants and invitations, a slug's availability. */
+const NOT_ONE_TENANT = new Set(["/organization/list", "/organization/list-user-invitations", "/organization/check-slug"]);
+
+type Named = { ids: string[]; slugs: string[] };
+
+/** The tenants a request names, by id or slug, in its query or body (better-auth reads either, by endpoint). */
+function namedTenants(ctx: { body?: unknown; query?: unknown }): Named {
+  const named: Named = { ids: [], slugs: [] };
+  for (const source of [ctx.query, ctx.body]) {
+    const { organizationId, organizationSlug } = (source ?? {}) as { organizationId?: unknown; organizationSlug?: unknown };
+    if (typeof organizationId === "string" && organizationId !== "") named.ids.push(organizationId);
+    if (typeof organizationSlug === "string" && organizationSlug !== "") named.slugs.push(organizationSlug);
+  }
+  return named;
+}
+
 /**
- * set-active with a tenant the user is not a member of: better-auth answers 403 but first clears the
- * session's active tenant, so the dashboard answers 401 until the user chooses one again. Refused here,
- * before better-auth runs, so the session stays exactly as it was. (An unknown tenant is refused the
- * same way: no answer tells which tenants exist.) `organizationId: null` (choose none) is the user's own
- * choice and passes.
+ * An endpoint that reads or chooses one tenant (the one the request names, else the session's
+ * active one) answers only for the user's own tenant, and not while it is suspended:
+ * - another tenant (or an unknown one: no answer tells which tenants exist) is refused 403 before
+ *   better-auth runs, since better-auth would first clear the session's active tenant (get-full-
+ *   and get-organization, set-active), and the dashboard would answer 401 until the user chose one again;
+ * - a suspended tenant is refused as the rest of the dashboard refuses it (403 "tenant suspended"):
+ *   its members, their addresses and its invitations are not read through better-auth either.
+ * set-active with `organizationId: null` (choose none) is the user's own choice and passes.
  */
-async function refuseForeignActiveTenant(ctx: { body?: unknown }, session: () => Promise<{ user: { id: string } } | null>) {
-  const body = (ctx.body ?? {}) as { organizationId?: unknown; organizationSlug?: unknown };
-  const byId = typeof body.organizationId === "string" && body.organizationId !== "";
-  const bySlug = !byId && typeof body.organizationSlug === "string" && body.organizationSlug !== "";
-  if (!byId && !bySlug) return;
+async function refuseForeignOrSuspendedTenant(
+  ctx: { path?: string; body?: unknown; query?: unknown },
+  session: () => Promise<{ user: { id: string }; session: { activeOrganizationId?: string | null } } | null>,
+) {
+  const named = namedTenants(ctx);
+  const choosesNone = ctx.path === "/organization/set-active" && (ctx.body as { organizationId?: unknown } | undefined)?.organizationId === null;
+  if (choosesNone && named.slugs.length === 0) return;
   const current = await session();
   if (!current) return; // better-auth answers 401
+  if (named.ids.length === 0 && named.slugs.length === 0) {
+    const active = current.session.activeOrganizationId;
+    if (!active) return; // better-auth answers that no tenant is chosen
+    named.ids.push(active);
+  }
   // Tenant ids are uuids (a uuid column): anything else names no tenant, and is not sent to the database.
-  if (byId && !UUID.test(body.organizationId as string)) throw notAMember();
+  if (!named.ids.every((id) => UUID.test(id))) throw notAMember();
   const db = await getDb();
-  const member = await db.member.findFirst({
-    where: {
-      userId: current.user.id,
-      ...(byId ? { organizationId: body.organizationId as string } : { tenant: { slug: body.organizationSlug as string } }),
-    },
-    select: { id: true },
+  const memberships = await db.member.findMany({
+    where: { userId: current.user.id, OR: [{ organizationId: { in: named.ids } }, { tenant: { slug: { in: named.slugs } } }] },
+    select: { organizationId: true, tenant: { select: { slug: true, suspendedAt: true } } },
   });
-  if (!member) throw notAMember();
+  const isMine = (id: string) => memberships.some((m) => m.organizationId === id);
+  const isMineBySlug = (slug: string) => memberships.some((m) => m.tenant.slug === slug);
+  if (!named.ids.every(isMine) || !named.slugs.every(isMineBySlug)) throw notAMember();
+  if (memberships.some((m) => m.tenant.suspendedAt)) throw suspended();
 }
 
 /**
@@ -71,5 +100,5 @@ async function refuseForeignActiveTenant(ctx: { body?: unknown }, session: () =>
  */
 export const refuseOrganizationChanges = createAuthMiddleware(async (ctx) => {
   if (isPlatformOwned(ctx.path)) throw new APIError("NOT_FOUND", errorBody(new AppError("not_found", REFUSED_MESSAGE)));
-  if (ctx.path === "/organization/set-active") await refuseForeignActiveTenant(ctx, () => getSessionFromCtx(ctx));
+  if (ctx.path?.startsWith("/organization/") && !NOT_ONE_TENANT.has(ctx.path)) await refuseForeignOrSuspendedTenant(ctx, () => getSessionFromCtx(ctx));
 });

@@ -34,7 +34,7 @@ export function noteDatabaseError(err: unknown): void {
   const probe = state.probe;
   if (!probe || !isDatabaseUnavailable(err)) return;
   if (!state.down && isDatabaseTimeout(err)) {
-    log.warn("database unreachable: answering 503 until it is back", { error: err });
+    log.warn({ error: err }, "database unreachable: answering 503 until it is back");
     state.down = true;
   }
   if (state.probing) return;
@@ -53,7 +53,7 @@ async function probeUntilReachable(probe: Probe): Promise<void> {
     } catch (err) {
       if (state.probe !== probe) return;
       if (!state.down) {
-        log.warn("database unreachable: answering 503 until it is back", { error: err });
+        log.warn({ error: err }, "database unreachable: answering 503 until it is back");
       }
       state.down = true;
     }

@@ -73,7 +73,7 @@ function createEmbeddedFromTemplate(dir: string): void {
   cpSync(embeddedTemplateDir(), partial, { recursive: true });
   rmSync(dir, { recursive: true, force: true }); // without PG_VERSION it is no database (an initdb cut short)
   renameSync(partial, dir);
-  log.info("embedded database created from the build's template", { dir });
+  log.info({ dir }, "embedded database created from the build's template");
 }
 
 /**
@@ -91,7 +91,7 @@ const queryTimeoutMs = () => setting("DATABASE_QUERY_TIMEOUT_MS");
  * direct connection; behind a transaction pooler (which refuses or drops them) they are the
  * application role's defaults in its database instead (`applyRoleTimeouts`).
  */
-export function sessionTimeouts(): Record<"statement_timeout" | "lock_timeout" | "idle_in_transaction_session_timeout", number> {
+function sessionTimeouts(): Record<"statement_timeout" | "lock_timeout" | "idle_in_transaction_session_timeout", number> {
   return {
     statement_timeout: queryTimeoutMs(),
     lock_timeout: setting("DATABASE_LOCK_TIMEOUT_MS"),
@@ -108,7 +108,7 @@ const timeoutOptions = (pooled: boolean, timeouts = sessionTimeouts()) =>
         .join(" ");
 
 /** Options that lift the bounds again, for the migrations' own direct connection (an index build may take long). */
-export const UNBOUNDED_SESSION_OPTIONS = "-c statement_timeout=0 -c lock_timeout=0 -c idle_in_transaction_session_timeout=0";
+const UNBOUNDED_SESSION_OPTIONS = "-c statement_timeout=0 -c lock_timeout=0 -c idle_in_transaction_session_timeout=0";
 
 /**
  * Behind a transaction pooler no startup parameter reaches PostgreSQL, and a session SET would stay
@@ -129,7 +129,7 @@ async function applyRoleTimeouts(directUrl: string): Promise<void> {
       .join(" ");
     await client.query(`DO $$ BEGIN ${sets} END $$`);
   } catch (err) {
-    log.warn("could not set the statement and lock timeouts as the role's defaults behind the pooler", { error: err });
+    log.warn({ error: err }, "could not set the statement and lock timeouts as the role's defaults behind the pooler");
   } finally {
     void client.end().catch(() => {});
   }
@@ -330,7 +330,7 @@ async function open(): Promise<DbState> {
     // Unbounded by the session timeouts (a role default behind a pooler): an index build may take long.
     const migrating = url ? new PrismaPg({ connectionString: directDatabaseUrl(), max: 1, options: UNBOUNDED_SESSION_OPTIONS }) : adapter;
     const applied = await applyMigrations(migrating);
-    if (applied.length) log.info("migrations applied", { applied });
+    if (applied.length) log.info({ applied }, "migrations applied");
   }
   const base = new PrismaClient({ adapter });
   const prisma = base.$extends({

@@ -14,7 +14,7 @@ export const columnName = (field: string) => field.replace(/[A-Z]/g, (c) => `_${
 const TABLES_OUTSIDE_THE_RULE: Partial<Record<Prisma.ModelName, string>> = { RateLimit: "auth_rate_limits" };
 
 /** A model's table: `WebhookDelivery` -> `webhook_deliveries`, `ApiKey` -> `api_keys`. */
-export function tableName(model: Prisma.ModelName): string {
+function tableName(model: Prisma.ModelName): string {
   const snake = columnName(model.charAt(0).toLowerCase() + model.slice(1));
   return TABLES_OUTSIDE_THE_RULE[model] ?? (/[^aeiou]y$/.test(snake) ? `${snake.slice(0, -1)}ies` : `${snake}s`);
 }

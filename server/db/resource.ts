@@ -75,7 +75,7 @@ type PatchKey<F extends Fields> = { [W in keyof F]: F[W]["patch"] extends true ?
 /** A wire value as its column takes it: dates and timestamps become `Date`, null stays null. */
 type ColumnValue<Fd extends AnyField, V> = Fd["kind"] extends "date" | "timestamp" ? Date | Extract<V, null | undefined> : V;
 /** The columns a body sets: one per patchable wire field it has, optional where the body's field is. */
-export type Columns<F extends Fields, I> = {
+type Columns<F extends Fields, I> = {
   [W in keyof I as W extends PatchKey<F> ? F[W]["column"] & string : never]: W extends PatchKey<F> ? ColumnValue<F[W], I[W]> : never;
 };
 

@@ -11,8 +11,8 @@ import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapt
 import type { MigrationList, SchemaEngine } from "@prisma/schema-engine-wasm";
 import { setting } from "../lib/settings";
 
-export const PRISMA_DIR = path.resolve(process.cwd(), "prisma");
-export const SCHEMA_PATH = path.join(PRISMA_DIR, "schema.prisma");
+const PRISMA_DIR = path.resolve(process.cwd(), "prisma");
+const SCHEMA_PATH = path.join(PRISMA_DIR, "schema.prisma");
 export const MIGRATIONS_DIR = path.join(PRISMA_DIR, "migrations");
 const NO_FILTERS = { externalTables: [], externalEnums: [] };
 
@@ -83,7 +83,7 @@ async function withEngine<T>(adapterFactory: SqlMigrationAwareDriverAdapterFacto
   }
 }
 
-export async function readMigrationList(): Promise<MigrationList> {
+async function readMigrationList(): Promise<MigrationList> {
   const names = await migrationNames();
   const lockPath = path.join(MIGRATIONS_DIR, "migration_lock.toml");
   return {

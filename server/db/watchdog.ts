@@ -16,9 +16,9 @@ import { DatabaseOutcomeUnknownError, DatabaseTimeoutError, isDatabaseUnavailabl
 import { setting } from "../lib/settings";
 import { noteDatabaseError } from "./availability";
 
-export const SWEEP_MS = 250;
+const SWEEP_MS = 250;
 /** How much longer than the query timeout a client waits for an answer before it gives the connections up. */
-export const CLIENT_GIVE_UP_MARGIN_MS = 1_000;
+const CLIENT_GIVE_UP_MARGIN_MS = 1_000;
 
 /**
  * One watched pool: calls in flight, and whether one finished since the last sweep. `overdue`,
@@ -36,13 +36,9 @@ export type WatchedPool = {
 
 const pools = new Set<WatchedPool>();
 let sweeper: NodeJS.Timeout | null = null;
-let givenUp = 0;
-
-/** How many times a pool was given up in this process (tests). */
-export const poolsGivenUp = () => givenUp;
 
 /** The longest a call may go unanswered: the query timeout plus the margin. */
-export const giveUpAfterMs = () => setting("DATABASE_QUERY_TIMEOUT_MS") + CLIENT_GIVE_UP_MARGIN_MS;
+const giveUpAfterMs = () => setting("DATABASE_QUERY_TIMEOUT_MS") + CLIENT_GIVE_UP_MARGIN_MS;
 
 function sweep(): void {
   const limit = Math.ceil(giveUpAfterMs() / SWEEP_MS);
@@ -51,7 +47,6 @@ function sweep(): void {
     if (pool.overdue) {
       const dropped = pool.overdue(now, giveUpAfterMs());
       if (dropped > 0) {
-        givenUp += dropped;
         // A quiet pool means a silent server: the breaker opens at once. Otherwise only its probe starts.
         noteDatabaseError(pool.progressed ? new Error("Connection terminated: no answer in time") : new DatabaseTimeoutError(giveUpAfterMs()));
       }
@@ -65,7 +60,6 @@ function sweep(): void {
     }
     if (++pool.quietSweeps < limit) continue;
     pool.quietSweeps = 0;
-    givenUp++;
     // The breaker opens at once (calls fail fast) and its probe tells when the server is back.
     noteDatabaseError(new DatabaseTimeoutError(giveUpAfterMs()));
     pool.discard();

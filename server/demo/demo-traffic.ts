@@ -19,7 +19,7 @@ import { publicBaseUrl } from "../channels/receiver-settings";
 import { countNewMessages } from "../conversations/conversations.service";
 
 /** Fictional numbers of the demo business (Dubai landlines) and its WhatsApp Cloud phone_number_id. */
-export const DEMO_ADDRESSES = { twilio: "+97145550100", voice: "+97145550101", whatsappCloud: "100000000000001" } as const;
+const DEMO_ADDRESSES = { twilio: "+97145550100", voice: "+97145550101", whatsappCloud: "100000000000001" } as const;
 
 export type DemoAddresses = { twilio: string; voice: string; whatsappCloud: string };
 
@@ -71,7 +71,7 @@ async function deliver(req: Request): Promise<void> {
 
 let sequence = 0;
 /** A provider-style id, unique within this seed: 32 hex characters. */
-export const demoHex = () => `${Date.now().toString(16)}${(++sequence).toString(16)}${randomBytes(16).toString("hex")}`.slice(0, 32);
+const demoHex = () => `${Date.now().toString(16)}${(++sequence).toString(16)}${randomBytes(16).toString("hex")}`.slice(0, 32);
 
 async function postTwilio(channels: DemoChannels, path: string, params: Record<string, string>): Promise<void> {
   const url = receiverUrl(path);
@@ -88,7 +88,7 @@ async function postTwilio(channels: DemoChannels, path: string, params: Record<s
 }
 
 /** An inbound SMS (or WhatsApp through Twilio) from `customer`; returns its MessageSid. */
-export async function twilioInbound(channels: DemoChannels, customer: string, body: string, opts: { whatsapp?: boolean; profileName?: string } = {}) {
+async function twilioInbound(channels: DemoChannels, customer: string, body: string, opts: { whatsapp?: boolean; profileName?: string } = {}) {
   const sid = `SM${demoHex()}`;
   const prefix = opts.whatsapp ? "whatsapp:" : "";
   await postTwilio(channels, "/api/webhooks/twilio/messaging", {
@@ -106,7 +106,7 @@ export async function twilioInbound(channels: DemoChannels, customer: string, bo
 }
 
 /** Twilio's status callback for a message the demo sent through it. */
-export async function twilioDelivered(channels: DemoChannels, customer: string, sid: string, opts: { whatsapp?: boolean } = {}) {
+async function twilioDelivered(channels: DemoChannels, customer: string, sid: string, opts: { whatsapp?: boolean } = {}) {
   const prefix = opts.whatsapp ? "whatsapp:" : "";
   await postTwilio(channels, "/api/webhooks/twilio/messaging", {
     MessageSid: sid,
@@ -209,7 +209,7 @@ async function postWhatsApp(channels: DemoChannels, value: Record<string, unknow
 }
 
 /** A WhatsApp Cloud text message from `customer` (E.164), with their profile name; returns its wamid. */
-export async function whatsappInbound(channels: DemoChannels, customer: string, name: string, body: string) {
+async function whatsappInbound(channels: DemoChannels, customer: string, name: string, body: string) {
   const id = `wamid.${demoHex()}`;
   const waId = customer.slice(1);
   await postWhatsApp(channels, {
@@ -220,7 +220,7 @@ export async function whatsappInbound(channels: DemoChannels, customer: string, 
 }
 
 /** WhatsApp Cloud's `read` status of a message the demo sent through it. */
-export async function whatsappRead(channels: DemoChannels, customer: string, id: string) {
+async function whatsappRead(channels: DemoChannels, customer: string, id: string) {
   await postWhatsApp(channels, { statuses: [{ id, status: "read", timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: customer.slice(1) }] });
 }
 
@@ -229,7 +229,7 @@ export async function whatsappRead(channels: DemoChannels, customer: string, id:
  * provider's message id, counted on its conversation); its delivery report then comes through the
  * receiver. Stored here rather than sent: the demo has no provider account to send through.
  */
-export async function recordProviderReply(
+async function recordProviderReply(
   db: TenantDb,
   tenantId: string,
   conversationId: string,

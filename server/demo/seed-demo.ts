@@ -15,7 +15,7 @@ import { createDemoOwner } from "../dashboard/users";
 import { connectDemoChannels, dateConversationsByTheirTraffic } from "./demo-traffic";
 import { driveReceptionistWeek } from "./demo-week";
 
-export const DEMO_TENANT_SLUG = "demo";
+const DEMO_TENANT_SLUG = "demo";
 
 const OFFERINGS = [
   { title: "Two-bedroom apartment, Marina", price: 1850000, price_currency: "AED", attributes: { bedrooms: 2, area_sqm: 120 }, address: "Dubai Marina" },

@@ -3,7 +3,8 @@
 //
 // Who the customer is: every conversation of the normalised identifier (any channel), or the one
 // conversation named, and the leads and appointments of those conversations or carrying that phone
-// or email. The phone numbers and emails those records hold are the same customer's, so their
+// or email (a phone stored as written before phones were normalized counts as its E.164 form:
+// idsByWrittenPhone). The phone numbers and emails those records hold are the same customer's, so their
 // conversations are erased too (a bounded closure), and every such value (names too) is redacted
 // wherever else it was stored: event payloads, webhook delivery logs, notifications, audit details,
 // the assistant's tool answers and stored `Idempotency-Key` answers.
@@ -19,7 +20,8 @@ import { modelColumns, TABLE } from "../db/columns";
 import { lockTenantRow } from "../db/lock-row";
 import type { TenantDb, TenantTx } from "../db/tenant-scope";
 import { badRequest, notFound } from "../lib/errors";
-import { normalizeCustomerIdentifier, toE164 } from "../lib/customer-identifier";
+import { normalizeCustomerIdentifier, normalizePhone, phoneParts } from "../lib/customer-identifier";
+import { senderIdentifier } from "../lib/sender-identifier";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
 import { eventEmitter } from "../outbox/emit-event";
 import { ERASURE_EVENTS } from "./erasure.events";
@@ -43,16 +45,29 @@ const MIN_NAME_LENGTH = 3;
 
 const FIELD = "customer_identifier";
 
-/** The stored forms of an identifier given by the caller: E.164 for a phone number, lower-case for an email. */
-export function normaliseErasureIdentifier(raw: string): string {
+/**
+ * The stored form of an identifier given by the caller: E.164 for a phone number, lower-case for an
+ * email, or a sender as intake stores it (`onlyIfStored`: erased if found, else the 400).
+ */
+function normaliseErasureIdentifier(raw: string): { identifier: string; onlyIfStored: boolean } {
   const trimmed = raw.trim();
   if (!trimmed) throw badRequest(`invalid field '${FIELD}': must not be blank`, FIELD);
   try {
-    return trimmed.includes("@") ? normalizeCustomerIdentifier("email", trimmed) : normalizeCustomerIdentifier("sms", trimmed);
+    if (trimmed.includes("@")) return { identifier: normalizeCustomerIdentifier("email", trimmed), onlyIfStored: false };
   } catch {
-    throw badRequest(`invalid field '${FIELD}': not a valid phone number (with its country code, e.g. +971501234567) or email address`, FIELD);
+    throw invalidIdentifier();
   }
+  const phone = normalizePhone(trimmed);
+  if (phone !== null) return { identifier: phone, onlyIfStored: false };
+  // Not a valid number: it may still be a sender intake stored as its provider sent it (an unlisted
+  // `+digits` number, a short code, an alphanumeric id). Such input is the 400 unless one was stored.
+  const sender = senderIdentifier(trimmed);
+  if (!sender) throw invalidIdentifier();
+  return { identifier: sender.identifier, onlyIfStored: true };
 }
+
+const invalidIdentifier = () =>
+  badRequest(`invalid field '${FIELD}': not a valid phone number (with its country code, e.g. +971501234567) or email address`, FIELD);
 
 const isErasedIdentifier = (identifier: string) => identifier.startsWith(ERASED_IDENTIFIER_PREFIX);
 
@@ -62,7 +77,7 @@ function identifierForms(value: string | null | undefined): string[] {
   const trimmed = value.trim();
   if (!trimmed) return [];
   if (trimmed.includes("@")) return [trimmed.toLowerCase()];
-  const e164 = toE164(trimmed);
+  const e164 = normalizePhone(trimmed);
   return e164 ? [e164] : [trimmed];
 }
 
@@ -75,7 +90,7 @@ type Found = {
 };
 
 export async function eraseCustomer(db: TenantDb, input: EraseCustomerInput, actor: AuditActor): Promise<ErasureResult> {
-  const identifier = input.customer_identifier !== undefined ? normaliseErasureIdentifier(input.customer_identifier) : null;
+  const byIdentifier = input.customer_identifier !== undefined ? normaliseErasureIdentifier(input.customer_identifier) : null;
   return db.$transaction(async (tx) => {
     const found: Found = { conversations: new Map(), identifiers: new Set(), values: new Set(), names: new Set() };
     if (input.conversation_id !== undefined) {
@@ -83,10 +98,11 @@ export async function eraseCustomer(db: TenantDb, input: EraseCustomerInput, act
       const row = await tx.conversation.findFirstOrThrow({ where: { id: input.conversation_id } });
       found.conversations.set(row.id, { createdAt: row.createdAt, erased: isErasedIdentifier(row.customerIdentifier) });
       if (!isErasedIdentifier(row.customerIdentifier)) found.identifiers.add(row.customerIdentifier);
-    } else if (identifier) {
-      found.identifiers.add(identifier);
+    } else if (byIdentifier) {
+      found.identifiers.add(byIdentifier.identifier);
     }
     const { leads, appointments } = await findCustomer(tx, found);
+    if (byIdentifier?.onlyIfStored && found.conversations.size === 0 && leads.length === 0 && appointments.length === 0) throw invalidIdentifier();
 
     const live = [...found.conversations].filter(([, c]) => !c.erased).map(([id]) => id);
     const nothingLive = live.length === 0 && leads.length === 0 && appointments.length === 0;
@@ -172,7 +188,7 @@ async function findCustomer(tx: TenantTx, found: Found): Promise<{ leads: LeadRo
     }
     const byValue = [{ customerPhone: { in: identifiers } }, { customerEmail: { in: identifiers, mode: "insensitive" as const } }];
     for (const lead of await tx.lead.findMany({
-      where: { OR: [{ conversationId: { in: live } }, ...byValue] },
+      where: { OR: [{ conversationId: { in: live } }, { id: { in: await idsByWrittenPhone(tx, "Lead", identifiers) } }, ...byValue] },
       select: { id: true, conversationId: true, customerName: true, customerPhone: true, customerEmail: true, createdAt: true },
     })) {
       if (leads.has(lead.id)) continue;
@@ -180,7 +196,7 @@ async function findCustomer(tx: TenantTx, found: Found): Promise<{ leads: LeadRo
       collect(found, lead);
     }
     for (const appointment of await tx.appointment.findMany({
-      where: { OR: [{ conversationId: { in: live } }, ...byValue] },
+      where: { OR: [{ conversationId: { in: live } }, { id: { in: await idsByWrittenPhone(tx, "Appointment", identifiers) } }, ...byValue] },
       select: { id: true, customerName: true, customerPhone: true, customerEmail: true, createdAt: true },
     })) {
       if (appointments.has(appointment.id) || appointment.customerPhone === ERASED) continue;
@@ -190,6 +206,50 @@ async function findCustomer(tx: TenantTx, found: Found): Promise<{ leads: LeadRo
     if (found.identifiers.size === before) break;
   }
   return { leads: [...leads.values()], appointments: [...appointments.values()] };
+}
+
+const LEAD = modelColumns(Prisma.LeadScalarFieldEnum);
+const APPOINTMENT = modelColumns(Prisma.AppointmentScalarFieldEnum);
+type Phone = { e164: string } & NonNullable<ReturnType<typeof phoneParts>>;
+const PHONE_COLUMNS = {
+  Lead: { table: TABLE.Lead, c: LEAD },
+  Appointment: { table: TABLE.Appointment, c: APPOINTMENT },
+} as const;
+
+/**
+ * Leads or appointments whose phone was stored as written (before phones were stored in E.164: "+971
+ * 50 999 0077", "00971-50-999-0077", "050 999 0077"), and is one of the phone `identifiers` once
+ * normalized. The digits of such a spelling end with the number's national digits, which narrows the
+ * rows read; each candidate is then normalized as a write would store it (phoneMatches).
+ */
+async function idsByWrittenPhone(tx: TenantTx, model: keyof typeof PHONE_COLUMNS, identifiers: string[]): Promise<string[]> {
+  const phones = identifiers.flatMap((id): Phone[] => {
+    const parts = id.startsWith("+") ? phoneParts(id) : null;
+    return parts ? [{ e164: id, ...parts }] : [];
+  });
+  if (phones.length === 0) return [];
+  const { table, c } = PHONE_COLUMNS[model];
+  const digits = `regexp_replace(${c.customerPhone}, '[^0-9]', '', 'g')`;
+  const anyOf = phones.map((_, i) => `${digits} LIKE $${i + 3}`).join(" OR ");
+  const rows = await tx.$queryRawUnsafe<{ id: string; phone: string }[]>(
+    `SELECT ${c.id}::text AS id, ${c.customerPhone} AS phone FROM ${table}
+     WHERE ${c.tenantId} = $1::uuid AND ${c.customerPhone} IS NOT NULL AND ${c.customerPhone} <> $2 AND ${c.customerPhone} !~ '^[+][0-9]+$' AND (${anyOf})`,
+    tx.tenantId,
+    ERASED,
+    ...phones.map((p) => `%${p.nationalNumber}`),
+  );
+  return rows.filter((row) => phoneMatches(row.phone, phones)).map((row) => row.id);
+}
+
+/**
+ * A stored spelling is one of `phones` when it normalizes to one (in DEFAULT_PHONE_REGION, as a write
+ * does), or, when it cannot be read there (a number without its country code and no region set, or
+ * one invalid in the region), when it is that number written in that number's own country.
+ */
+function phoneMatches(stored: string, phones: Phone[]): boolean {
+  const e164 = normalizePhone(stored);
+  if (e164 !== null) return phones.some((p) => p.e164 === e164);
+  return phones.some((p) => p.country !== undefined && normalizePhone(stored, p.country) === p.e164);
 }
 
 function collect(found: Found, row: { customerName: string | null; customerPhone: string | null; customerEmail: string | null }) {
@@ -333,7 +393,11 @@ async function redactStoredJson(tx: TenantTx, since: Date, ids: string[], values
   for (const batch of chunks(await matchingRows(tx, "tool_calls", since, needles), BATCH)) {
     for (const call of await tx.toolCall.findMany({ where: { id: { in: batch } } })) {
       if (call.result === null) continue;
-      const result = redactJson(call.result, pattern, mentionsAny(JSON.stringify(call.result), ids)) as Prisma.InputJsonValue;
+      const fields = mentionsAny(JSON.stringify(call.result), ids);
+      // book_appointment stores its answer as the JSON text of the appointment (a JSON string): redacted as that JSON.
+      const result = (
+        typeof call.result === "string" ? redactBody(call.result, pattern, fields) : redactJson(call.result, pattern, fields)
+      ) as Prisma.InputJsonValue;
       await tx.toolCall.update({ where: { id: call.id }, data: { result } });
       out.tool_calls++;
     }

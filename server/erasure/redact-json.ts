@@ -5,7 +5,7 @@
 import { ERASED } from "./erasure.types";
 
 /** Fields that hold a customer's personal values in the platform's resources and events. */
-export const PERSONAL_FIELDS: ReadonlySet<string> = new Set([
+const PERSONAL_FIELDS: ReadonlySet<string> = new Set([
   "customer_identifier",
   "customer_name",
   "customer_phone",
@@ -20,13 +20,6 @@ export const PERSONAL_FIELDS: ReadonlySet<string> = new Set([
   "transcript",
   "attributes",
 ]);
-
-export type Redaction = {
-  /** Personal values (identifiers, phone numbers, emails, names), matched case-insensitively. */
-  values: readonly string[];
-  /** Erase PERSONAL_FIELDS too (the JSON is about the erased customer's records). */
-  fields: boolean;
-};
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 

@@ -10,9 +10,9 @@ import { OFFERING_EVENTS } from "../offerings/offerings.events";
 import { CALL_EVENTS } from "../calls/calls.events";
 import { CSAT_EVENTS } from "../csat/csat.events";
 import { ERASURE_EVENTS } from "../erasure/erasure.events";
-import { TEST_EVENT_TYPE, testEventPayload } from "../outbox/event-payloads";
+import { TEST_EVENT_TYPE } from "../outbox/event-payloads";
 
-export { TEST_EVENT_TYPE, testEventPayload };
+export { TEST_EVENT_TYPE };
 
 const iso = () => z.string().describe("ISO 8601 date-time");
 
@@ -36,9 +36,6 @@ export const EVENT_PAYLOADS = {
 
 export type EventType = keyof typeof EVENT_PAYLOADS;
 export const EVENT_TYPES = Object.keys(EVENT_PAYLOADS) as EventType[];
-export type EventPayload<T extends EventType> = z.input<(typeof EVENT_PAYLOADS)[T]>;
-
-export const isEventType = (name: string): name is EventType => Object.hasOwn(EVENT_PAYLOADS, name);
 
 export const eventEnvelopeSchema = z
   .strictObject({

@@ -7,6 +7,7 @@ import { scopeToTenant } from "../db/tenant-scope";
 import { recordAudit } from "../audit/record-audit";
 import { actorOf } from "../auth/principal";
 import { log } from "../lib/log";
+import { errorBody, tenantSuspended } from "../lib/errors";
 import { openTenantExport } from "./export";
 
 export const EXPORT_DOWNLOAD_PATH = "/api/dashboard/export";
@@ -18,6 +19,11 @@ export async function answerExportDownload(req: Request): Promise<Response> {
   if (req.method !== "GET") return refusal(405, "bad_request", "use GET", { allow: "GET" });
   const identity = await resolveDashboardIdentity(req.headers);
   if (!identity) return refusal(401, "unauthorized", "sign in to continue");
+  // As every dashboard procedure refuses a suspended tenant (server/trpc/trpc.ts authenticate): 403, before the limiter.
+  if (identity.suspended) {
+    log.info({ reason: "tenant suspended", tenant_id: identity.tenantId }, "dashboard auth refused");
+    return Response.json(errorBody(tenantSuspended()), { status: 403 });
+  }
   const decision = await limitDashboardRequest({ userId: identity.userId, tenantId: identity.tenantId });
   if (!decision.allowed) return refusal(429, "rate_limited", decision.message, decision.headers);
   if (identity.role !== "owner") return refusal(403, "forbidden", `role '${identity.role}' cannot export the tenant; an owner can`);
@@ -49,7 +55,7 @@ export function exportStream(lines: AsyncGenerator<string>): ReadableStream<Uint
           if (next.done) controller.close();
           else controller.enqueue(encoder.encode(next.value));
         } catch (err) {
-          log.error("tenant export failed", { error: err });
+          log.error({ error: err }, "tenant export failed");
           controller.error(err);
         }
       },

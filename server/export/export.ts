@@ -13,8 +13,8 @@ import { columnName } from "../db/columns";
 import { getDb, type Db } from "../db/client";
 
 /** Rows per page. */
-export const EXPORT_PAGE_SIZE = 500;
-export const EXPORT_FORMAT = { format: "tenant-export", version: 1 } as const;
+const EXPORT_PAGE_SIZE = 500;
+const EXPORT_FORMAT = { format: "tenant-export", version: 1 } as const;
 
 type Row = Record<string, unknown>;
 type Delegate = { findMany(args: object): Promise<Row[]> };
@@ -71,7 +71,7 @@ export const NOT_EXPORTED: Readonly<Partial<Record<Prisma.ModelName, string>>> =
 const delegateOf = (db: Db, model: Prisma.ModelName) => (db as unknown as Record<string, Delegate>)[model.charAt(0).toLowerCase() + model.slice(1)];
 
 /** A row as the export writes it: columns by their snake_case names, dates as ISO 8601, decimals and big integers as strings. */
-export function exportRow(row: Row, omit: readonly string[] = []): Row {
+function exportRow(row: Row, omit: readonly string[] = []): Row {
   const out: Row = {};
   for (const [field, value] of Object.entries(row)) {
     if (omit.includes(field)) continue;

@@ -27,7 +27,7 @@ Same bearer API keys and error envelope \`{"error": {"code", "message"}}\` as \`
 let document: OpenAPIObject | undefined;
 
 /** The OpenAPI 3.1 document of the tool endpoints (built once). */
-export function getAgentOpenApiDocument(): OpenAPIObject {
+function getAgentOpenApiDocument(): OpenAPIObject {
   if (document) return document;
   const doc = generateOpenApiDocument(agentRouter, {
     title: "Agent tools API",

@@ -11,7 +11,7 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { Server as NetServer } from "node:net";
 
 /** How long idle keep-alive connections stay open after the drain starts (at most the drain's timeout). */
-export const IDLE_GRACE_MS = 1_000;
+const IDLE_GRACE_MS = 1_000;
 
 export type Drainable = {
   /**

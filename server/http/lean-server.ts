@@ -1,7 +1,9 @@
-// The lean production front: one node:http server that answers the API paths with the shared
-// handlers directly and hands every other request to Next. The handlers are the same ones the
-// app-router route files mount, so both fronts behave identically; this one skips Next's
-// per-request route machinery (about 1 ms of CPU per request) on the hot API paths.
+// The lean production front: one node:http server that answers every API path (every route file
+// under app/api) with the shared handlers directly and hands the rest to Next. The handlers are the
+// same ones the app-router route files mount, so both fronts behave identically; this one skips
+// Next's per-request route machinery (about 1 ms of CPU per request), and Next's route bundle, a
+// second copy of the server's modules, is never loaded beside it (server/http/startup.ts refuses
+// to start the server process twice in one process).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { handleTrpcRequest } from "./trpc-handler";
 // As in app/api/trpc/[trpc]/route.ts: lets dashboard procedures resolve the signed-in user.
@@ -14,13 +16,15 @@ import { answerAgentFromNode } from "./agent-rest";
 import { answerProbeFromNode } from "./probes";
 import { metricsEnabled, observeHttpRequest } from "../observability/metrics";
 
-export type FetchHandler = (req: Request) => Promise<Response>;
+type FetchHandler = (req: Request) => Promise<Response>;
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
-export type Mount = "rest" | "agent" | "mcp" | "trpc" | "inngest" | "webhooks" | "auth" | "probe" | "next";
+export type Mount = "rest" | "docs" | "agent" | "mcp" | "trpc" | "inngest" | "webhooks" | "auth" | "export" | "probe" | "next";
 
 /**
- * THE routing decision: which handler answers a path. Everything not listed here is Next's
- * (pages, the API reference page, static assets, 404s).
+ * THE routing decision: which handler answers a path. Every route file under app/api is answered
+ * here (tests/http/every_app_api_route_is_served_by_the_lean_front.test.ts derives the list from
+ * app/api), so Next never loads a second copy of the server's modules in this process; Next has the
+ * rest (pages, the reference UI's bundle, static assets, 404s).
  */
 export function mountFor(pathname: string): Mount {
   // Next answers a trailing slash with a 308 to the canonical path: let it, on both fronts.
@@ -28,8 +32,8 @@ export function mountFor(pathname: string): Mount {
   // Liveness and readiness (probes.ts): answered before anything else, with no key, limit or log.
   if (pathname === "/healthz" || pathname === "/readyz") return "probe";
   if (pathname === "/api/v1" || pathname.startsWith("/api/v1/")) {
-    // The interactive reference is a Next route file (app/api/v1/docs/route.ts).
-    return pathname === "/api/v1/docs" ? "next" : "rest";
+    // The interactive reference page (server/http/api-reference.ts).
+    return pathname === "/api/v1/docs" ? "docs" : "rest";
   }
   // The assistant's tools: the same bridge over the agent router, and MCP (server/tools/).
   if (pathname === "/api/agent/v1" || pathname.startsWith("/api/agent/v1/")) return "agent";
@@ -42,6 +46,8 @@ export function mountFor(pathname: string): Mount {
   // Dashboard sign-in (better-auth). Answered here so that Next's bundle never loads the server's
   // domain code: each server module is then live once in this process.
   if (pathname.startsWith("/api/auth/")) return "auth";
+  // The owner's download of the whole tenant (server/export/export-download.ts).
+  if (pathname === "/api/dashboard/export") return "export";
   return "next";
 }
 
@@ -69,7 +75,7 @@ async function answerWith(handler: NodeHandler, req: IncomingMessage, res: Serve
     await handler(req, res);
   } catch (err) {
     // The shared handlers turn every failure into a response; reaching here is a transport failure.
-    log.error("lean front: handler failed", { path: pathnameOf(req.url), error: err });
+    log.error({ path: pathnameOf(req.url), error: err }, "lean front: handler failed");
     if (!res.headersSent) {
       res.writeHead(500, { "content-type": "application/json" });
       res.end(JSON.stringify(errorBody(new AppError("internal_error", MESSAGES.internal))));
@@ -105,7 +111,9 @@ const ROUTE_OF_MOUNT = {
   mcp: "/api/agent/mcp",
   inngest: "/api/inngest",
   auth: "/api/auth/{action}",
-  // Dashboard pages, the API reference page, static assets and Next's 404s.
+  export: "/api/dashboard/export",
+  docs: "/api/v1/docs",
+  // Dashboard pages, the reference UI's bundle, static assets and Next's 404s.
   next: "{next}",
 } as const;
 
@@ -130,6 +138,8 @@ export function createLeanServer(options: LeanServerOptions): Server {
     // The receivers answer node:http directly too (the busiest write path: no Fetch objects per request).
     webhooks: onFirstUse(async () => (await import("./node-receivers")).answerWebhookFromNode(options.origin)),
     auth: onFirstUse(async () => fetchHandler((await import("../dashboard/auth")).answerAuthRequest)),
+    export: onFirstUse(async () => fetchHandler((await import("../export/export-download")).answerExportDownload)),
+    docs: onFirstUse(async () => fetchHandler((await import("./api-reference")).answerApiReferencePage)),
   };
   const timeouts = options.timeouts && {
     headersTimeout: options.timeouts.headersMs,
@@ -147,7 +157,7 @@ export function createLeanServer(options: LeanServerOptions): Server {
     if (mount !== "next") void answerWith(handlers[mount], req, res);
     else
       void Promise.resolve(options.next(req, res)).catch((err) => {
-        log.error("lean front: next handler failed", { error: err });
+        log.error({ error: err }, "lean front: next handler failed");
         if (!res.headersSent) res.writeHead(500).end();
         else res.destroy();
       });

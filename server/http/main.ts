@@ -36,7 +36,7 @@ async function main() {
   // Opens the database (and, on the embedded default, takes its lock) before anything is served.
   await startServerProcess();
   // On the embedded database, a CLI command given beside this server runs here (PGlite allows one process).
-  await startOperatorSocket().catch((err) => log.warn("operator CLI socket not started: CLI commands wait until this server stops", { error: err }));
+  await startOperatorSocket().catch((err) => log.warn({ error: err }, "operator CLI socket not started: CLI commands wait until this server stops"));
 
   const server = createLeanServer({
     next: nextOnFirstUse(),
@@ -49,7 +49,7 @@ async function main() {
     server.once("error", reject);
     server.listen(port, hostname, resolve);
   });
-  log.info("lean front listening", { url: `http://${hostname}:${port}` });
+  log.info({ url: `http://${hostname}:${port}` }, "lean front listening");
   console.log(`Ready on http://${hostname}:${port}`);
 
   let stopping = false;
@@ -60,16 +60,16 @@ async function main() {
     stopping = true;
     markDraining();
     if (shutdownDelayMs > 0) {
-      log.info("lean front: not ready; serving on until the load balancer has noticed", { signal, delay_ms: shutdownDelayMs });
+      log.info({ signal, delay_ms: shutdownDelayMs }, "lean front: not ready; serving on until the load balancer has noticed");
       await new Promise((resolve) => setTimeout(resolve, shutdownDelayMs));
     }
     const deadline = Date.now() + shutdownTimeoutMs;
-    log.info("lean front stopping", { signal, timeout_ms: shutdownTimeoutMs });
+    log.info({ signal, timeout_ms: shutdownTimeoutMs }, "lean front stopping");
     const [drained] = await Promise.all([http.drain(shutdownTimeoutMs), withDeadline(stopBackgroundWork(deadline), deadline)]);
     if (!drained) log.warn("lean front: requests still in flight at the shutdown deadline were cut off");
     await stopOperatorSocket().catch(() => {});
     // Releases the embedded database's lock; a clean exit also lets --cpu-prof write its profile.
-    await withDeadline(closeServerProcess(), Date.now() + 5_000).catch((err) => log.warn("lean front: close failed", { error: err }));
+    await withDeadline(closeServerProcess(), Date.now() + 5_000).catch((err) => log.warn({ error: err }, "lean front: close failed"));
     log.info("lean front stopped");
     process.exit(0);
   };
@@ -84,7 +84,7 @@ async function main() {
  * at its everyday size.
  */
 async function prepareEmbeddedDatabaseInChild(): Promise<void> {
-  log.info("creating the embedded database", { dir: dataDir() });
+  log.info({ dir: dataDir() }, "creating the embedded database");
   const child = spawn(process.execPath, [...process.execArgv, process.argv[1] ?? fileURLToPath(import.meta.url)], {
     env: { ...process.env, TDP_PREPARE_EMBEDDED_DB: "1" },
     stdio: "inherit",
@@ -125,11 +125,11 @@ function nextOnFirstUse(): NodeHandler {
 async function withDeadline(work: Promise<void>, deadline: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))));
-  await Promise.race([work.catch((err) => log.error("lean front: stopping background work failed", { error: err })), late]);
+  await Promise.race([work.catch((err) => log.error({ error: err }, "lean front: stopping background work failed")), late]);
   clearTimeout(timer);
 }
 
 main().catch((err) => {
-  log.error("lean front failed to start", { error: err });
+  log.error({ error: err }, "lean front failed to start");
   process.exit(1);
 });

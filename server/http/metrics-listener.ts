@@ -45,7 +45,7 @@ function answer(req: IncomingMessage, res: ServerResponse, token: string | undef
     registry.metrics().then(
       (text) => send(res, 200, text, { "content-type": registry.contentType }),
       (err) => {
-        log.error("metrics: rendering failed", { error: err });
+        log.error({ error: err }, "metrics: rendering failed");
         send(res, 500, "metrics could not be rendered\n");
       },
     );
@@ -64,7 +64,7 @@ export async function startMetricsListener(): Promise<void> {
   // Idle, it keeps no process alive: the front's own listener does.
   server.unref();
   listener = server;
-  log.info("metrics listening", { url: `http://${host}:${port}/metrics` });
+  log.info({ url: `http://${host}:${port}/metrics` }, "metrics listening");
 }
 
 /** Closes the listener and its connections (graceful stop, after the front drained). */

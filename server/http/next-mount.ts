@@ -1,6 +1,7 @@
 // What the lean front does around each request and at SIGTERM (server/http/main.ts), for the
 // app-router route files under `next start`, which Next serves with its own HTTP server:
-// - `nextRoute` wraps a route file's handler: the server process is started at the first request,
+// - `nextRoute` wraps a route file's handler: the server process is started at the first request
+//   (or the request is refused, 500, when another copy of the server's modules started it),
 //   the request is timed into the HTTP request-duration histogram (by a fixed route label; the REST
 //   bridges time themselves by their route template), and counted while it runs;
 // - at the first request it also takes over SIGTERM/SIGINT from Next: `/readyz` answers 503 at
@@ -12,7 +13,8 @@ import { log } from "../lib/log";
 import { setting } from "../lib/settings";
 import { metricsEnabled, observeHttpRequest } from "../observability/metrics";
 import { markDraining } from "./probes";
-import { closeServerProcess, startServerProcess, stopBackgroundWork } from "./startup";
+import { closeServerProcess, ServerProcessStartedElsewhere, startServerProcess, stopBackgroundWork } from "./startup";
+import { AppError, errorBody, MESSAGES } from "../lib/errors";
 
 type FetchHandler = (req: Request) => Promise<Response>;
 
@@ -26,7 +28,15 @@ let whenIdle: (() => void) | undefined;
  */
 export function nextRoute(handle: FetchHandler, route?: string | ((req: Request) => string)): FetchHandler {
   return async (req) => {
-    await startServerProcess();
+    try {
+      await startServerProcess();
+    } catch (err) {
+      if (!(err instanceof ServerProcessStartedElsewhere)) throw err;
+      // This route bundle's copy of the server must not run beside the one that started (the lean
+      // front serves every app/api route itself, so reaching here is a routing bug): refused, logged.
+      log.error({ path: new URL(req.url).pathname, reason: err.message }, "next route refused");
+      return Response.json(errorBody(new AppError("internal_error", MESSAGES.internal)), { status: 500 });
+    }
     takeOverShutdownSignals();
     const startedAt = performance.now();
     inFlight++;
@@ -81,18 +91,18 @@ async function shutDown(signal: NodeJS.Signals, nexts: NodeJS.SignalsListener[])
   markDraining();
   const delayMs = setting("SHUTDOWN_DELAY_MS");
   if (delayMs > 0) {
-    log.info("next start: not ready; serving on until the load balancer has noticed", { signal, delay_ms: delayMs });
+    log.info({ signal, delay_ms: delayMs }, "next start: not ready; serving on until the load balancer has noticed");
     await new Promise((resolve) => setTimeout(resolve, delayMs));
   }
   const deadline = Date.now() + setting("SHUTDOWN_TIMEOUT_MS");
-  log.info("next start: stopping", { signal, in_flight: inFlight });
+  log.info({ signal, in_flight: inFlight }, "next start: stopping");
   const [finished] = await Promise.all([
     requestsFinished(deadline),
-    stopBackgroundWork(deadline).catch((err) => log.warn("next start: background work did not stop cleanly", { error: err })),
+    stopBackgroundWork(deadline).catch((err) => log.warn({ error: err }, "next start: background work did not stop cleanly")),
   ]);
-  if (!finished) log.warn("next start: requests still in flight at the shutdown deadline", { in_flight: inFlight });
+  if (!finished) log.warn({ in_flight: inFlight }, "next start: requests still in flight at the shutdown deadline");
   await Promise.race([closeServerProcess(), new Promise((resolve) => setTimeout(resolve, 5_000))]).catch((err) =>
-    log.warn("next start: close failed", { error: err }),
+    log.warn({ error: err }, "next start: close failed"),
   );
   log.info("next start: stopped");
   if (nexts.length === 0) process.exit(0);

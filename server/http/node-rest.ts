@@ -12,7 +12,7 @@ import { bodyOfNodeRequest } from "../lib/request-body";
  * values joined by ", ", except those HTTP allows once, such as Authorization, where the first
  * wins), so both mounts read a request alike.
  */
-export function nodeHeaderReader(headers: IncomingHttpHeaders): HeaderReader {
+function nodeHeaderReader(headers: IncomingHttpHeaders): HeaderReader {
   return {
     get(name) {
       const value = headers[name.toLowerCase()];

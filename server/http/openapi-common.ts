@@ -8,11 +8,11 @@ import { scopesAllowing, type Scope } from "../auth/principal";
 export const BEARER_SCHEME = { bearerAuth: { type: "http" as const, scheme: "bearer", description: "An API key: `xapk_live_` followed by 48 hex characters" } };
 
 /** An SPDX `LicenseRef-` identifier: the API is not open source; its terms are the operator's agreement. */
-export const LICENSE = { name: "Proprietary: use under your agreement with the service's operator", identifier: "LicenseRef-Proprietary" };
-export const CONTACT = { name: "The API support of this service's operator" };
+const LICENSE = { name: "Proprietary: use under your agreement with the service's operator", identifier: "LicenseRef-Proprietary" };
+const CONTACT = { name: "The API support of this service's operator" };
 
 /** The operation field naming the scopes that let a key call it (any one of them). */
-export const REQUIRED_SCOPES = "x-required-scopes";
+const REQUIRED_SCOPES = "x-required-scopes";
 
 /**
  * An operation's scope, from the one its procedure checks: `x-required-scopes` lists every scope that

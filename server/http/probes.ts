@@ -32,8 +32,6 @@ function webhookEngineState(): "ok" | "off" | "starting" | "stopped" {
   return webhookEngine.isRunning ? "ok" : "stopped";
 }
 
-export const PROBE_PATHS = ["/healthz", "/readyz"] as const;
-
 let draining = false;
 /** From SIGTERM on (server/http/main.ts): /readyz answers 503 so the load balancer stops sending traffic. */
 export function markDraining(): void {

@@ -26,8 +26,7 @@ import { traceRequest } from "../observability/tracing";
 
 const identity = (answer: RestAnswer) => answer;
 
-export const API_BASE_PATH = "/api/v1";
-export { MAX_BODY_BYTES } from "../lib/request-body";
+const API_BASE_PATH = "/api/v1";
 
 type Route = {
   method: string;

@@ -10,17 +10,57 @@ let started: Promise<void> | undefined;
 let seeding: Promise<void> | undefined;
 
 /**
- * Once per server process: at boot under `npm start`, at the first API request under `next start`
+ * Once per server process, by one copy of this module (any other copy is refused: see
+ * PROCESS_STARTED_BY): at boot under `npm start`, at the first API request under `next start`
  * (app/_lib/server-route.ts). A start that fails before anything runs (the database unreachable at
  * the first request) is tried again by the next call: under `next start` the process lives on, and
  * a start remembered as failed would fail every request until a restart that nothing asks for.
  */
 export function startServerProcess(): Promise<void> {
+  if (!started) {
+    const refused = claimTheProcess();
+    if (refused) return Promise.reject(refused);
+  }
   started ??= openDependencies().then(startBackgroundWork, (err) => {
     started = undefined;
+    releaseTheProcess();
     throw err;
   });
   return started;
+}
+
+/**
+ * Which copy of this module started the server process. Process-wide (a `Symbol.for` key on
+ * globalThis), since a module-level flag is not: Next's route bundle and the compiled server are
+ * separate module graphs, each with its own copy of this module (and of the database client, the
+ * workers, the metrics listener). A second copy starting too would run every background job twice
+ * and, on the embedded database, open a second writer on the same directory.
+ */
+const PROCESS_STARTED_BY = Symbol.for("tdp.server-process.started-by");
+const THIS_COPY = Symbol("this copy of server/http/startup.ts");
+type ProcessClaim = { [PROCESS_STARTED_BY]?: symbol };
+
+export const STARTED_BY_ANOTHER_COPY =
+  "the server process was already started in this process by another copy of the server's modules (a route Next served beside the lean front, or a `next dev` reload): nothing is started twice";
+
+/** Takes the process for this copy; an error (nothing started) when another copy holds it. */
+function claimTheProcess(): Error | undefined {
+  const claim = globalThis as ProcessClaim;
+  if (claim[PROCESS_STARTED_BY] !== undefined && claim[PROCESS_STARTED_BY] !== THIS_COPY) return new ServerProcessStartedElsewhere();
+  claim[PROCESS_STARTED_BY] = THIS_COPY;
+}
+
+/** A start that failed before anything ran leaves the process to whichever copy tries next. */
+function releaseTheProcess(): void {
+  const claim = globalThis as ProcessClaim;
+  if (claim[PROCESS_STARTED_BY] === THIS_COPY) delete claim[PROCESS_STARTED_BY];
+}
+
+export class ServerProcessStartedElsewhere extends Error {
+  constructor() {
+    super(STARTED_BY_ANOTHER_COPY);
+    this.name = "ServerProcessStartedElsewhere";
+  }
 }
 
 async function openDependencies(): Promise<void> {
@@ -39,9 +79,9 @@ async function startBackgroundWork(): Promise<void> {
   (await import("../retention/retention-job")).startRetentionJob();
   // Seeded behind the ready server (a few seconds of provider traffic on a first embedded start):
   // nothing can refer to the demo tenant before its key and owner login are printed, at the end.
-  seeding = seedDemoTenantIfEnabled().catch((err) => log.error("seeding the demo tenant failed", { error: err }));
+  seeding = seedDemoTenantIfEnabled().catch((err) => log.error({ error: err }, "seeding the demo tenant failed"));
   await (await import("./metrics-listener")).startMetricsListener(); // METRICS_PORT: Prometheus scrapes this process there
-  log.info("server process ready", { database: databaseKind() });
+  log.info({ database: databaseKind() }, "server process ready");
 }
 
 /** On a fresh embedded database (or with DEMO_SEED=1): the demo tenant, its key printed that one time. */
@@ -98,7 +138,7 @@ export async function stopBackgroundWork(deadline: number): Promise<void> {
 /** Graceful stop, second half (after requests and background work ended): the metrics listener, the rate-limit store, then the database (the embedded one's lock with it). */
 export async function closeServerProcess(): Promise<void> {
   await (await import("./metrics-listener")).stopMetricsListener();
-  await closeRateLimitStore().catch((err) => log.warn("rate-limit store did not close cleanly", { error: err }));
+  await closeRateLimitStore().catch((err) => log.warn({ error: err }, "rate-limit store did not close cleanly"));
   await closeDb();
-  await stopTracing().catch((err) => log.warn("trace export did not finish cleanly", { error: err })); // the last batch of spans
+  await stopTracing().catch((err) => log.warn({ error: err }, "trace export did not finish cleanly")); // the last batch of spans
 }

@@ -11,7 +11,7 @@ import { resolveDashboardIdentity } from "../dashboard/identity";
 import { assertJsonContentType, readLimitedBody } from "../lib/request-body";
 import { traceRequest } from "../observability/tracing";
 
-export const TRPC_ENDPOINT = "/api/trpc";
+const TRPC_ENDPOINT = "/api/trpc";
 /** Calls in one batch request: each is a procedure call with its own queries and limiter decision. */
 export const MAX_TRPC_BATCH = 20;
 

@@ -12,7 +12,13 @@
 //
 // Answers are kept for IDEMPOTENCY_KEY_RETENTION_MS (24 h), then pruned hourly by every server
 // process (as tool-call records are, server/tools/tool-calls.ts); an expired key runs anew.
+//
+// An answer that carries a secret (a webhook endpoint's signing secret: the procedure's meta names a
+// `replayedSecret` check) is stored sealed with the secret box (ENCRYPTION_KEY), and replayed only
+// while that secret is still the one in force: after a roll, a replay is a 409 saying so, never the
+// retired secret.
 import { createHash } from "node:crypto";
+import { decryptSecret, encryptSecret, isSealedSecret } from "../crypto/secret-box";
 import { modelColumns, TABLE } from "../db/columns";
 import { pruneByAge } from "../db/prune-by-age";
 import { Prisma } from "../db/generated/client";
@@ -48,6 +54,15 @@ const quoted = (key: string) => JSON.stringify(key);
 /** The answer the REST bridge sends instead of the procedure's: a stored first answer. */
 export type ReplayedAnswer = { status: number; body: string };
 
+/**
+ * A procedure whose answer carries a secret (its meta's `replayedSecret`): the stored answer is
+ * sealed, and `retiredBecause` is asked, with the first answer's data, before each replay: null
+ * while its secret is still in force, otherwise why not (the 409's message says it).
+ */
+export type SecretAnswer = {
+  retiredBecause: (db: TenantDb, answer: unknown) => Promise<string | null>;
+};
+
 /** What a procedure's middleware chain gives back (tRPC's middleware result, as far as this reads it). */
 type ChainResult = { ok: boolean; data?: unknown; error?: unknown };
 
@@ -67,6 +82,8 @@ export type IdempotentCall<R extends ChainResult> = {
   setHeader: (name: string, value: string) => void;
   /** The procedure, given the transaction to make its change in. */
   run: (db: TenantDb) => Promise<R>;
+  /** Set when the answer carries a secret: stored sealed, replayed only while the secret is in force. */
+  secret?: SecretAnswer;
 };
 
 const IR = modelColumns(Prisma.IdempotentResponseScalarFieldEnum);
@@ -82,6 +99,32 @@ VALUES (gen_random_uuid(), $1::uuid, $2::uuid, $3, $4, $5::smallint, $6)
 ON CONFLICT (${IR.tenantId}, ${IR.apiKeyId}, ${IR.key}) DO UPDATE
 SET ${IR.requestFingerprint} = EXCLUDED.${IR.requestFingerprint}, ${IR.status} = EXCLUDED.${IR.status}, ${IR.body} = EXCLUDED.${IR.body}, ${IR.createdAt} = now()`;
 
+/**
+ * JSON text with every object's members in one order (sorted by name, at any depth; arrays keep
+ * theirs): the same body with its members reordered is the same request.
+ */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_name, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((name) => [name, (v as Record<string, unknown>)[name]]),
+        )
+      : v,
+  );
+}
+
+const fingerprintOf = (endpoint: string, inputText: string) => createHash("sha256").update(endpoint).update("\n").update(inputText).digest("hex");
+
+/** Whether a stored fingerprint is this request's. */
+function sameRequest(stored: string, fingerprint: string, call: { endpoint: string; input: unknown }): boolean {
+  if (stored === fingerprint) return true;
+  // Answers stored before the fingerprint was canonical hashed the body's members in the order sent:
+  // a retry of such a request (within their 24 hours) still matches.
+  return stored === fingerprintOf(call.endpoint, JSON.stringify(call.input));
+}
+
 /** Carries a failed result out of the transaction, rolling back what the procedure wrote. */
 class RolledBack<R> extends Error {
   constructor(readonly result: R) {
@@ -95,7 +138,7 @@ class RolledBack<R> extends Error {
  */
 export async function runIdempotently<R extends ChainResult>(call: IdempotentCall<R>): Promise<R> {
   const key = parseIdempotencyKey(call.key);
-  const fingerprint = createHash("sha256").update(call.endpoint).update("\n").update(JSON.stringify(call.input)).digest("hex");
+  const fingerprint = fingerprintOf(call.endpoint, canonicalJson(call.input));
   try {
     return await call.db.$transaction(async (tx) => {
       const [{ locked }] = await tx.$queryRawUnsafe<{ locked: boolean }[]>(LOCK_SQL, `idempotency:${call.tenantId}:${call.apiKeyId}:${key}`);
@@ -113,22 +156,25 @@ export async function runIdempotently<R extends ChainResult>(call: IdempotentCal
         IDEMPOTENCY_KEY_RETENTION_MS,
       );
       if (stored) {
-        if (stored.fingerprint !== fingerprint) {
+        if (!sameRequest(stored.fingerprint, fingerprint, call)) {
           throw new AppError(
             "conflict",
             `${IDEMPOTENCY_KEY_HEADER} ${quoted(key)} was already used with another request (a different endpoint or body); use a new key for a new request`,
             { field: IDEMPOTENCY_KEY_HEADER },
           );
         }
-        call.response.replayed = { status: Number(stored.status), body: stored.body };
+        const body = call.secret ? await replayableSecretAnswer(call.secret, joinTransaction(tx), key, stored.body) : stored.body;
+        call.response.replayed = { status: Number(stored.status), body };
         call.setHeader(IDEMPOTENT_REPLAYED_HEADER, "true");
         return { ok: true, data: undefined } as R;
       }
       const result = await call.run(joinTransaction(tx));
       if (!result.ok) throw new RolledBack(result);
       const status = call.response.status ?? call.successStatus;
-      // The very text the bridge sends (JSON.stringify of the same data), so a replay is byte for byte.
-      await tx.$executeRawUnsafe(STORE_SQL, call.tenantId, call.apiKeyId, key, fingerprint, status, JSON.stringify(result.data));
+      // The very text the bridge sends (JSON.stringify of the same data), so a replay is byte for byte;
+      // sealed when it carries a secret.
+      const text = JSON.stringify(result.data);
+      await tx.$executeRawUnsafe(STORE_SQL, call.tenantId, call.apiKeyId, key, fingerprint, status, call.secret ? encryptSecret(text) : text);
       return result;
     }, TRANSACTION);
   } catch (err) {
@@ -136,6 +182,31 @@ export async function runIdempotently<R extends ChainResult>(call: IdempotentCal
     throw err;
   }
 }
+
+/**
+ * The stored answer's text, unsealed, when its secret is still in force; otherwise a 409 saying why
+ * (the client then gets a secret in force by rolling again, not the retired one).
+ */
+async function replayableSecretAnswer(secret: SecretAnswer, db: TenantDb, key: string, body: string): Promise<string> {
+  // Stored plain (before answers carrying a secret were sealed; the migration
+  // 20261207180000_withhold_stored_secrets took the secret out of those): not replayed.
+  if (!isSealedSecret(body)) throw retired(key, "answers stored before their secrets were sealed are no longer replayed");
+  let text: string;
+  try {
+    text = decryptSecret(body);
+  } catch {
+    // Sealed under another ENCRYPTION_KEY: it cannot be told whether its secret is in force.
+    throw retired(key, "the stored answer can no longer be read");
+  }
+  const why = await secret.retiredBecause(db, JSON.parse(text));
+  if (why === null) return text;
+  throw retired(key, why);
+}
+
+const retired = (key: string, why: string) =>
+  new AppError("conflict", `${IDEMPOTENCY_KEY_HEADER} ${quoted(key)} was first answered with a secret that is no longer in force: ${why}`, {
+    field: IDEMPOTENCY_KEY_HEADER,
+  });
 
 const pruneOlderThan = pruneByAge(TABLE.IdempotentResponse, IR);
 

@@ -5,6 +5,7 @@ import { lockTenantRow } from "../db/lock-row";
 import { changedFields, mergeAttributes } from "../lib/wire";
 import { keysetPage, toListEnvelope } from "../lib/pagination";
 import { conflict, notFound } from "../lib/errors";
+import { normalizePhoneField } from "../lib/customer-identifier";
 import { eventEmitter } from "../outbox/emit-event";
 import { LEAD_EVENTS } from "./leads.events";
 import { conversationToWire, latestMessages } from "../conversations/conversations.service";
@@ -56,7 +57,19 @@ export async function getLead(db: TenantDb, id: string): Promise<Lead> {
   return leadToWire(row);
 }
 
-export async function createLead(db: TenantDb, input: CreateLeadInput): Promise<Lead> {
+/**
+ * The body with its `customer_phone` in the stored form: E.164 (a 400 naming the field when it is
+ * not a valid number), a blank one as no phone (null). One customer's leads are then found by one
+ * value, whoever wrote them how (an erasure, docs/data-rights.md).
+ */
+function withStoredPhone<T extends { customer_phone?: string | null }>(input: T): T {
+  const phone = input.customer_phone;
+  if (phone === undefined || phone === null) return input;
+  return { ...input, customer_phone: phone.trim() === "" ? null : normalizePhoneField("customer_phone", phone) };
+}
+
+export async function createLead(db: TenantDb, raw: CreateLeadInput): Promise<Lead> {
+  const input = withStoredPhone(raw);
   return db.$transaction(async (tx) => {
     await assertReferencesVisible(tx, input);
     const row = await tx.lead.create({
@@ -69,7 +82,7 @@ export async function createLead(db: TenantDb, input: CreateLeadInput): Promise<
 }
 
 export async function updateLead(db: TenantDb, input: UpdateLeadInput): Promise<Lead> {
-  const { id, attributes, ...rest } = input;
+  const { id, attributes, ...rest } = withStoredPhone(input);
   return db.$transaction(async (tx) => {
     if (!(await lockTenantRow(tx, "Lead", id))) throw notFound();
     const beforeRow = await tx.lead.findFirst({ where: { id } });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PHONE_INPUT_DOC, STORED_PHONE_DOC } from "../lib/phone-docs";
 import type { Prisma } from "../db/generated/client";
 import { resourceFields } from "../db/resource";
 import { attributesInput, jsonObject, uuid } from "../lib/wire";
@@ -6,10 +7,10 @@ import { listEnvelope, pageQuery } from "../lib/list-envelope";
 import { unknownFieldMessage } from "../lib/strict-body";
 import { oneOf } from "../conversations/conversations.types";
 
-export const LEAD_STATUSES = ["new", "qualified", "booked", "converted", "lost"] as const;
+const LEAD_STATUSES = ["new", "qualified", "booked", "converted", "lost"] as const;
 export type LeadStatus = (typeof LEAD_STATUSES)[number];
 /** 100 years: large enough for any real question, small enough to stay a valid date. */
-export const MAX_STALE_DAYS = 36_500;
+const MAX_STALE_DAYS = 36_500;
 
 const column = resourceFields<Prisma.LeadGetPayload<object>>();
 const patch = { patch: true } as const;
@@ -20,7 +21,7 @@ export const leadResource = column.define("Lead", {
   conversation_id: column.value("conversationId", z.uuid(), patch),
   status: column.value("status", z.enum(LEAD_STATUSES).describe("Created as `new`; any move is allowed except back to `new`"), patch),
   customer_name: column.value("customerName", z.string().nullable(), patch),
-  customer_phone: column.value("customerPhone", z.string().nullable(), patch),
+  customer_phone: column.value("customerPhone", z.string().nullable().describe(STORED_PHONE_DOC), patch),
   customer_email: column.value("customerEmail", z.string().nullable(), patch),
   offering_id: column.value("offeringId", z.uuid().nullable(), patch),
   attributes: column.json("attributes", jsonObject()),
@@ -34,7 +35,7 @@ export const leadSchema = leadResource.schema;
 
 const fields = {
   customer_name: z.string().trim().max(200).nullable(),
-  customer_phone: z.string().trim().max(40).nullable(),
+  customer_phone: z.string().trim().max(40).nullable().describe(`${PHONE_INPUT_DOC}; blank is none (null)`),
   customer_email: z.email({ message: "must be an email address" }).max(320).nullable(),
   offering_id: uuid().nullable().describe("An offering of this tenant (404 otherwise)"),
   attributes: attributesInput().describe(

@@ -64,3 +64,33 @@ export function normalizeCustomerIdentifier(channel: Channel, raw: string): stri
   }
   return trimmed;
 }
+
+/**
+ * A customer's phone number as leads and appointments store it (E.164), or null when it is not a
+ * valid number: `toE164`, and a leading `00` read as the international prefix whatever the region
+ * (most countries dial abroad with 00; without a region, or in one dialling 011, libphonenumber
+ * would not read it).
+ */
+export function normalizePhone(input: string, region: CountryCode | undefined = defaultRegion()): string | null {
+  const trimmed = input.trim();
+  const e164 = toE164(trimmed, region);
+  if (e164 !== null || !trimmed.startsWith("00")) return e164;
+  return toE164(`+${trimmed.slice(2)}`, region);
+}
+
+/** A phone field's stored form (E.164); a 400 naming the field when it is not a valid number. */
+export function normalizePhoneField(field: string, raw: string): string {
+  const region = defaultRegion();
+  const e164 = normalizePhone(raw, region);
+  if (e164 === null) {
+    const hint = region ? "" : " with its country code, e.g. +971501234567";
+    throw badRequest(`invalid field '${field}': not a valid phone number${hint}`, field);
+  }
+  return e164;
+}
+
+/** The country and national number of an E.164 number (null when it is not one). */
+export function phoneParts(e164: string): { country: CountryCode | undefined; nationalNumber: string } | null {
+  const parsed = parsePhoneNumberFromString(e164);
+  return parsed ? { country: parsed.country, nationalNumber: parsed.nationalNumber } : null;
+}

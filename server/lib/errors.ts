@@ -103,11 +103,11 @@ export function fromZodError(err: ZodError): AppError {
 }
 
 /** The database cannot be reached: a 503 the client may retry, not a 500 (the code stays `internal_error`). */
-export const databaseUnavailable = (cause?: unknown) =>
+const databaseUnavailable = (cause?: unknown) =>
   new AppError("internal_error", DATABASE_UNAVAILABLE_MESSAGE, { status: 503, headers: { "Retry-After": String(RETRY_AFTER_SECONDS) }, cause });
 
 /** No pooled database connection came free in time: a 503 the client may retry (nothing was written), not a 500. */
-export const databaseBusy = (cause?: unknown) =>
+const databaseBusy = (cause?: unknown) =>
   new AppError("internal_error", DATABASE_BUSY_MESSAGE, { status: 503, headers: { "Retry-After": String(RETRY_AFTER_SECONDS) }, cause });
 
 /**
@@ -115,7 +115,7 @@ export const databaseBusy = (cause?: unknown) =>
  * retryable 503): the client retries only with the same Idempotency-Key, whose stored answer
  * commits with the write (docs/contract.md).
  */
-export const outcomeUnknown = (cause?: unknown) => new AppError("outcome_unknown", OUTCOME_UNKNOWN_MESSAGE, { cause });
+const outcomeUnknown = (cause?: unknown) => new AppError("outcome_unknown", OUTCOME_UNKNOWN_MESSAGE, { cause });
 
 /** Whatever was thrown, the AppError the client is told about. Unknown errors become a bare 500. */
 export function toAppError(err: unknown): AppError {

@@ -2,7 +2,7 @@
 // (`server/<domain>/<domain>.examples.ts`). A test sends every request example to a running server
 // and validates every response example against the document, so an example cannot drift from the
 // contract it illustrates.
-export type OperationExample = {
+type OperationExample = {
   /** Path parameters, by name (ids that exist only in the example's world: the test substitutes its own). */
   path?: Record<string, string>;
   /** Query parameters, by name. */

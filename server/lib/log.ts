@@ -1,4 +1,7 @@
-// Structured JSON log lines through pino, all on stderr: stdout belongs to command output (the CLI's JSON).
+// Structured JSON log lines through pino, written by pino itself to the process's stdout (one line
+// each, as a log collector reads a service's output). A command whose stdout is its answer (the CLI's
+// JSON, `npm run migrate`) sends them to stderr instead: its entry calls `setLogDestination(2)` first.
+// One call shape, pino's: `log.info({ ...fields }, "message")` (or `log.info("message")`).
 // A request's front opens a request scope (`withRequestLogger`): a child logger bound to its
 // `request_id`, carried in the procedure context (`ctx.logger`) and, through AsyncLocalStorage,
 // read by `log` itself, so every line written while the request runs (domain code included) carries
@@ -7,7 +10,7 @@
 // configuration below whatever path they take; still, never pass one on purpose.
 import "#server-only";
 import { randomUUID } from "node:crypto";
-import pino, { type Logger } from "pino";
+import pino, { type DestinationStream, type Logger } from "pino";
 import { setting } from "./settings";
 
 export type { Logger };
@@ -31,17 +34,47 @@ export function serializeError(err: unknown, depth = 0): Fields {
   return serialized;
 }
 
-// Through the console (to stderr): warnings by console.warn, everything else by console.error, as
-// before pino, so in-process tests that capture the console still read every line.
-const stderr = {
-  write(line: string) {
-    const text = line.endsWith("\n") ? line.slice(0, -1) : line;
-    if (text.startsWith('{"level":"warn"')) console.warn(text);
-    else console.error(text);
-  },
-};
-
 let root: Logger | undefined;
+
+/** Where lines go: a file descriptor (1 stdout, 2 stderr) or a stream (an in-process test's reader). */
+export type LogDestination = 1 | 2 | DestinationStream;
+let destination: LogDestination = 1;
+
+/**
+ * Points the process's lines at `to` from the next line on (loggers made before keep theirs): the
+ * CLI's entry sends them to stderr (2) before anything logs; in-process tests read them from a stream.
+ */
+export function setLogDestination(to: LogDestination): void {
+  destination = to;
+  root = undefined;
+}
+
+/**
+ * A file descriptor as pino's own synchronous destination (a line is written before the next
+ * statement runs, so nothing is lost to a `process.exit`, and lines stay in order with other output);
+ * in development on a terminal, pino-pretty's readable lines instead when it is installed (a dev
+ * dependency). In a browser bundle (see requestScope below) pino has no destinations: none.
+ */
+function streamOf(to: LogDestination): DestinationStream | undefined {
+  if (typeof to !== "number") return to;
+  if (process.env.NODE_ENV === "development" && process.getBuiltinModule?.("node:tty").isatty(to)) {
+    const pretty = prettyStream(to);
+    if (pretty) return pretty;
+  }
+  return pino.destination?.({ dest: to, sync: true });
+}
+
+function prettyStream(fd: number): DestinationStream | undefined {
+  try {
+    // Resolved from the project at run time: neither Next nor the server's bundle packs it, and a
+    // production install without dev dependencies simply writes JSON.
+    const require = process.getBuiltinModule("node:module").createRequire(`${process.cwd()}/`);
+    const pretty = require("pino-pretty") as (options: object) => DestinationStream;
+    return pretty({ destination: fd, sync: true, translateTime: "SYS:HH:MM:ss.l" });
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Writes the active span's `trace_id` and `span_id` into a line's fields: set by the tracing module
@@ -79,7 +112,7 @@ export function rootLogger(): Logger {
       mixin: contextFields,
       redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
     },
-    stderr,
+    streamOf(destination),
   );
   if (root.level !== level) root.level = level;
   return root;
@@ -107,8 +140,8 @@ export function requestLogger(requestId: string, fields?: Fields): Logger {
   return rootLogger().child({ request_id: requestId, ...fields });
 }
 
-/** What a request's code writes with (`ctx.logger`): a pino logger's level methods. */
-export type RequestLog = Pick<Logger, "info" | "warn" | "error">;
+/** What a request's code writes with (`ctx.logger`, `log`): a pino logger's level methods, fields first. */
+export type RequestLog = Pick<Logger, "debug" | "info" | "warn" | "error">;
 
 /**
  * A request's scope, which is also its `RequestLog`: the request's pino child is made when something
@@ -122,6 +155,9 @@ class RequestScope implements Scope, RequestLog {
   constructor(readonly requestId: string) {}
   get logger(): Logger {
     return (this.made ??= requestLogger(this.requestId));
+  }
+  debug(...args: unknown[]): void {
+    (this.logger.debug as (...args: unknown[]) => void)(...args);
   }
   info(...args: unknown[]): void {
     (this.logger.info as (...args: unknown[]) => void)(...args);
@@ -176,11 +212,14 @@ export function noteRequestTenant(tenantId: string): void {
   if (scope) scope.tenantId = tenantId;
 }
 
-export const log = {
-  info: (msg: string, fields?: Fields) => currentLogger().info(fields ?? {}, msg),
-  warn: (msg: string, fields?: Fields) => currentLogger().warn(fields ?? {}, msg),
-  error: (msg: string, fields?: Fields) => currentLogger().error(fields ?? {}, msg),
-};
+/** A level method of the logger current where it is called (a request's, else the process's). */
+const atLevel =
+  (level: keyof RequestLog) =>
+  (...args: unknown[]): void =>
+    (currentLogger()[level] as (...args: unknown[]) => void)(...args);
+
+/** Writes with the current logger, pino's call shape: `log.warn({ error: err, tenant_id }, "what happened")`. */
+export const log = { debug: atLevel("debug"), info: atLevel("info"), warn: atLevel("warn"), error: atLevel("error") } as RequestLog;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

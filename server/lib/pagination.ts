@@ -115,7 +115,7 @@ export async function sqlKeysetPage<Row extends { id: string }>(sql: TenantSql, 
 const sqlPages = new WeakMap<object, SqlList>();
 
 const warnColumnsDiffer = (columns: string[], fields: string[]) =>
-  log.warn("list columns differ from the wire schema: parsed row by row", { columns: columns.join(","), fields: fields.join(",") });
+  log.warn({ columns: columns.join(","), fields: fields.join(",") }, "list columns differ from the wire schema: parsed row by row");
 
 function pageOf<Row extends { id: string }>(rows: Row[], limit: number) {
   const hasMore = rows.length > limit;

@@ -22,7 +22,7 @@ export function startPeriodicJob(name: string, intervalMs: number, run: () => Pr
     inProgress = run()
       .then(
         () => {},
-        (err) => log.error(`${name} failed`, { error: err }),
+        (err) => log.error({ error: err }, `${name} failed`),
       )
       .finally(() => {
         inProgress = null;

@@ -12,7 +12,7 @@ export function assertJsonContentType(contentType: string | null): void {
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-export const bodyTooLarge = () => new AppError("bad_request", "request body exceeds 1 MiB", { status: 413 });
+const bodyTooLarge = () => new AppError("bad_request", "request body exceeds 1 MiB", { status: 413 });
 
 /**
  * A request body as the fronts hand it over: chunk by chunk (a Fetch Request's stream, under Next),

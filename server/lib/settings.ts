@@ -192,7 +192,11 @@ export const SETTINGS = {
     "proxy IPs/CIDRs (comma list) whose `X-Forwarded-For` is believed; otherwise the client is the socket's address",
   ),
   AUTH_TRUSTED_PROXIES: declare(HTTP, cidrList().optional(), "older name of `TRUSTED_PROXIES`, read when that is unset"),
-  PUBLIC_BASE_URL: declare(HTTP, httpUrl().optional(), "the scheme and host providers call (Twilio signs the public URL); set it behind a proxy"),
+  PUBLIC_BASE_URL: declare(
+    HTTP,
+    httpUrl().optional(),
+    "the scheme and host (and any path prefix) providers and Inngest call (Twilio signs the public URL; Inngest is registered at `<PUBLIC_BASE_URL>/api/inngest`); set it behind a proxy, and wherever Inngest is configured (docs/inngest.md)",
+  ),
 
   // Dashboard sign-in
   BETTER_AUTH_SECRET: declare(AUTH, text().optional(), "signs dashboard sessions", { shown: "generated once into `DATA_DIR/auth-secret`", secret: true }),
@@ -204,10 +208,15 @@ export const SETTINGS = {
   ),
   AUTH_SIGNIN_RATE_WINDOW_SECONDS: declare(AUTH, positiveInt().default(60), "window of the sign-in attempt limit"),
   AUTH_SIGNIN_RATE_MAX: declare(AUTH, positiveInt().default(10), "sign-in attempts per client address per window"),
-  ENCRYPTION_KEY: declare(AUTH, text().optional(), "32-byte key (hex or base64) encrypting webhook secrets and CRM credentials at rest", {
-    shown: "generated once into `DATA_DIR/encryption.key`",
-    secret: true,
-  }),
+  ENCRYPTION_KEY: declare(
+    AUTH,
+    text().optional(),
+    "32-byte key (hex or base64) encrypting webhook secrets and CRM credentials at rest, and stored `Idempotency-Key` answers that carry a webhook secret",
+    {
+      shown: "generated once into `DATA_DIR/encryption.key`",
+      secret: true,
+    },
+  ),
   INVITATION_MAIL_WEBHOOK_URL: declare(
     AUTH,
     httpUrl().optional(),
@@ -273,9 +282,31 @@ export const SETTINGS = {
     "with any `INNGEST_*` set, the retry ladder runs as an Inngest function instead of the embedded worker",
     { secret: true },
   ),
-  INNGEST_SIGNING_KEY: declare(HOOKS, text().optional(), "Inngest's signing key (see `INNGEST_EVENT_KEY`)", { secret: true }),
+  INNGEST_SIGNING_KEY: declare(
+    HOOKS,
+    text().optional(),
+    "Inngest's signing key (see `INNGEST_EVENT_KEY`); without it (and without `INNGEST_DEV`) `/api/inngest` answers 404 'not configured'",
+    { secret: true },
+  ),
   INNGEST_BASE_URL: declare(HOOKS, httpUrl().optional(), "a self-hosted Inngest server (see `INNGEST_EVENT_KEY`)"),
-  INNGEST_DEV: declare(HOOKS, text().optional(), "Inngest's dev server (`1` or its URL; see `INNGEST_EVENT_KEY`)"),
+  INNGEST_DEV: declare(
+    HOOKS,
+    text().optional(),
+    "Inngest's dev server (`1` or its URL; see `INNGEST_EVENT_KEY`); without `PUBLIC_BASE_URL` the dev server is told `http://HOST:PORT/api/inngest`",
+  ),
+  INNGEST_SERVE_ORIGIN: declare(
+    HOOKS,
+    httpUrl().optional(),
+    "the origin Inngest is told to call the app at (Inngest's own variable; default: `PUBLIC_BASE_URL`'s), never a request's Host",
+  ),
+  INNGEST_SERVE_PATH: declare(
+    HOOKS,
+    z
+      .string()
+      .regex(/^\/[^?#\s]*$/, "must be a path beginning with /")
+      .optional(),
+    "the path Inngest is told to call (Inngest's own variable, for a proxy that maps it to `/api/inngest`; default: `PUBLIC_BASE_URL`'s path + `/api/inngest`)",
+  ),
 
   // Conversations and channels
   CHANNEL_DRIVER: declare(
@@ -316,7 +347,7 @@ export const SETTINGS = {
 
   // Operations
   DEMO_SEED: declare(OPS, oneOf(["0", "1"]).optional(), "`1` seeds the demo tenant on start", { shown: "1 on the embedded database, else 0" }),
-  LOG_LEVEL: declare(OPS, oneOf(["info", "warn", "silent"]).default("info"), "`info`, `warn` or `silent`"),
+  LOG_LEVEL: declare(OPS, oneOf(["debug", "info", "warn", "silent"]).default("info"), "`debug`, `info`, `warn` or `silent`"),
   READINESS_TIMEOUT_MS: declare(
     OPS,
     positiveInt().default(2000),
@@ -431,7 +462,7 @@ export type SettingName = keyof typeof SETTINGS;
 export type SettingValue<N extends SettingName> = z.output<(typeof SETTINGS)[N]["schema"]>;
 
 /** A malformed setting; the message names it (and its value, unless it is a secret). */
-export class SettingError extends Error {
+class SettingError extends Error {
   constructor(
     readonly setting: string,
     message: string,
@@ -505,6 +536,28 @@ export function resetSettingsOnEnvChange(): void {
     },
   }) as NodeJS.ProcessEnv;
 }
+/**
+ * Inngest's mode as its SDK reads `INNGEST_DEV`: a dev server for `1`, `true` or a URL (unsigned calls,
+ * local use); otherwise a server that signs its calls (Inngest Cloud or self-hosted).
+ */
+export function inngestDevMode(env: Env = process.env): boolean {
+  const raw = env.INNGEST_DEV?.trim().toLowerCase();
+  return Boolean(raw) && raw !== "0" && raw !== "false" && raw !== "undefined";
+}
+
+/** Rules across settings (checked once each parsed): one problem per broken rule, naming what to set. */
+function crossSettingProblems(env: Env): string[] {
+  const problems: string[] = [];
+  // Inngest is told where to call the app back; that URL must come from configuration, never from a request's Host.
+  const inngestServer = setting("INNGEST_EVENT_KEY", env) || setting("INNGEST_SIGNING_KEY", env) || setting("INNGEST_BASE_URL", env);
+  if (inngestServer && !inngestDevMode(env) && !setting("PUBLIC_BASE_URL", env) && !setting("INNGEST_SERVE_ORIGIN", env)) {
+    problems.push(
+      "PUBLIC_BASE_URL must be set when Inngest is configured (INNGEST_EVENT_KEY, INNGEST_SIGNING_KEY or INNGEST_BASE_URL): Inngest is registered at <PUBLIC_BASE_URL>/api/inngest (or set INNGEST_SERVE_ORIGIN)",
+    );
+  }
+  return problems;
+}
+
 /** Parses every setting; throws one error listing every malformed one. Run it first thing at startup. */
 export function checkSettings(env: Env = process.env): void {
   const problems: string[] = [];
@@ -515,6 +568,7 @@ export function checkSettings(env: Env = process.env): void {
       problems.push(err instanceof Error ? err.message : String(err));
     }
   }
+  if (!problems.length) problems.push(...crossSettingProblems(env));
   if (problems.length) throw new SettingError(problems.join(", "), `invalid settings:\n  ${problems.join("\n  ")}`);
 }
 

@@ -76,7 +76,7 @@ function carriedIPv4(v6: ipaddr.IPv6): CarriedIPv4 | null {
   return null;
 }
 
-export class RefusedTargetError extends Error {
+class RefusedTargetError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "RefusedTargetError";
@@ -130,14 +130,14 @@ export async function assertAllowedTargetUrl(raw: string, field = "url"): Promis
   return shape.url.toString();
 }
 
-export const LOOPBACK_HINT =
+const LOOPBACK_HINT =
   "to allow loopback targets (http or https on 127.0.0.1, ::1 or localhost) for local testing, run the platform with WEBHOOK_ALLOW_LOOPBACK=1";
 
 /**
  * A refusal with what a developer can do about it: loopback targets (the usual local test) are
  * allowed by WEBHOOK_ALLOW_LOOPBACK=1; private ranges never are; http is for loopback only.
  */
-export function withLocalTestingHint(reason: string, raw: string, allowLoopback: boolean): string {
+function withLocalTestingHint(reason: string, raw: string, allowLoopback: boolean): string {
   let host = "";
   try {
     host = bare(new URL(raw).hostname);

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { badRequest } from "./errors";
 import { invalid } from "./field-messages";
 
-export { invalid, isMissingFieldMessage } from "./field-messages";
+export { invalid } from "./field-messages";
 
 export const uuid = () => z.uuid(invalid("must be a uuid"));
 
@@ -20,8 +20,6 @@ export const inYearRange = (d: Date) => {
 /** ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z; any offset is accepted, the UTC instant must fall in 0001..9999. */
 export const isoDateTime = () =>
   z.iso.datetime({ offset: true, ...invalid("must be an ISO 8601 date-time") }).refine((s) => inYearRange(new Date(s)), { message: `${YEARS} (in UTC)` });
-export const toIso = (d: Date) => d.toISOString();
-export const toIsoOrNull = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 /** YYYY-MM-DD, a real calendar date (2026-02-30 is refused). */
 export const calendarDate = () =>
@@ -40,7 +38,7 @@ export const dateFromWire = (s: string) => new Date(`${s}T00:00:00.000Z`);
 export const dateToWire = (d: Date | null) => (d ? d.toISOString().slice(0, 10) : null);
 
 /** JSON as a jsonb column takes it (what Prisma's JSON input types accept). */
-export type JsonValue = string | number | boolean | null | JsonObject | JsonValue[];
+type JsonValue = string | number | boolean | null | JsonObject | JsonValue[];
 export type JsonObject = { [key: string]: JsonValue };
 
 /** A free-keyed JSON object (as responses describe `attributes`). */
@@ -87,7 +85,7 @@ const fitsNumeric = (s: string) => {
 };
 
 /** Plain-notation decimal string of a non-negative JS number (never exponent form). */
-export function numberToDecimalString(n: number): string {
+function numberToDecimalString(n: number): string {
   const s = String(n);
   const e = s.search(/e/i);
   if (e < 0) return s;

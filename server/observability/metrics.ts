@@ -178,7 +178,7 @@ export function recordWebhookAttempt(outcome: string, deliveryStatus: string, du
 }
 
 /** Due deliveries (capped, see the source) and the age of the oldest; null when the database did not answer. */
-export type DeliveryBacklog = { due: number; oldestDueAgeSeconds: number };
+type DeliveryBacklog = { due: number; oldestDueAgeSeconds: number };
 
 const backlogDue = new Gauge({
   name: "tdp_webhook_backlog_due",

@@ -10,8 +10,8 @@ import { unknownFieldMessage } from "../lib/strict-body";
 import type { Offering } from "./offerings.types";
 import { OFFERING_WIRE_SELECT } from "./offerings.service";
 
-export const MAX_SEARCH_RESULTS = 10;
-export const DEFAULT_SEARCH_RESULTS = 5;
+const MAX_SEARCH_RESULTS = 10;
+const DEFAULT_SEARCH_RESULTS = 5;
 const MAX_QUERY_WORDS = 16;
 const MAX_FILTERS = 20;
 

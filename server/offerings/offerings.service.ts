@@ -12,7 +12,7 @@ import { type CreateOfferingInput, type Offering, offeringResource, type UpdateO
 
 const emitEvent = eventEmitter(OFFERING_EVENTS);
 
-export const offeringToWire = offeringResource.toWire;
+const offeringToWire = offeringResource.toWire;
 
 /** An offering row (`t`) as its wire shape, in SQL: what `offeringToWire` answers, formatted by PostgreSQL. */
 export const OFFERING_WIRE_SELECT = offeringResource.sqlSelect;

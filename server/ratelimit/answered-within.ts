@@ -1,7 +1,16 @@
 // A store call's timeout that a busy process cannot mistake for a slow store.
 
-class StoreTimeoutError extends Error {
+export class StoreTimeoutError<T = unknown> extends Error {
   override name = "TimeoutError";
+  /**
+   * The call given up on, still running: a slow store may yet apply it (fallback-store.ts gives
+   * back a count the store makes after the request was decided elsewhere).
+   */
+  readonly late: Promise<T>;
+  constructor(message: string, late: Promise<T>) {
+    super(message);
+    this.late = late;
+  }
 }
 
 /**
@@ -19,7 +28,7 @@ export function answeredWithin<T>(work: Promise<T>, ms: number): Promise<T> {
         setImmediate(() => {
           if (settled) return;
           settled = true;
-          reject(new StoreTimeoutError(`the rate-limit store did not answer within ${ms} ms`));
+          reject(new StoreTimeoutError(`the rate-limit store did not answer within ${ms} ms`, work));
         }),
       ms,
     );

@@ -6,16 +6,16 @@ import type { LimitDecision } from "./layered-limiter";
 import { createStore, createSurfaceLimiters, type SurfaceLimiters } from "./limiters";
 import type { LimitStore } from "./store";
 
-export type { LimitDecision, LayerConfig, LayeredLimiter, LayeredLimiterOptions } from "./layered-limiter";
+export type { LimitDecision } from "./layered-limiter";
 export { createLayeredLimiter } from "./layered-limiter";
 export type { LimitStore, StoreResult } from "./store";
 export { keyPrefix } from "./store";
 export { createMemoryStore } from "./memory-store";
 export { createRedisStore, createLimiterRedisClient } from "./redis-store";
 export { createUpstashStore } from "./upstash-store";
-export { rateLimitConfigFromEnv, type RateLimitConfig } from "./config";
-export { createSurfaceLimiters, createStore, type LimitsConfig, type SurfaceLimiters } from "./limiters";
-export { withMemoryFallback, type FallbackOptions } from "./fallback-store";
+export { rateLimitConfigFromEnv } from "./config";
+export { createSurfaceLimiters } from "./limiters";
+export { withMemoryFallback } from "./fallback-store";
 
 let current: { store: LimitStore; limiters: SurfaceLimiters } | null = null;
 

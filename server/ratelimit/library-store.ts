@@ -73,11 +73,16 @@ export function createLibraryStore(opts: {
         const window = Math.floor(now / windowMs);
         const key = `${opts.prefix}:${identifier}`;
         const counted = (opts.redis as EvalClient).eval(WEIGHTED_SLIDING_WINDOW, [`${key}:${window}`, `${key}:${window - 1}`], [limit, now, windowMs, rate]);
-        const remaining = Number(await answeredWithin(counted, opts.callTimeoutMs));
-        return { success: remaining >= 0, limit, remaining: Math.max(0, remaining), reset: (window + 1) * windowMs };
+        const answer = counted.then((n) => {
+          const remaining = Number(n);
+          return { success: remaining >= 0, limit, remaining: Math.max(0, remaining), reset: (window + 1) * windowMs };
+        });
+        return answeredWithin(answer, opts.callTimeoutMs);
       }
-      const r = await answeredWithin(limiterFor(limit, windowMs).limit(identifier, rate === 1 ? undefined : { rate }), opts.callTimeoutMs);
-      return { success: r.success, limit: r.limit, remaining: r.remaining, reset: r.reset };
+      const answer = limiterFor(limit, windowMs)
+        .limit(identifier, rate === 1 ? undefined : { rate })
+        .then((r) => ({ success: r.success, limit: r.limit, remaining: r.remaining, reset: r.reset }));
+      return answeredWithin(answer, opts.callTimeoutMs);
     },
     async probe() {
       await answeredWithin(opts.probe(), opts.callTimeoutMs);

@@ -9,7 +9,12 @@ type Counter = { count: number; expiresAt: number };
 
 const SWEEP_EVERY_MS = 60_000;
 
-export function createMemoryStore(): LimitStore {
+export interface MemoryStore extends LimitStore {
+  /** The sliding-window count of `identifier` now (what `limit` would weigh a new request against). */
+  used(identifier: string, windowMs: number): number;
+}
+
+export function createMemoryStore(): MemoryStore {
   const counters = new Map<string, Counter>();
   let nextSweepAt = 0;
 
@@ -24,16 +29,20 @@ export function createMemoryStore(): LimitStore {
     for (const [key, c] of counters) if (c.expiresAt <= now) counters.delete(key);
   };
 
+  /** The current window's count and the previous window's, weighted by its overlap (the script's). */
+  const counts = (identifier: string, windowMs: number, now: number) => {
+    const window = Math.floor(now / windowMs);
+    const currentKey = `${identifier}:${window}`;
+    const previousRaw = read(`${identifier}:${window - 1}`, now);
+    return { window, currentKey, current: read(currentKey, now), previous: Math.floor((1 - (now % windowMs) / windowMs) * previousRaw) };
+  };
+
   return {
     kind: "memory",
     async limit(identifier, limit, windowMs, rate = 1): Promise<StoreResult> {
       const now = Date.now();
       sweep(now);
-      const window = Math.floor(now / windowMs);
-      const currentKey = `${identifier}:${window}`;
-      const current = read(currentKey, now);
-      const previousRaw = read(`${identifier}:${window - 1}`, now);
-      const previous = Math.floor((1 - (now % windowMs) / windowMs) * previousRaw);
+      const { window, currentKey, current, previous } = counts(identifier, windowMs, now);
       const reset = (window + 1) * windowMs;
 
       // For one request this is the script's `previous + current >= limit`; a weighted count
@@ -48,6 +57,11 @@ export function createMemoryStore(): LimitStore {
       }
       counter.count += rate;
       return { success: true, limit, remaining: Math.max(0, limit - (counter.count + previous)), reset };
+    },
+    used(identifier, windowMs) {
+      if (counters.size === 0) return 0;
+      const { current, previous } = counts(identifier, windowMs, Date.now());
+      return current + previous;
     },
     async probe() {},
     async clear() {

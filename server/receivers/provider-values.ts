@@ -8,7 +8,7 @@ import { YEARS, inYearRange } from "../lib/wire";
 import { malformed } from "./receiver-http";
 
 /** The most seconds `duration_seconds` (a PostgreSQL integer) holds: about 68 years. */
-export const MAX_DURATION_SECONDS = 2_147_483_647;
+const MAX_DURATION_SECONDS = 2_147_483_647;
 
 /** Epoch milliseconds as an instant; outside 0001..9999 (or not a number) is a 400 naming `field`. */
 export function instantAt(ms: number, field: string): Date {

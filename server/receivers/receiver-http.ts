@@ -27,7 +27,7 @@ export type ReceiverRequest = {
 export type ReceiverAnswer = { status: number; headers: Record<string, string>; body: string };
 
 /** The most a provider's request may carry; bigger is a 413 (code `bad_request`), unread. */
-export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
+const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
 
 const tooLarge = () => new AppError("bad_request", `request body larger than ${MAX_WEBHOOK_BODY_BYTES} bytes (1 MiB)`, { status: 413 });
 
@@ -74,8 +74,8 @@ export async function answerReceiver(provider: string, req: ReceiverRequest, wor
   } catch (err) {
     const error = toAppError(err);
     const fields = { provider, path: req.url.pathname, status: error.status, reason: error.message };
-    if (error.errorCode === "internal_error") log.error("webhook receiver failed", { ...fields, error: err });
-    else log.warn("webhook request refused", fields);
+    if (error.errorCode === "internal_error") log.error({ ...fields, error: err }, "webhook receiver failed");
+    else log.warn(fields, "webhook request refused");
     const answer = jsonAnswer(error.status, errorBody(error));
     for (const [name, value] of Object.entries(error.headers ?? {})) answer.headers[name.toLowerCase()] = value;
     return countReceiverAnswer(provider, answer);

@@ -112,7 +112,14 @@ function wasAnswered(call: RetellCall): boolean {
 }
 
 function reportOf(event: string, call: RetellCall, customerNumber: string): CallReport {
-  const startedAt = call.start_timestamp === undefined ? new Date() : instantAt(call.start_timestamp, "call.start_timestamp");
+  const endedAt = call.end_timestamp === undefined ? null : instantAt(call.end_timestamp, "call.end_timestamp");
+  // Without a start, the call began when it is reported, or when it ended if that was earlier.
+  const startedAt =
+    call.start_timestamp === undefined
+      ? new Date(Math.min(Date.now(), endedAt?.getTime() ?? Infinity))
+      : instantAt(call.start_timestamp, "call.start_timestamp");
+  // A call cannot end before it starts (an end of 0 would be stored as ending in 1970).
+  if (endedAt && endedAt < startedAt) throw malformed("invalid field 'call.end_timestamp': must not be before call.start_timestamp", "call.end_timestamp");
   const report: CallReport = {
     provider: "retell",
     providerCallId: call.call_id,
@@ -123,17 +130,17 @@ function reportOf(event: string, call: RetellCall, customerNumber: string): Call
     answeredAt: startedAt,
   };
   if (event === "call_started") return report;
-  const endedAt = call.end_timestamp === undefined ? new Date() : instantAt(call.end_timestamp, "call.end_timestamp");
+  const end = endedAt ?? new Date();
   return {
     ...report,
     ended: {
-      at: endedAt,
+      at: end,
       answered: wasAnswered(call),
       reason: call.disconnection_reason ?? null,
       // Without Retell's own duration, the time from start to end (what the duration column must also hold).
       durationSeconds:
         call.duration_ms === undefined
-          ? wholeSeconds((endedAt.getTime() - startedAt.getTime()) / 1000, "call.end_timestamp")
+          ? wholeSeconds((end.getTime() - startedAt.getTime()) / 1000, "call.end_timestamp")
           : wholeSeconds(call.duration_ms / 1000, "call.duration_ms"),
     },
     recordingUrl: call.recording_url ?? null,
@@ -153,10 +160,12 @@ export function handleRetellWebhook(req: ReceiverRequest): Promise<ReceiverAnswe
     };
     await receiveSignedCallWebhook(req, spec, async (connection, { event, call }) => {
       if (!LIFECYCLE_EVENTS.has(event)) return;
-      const customerNumber = call.direction === "inbound" ? call.from_number : call.to_number;
-      if (!toE164(customerNumber)) {
+      // The customer's number is never refused for its format (a short code, a withheld caller's
+      // "anonymous": stored as sent, server/lib/sender-identifier.ts), only when blank.
+      const customerNumber = (call.direction === "inbound" ? call.from_number : call.to_number).trim();
+      if (!customerNumber) {
         const field = call.direction === "inbound" ? "from_number" : "to_number";
-        throw malformed(`invalid field 'call.${field}': not a phone number in E.164`, `call.${field}`);
+        throw malformed(`invalid field 'call.${field}': must not be blank`, `call.${field}`);
       }
       const db = scopeToTenant(await getDb(), connection.tenantId);
       await applyCallReport(db, reportOf(event, call, customerNumber), connection);

@@ -16,6 +16,7 @@ import { scopeToTenant } from "../db/tenant-scope";
 import { assertBoundedInput } from "../lib/bounded-input";
 import { AppError } from "../lib/errors";
 import { toE164 } from "../lib/customer-identifier";
+import { MAX_SENDER_LENGTH } from "../lib/sender-identifier";
 import { connectionCredentials, type ResolvedConnection } from "../channels/channel-connections";
 import { withVerifiedConnection, type ConnectionGate } from "./connection-gate";
 import { ingestInboundMessage } from "../conversations/ingest";
@@ -66,6 +67,19 @@ function addressOf(params: Params, name: "To" | "From"): { channel: "sms" | "wha
   const number = toE164(whatsapp ? raw.slice("whatsapp:".length) : raw);
   if (!number) throw malformed(`invalid field '${name}': not a phone number in E.164`, name);
   return { channel: whatsapp ? "whatsapp" : "sms", number };
+}
+
+/**
+ * The customer's side (`From` of a message, the caller or callee of a call) as Twilio sent it, without
+ * a `whatsapp:` prefix: never refused for its format (a short code, an alphanumeric sender id; ingest
+ * and the calls service store it, server/lib/sender-identifier.ts), only when missing or too long.
+ */
+function senderOf(params: Params, name: "To" | "From"): string {
+  const raw = one(params, name)?.trim() ?? "";
+  const sender = raw.startsWith("whatsapp:") ? raw.slice("whatsapp:".length).trim() : raw;
+  if (!sender) throw malformed(`missing required field '${name}'`, name);
+  if (sender.length > MAX_SENDER_LENGTH) throw malformed(`invalid field '${name}': must be at most ${MAX_SENDER_LENGTH} characters`, name);
+  return sender;
 }
 
 const sid = z.string().regex(/^[A-Z]{2}[0-9a-fA-F]{32}$/, { message: "must be a Twilio SID (2 letters and 32 hex characters)" });
@@ -205,12 +219,11 @@ export function handleTwilioMessaging(req: ReceiverRequest): Promise<ReceiverAns
       await withVerifiedConnection(gate, async (connection) => {
         assertBoundedInput(params);
         const message = parsePayload(inboundPayload, params);
-        const from = addressOf(params, "From");
         const inbound = {
           provider: "twilio" as const,
           providerMessageId: message.MessageSid,
           channel: business.channel,
-          from: from.number,
+          from: senderOf(params, "From"),
           customerName: message.ProfileName ?? null,
           body: message.Body,
         };
@@ -247,14 +260,14 @@ export function handleTwilioVoiceStatus(req: ReceiverRequest): Promise<ReceiverA
       assertBoundedInput(params);
       const call = parsePayload(voicePayload, params);
       if (!UNANSWERED.has(call.CallStatus)) return;
-      const customer = addressOf(params, isOutbound(params) ? "To" : "From");
+      const customer = senderOf(params, isOutbound(params) ? "To" : "From");
       // Twilio writes RFC 2822; a Timestamp that is no date at all counts as now, one outside 0001..9999 is refused.
       const at = (call.Timestamp ? instantOfText(call.Timestamp, "Timestamp") : null) ?? new Date();
       const report = {
         provider: "twilio" as const,
         providerCallId: call.CallSid,
         direction: isOutbound(params) ? ("outbound" as const) : ("inbound" as const),
-        customerNumber: customer.number,
+        customerNumber: customer,
         startedAt: at,
         ended: { at, answered: false, reason: call.CallStatus },
       };

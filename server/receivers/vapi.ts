@@ -99,9 +99,10 @@ function signatureVerifies(raw: string, secret: string, header: string): boolean
 
 const directionOf = (message: VapiMessage): "inbound" | "outbound" => (message.call.type === "outboundPhoneCall" ? "outbound" : "inbound");
 
+/** The customer's number as Vapi sent it: never refused for its format (stored as sent when it is no number, server/lib/sender-identifier.ts), only when missing. */
 function customerNumberOf(message: VapiMessage): string {
-  const raw = message.customer?.number ?? message.call.customer?.number;
-  if (!raw || !toE164(raw)) throw malformed("invalid field 'message.customer.number': not a phone number in E.164", "message.customer.number");
+  const raw = (message.customer?.number ?? message.call.customer?.number ?? "").trim();
+  if (!raw) throw malformed("missing required field 'message.customer.number'", "message.customer.number");
   return raw;
 }
 
@@ -156,22 +157,27 @@ function reportOf(message: VapiMessage): CallReport | null {
   }
   if (message.type !== "end-of-call-report") return null;
   const endedAt = message.endedAt === undefined ? at : instantAt(Date.parse(message.endedAt), "message.endedAt");
+  // A call cannot end before it starts; a start Vapi did not send is taken as no later than the end.
+  const stated = message.startedAt !== undefined || message.call.startedAt !== undefined;
+  if (stated && endedAt < startedAt) throw malformed("invalid field 'message.endedAt': must not be before the call's startedAt", "message.endedAt");
+  const start = endedAt.getTime() < startedAt.getTime() ? endedAt : startedAt;
   const answered = wasAnswered(message);
   return {
     ...base,
-    answeredAt: answered ? startedAt : null,
+    startedAt: start,
+    answeredAt: answered ? start : null,
     ended: {
       at: endedAt,
       answered,
       reason: message.endedReason ?? null,
       durationSeconds:
         message.durationSeconds === undefined
-          ? wholeSeconds((endedAt.getTime() - startedAt.getTime()) / 1000, "message.endedAt")
+          ? wholeSeconds((endedAt.getTime() - start.getTime()) / 1000, "message.endedAt")
           : wholeSeconds(message.durationSeconds, "message.durationSeconds"),
     },
     recordingUrl: message.artifact?.recordingUrl ?? message.recordingUrl ?? null,
     summary: message.analysis?.summary ?? message.summary ?? null,
-    transcript: transcriptOf(message, startedAt),
+    transcript: transcriptOf(message, start),
   };
 }
 

@@ -13,7 +13,7 @@ import { getDb } from "../db/client";
 import { scopeToTenant } from "../db/tenant-scope";
 import { assertBoundedInput } from "../lib/bounded-input";
 import { AppError, fromZodError } from "../lib/errors";
-import { toE164 } from "../lib/customer-identifier";
+import { MAX_SENDER_LENGTH } from "../lib/sender-identifier";
 import { connectionCredentials, findActiveConnection, type ResolvedConnection } from "../channels/channel-connections";
 import { withVerifiedConnection, type ConnectionGate } from "./connection-gate";
 import { ingestInboundMessage } from "../conversations/ingest";
@@ -76,7 +76,12 @@ function verifies(raw: string, appSecret: string, header: string): boolean {
 }
 
 const inboundMessage = z.looseObject({
-  from: z.string().regex(/^\d{6,20}$/, { message: "must be the sender's WhatsApp id (digits)" }),
+  // The sender's WhatsApp id (wa_id, digits): never refused for its format, only when blank or too long.
+  from: z
+    .string()
+    .trim()
+    .min(1, { message: "must not be blank" })
+    .max(MAX_SENDER_LENGTH, { message: `must be at most ${MAX_SENDER_LENGTH} characters` }),
   id: z.string().min(1).max(200),
   type: z.string().max(40),
   text: z.object({ body: z.string().max(MAX_INBOUND_BODY) }).optional(),
@@ -136,10 +141,6 @@ function messageChanges(payload: unknown, phoneNumberId: string): ChangeValue[] 
         const field = `${at}.metadata.phone_number_id`;
         throw malformed(`invalid field '${field}': not the phone_number_id of this callback URL (${phoneNumberId})`, field);
       }
-      // Checked before anything is stored: a notification is stored whole or not at all.
-      for (const [m, message] of (value.data.messages ?? []).entries()) {
-        if (!toE164(`+${message.from}`)) throw malformed(`invalid field '${at}.messages[${m}].from': not a phone number`, `${at}.messages[${m}].from`);
-      }
       values.push(value.data);
     }
   }
@@ -177,7 +178,9 @@ export function handleWhatsAppNotification(req: ReceiverRequest): Promise<Receiv
             provider: "whatsapp_cloud" as const,
             providerMessageId: message.id,
             channel: "whatsapp" as const,
-            from: `+${message.from}`,
+            from: message.from,
+            // A wa_id is the number in international form without its `+`.
+            fromNumber: /^\d+$/.test(message.from) ? `+${message.from}` : undefined,
             customerName: names.get(message.from) ?? null,
             body: bodyOf(message),
           };

@@ -110,16 +110,13 @@ gone AS (DELETE FROM ${TABLE.Event} t USING doomed WHERE t.${EVENT.id} = doomed.
 };
 
 /** A tenant period longer than this is refused even when the operator keeps forever (100 years). */
-export const MAX_TENANT_DAYS = 36_500;
+const MAX_TENANT_DAYS = 36_500;
 
 /** The operator's period for a class (0: kept forever), which is also the tenant's bound. */
-export const operatorDays = (cls: RetentionClass): number => setting(CLASSES[cls].setting) as number;
-
-/** The tenant column of a class (`retention_messages_days`…) and its Prisma field. */
-export const tenantField = (cls: RetentionClass) => CLASSES[cls].field as "retentionMessagesDays";
+const operatorDays = (cls: RetentionClass): number => setting(CLASSES[cls].setting) as number;
 
 /** The longest period a tenant may set for a class. */
-export const tenantBound = (cls: RetentionClass): number => operatorDays(cls) || MAX_TENANT_DAYS;
+const tenantBound = (cls: RetentionClass): number => operatorDays(cls) || MAX_TENANT_DAYS;
 
 /**
  * The period that applies: the tenant's own (when set), never past the operator's bound (an
@@ -214,6 +211,6 @@ export async function purgeExpired(opts: PurgeOptions = {}): Promise<PurgeCounts
     }
   }
   const total = RETENTION_CLASSES.reduce((n, cls) => n + counts[cls], 0);
-  if (total > 0) log.info("retention purge", { ...counts });
+  if (total > 0) log.info({ ...counts }, "retention purge");
   return counts;
 }

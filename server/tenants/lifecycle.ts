@@ -26,7 +26,7 @@ import { setting } from "../lib/settings";
 /** A tenant's state: `active`, `suspended`, `deletion_scheduled` (grace period) or `deleting`. */
 export type TenantStatus = "active" | "suspended" | "deletion_scheduled" | "deleting";
 
-export function tenantStatus(row: { suspendedAt: Date | null; deleteAfter: Date | null }, now = new Date()): TenantStatus {
+function tenantStatus(row: { suspendedAt: Date | null; deleteAfter: Date | null }, now = new Date()): TenantStatus {
   if (row.deleteAfter) return row.deleteAfter <= now ? "deleting" : "deletion_scheduled";
   return row.suspendedAt ? "suspended" : "active";
 }
@@ -176,10 +176,10 @@ const DELETION_ORDER: { table: string; column: string }[] = [
 ];
 
 /** Columns that name a tenant (better-auth's tables call it an organization). */
-export const TENANT_COLUMNS = ["tenant_id", "organization_id"];
+const TENANT_COLUMNS = ["tenant_id", "organization_id"];
 
 /** Every (table, column) of the schema holding a tenant's id, from the catalog. */
-export async function tenantTables(): Promise<{ table: string; column: string }[]> {
+async function tenantTables(): Promise<{ table: string; column: string }[]> {
   const db = await getDb();
   return db.$queryRawUnsafe<{ table: string; column: string }[]>(
     `SELECT table_name AS "table", column_name AS "column" FROM information_schema.columns
@@ -235,7 +235,7 @@ export async function deleteTenantData(
     }
   }
   await runBatch(db, `DELETE FROM ${TABLE.Tenant} WHERE ${TENANT.id} = $1::uuid`, [tenantId]);
-  log.info("tenant deleted", { tenant_id: tenantId, rows: Object.values(deleted).reduce((a, b) => a + b, 0) });
+  log.info({ tenant_id: tenantId, rows: Object.values(deleted).reduce((a, b) => a + b, 0) }, "tenant deleted");
   return { tenant_id: tenantId, deleted, done: true };
 }
 
@@ -253,7 +253,7 @@ export async function continueDueDeletions(opts: DeletionOptions = {}): Promise<
 }
 
 /** Rows per table of every tenant (one grouped count per table), with active keys and webhook endpoints. */
-export async function tenantUsage(): Promise<Map<string, Record<string, number>>> {
+async function tenantUsage(): Promise<Map<string, Record<string, number>>> {
   const db = await getDb();
   const usage = new Map<string, Record<string, number>>();
   for (const { table, column } of await tenantTables()) {

@@ -23,7 +23,7 @@ export async function createTenant(input: { name: string; slug?: string }) {
 
 const column = resourceFields<Prisma.TenantGetPayload<object>>();
 /** A tenant as the operator CLI prints it. */
-export const tenantResource = column.define(null, {
+const tenantResource = column.define(null, {
   id: column.value("id", z.string()),
   name: column.value("name", z.string()),
   slug: column.value("slug", z.string()),

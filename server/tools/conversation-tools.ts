@@ -11,8 +11,8 @@ import { appointmentToWire } from "../appointments/appointments.service";
 import { notFound } from "../lib/errors";
 import { joinTransaction } from "../db/join-transaction";
 
-export const CONTEXT_MESSAGES = 20;
-export const CONTEXT_APPOINTMENTS = 10;
+const CONTEXT_MESSAGES = 20;
+const CONTEXT_APPOINTMENTS = 10;
 
 export const conversationContextSchema = z.object({
   conversation: conversationSchema,

@@ -52,7 +52,7 @@ export type ToolDeclaration<I extends z.ZodObject = z.ZodObject, O extends z.Zod
 
 export const defineTool = <I extends z.ZodObject, O extends z.ZodType>(tool: ToolDeclaration<I, O>) => tool;
 
-export const toolCallIdField = z
+const toolCallIdField = z
   .string()
   .min(1)
   .max(MAX_TOOL_CALL_ID)

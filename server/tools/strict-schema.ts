@@ -29,7 +29,7 @@ const KEPT: Record<string, readonly string[]> = {
 const isObject = (v: unknown): v is JsonSchema => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** A map: an object schema that names no properties (zod's `z.record`). */
-export const isMapSchema = (s: JsonSchema) => s.type === "object" && !isObject(s.properties);
+const isMapSchema = (s: JsonSchema) => s.type === "object" && !isObject(s.properties);
 
 const admitsNull = (s: JsonSchema): boolean =>
   s.type === "null" || (Array.isArray(s.type) && s.type.includes("null")) || (Array.isArray(s.anyOf) && s.anyOf.some((b) => isObject(b) && admitsNull(b)));

@@ -82,5 +82,3 @@ export const agentRouter = router({
   listTools,
   ...Object.fromEntries([...REGISTERED_TOOLS.values()].map((registered) => [registered.tool.name, toolProcedure(registered)])),
 });
-
-export type AgentRouter = typeof agentRouter;

@@ -23,7 +23,7 @@ const EXAMPLE_OFFERING = "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9";
 const appointmentId = uuid().describe("The appointment's id (from book_appointment or get_conversation_context)");
 const conversationIdInput = z.strictObject({ conversation_id: uuid().describe("The conversation you are in") }, unknownFieldMessage());
 
-export const searchOfferingsTool = defineTool({
+const searchOfferingsTool = defineTool({
   name: "search_offerings",
   title: "Search offerings",
   description:
@@ -36,7 +36,7 @@ export const searchOfferingsTool = defineTool({
   run: ({ sql }, input) => searchOfferings(sql, input),
 });
 
-export const getConversationContextTool = defineTool({
+const getConversationContextTool = defineTool({
   name: "get_conversation_context",
   title: "Get conversation context",
   description:
@@ -49,7 +49,7 @@ export const getConversationContextTool = defineTool({
   run: ({ db }, input) => getConversationContext(db, input.conversation_id),
 });
 
-export const upsertLeadTool = defineTool({
+const upsertLeadTool = defineTool({
   name: "upsert_lead",
   title: "Create or update the conversation's lead",
   description:
@@ -69,7 +69,7 @@ export const upsertLeadTool = defineTool({
   run: ({ db }, input) => upsertConversationLead(db, input),
 });
 
-export const bookAppointmentTool = defineTool({
+const bookAppointmentTool = defineTool({
   name: "book_appointment",
   title: "Book an appointment",
   description:
@@ -109,7 +109,7 @@ async function bookOnce({ db, sql, toolCallId, keyToConfirm }: ToolContext, inpu
   }
 }
 
-export const rescheduleAppointmentTool = defineTool({
+const rescheduleAppointmentTool = defineTool({
   name: "reschedule_appointment",
   title: "Reschedule an appointment",
   description: "Move a confirmed appointment to a new time the customer agreed to. A cancelled or completed appointment cannot be changed (conflict).",
@@ -128,7 +128,7 @@ export const rescheduleAppointmentTool = defineTool({
   run: ({ db }, { appointment_id, ...times }) => updateAppointment(db, { id: appointment_id, ...times }),
 });
 
-export const cancelAppointmentTool = defineTool({
+const cancelAppointmentTool = defineTool({
   name: "cancel_appointment",
   title: "Cancel an appointment",
   description: "Cancel an appointment the customer no longer wants. Cancelling is final; a completed appointment cannot be cancelled (conflict).",
@@ -140,7 +140,7 @@ export const cancelAppointmentTool = defineTool({
   run: ({ db }, input) => updateAppointment(db, { id: input.appointment_id, status: "cancelled" }),
 });
 
-export const requestHandoffTool = defineTool({
+const requestHandoffTool = defineTool({
   name: "request_handoff",
   title: "Hand the conversation to a human",
   description:
@@ -156,7 +156,7 @@ export const requestHandoffTool = defineTool({
   run: ({ db }, input) => requestLeadHandoff(db, { id: input.lead_id, reason: input.reason }),
 });
 
-export const recordCsatTool = defineTool({
+const recordCsatTool = defineTool({
   name: "record_csat",
   title: "Record customer satisfaction",
   description:
@@ -170,7 +170,7 @@ export const recordCsatTool = defineTool({
 });
 
 /** Every tool, in the order the catalog lists them. */
-export const TOOLS: readonly ToolDeclaration[] = [
+const TOOLS: readonly ToolDeclaration[] = [
   searchOfferingsTool,
   getConversationContextTool,
   upsertLeadTool,

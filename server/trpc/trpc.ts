@@ -2,7 +2,7 @@
 // authenticates, rate-limits and authorizes every tenant procedure (REST and dashboard alike).
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import { AppError, MESSAGES, tenantSuspended, toAppError } from "../lib/errors";
+import { AppError, tenantSuspended, toAppError } from "../lib/errors";
 import { dbIfOpen, getDb, getReadSql, readSqlIfOpen } from "../db/client";
 import { scopeSqlToTenant, scopeToTenant, type TenantDb } from "../db/tenant-scope";
 import { assertBoundedInput } from "../lib/bounded-input";
@@ -12,7 +12,7 @@ import { forbiddenFor } from "../auth/principal";
 import { limitAgentToolRequest, limitApiRequest, limitDashboardRequest, limitInboundRequest, type LimitDecision } from "../ratelimit";
 import { clientIpFromHeaders } from "../lib/client-ip";
 import { refusalOfFailedAuth } from "../ratelimit/failed-auth";
-import { runIdempotently, type ReplayedAnswer } from "../idempotency/idempotency";
+import { runIdempotently, type ReplayedAnswer, type SecretAnswer } from "../idempotency/idempotency";
 import { noteRequestTenant, type RequestLog } from "../lib/log";
 import { noteSpanTenant } from "../observability/tracing";
 
@@ -28,7 +28,7 @@ export type DashboardIdentity = {
 /** What a procedure reads of the request's headers: Fetch's `Headers`, or the REST bridge's reader over them. */
 export type HeaderReader = { get(name: string): string | null };
 /** Where a procedure adds response headers (Fetch's `Headers` on the tRPC endpoint, a plain map on the REST bridge). */
-export type HeaderWriter = { set(name: string, value: string): void };
+type HeaderWriter = { set(name: string, value: string): void };
 
 export type RequestContext = {
   requestId: string;
@@ -82,6 +82,8 @@ export type ProcedureMeta = OpenApiMeta<{
   scope?: Scope;
   /** Other scopes that let a key call it too (set by tenantProcedure's `opts.also`). */
   alsoScopes?: readonly Scope[];
+  /** Its answer carries a secret: an `Idempotency-Key` stores it sealed and replays it only while in force. */
+  replayedSecret?: SecretAnswer;
 }>;
 
 const t = initTRPC
@@ -216,8 +218,7 @@ export function tenantProcedure(scope: Scope, opts: { tool?: string; also?: read
       successStatus: meta?.successStatus ?? 200,
       setHeader: (name, value) => ctx.resHeaders.set(name, value),
       run,
+      secret: meta?.replayedSecret,
     });
   });
 }
-
-export { MESSAGES };

@@ -28,7 +28,7 @@ export const PACE_HORIZON_MS = 250;
  * up to LATE_SEND_MS late (a timer, a claim's round trip, another process) still leaves every
  * sliding second at the consumer with at most `rate` sends.
  */
-export const PACE_MARGIN = 0.1;
+const PACE_MARGIN = 0.1;
 
 /** The interval between two send slots of a subscription at `rate` deliveries a second (SQL). */
 export const slotGap = (rate: string) => `make_interval(secs => ${1 + PACE_MARGIN} / ${rate})`;

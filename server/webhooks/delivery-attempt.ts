@@ -14,6 +14,7 @@ import { recordWebhookAttempt } from "../observability/metrics";
 import { setting } from "../lib/settings";
 import { attemptTimeoutMs, parseRetryAfter, planNext, truncateBody, type AttemptOutcome, type AttemptPlan, type DeliveryStatus } from "./retry-ladder";
 import { sendWebhook, type SendResult } from "./send-webhook";
+import { heldFor, holdSubscription } from "./subscription-holds";
 import { REQUEST_BODY_LIMIT } from "./webhooks.types";
 
 /** A claimed or loaded delivery with what its attempt needs (one row of a join). */
@@ -75,13 +76,15 @@ export type AttemptResult = {
   throttled: boolean;
   /** false when the delivery moved on meanwhile (replayed, or recorded by another runner). */
   recorded: boolean;
+  /** Set when nothing was sent: the subscription is held (a consumer's Retry-After) this many ms more. */
+  heldMs?: number;
 };
 
 /** Which engine made an attempt (kept on its row, shown on the dashboard and by the CLI). */
-export type AttemptEngine = "embedded" | "inngest";
+type AttemptEngine = "embedded" | "inngest";
 
 /** `disabled_reason` of a subscription the platform disabled because it kept failing. */
-export const DISABLED_FAILING = "endpoint_failing";
+const DISABLED_FAILING = "endpoint_failing";
 /** The subscription (`s`, before the update) is to be disabled by this failure. */
 const disableNow = `coalesce($21::text = 'failure' AND s.${SUBSCRIPTION.enabled} AND s.${SUBSCRIPTION.failingSince} <= now() - make_interval(secs => $24::int), false)`;
 
@@ -116,7 +119,7 @@ WITH d AS (
   FOR UPDATE OF s
 ), p AS (
   -- The endpoint's health, beside the delivery's: a consumer's Retry-After holds back the whole
-  -- subscription; the breaker counts failures ($21 'failure') and opens at $22 in a row, its next
+  -- subscription (claims skip it until next_delivery_at, sends already claimed until held_until); the breaker counts failures ($21 'failure') and opens at $22 in a row, its next
   -- probe $23 ms after each failure; a success closes it. Failing without a success for $24 seconds
   -- disables the subscription (its deliveries keep waiting, in order, for it to be enabled again).
   -- A success on a healthy endpoint changes nothing but last_success_at, which it moves at most once
@@ -124,6 +127,8 @@ WITH d AS (
   UPDATE ${TABLE.WebhookSubscription} s SET
     ${SUBSCRIPTION.nextDeliveryAt} = CASE WHEN $20::int IS NULL THEN s.${SUBSCRIPTION.nextDeliveryAt}
       ELSE greatest(s.${SUBSCRIPTION.nextDeliveryAt}, now() + make_interval(secs => $20::int / 1000.0)) END,
+    ${SUBSCRIPTION.heldUntil} = CASE WHEN $20::int IS NULL THEN s.${SUBSCRIPTION.heldUntil}
+      ELSE greatest(s.${SUBSCRIPTION.heldUntil}, now() + make_interval(secs => $20::int / 1000.0)) END,
     ${SUBSCRIPTION.consecutiveFailures} = CASE $21::text WHEN 'success' THEN 0 WHEN 'failure' THEN s.${SUBSCRIPTION.consecutiveFailures} + 1
       ELSE s.${SUBSCRIPTION.consecutiveFailures} END,
     ${SUBSCRIPTION.breakerProbeAt} = CASE $21::text WHEN 'success' THEN NULL
@@ -295,21 +300,27 @@ function openSecret(ciphertext: string): string {
 }
 
 /**
- * Marks attempt $3 of cycle $2 started, before its POST (when the claim did not: the Inngest step).
- * Returns whether it had been started already and not recorded: the consumer may have received it.
+ * Marks attempt $3 of cycle $2 started, before its POST (when the claim did not: the Inngest step),
+ * unless its subscription is held (a consumer's Retry-After, recorded by any process): then it
+ * marks nothing and says how long the hold has left (`held_ms`). `started`: whether the attempt had
+ * been started already and not recorded (the consumer may have received it).
  */
 const MARK_STARTED_SQL = `
 WITH old AS (
-  SELECT ${DELIVERY.id}, ${DELIVERY.attemptStartedAt} IS NOT NULL AS started FROM ${TABLE.WebhookDelivery}
-  WHERE ${DELIVERY.id} = $1::uuid AND ${DELIVERY.cycle} = $2::int AND ${DELIVERY.attemptCount} = $3::int - 1 AND ${DELIVERY.status} = 'pending'
-  FOR UPDATE
+  SELECT d.${DELIVERY.id}, d.${DELIVERY.attemptStartedAt} IS NOT NULL AS started,
+    CASE WHEN s.${SUBSCRIPTION.heldUntil} > clock_timestamp() THEN ceil(extract(epoch FROM s.${SUBSCRIPTION.heldUntil} - clock_timestamp()) * 1000)::int ELSE 0 END AS held_ms
+  FROM ${TABLE.WebhookDelivery} d JOIN ${TABLE.WebhookSubscription} s ON s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId}
+  WHERE d.${DELIVERY.id} = $1::uuid AND d.${DELIVERY.cycle} = $2::int AND d.${DELIVERY.attemptCount} = $3::int - 1 AND d.${DELIVERY.status} = 'pending'
+  FOR UPDATE OF d
+), marked AS (
+  UPDATE ${TABLE.WebhookDelivery} w SET ${DELIVERY.attemptStartedAt} = now() FROM old WHERE w.${DELIVERY.id} = old.${DELIVERY.id} AND old.held_ms = 0
+  RETURNING w.${DELIVERY.id}
 )
-UPDATE ${TABLE.WebhookDelivery} w SET ${DELIVERY.attemptStartedAt} = now() FROM old WHERE w.${DELIVERY.id} = old.${DELIVERY.id}
-RETURNING old.started`;
+SELECT old.started, old.held_ms, (SELECT count(*) FROM marked)::int AS marked FROM old`;
 
-async function markStarted(db: PrismaClient, target: DeliveryTarget, attemptNumber: number): Promise<boolean> {
-  const rows = await db.$queryRawUnsafe<{ started: boolean }[]>(MARK_STARTED_SQL, target.delivery_id, target.cycle, attemptNumber);
-  return rows[0]?.started ?? false;
+async function markStarted(db: PrismaClient, target: DeliveryTarget, attemptNumber: number): Promise<{ started: boolean; heldMs: number }> {
+  const rows = await db.$queryRawUnsafe<{ started: boolean; held_ms: number }[]>(MARK_STARTED_SQL, target.delivery_id, target.cycle, attemptNumber);
+  return { started: rows[0]?.started ?? false, heldMs: rows[0]?.held_ms ?? 0 };
 }
 
 /** Without a lease to respect (the Inngest step), how long recording an attempt keeps trying. */
@@ -387,7 +398,26 @@ async function attemptAndRecord(db: PrismaClient, target: DeliveryTarget, opts: 
   const body = JSON.stringify(envelope);
   // Recorded as started before the POST: a run that dies before recording it leaves the mark, and the
   // next run of this attempt says it may be a repeat (on the attempt row and in a header).
-  const possibleRepeat = target.possible_repeat ?? (await markStarted(db, target, attemptNumber));
+  let possibleRepeat = target.possible_repeat;
+  if (possibleRepeat === undefined) {
+    // Held (a 429 answered in this process, or recorded by any): nothing is sent, nothing recorded;
+    // the caller tries again once the hold is over.
+    const heldHere = heldFor(target.subscription_id);
+    const mark = heldHere > 0 ? { started: false, heldMs: heldHere } : await markStarted(db, target, attemptNumber);
+    if (mark.heldMs > 0) {
+      return {
+        attemptNumber,
+        outcome: "retry",
+        status: "pending",
+        statusCode: null,
+        nextDelayMs: null,
+        throttled: false,
+        recorded: false,
+        heldMs: mark.heldMs,
+      };
+    }
+    possibleRepeat = mark.started;
+  }
   const startedAt = new Date();
   let sent: SendResult;
   try {
@@ -419,6 +449,8 @@ async function attemptAndRecord(db: PrismaClient, target: DeliveryTarget, opts: 
     ? { status: "permanent_fail", nextDelayMs: null, outcome: "permanent_fail", throttled: false, pauseMs: null }
     : planNext(attemptNumber, target.throttled_count ?? 0, { statusCode: sent.statusCode, retryAfterMs: parseRetryAfter(sent.retryAfter) });
   const outcome = next.outcome;
+  // This process's sends already claimed for the subscription wait from now (not from the record).
+  if (next.pauseMs !== null) holdSubscription(target.subscription_id, next.pauseMs);
   const lastText = truncateBody(sent.error ?? sent.responseBody);
   const recordBy = opts.recordBy ?? Date.now() + DEFAULT_RECORD_WINDOW_MS;
   const record = () =>
@@ -478,33 +510,42 @@ async function attemptAndRecord(db: PrismaClient, target: DeliveryTarget, opts: 
     try {
       const { value: rows, tries } = await retryWhileUnreachable(record, recordBy);
       if (rows[0]?.disabled) {
-        log.warn("webhook subscription disabled: failing without a success for the auto-disable period", {
-          tenant_id: target.tenant_id,
-          subscription_id: target.subscription_id,
-        });
+        log.warn(
+          {
+            tenant_id: target.tenant_id,
+            subscription_id: target.subscription_id,
+          },
+          "webhook subscription disabled: failing without a success for the auto-disable period",
+        );
       }
       // A retry after a try whose commit was lost in the outage finds the attempt already there.
       recorded = rows[0]?.updated === 1 || (tries > 1 && (await retryWhileUnreachable(() => attemptRowExists(db, sent.attemptId), recordBy)).value);
     } catch (err) {
-      log.error("webhook attempt sent but not recorded; it will be sent again after its lease", {
-        tenant_id: target.tenant_id,
-        delivery_id: target.delivery_id,
-        event_id: envelope.id,
-        attempt: attemptNumber,
-        error: err,
-      });
+      log.error(
+        {
+          tenant_id: target.tenant_id,
+          delivery_id: target.delivery_id,
+          event_id: envelope.id,
+          attempt: attemptNumber,
+          error: err,
+        },
+        "webhook attempt sent but not recorded; it will be sent again after its lease",
+      );
       throw err;
     }
   }
   if (recorded && next.status === "dead_letter") {
-    log.warn("webhook delivery dead-lettered", {
-      tenant_id: target.tenant_id,
-      delivery_id: target.delivery_id,
-      subscription_id: target.subscription_id,
-      event_id: envelope.id,
-      cycle: target.cycle,
-      last_error: lastText,
-    });
+    log.warn(
+      {
+        tenant_id: target.tenant_id,
+        delivery_id: target.delivery_id,
+        subscription_id: target.subscription_id,
+        event_id: envelope.id,
+        cycle: target.cycle,
+        last_error: lastText,
+      },
+      "webhook delivery dead-lettered",
+    );
   }
   recordWebhookAttempt(outcome, next.status, sent.durationMs, recorded);
   return { attemptNumber, outcome, status: next.status, statusCode: sent.statusCode, nextDelayMs: next.nextDelayMs, throttled: next.throttled, recorded };

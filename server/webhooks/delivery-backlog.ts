@@ -14,7 +14,7 @@ const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
  * says how bad), and the scrape stays cheap. Counting 100,000 due rows took 18-25 ms of PostgreSQL
  * per scrape on a vacuumed table, more before vacuum; 10,000 take about 2.
  */
-export const BACKLOG_COUNT_CAP = 10_000;
+const BACKLOG_COUNT_CAP = 10_000;
 
 const DUE = `FROM ${TABLE.WebhookDelivery} d JOIN ${TABLE.WebhookSubscription} s ON s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId} AND s.${SUBSCRIPTION.enabled}
   WHERE d.${DELIVERY.status} = 'pending' AND d.${DELIVERY.nextAttemptAt} <= now()`;

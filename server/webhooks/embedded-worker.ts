@@ -15,6 +15,7 @@ import { attemptDelivery, type DeliveryTarget } from "./delivery-attempt";
 import { claimSql, fairnessLimits, PACE_HORIZON_MS, pacedClaimSql } from "./claim-deliveries";
 import { MAX_RESLOT_WAIT_MS, reserveSendSlots, type SendSlot, sendIsLate, sendSlot, slotAfter } from "./send-slots";
 import { attemptTimeoutMs } from "./retry-ladder";
+import { HOLD_RECHECK_AFTER_MS, heldFor, readHold } from "./subscription-holds";
 import { setting } from "../lib/settings";
 
 export type WorkerOptions = {
@@ -105,6 +106,18 @@ const DELIVERY = modelColumns(Prisma.WebhookDeliveryScalarFieldEnum);
 const RELEASE_LEASES_SQL = `UPDATE ${TABLE.WebhookDelivery} SET ${DELIVERY.lockedUntil} = NULL,
   ${DELIVERY.attemptStartedAt} = CASE WHEN ${DELIVERY.id} = ANY($2::uuid[]) THEN NULL ELSE ${DELIVERY.attemptStartedAt} END
   WHERE ${DELIVERY.id} = ANY($1::uuid[]) AND ${DELIVERY.status} = 'pending'`;
+const SUBSCRIPTION = modelColumns(Prisma.WebhookSubscriptionScalarFieldEnum);
+/**
+ * A claimed delivery whose subscription is held (a consumer's Retry-After) gives its lease back,
+ * due again at the hold's end ($5 ms from now, or the row's `held_until` if later), its attempt
+ * unspent; its started mark goes too, unless the claim found it there ($4: a possible repeat).
+ */
+const GIVE_BACK_HELD_SQL = `UPDATE ${TABLE.WebhookDelivery} d SET ${DELIVERY.lockedUntil} = NULL,
+  ${DELIVERY.attemptStartedAt} = CASE WHEN $4::boolean THEN d.${DELIVERY.attemptStartedAt} END,
+  ${DELIVERY.nextAttemptAt} = greatest(d.${DELIVERY.nextAttemptAt}, s.${SUBSCRIPTION.heldUntil}, now() + make_interval(secs => $5::int / 1000.0))
+  FROM ${TABLE.WebhookSubscription} s
+  WHERE d.${DELIVERY.id} = $1::uuid AND d.${DELIVERY.cycle} = $2::int AND d.${DELIVERY.attemptCount} = $3::int AND d.${DELIVERY.status} = 'pending'
+    AND s.${SUBSCRIPTION.id} = d.${DELIVERY.subscriptionId}`;
 
 export class DeliveryWorker {
   private running = false;
@@ -206,7 +219,7 @@ export class DeliveryWorker {
 
   private async releaseLeases() {
     const ids = [...this.inFlight.values()].flat();
-    log.warn("webhook worker: stopping with attempts in flight; releasing their leases", { deliveries: ids.length });
+    log.warn({ deliveries: ids.length }, "webhook worker: stopping with attempts in flight; releasing their leases");
     try {
       const db = await getDb();
       await db.$executeRawUnsafe(
@@ -215,7 +228,7 @@ export class DeliveryWorker {
         ids.filter((id) => this.unsent.has(id)),
       );
     } catch (err) {
-      log.error("webhook worker: could not release leases; they expire on their own", { error: err });
+      log.error({ error: err }, "webhook worker: could not release leases; they expire on their own");
     }
   }
 
@@ -271,7 +284,7 @@ export class DeliveryWorker {
       void client.end().catch(() => {});
       if (!this.running) return;
       if (this.listenFailures++ === 0) {
-        log.warn("webhook worker: LISTEN connection lost; polling until it reconnects", { error: err ?? "connection ended" });
+        log.warn({ error: err ?? "connection ended" }, "webhook worker: LISTEN connection lost; polling until it reconnects");
       }
       const delay = Math.min(100 * 2 ** (this.listenFailures - 1), LISTEN_RETRY_MAX_MS) * (0.5 + Math.random() / 2);
       this.listenRetry = setTimeout(() => void this.listen(), delay);
@@ -389,10 +402,10 @@ export class DeliveryWorker {
    */
   private logClaimFailure(err: unknown): boolean {
     if (!isDatabaseUnavailable(err) && !(err instanceof DatabaseOutcomeUnknownError)) {
-      log.error("webhook worker: claim failed", { error: err });
+      log.error({ error: err }, "webhook worker: claim failed");
       return false;
     }
-    if (!this.claimFailing) log.warn("webhook worker: database unavailable; claiming again when it is back", { error: err });
+    if (!this.claimFailing) log.warn({ error: err }, "webhook worker: database unavailable; claiming again when it is back");
     this.claimFailing = true;
     return true;
   }
@@ -403,12 +416,16 @@ export class DeliveryWorker {
    */
   private track(db: PrismaClient, sql: SqlRunner, claimed: Claimed[], claimedAt: number) {
     const leaseEnds = claimedAt + this.leaseMs;
+    const answeredAt = Date.now();
     const runs: [Promise<void>, string[]][] = this.options.handle
       ? [[this.options.handle(db, claimed), claimed.map((c) => c.delivery_id)]]
-      : claimed.map((target) => [this.attempt(db, sql, target, sendSlot(claimedAt, target.wait_ms), leaseEnds + target.wait_ms), [target.delivery_id]]);
+      : claimed.map((target) => [
+          this.attempt(db, sql, target, sendSlot(claimedAt, target.wait_ms), leaseEnds + target.wait_ms, answeredAt),
+          [target.delivery_id],
+        ]);
     for (const [run, ids] of runs) {
       const p = run
-        .catch((err) => log.error("webhook worker: attempt failed unexpectedly", { delivery_ids: ids, error: err }))
+        .catch((err) => log.error({ delivery_ids: ids, error: err }, "webhook worker: attempt failed unexpectedly"))
         .finally(() => {
           this.inFlight.delete(p);
           this.placeFreed();
@@ -492,12 +509,39 @@ export class DeliveryWorker {
     for (const [id, lane] of this.lanes) if (!lane.dues.length && Date.now() - lane.lastSentAt > 1000) this.lanes.delete(id);
   }
 
-  private async attempt(db: PrismaClient, sql: SqlRunner, target: Claimed, slot: SendSlot, leaseEnds: number) {
+  /** A held send (see GIVE_BACK_HELD_SQL); the worker looks again when the hold ends. */
+  private async giveBackHeld(db: PrismaClient, target: Claimed, heldMs: number) {
+    try {
+      await db.$executeRawUnsafe(
+        GIVE_BACK_HELD_SQL,
+        target.delivery_id,
+        target.cycle,
+        target.attempt_count,
+        target.possible_repeat ?? false,
+        Math.ceil(heldMs),
+      );
+    } catch (err) {
+      // Its lease runs out on its own: another claim takes it then (the hold is on the row).
+      log.warn({ delivery_id: target.delivery_id, error: err }, "webhook worker: could not give back a held delivery's lease");
+    }
+    this.wakeIn(heldMs + 5);
+  }
+
+  private async attempt(db: PrismaClient, sql: SqlRunner, target: Claimed, slot: SendSlot, leaseEnds: number, answeredAt: number) {
     this.unsent.add(target.delivery_id);
     let result: Awaited<ReturnType<typeof attemptDelivery>>;
     try {
       const turn = this.paced ? this.takeTurn(sql, target, slot) : undefined;
       if (turn) await turn;
+      // A consumer's Retry-After answered since the claim holds this send too: one answered here is
+      // known at once; one another process recorded is read from the row by a send going long enough
+      // after its claim's answer for it to matter (a sooner one relies on the claim's own reading;
+      // at 1,000/s, as in the bench, a claim's sends all go sooner).
+      let heldMs = heldFor(target.subscription_id);
+      // (This process's own 429 may have been answered while the row was being read.)
+      if (!heldMs && this.paced && Date.now() - answeredAt > HOLD_RECHECK_AFTER_MS)
+        heldMs = (await readHold(sql, target.subscription_id)) || heldFor(target.subscription_id);
+      if (heldMs > 0) return await this.giveBackHeld(db, target, heldMs);
       // A margin under the lease: the record must land before another worker may claim the delivery.
       result = await attemptDelivery(db, target, {
         recordBy: leaseEnds - RECORD_MARGIN_MS,

@@ -18,6 +18,7 @@ import { setting } from "../lib/settings";
 import { MAX_ATTEMPTS, MAX_THROTTLED_ATTEMPTS, retryDelays, type DeliveryStatus } from "./retry-ladder";
 import { createSlaCheckFunction } from "../conversations/sla-monitor.inngest";
 import { createRetentionFunction } from "../retention/retention.inngest";
+import { inngestNotConfigured, inngestServing, pinSyncRequest } from "./inngest-endpoint";
 
 export const DELIVERY_REQUESTED = "webhooks/delivery.requested";
 export type DeliveryRequested = {
@@ -120,6 +121,11 @@ export type StepResult = {
   slot_in_ms?: number;
   /** Set when the attempt was not made because the subscription is disabled. */
   disabled?: true;
+  /**
+   * Set when the attempt was not made because a consumer's Retry-After holds the subscription
+   * (`slot_in_ms`: until its end): after the sleep, the attempt takes a new send slot.
+   */
+  held?: true;
 };
 
 /** A run held back by an open breaker sleeps at most this many times per attempt (Inngest bounds a run's steps). */
@@ -149,7 +155,11 @@ export async function runAttemptStep(db: PrismaClient, deliveryId: string, cycle
     if (waitMs > IN_STEP_SLOT_WAIT_MS) return { attempt: attemptNumber, status: "pending", status_code: null, next_delay_ms: null, slot_in_ms: waitMs };
     await waitForSendSlot(db, deliveryId, waitMs, askedAt);
   }
+  // The statement that marks the attempt started reads the hold too: one answered since this run's
+  // slot was taken (by any process) holds this attempt, unspent, until its end.
   const result = await attemptDelivery(db, target, { engine: "inngest" });
+  if (result.heldMs !== undefined)
+    return { attempt: attemptNumber, status: "pending", status_code: null, next_delay_ms: null, slot_in_ms: result.heldMs, held: true };
   return { attempt: attemptNumber, status: result.status, status_code: result.statusCode, next_delay_ms: result.nextDelayMs };
 }
 
@@ -168,7 +178,7 @@ export const deliverWebhook = inngest.createFunction(
       const failed = event.data as { run_id: string; event: DeliveryRequested };
       const dueInMs = retryDelays()[1];
       await (await getDb()).$executeRawUnsafe(HAND_BACK_FAILED_SQL, failed.event.data.delivery_id, failed.run_id, dueInMs);
-      log.warn("webhook delivery run failed; delivery handed back to the dispatcher", { delivery_id: failed.event.data.delivery_id, run_id: failed.run_id });
+      log.warn({ delivery_id: failed.event.data.delivery_id, run_id: failed.run_id }, "webhook delivery run failed; delivery handed back to the dispatcher");
     },
     // The same caps as the embedded worker's claim: attempts executing at once per subscription and per tenant.
     concurrency: [
@@ -186,10 +196,12 @@ export const deliverWebhook = inngest.createFunction(
       let result = await step.run(`attempt-${n}`, async () => runAttemptStep(await getDb(), deliveryId, cycle, n));
       // The rate limit's slot is far off (a backlog, or the consumer's Retry-After), or an open breaker
       // holds the attempt until its next probe: sleep durably, then send (or ask the breaker again).
+      // After a hold, the attempt takes a new slot: the runs it held do not all go at its end.
       for (let k = 1; result.slot_in_ms !== undefined && !result.disabled && k <= MAX_HELD_SLEEPS; k++) {
         const suffix = k === 1 ? "" : `-${k}`;
+        const slotTaken = !result.held;
         await step.sleep(`slot-${n}${suffix}`, result.slot_in_ms);
-        result = await step.run(`attempt-${n}-in-slot${suffix}`, async () => runAttemptStep(await getDb(), deliveryId, cycle, n, true));
+        result = await step.run(`attempt-${n}-in-slot${suffix}`, async () => runAttemptStep(await getDb(), deliveryId, cycle, n, slotTaken));
       }
       // Disabled, or still held after that many sleeps: the dispatcher sends the delivery again once it is due
       // and its subscription enabled (a new run, same cycle, its attempts kept).
@@ -234,7 +246,7 @@ export function createInngestDispatcher(send: Send = (events) => inngest.send(ev
     engineFilter: DISPATCHER_CLAIMS,
     handle: (db, claimed) =>
       dispatchToInngest(db, claimed, send).catch((err) => {
-        log.warn("webhook dispatch to Inngest failed; will retry", { error: err, deliveries: claimed.length });
+        log.warn({ error: err, deliveries: claimed.length }, "webhook dispatch to Inngest failed; will retry");
       }),
     leaseMs: 30_000,
   });
@@ -246,11 +258,30 @@ export const checkHandoffSla = createSlaCheckFunction(inngest);
 /** The retention purge and due tenant deletions, hourly (server/retention/retention.inngest.ts). */
 export const retentionPurge = createRetentionFunction(inngest);
 
+let served: { url: URL; handle: (req: Request) => Promise<Response> } | { notServed: string } | undefined;
+
 /**
  * Inngest's endpoint (`/api/inngest`): the delivery function, the retention purge and the SLA check served to an Inngest server, as a plain
- * `(Request) => Promise<Response>` that both the app-router route file and the lean front mount.
+ * `(Request) => Promise<Response>` that both the app-router route file and the lean front mount. The URL
+ * Inngest is told to call is the configured one (inngest-endpoint.ts), never the request's Host; without a
+ * signing key (or a dev server) it answers a 404 "not configured".
  */
-export const handleInngestRequest: (req: Request) => Promise<Response> = serve({
-  client: inngest,
-  functions: [deliverWebhook, checkHandoffSla, retentionPurge],
-});
+export async function handleInngestRequest(req: Request): Promise<Response> {
+  if (served === undefined) {
+    const serving = inngestServing();
+    served =
+      "notServed" in serving
+        ? serving
+        : {
+            url: serving.url,
+            handle: serve({
+              client: inngest,
+              functions: [deliverWebhook, checkHandoffSla, retentionPurge],
+              serveOrigin: serving.url.origin,
+              servePath: serving.url.pathname,
+            }),
+          };
+  }
+  if ("notServed" in served) return inngestNotConfigured(served.notServed);
+  return served.handle(pinSyncRequest(req, served.url));
+}

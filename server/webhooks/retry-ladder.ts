@@ -5,7 +5,6 @@ import { setting } from "../lib/settings";
 /** Delay before each attempt: immediately, then +60 s, +5 min, +30 min, +2 h, +12 h. */
 export const DEFAULT_RETRY_DELAYS_MS = [0, 60_000, 300_000, 1_800_000, 7_200_000, 43_200_000] as const;
 export const MAX_ATTEMPTS = DEFAULT_RETRY_DELAYS_MS.length;
-export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
 /** `response_body` (of an attempt and of its delivery) keeps at most this many characters. */
 export const RESPONSE_BODY_LIMIT = 2048;
 
@@ -53,7 +52,7 @@ export function nextStep(attemptNumber: number, outcome: AttemptOutcome, delays:
  */
 export const MAX_THROTTLED_ATTEMPTS = 20;
 /** The longest `Retry-After` honoured (a later one waits this long). */
-export const RETRY_AFTER_MAX_MS = 3_600_000;
+const RETRY_AFTER_MAX_MS = 3_600_000;
 
 /**
  * `Retry-After` in ms from `nowMs`: delay-seconds or an HTTP date (a past date is 0). Null when

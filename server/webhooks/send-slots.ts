@@ -12,7 +12,7 @@ import { slotGap } from "./claim-deliveries";
  * the earliest the slot can be in the sender's clock (SendSlot's `from`), so it includes the round
  * trip of the statement that gave the slot.
  */
-export const LATE_SEND_MS = 40;
+const LATE_SEND_MS = 40;
 
 /**
  * A send slot in the sender's clock. The statement that took it said `wait_ms` until it, read on the

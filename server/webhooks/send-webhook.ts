@@ -43,9 +43,9 @@ export type SendResult = {
  * The header on an attempt that repeats one a worker started and never recorded (it stopped or died
  * in between): the consumer may have received this event already. De-duplicate on `webhook-id`.
  */
-export const POSSIBLE_REPEAT_HEADER = "webhook-possible-repeat";
+const POSSIBLE_REPEAT_HEADER = "webhook-possible-repeat";
 
-export function buildHeaders(input: SendInput, attemptId: string, nowSeconds: number): Record<string, string> {
+function buildHeaders(input: SendInput, attemptId: string, nowSeconds: number): Record<string, string> {
   const previous = input.previousSecret;
   const signature = standardWebhookSignature(input.secret, input.eventId, nowSeconds, input.body);
   // Built in one order, property by property (no spreads): every attempt's headers share one shape.

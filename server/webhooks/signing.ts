@@ -5,7 +5,7 @@
 // verifier (`new Webhook(secret)`, no options) accepts our deliveries.
 import { createHmac, createSecretKey, type KeyObject, randomBytes } from "node:crypto";
 
-export const SECRET_PREFIX_LENGTH = 12;
+const SECRET_PREFIX_LENGTH = 12;
 
 export const generateWebhookSecret = () => `whsec_${randomBytes(24).toString("hex")}`;
 export const secretPrefix = (secret: string) => secret.slice(0, SECRET_PREFIX_LENGTH);
@@ -29,7 +29,7 @@ function keysOf(secret: string) {
 export const signBody = (secret: string, body: string) => createHmac("sha256", keysOf(secret).body).update(body, "utf8").digest("hex");
 
 /** The Standard Webhooks key of a secret: the base64 decoding of what follows `whsec_`. */
-export const standardWebhookKey = (secret: string) => Buffer.from(secret.slice("whsec_".length), "base64");
+const standardWebhookKey = (secret: string) => Buffer.from(secret.slice("whsec_".length), "base64");
 
 /** `webhook-signature` of Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`. */
 export const standardWebhookSignature = (secret: string, id: string, timestampSeconds: number, body: string) =>

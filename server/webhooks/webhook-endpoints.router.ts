@@ -16,14 +16,24 @@ import {
   subscriptionSchema,
   updateSubscriptionInput,
 } from "./webhooks.types";
-import { createSubscription, deleteSubscription, getSubscription, listSubscriptions, rollSubscriptionSecret, updateSubscription } from "./webhooks.service";
+import {
+  createSubscription,
+  deleteSubscription,
+  getSubscription,
+  listSubscriptions,
+  rollSubscriptionSecret,
+  updateSubscription,
+  whyAnsweredSecretIsRetired,
+} from "./webhooks.service";
 
 const TAGS = ["Webhook endpoints"];
 const WRITE = "webhooks:write";
 /** Reads: `read`, or the endpoints' own write scope (a deploy script's key can find what it registered). */
 const readEndpoints = () => tenantProcedure("read", { also: [WRITE] });
+/** Create and roll answer the signing secret: stored sealed under an Idempotency-Key, replayed only while in force. */
+const replayedSecret = { retiredBecause: whyAnsweredSecretIsRetired };
 
-export const deletedEndpointSchema = z
+const deletedEndpointSchema = z
   .object({
     id: z.uuid(),
     deleted: z.literal(true),
@@ -71,10 +81,11 @@ export const webhookEndpointsRouter = router({
         summary: "Register a webhook endpoint",
         description:
           "`url` must be https and resolve to public addresses only (loopback and private targets are refused; a platform run locally may allow loopback with `WEBHOOK_ALLOW_LOOPBACK=1`). " +
-          "The answer carries the signing `secret` (`whsec_…`): this is the only time it is shown. Audited as `webhook_subscription.created` with the key as actor.",
+          "The answer carries the signing `secret` (`whsec_…`): this is the only time it is shown (a repeat with the same `Idempotency-Key` answers it again only while it is still the endpoint's secret, a 409 once rolled). Audited as `webhook_subscription.created` with the key as actor.",
         protect: true,
       },
       successStatus: 201,
+      replayedSecret,
     })
     .input(createSubscriptionInput)
     .output(createdSubscriptionSchema)
@@ -119,9 +130,10 @@ export const webhookEndpointsRouter = router({
         tags: TAGS,
         summary: "Roll a webhook endpoint's signing secret",
         description:
-          "Issues a new secret, shown only in this answer. The replaced one goes on signing beside it for `overlap_seconds` (default 24 hours; every delivery then carries one signature per secret), so the consumer can switch without dropping a delivery. Audited as `webhook_subscription.secret_rolled`.",
+          "Issues a new secret, shown only in this answer (a repeat with the same `Idempotency-Key` answers it again only while no later roll replaced it, a 409 after). The replaced one goes on signing beside it for `overlap_seconds` (default 24 hours; every delivery then carries one signature per secret), so the consumer can switch without dropping a delivery. Audited as `webhook_subscription.secret_rolled`.",
         protect: true,
       },
+      replayedSecret,
     })
     .input(rollSecretInput)
     .output(createdSubscriptionSchema)

@@ -7,7 +7,7 @@ import { lockTenantRow } from "../db/lock-row";
 import { keysetPage, toListEnvelope } from "../lib/pagination";
 import { conflict, notFound } from "../lib/errors";
 import { recordAudit, type AuditActor } from "../audit/record-audit";
-import { encryptSecret } from "../crypto/secret-box";
+import { decryptSecret, encryptSecret } from "../crypto/secret-box";
 import { eventWireId } from "../events/catalog";
 import { emitTestEvent, wakeDeliveryWorkers } from "../outbox/emit-event";
 import { generateWebhookSecret, secretPrefix } from "./signing";
@@ -27,7 +27,7 @@ import {
 } from "./webhooks.types";
 import { setting } from "../lib/settings";
 
-export const subscriptionToWire = subscriptionResource.toWire;
+const subscriptionToWire = subscriptionResource.toWire;
 
 /** The `where` of deliveries in one dashboard state. */
 function stateFilter(state: DeliveryState): Prisma.WebhookDeliveryWhereInput {
@@ -45,9 +45,9 @@ function stateFilter(state: DeliveryState): Prisma.WebhookDeliveryWhereInput {
   }
 }
 
-export const deliveryToWire = (row: DeliveryRow): Delivery => deliveryResource.toWire(row);
+const deliveryToWire = (row: DeliveryRow): Delivery => deliveryResource.toWire(row);
 
-export const notificationToWire = (row: Prisma.NotificationGetPayload<object>) => notificationResource.toWire(row);
+const notificationToWire = (row: Prisma.NotificationGetPayload<object>) => notificationResource.toWire(row);
 
 export async function listSubscriptions(db: TenantDb, input: { limit?: number; cursor?: string }) {
   const page = await keysetPage({
@@ -126,7 +126,7 @@ export async function updateSubscription(db: TenantDb, input: UpdateSubscription
 }
 
 /** How long a replaced secret keeps signing by default (WEBHOOK_SECRET_OVERLAP_SECONDS, 24 hours). */
-export const defaultSecretOverlapSeconds = () => setting("WEBHOOK_SECRET_OVERLAP_SECONDS");
+const defaultSecretOverlapSeconds = () => setting("WEBHOOK_SECRET_OVERLAP_SECONDS");
 
 /**
  * Issues a new secret. The old one keeps signing beside it for `overlapSeconds` (both signature
@@ -158,6 +158,19 @@ export async function rollSubscriptionSecret(db: TenantDb, id: string, actor: Au
     return after;
   });
   return { ...subscriptionToWire(row), secret };
+}
+
+/**
+ * Why a stored create or roll answer (`Idempotency-Key`, server/idempotency/) may no longer be
+ * replayed, or null while its `secret` is still the endpoint's signing secret: a replay never hands
+ * out a secret that a roll has replaced (even one still signing during the overlap) or a deleted endpoint's.
+ */
+export async function whyAnsweredSecretIsRetired(db: TenantDb, answer: unknown): Promise<string | null> {
+  const { id, secret } = answer as { id: string; secret: string };
+  const row = await db.webhookSubscription.findFirst({ where: { id }, select: { secretEncrypted: true } });
+  if (!row) return `webhook endpoint ${id} has since been deleted`;
+  if (decryptSecret(row.secretEncrypted) === secret) return null;
+  return `webhook endpoint ${id}'s signing secret has since been rolled; roll it again (POST /api/v1/webhook-endpoints/${id}/roll-secret) for a new one`;
 }
 
 /** Deletes the subscription and its deliveries (their attempts go with them); the audit entry counts the pending ones dropped. */

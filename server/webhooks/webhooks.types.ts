@@ -12,7 +12,7 @@ const rateDescription =
   `At most this many deliveries a second go to the URL (${MAX_DELIVERIES_PER_SECOND.min}..${MAX_DELIVERIES_PER_SECOND.max}, ` +
   `default ${MAX_DELIVERIES_PER_SECOND.default}); deliveries above it wait their turn in order, they do not fail`;
 
-export const DELIVERY_STATUSES = ["pending", "delivered", "permanent_fail", "dead_letter"] as const;
+const DELIVERY_STATUSES = ["pending", "delivered", "permanent_fail", "dead_letter"] as const;
 
 /**
  * What the dashboard shows: `pending` has not been tried yet in its cycle, `retrying` failed at
@@ -105,7 +105,7 @@ const headersOf = (value: unknown): Record<string, string> | null =>
   value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, string>) : null;
 
 const attemptColumn = resourceFields<Prisma.WebhookAttemptGetPayload<object>>();
-export const attemptResource = attemptColumn.define(null, {
+const attemptResource = attemptColumn.define(null, {
   id: attemptColumn.value("id", z.uuid().describe("Sent as `x-delivery-id`")),
   cycle: attemptColumn.value("cycle", z.number().int()),
   attempt_number: attemptColumn.value("attemptNumber", z.number().int()),
@@ -144,7 +144,7 @@ export const attemptResource = attemptColumn.define(null, {
   ),
   created_at: attemptColumn.timestamp("createdAt", z.string()),
 });
-export const attemptSchema = attemptResource.schema;
+const attemptSchema = attemptResource.schema;
 
 /** A delivery row with what its wire shape shows of its event and attempts. */
 export type DeliveryRow = Prisma.WebhookDeliveryGetPayload<{ include: { event: { select: { type: true } }; attempts: true } }>;
@@ -237,7 +237,7 @@ export const updateSubscriptionInput = z
 export const idInput = z.object({ id: uuid() });
 export const listSubscriptionsInput = z.object(pageQuery);
 /** What a delivery can carry: a catalog event or the dashboard's test event. */
-export const DELIVERED_EVENT_TYPES = [...EVENT_TYPES, TEST_EVENT_TYPE] as const;
+const DELIVERED_EVENT_TYPES = [...EVENT_TYPES, TEST_EVENT_TYPE] as const;
 const deliveredEventType = z.enum(DELIVERED_EVENT_TYPES as unknown as [string, ...string[]], {
   message: `must be one of: ${DELIVERED_EVENT_TYPES.join(", ")}`,
 });

@@ -9,7 +9,7 @@ import { contractMismatch } from "../helpers/openapi-contract";
 export type Answer = { status: number; text: string; headers: Record<string, string> };
 
 /** An id the operation takes, and the kind of row it names (`offerings`, `conversations`, …). */
-export type IdField = { name: string; in: "path" | "query" | "body"; kind: string | undefined };
+type IdField = { name: string; in: "path" | "query" | "body"; kind: string | undefined };
 
 export type Operation = {
   /** e.g. `PATCH /api/v1/offerings/{id}`, `MCP tools/call book_appointment` */
@@ -49,7 +49,7 @@ function isUuid(doc: Schema, schema: Schema | undefined): boolean {
 }
 
 /** `{id}` after `/offerings` names an offering; `lead_id` a lead. Anything else is a kind the walk does not know. */
-export function kindOf(field: string, path: string): string | undefined {
+function kindOf(field: string, path: string): string | undefined {
   if (field === "id") return /\/([a-z_-]+)\/\{id\}/.exec(path)?.[1];
   const named = /^([a-z]+)_id$/.exec(field);
   return named ? `${named[1]}s` : undefined;
@@ -155,7 +155,7 @@ export async function readServed(base: string, key: string): Promise<Served> {
 }
 
 /** One JSON-RPC request to the MCP endpoint (stateless: no initialize needed). */
-export function mcp(base: string, key: string | null, method: string, params: unknown): Promise<Answer> {
+function mcp(base: string, key: string | null, method: string, params: unknown): Promise<Answer> {
   return request(`${base}/api/agent/mcp`, {
     method: "POST",
     key,

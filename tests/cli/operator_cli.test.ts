@@ -66,6 +66,22 @@ describe("npm run cli", () => {
     expect(again.json.revoked_at).toBe(revoked.json.revoked_at);
   });
 
+  it("at_LOG_LEVEL_info_log_lines_go_to_stderr_and_stdout_is_the_command_s_json_alone", { timeout: 300_000 }, async () => {
+    const tenant = await cli(["tenant", "create", "--name", "CLI logs"], { ...cliEnv, LOG_LEVEL: "info" });
+    expect(tenant.code).toBe(0);
+    const deleted = await cli(["tenant", "delete", tenant.json.id, "--now"], { ...cliEnv, LOG_LEVEL: "info" });
+    expect({ code: deleted.code, json: deleted.json }).toMatchObject({ code: 0, json: { id: tenant.json.id, status: "deleted" } });
+    expect(deleted.stdout).toBe(`${JSON.stringify(deleted.json)}\n`);
+    // Every stderr line is a JSON log line; the deletion's among them.
+    const lines = deleted.stderr
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+    expect(lines.filter((l) => l.msg === "tenant deleted")).toEqual([
+      { level: "info", time: expect.any(String), tenant_id: tenant.json.id, rows: expect.any(Number), msg: "tenant deleted" },
+    ]);
+  });
+
   it("usage_errors_exit_2_with_a_plain_line_and_the_usage_on_stderr", async () => {
     const bad = await cli(["key", "create", "--tenant", "nope", "--name", "x", "--scopes", "read"], cliEnv);
     expect(bad.code).toBe(2);

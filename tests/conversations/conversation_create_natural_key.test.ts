@@ -10,6 +10,7 @@ const CONVERSATION_KEYS = [
   "closed_at",
   "created_at",
   "customer_identifier",
+  "customer_identifier_kind",
   "customer_name",
   "id",
   "last_message_at",
@@ -41,6 +42,7 @@ describe("POST /conversations", () => {
     expect(res.body).toMatchObject({
       channel: "whatsapp",
       customer_identifier: "+971501112233",
+      customer_identifier_kind: "normalized",
       customer_name: "Layla",
       status: "open",
       summary: "Asked about studios",

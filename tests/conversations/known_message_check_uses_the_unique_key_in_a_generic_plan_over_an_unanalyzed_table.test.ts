@@ -41,10 +41,10 @@ function accessesOf(node: PlanNode, into = { messages: [] as string[], countedCo
   return into;
 }
 
-// One value per parameter ($1 … $15, the first `params` of them); a generic plan does not depend on them.
+// One value per parameter ($1 … $16, the first `params` of them); a generic plan does not depend on them.
 const args = (tenantId: string, params: number) =>
   [`'${tenantId}'`, "NULL", "NULL", "'sms'", "'+971500000001'", "'hello'", "'twilio'", "'SMnew'", `'${new Date().toISOString()}'`]
-    .concat(["gen_random_uuid()", "NULL", "'{}'", "false", "NULL", "NULL"])
+    .concat(["gen_random_uuid()", "NULL", "'{}'", "false", "NULL", "NULL", "'normalized'"])
     .slice(0, params)
     .join(", ");
 
@@ -105,7 +105,7 @@ describe.skipIf(databaseKind() !== "postgres")("the ingest statements' generic p
       await c.query("SET LOCAL plan_cache_mode = force_generic_plan");
 
       for (const [name, statement, params] of [
-        ["ingest", INGEST, 15],
+        ["ingest", INGEST, 16],
         ["continue_known_pair", CONTINUE, 9],
       ] as const) {
         const accesses = await genericPlanAccesses(c, name, statement, tenantId, params);

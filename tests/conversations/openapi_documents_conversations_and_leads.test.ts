@@ -39,6 +39,7 @@ describe("OpenAPI: conversations and leads", () => {
       "closed_at",
       "created_at",
       "customer_identifier",
+      "customer_identifier_kind",
       "customer_name",
       "id",
       "last_message_at",

@@ -1,8 +1,6 @@
 // The dashboard's tRPC procedures for the CRM connection: members read, owners and admins change,
 // every change is audited, and the credentials never come back (only `has_credentials`).
 import { describe, expect, it } from "vitest";
-import { appRouter } from "../../server/http/router";
-import { createCallerFactory } from "../../server/trpc/trpc";
 import { getDb } from "../../server/db/client";
 import { decryptSecret } from "../../server/crypto/secret-box";
 import { dashboardCaller, newTenant } from "../helpers/api";

@@ -2,7 +2,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
-export type Received = { method: string; path: string; headers: IncomingHttpHeaders; body: any };
+type Received = { method: string; path: string; headers: IncomingHttpHeaders; body: any };
 export type Behaviour =
   | { kind: "json"; status: number; body: unknown }
   | { kind: "text"; status: number; body: string }

@@ -2,6 +2,7 @@
 // credentials nowhere (not in the response, not in the log line).
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { call, errorOf, tenantWithKey } from "../helpers/api";
+import { captureLogLines, releaseLogLines } from "../helpers/log-lines";
 import { closedPort, startFakeCrm, type FakeCrm } from "./fake-crm-server";
 import { connectCrm, TOKEN } from "./connect";
 
@@ -25,6 +26,7 @@ describe.each(["http", "hubspot"] as const)("the %s driver when the CRM fails", 
     logged = [];
     process.env.LOG_LEVEL = "info";
     const capture = (...args: unknown[]) => void logged.push(args.map(String).join(" "));
+    const logs = captureLogLines();
     const spies = [
       vi.spyOn(console, "error").mockImplementation(capture),
       vi.spyOn(console, "warn").mockImplementation(capture),
@@ -34,6 +36,8 @@ describe.each(["http", "hubspot"] as const)("the %s driver when the CRM fails", 
       return await call("POST", "/crm/create-record", { key, body: { object: "contacts", fields: { name: "Sara" } } });
     } finally {
       for (const s of spies) s.mockRestore();
+      releaseLogLines();
+      logged.push(...logs.raw);
       process.env.LOG_LEVEL = "silent";
     }
   };

@@ -14,6 +14,7 @@ import { hashInvitationSecret } from "../../server/dashboard/invitation-secret";
 import { NOT_A_MEMBER_MESSAGE, REFUSED_MESSAGE } from "../../server/dashboard/organization-endpoints";
 import { getDb } from "../../server/db/client";
 import { log } from "../../server/lib/log";
+import { captureLogLines, type LogLines, releaseLogLines } from "../helpers/log-lines";
 import { newTenant } from "../helpers/api";
 import { ORIGIN, PASSWORD, sessionCookie, signIn, trpc, userInTenant } from "../helpers/dashboard";
 import { answerOf, type HttpAnswer } from "./http-session";
@@ -224,10 +225,12 @@ describe("a link is single-use, expires, and a resend replaces it", () => {
 describe("the secret is shown once and stored nowhere in clear", () => {
   const captured: string[] = [];
   const spies: MockInstance[] = [];
+  let logs: LogLines;
   let savedLogLevel: string | undefined;
   beforeAll(() => {
     savedLogLevel = process.env.LOG_LEVEL;
     process.env.LOG_LEVEL = "info"; // the test setup silences logs; this test reads every line
+    logs = captureLogLines();
     for (const method of ["log", "info", "warn", "error", "debug"] as const) {
       spies.push(vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void captured.push(args.map(String).join(" "))));
     }
@@ -242,6 +245,7 @@ describe("the secret is shown once and stored nowhere in clear", () => {
     }
   });
   afterAll(() => {
+    releaseLogLines();
     for (const spy of spies) spy.mockRestore();
     if (savedLogLevel === undefined) delete process.env.LOG_LEVEL;
     else process.env.LOG_LEVEL = savedLogLevel;
@@ -262,8 +266,8 @@ describe("the secret is shown once and stored nowhere in clear", () => {
     expect((await trpc("mutation", "dashboard.invitation.accept", { secret: secrets[2] }, { cookie: await sessionCookie(existing) })).status).toBe(200);
 
     log.info("log capture canary");
-    expect(captured.some((line) => line.includes("log capture canary"))).toBe(true);
-    const seen: string[] = [...captured];
+    expect(logs.raw.some((line) => line.includes("log capture canary"))).toBe(true);
+    const seen: string[] = [...captured, ...logs.raw];
     for (const staff of Object.values(a.cookies)) {
       const read = await whatTheyCanRead(staff);
       seen.push(JSON.stringify(read.list), JSON.stringify(read.audit), read.csv);

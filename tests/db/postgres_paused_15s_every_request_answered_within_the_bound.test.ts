@@ -12,6 +12,7 @@ import { tenantWithKey } from "../helpers/api";
 import { startMount } from "../helpers/http-mounts";
 import { onDatabase, PostgresServer } from "../helpers/postgres-server";
 import { installSlowCommit, installSlowInsert, offeringIdsTitled } from "../helpers/slow-commit";
+import { eventually } from "../helpers/webhook-consumer";
 
 const PAUSE_MS = 15_000;
 /** DATABASE_QUERY_TIMEOUT_MS's default, plus the client's 1 s margin, a 0.25 s sweep and slack for a shared machine. */
@@ -69,8 +70,9 @@ describe.skipIf(!process.env.DATABASE_URL)("PostgreSQL paused for 15 s under con
     // deferred trigger sleeps 3 s.
     const held = send("create", "Slow insert 40");
     const committing = send("create", "Slow commit 3");
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect((await heldStatements()).map((s) => s.query.slice(0, 6)).sort()).toEqual(["COMMIT", "INSERT"]);
+    // Both have reached their pg_sleep before the pause (each its own moment; polled, not guessed).
+    const heldNow = await eventually(async () => ((held) => held.length >= 2 && held)(await heldStatements()), 10_000);
+    expect(heldNow.map((s) => s.query.slice(0, 6)).sort()).toEqual(["COMMIT", "INSERT"]);
 
     cluster.signalAll("SIGSTOP");
     const pausedAt = Date.now();

@@ -11,7 +11,7 @@ export type E2eFixtures = {
 
 export const fixtures = (): E2eFixtures => JSON.parse(readFileSync(path.join(process.env.E2E_DATA_DIR!, "fixtures.json"), "utf8"));
 
-export const SCREENSHOTS = path.join("test-results", "screenshots");
+const SCREENSHOTS = path.join("test-results", "screenshots");
 
 export async function signIn(page: Page, email: string) {
   await page.goto("/sign-in");

@@ -120,7 +120,7 @@ export async function seedCustomer(tenantId: string, key: string, c: Customer) {
 }
 
 /** Every text-like and JSON column of every table, from information_schema. */
-export async function textColumns(): Promise<{ table: string; column: string; tenantColumn: string | null }[]> {
+async function textColumns(): Promise<{ table: string; column: string; tenantColumn: string | null }[]> {
   const db = await getDb();
   const columns = await db.$queryRawUnsafe<{ table_name: string; column_name: string; data_type: string }[]>(
     `SELECT table_name, column_name, data_type FROM information_schema.columns

@@ -12,7 +12,7 @@ import { createCallerFactory } from "../../server/trpc/trpc";
 import { requestLogger } from "../../server/lib/log";
 import { contractMismatch } from "./openapi-contract";
 
-export const ALL_SCOPES = [...SCOPES] as Scope[];
+const ALL_SCOPES = [...SCOPES] as Scope[];
 
 export type ApiResponse = { status: number; body: any; text: string; headers: Headers };
 

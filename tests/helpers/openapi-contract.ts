@@ -40,7 +40,7 @@ function validatorOf(ref: string): Validate {
 const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, "~0").replace(/\//g, "~1")).join("/");
 
 /** The documented operation answering `method path` (path relative to /api/v1, query allowed), if any. */
-export function documentedOperation(method: string, path: string): { template: string; operation: any } | null {
+function documentedOperation(method: string, path: string): { template: string; operation: any } | null {
   const { doc, routes } = load();
   const pathname = path.split("?")[0];
   const route = routes.find((r) => r.method === method.toUpperCase() && r.pattern.test(pathname));

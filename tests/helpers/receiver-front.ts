@@ -10,7 +10,7 @@ import { mountEnv, ROOT, startMount } from "./http-mounts";
 
 // NEXT_DIST_DIR names the build the lean front serves (next.config.ts); one without the receivers
 // (e.g. a name with no build) runs them from source.
-export const buildHasReceivers = () => existsSync(path.join(ROOT, process.env.NEXT_DIST_DIR || ".next", "server", "app", "api", "webhooks"));
+const buildHasReceivers = () => existsSync(path.join(ROOT, process.env.NEXT_DIST_DIR || ".next", "server", "app", "api", "webhooks"));
 
 /**
  * Every receiver test's requests come from 127.0.0.1, and the suite's files share one Redis: the

@@ -61,6 +61,16 @@ export class RedisServer {
     this.proc = null;
   }
 
+  /** SIGSTOP: the server stops running (commands wait in its sockets) until thaw(). */
+  freeze(): void {
+    this.proc?.kill("SIGSTOP");
+  }
+
+  /** SIGCONT: the server runs again and answers what waited. */
+  thaw(): void {
+    this.proc?.kill("SIGCONT");
+  }
+
   /** CLIENT PAUSE: the server holds every client's commands for `ms` milliseconds. */
   async pause(ms: number): Promise<void> {
     await this.command("CLIENT", "PAUSE", String(ms), "ALL");

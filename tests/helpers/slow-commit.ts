@@ -34,7 +34,7 @@ export async function installSlowInsert(url = process.env.DATABASE_URL): Promise
 }
 
 /** Runs `work` on a connection of its own to `url` (default: this test file's database). */
-export async function onTestDatabase<T>(work: (client: pg.Client) => Promise<T>, url = process.env.DATABASE_URL): Promise<T> {
+async function onTestDatabase<T>(work: (client: pg.Client) => Promise<T>, url = process.env.DATABASE_URL): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

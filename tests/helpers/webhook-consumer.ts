@@ -7,7 +7,8 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 
 export type Received = { path: string; headers: http.IncomingHttpHeaders; raw: Buffer; body: any; at: number };
-export type Behaviour = number | { status: number; headers: Record<string, string> } | "hang" | "reset";
+/** An answer: a status, or one with headers (answered `delayMs` after the request arrived), a hang, or a reset. */
+export type Behaviour = number | { status: number; headers: Record<string, string>; delayMs?: number } | "hang" | "reset";
 
 export async function startConsumer(initial: Behaviour | ((req: Received, index: number) => Behaviour) = 200) {
   const received: Received[] = [];
@@ -48,7 +49,10 @@ export async function startConsumer(initial: Behaviour | ((req: Received, index:
       }
       const status = typeof answer === "number" ? answer : answer.status;
       const headers = typeof answer === "number" ? {} : answer.headers;
-      res.writeHead(status, { "content-type": "text/plain", ...headers }).end(`answer ${status}`);
+      const respond = () => void res.writeHead(status, { "content-type": "text/plain", ...headers }).end(`answer ${status}`);
+      const delayMs = typeof answer === "number" ? 0 : (answer.delayMs ?? 0);
+      if (delayMs > 0) setTimeout(respond, delayMs);
+      else respond();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -3,6 +3,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 export { dashboardCaller } from "./api";
+import { dashboardCaller, tenantWithKey } from "./api";
+import { type Consumer, eventually } from "./webhook-consumer";
 import { exitOf } from "./http-client";
 import { getDb } from "../../server/db/client";
 import { scopeToTenant } from "../../server/db/tenant-scope";
@@ -66,4 +68,17 @@ export async function emitInOrder(tenantId: string, count: number): Promise<stri
     ids.push(`evt_${eventId}`);
   }
   return ids;
+}
+
+/**
+ * Proves the delivery worker has claimed since this call: emits an event for a fresh tenant
+ * subscribed at `consumer`'s `path` and resolves once it arrives. Every claim looks at each
+ * subscription with due work, so anything due now that a claim may take would have been leased by
+ * then: a test asserts an absence (nothing claimed, nothing sent) after it instead of a fixed sleep.
+ */
+export async function aClaimHasPassed(consumer: Consumer, path = "/sentinel", timeoutMs = 10_000): Promise<void> {
+  const { tenantId } = await tenantWithKey();
+  await dashboardCaller(tenantId).webhooks.createSubscription({ url: consumer.url(path), events: ["csat.received"] });
+  const [id] = await emitInOrder(tenantId, 1);
+  await eventually(async () => consumer.received.some((r) => r.path === path && r.body?.id === id), timeoutMs, 10);
 }

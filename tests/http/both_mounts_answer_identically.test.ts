@@ -2,7 +2,7 @@
 // (successes, each kind of 400, 401, 404, 413, the OpenAPI document) gets byte-identical answers
 // from both: status, body and the headers the contract defines.
 import { get } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
 import { call, tenantWithKey } from "../helpers/api";
 import { requireNextBuild, startMount, type MountKind } from "../helpers/http-mounts";

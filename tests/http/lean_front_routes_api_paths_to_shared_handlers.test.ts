@@ -1,5 +1,6 @@
-// The lean front answers /api/v1/* and /api/trpc/* with the shared handlers and hands everything
-// else to Next: proven with real HTTP requests against a started server.
+// The lean front answers the API paths (/api/v1/*, /api/trpc/*, ...; every route file under app/api:
+// tests/http/every_app_api_route_is_served_by_the_lean_front.test.ts) with the shared handlers and
+// hands everything else to Next: proven with real HTTP requests against a started server.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
 import { mountFor } from "../../server/http/lean-server";
@@ -15,7 +16,8 @@ describe("mountFor: the one routing decision", () => {
     ["/api/v1/offerings", "rest"],
     ["/api/v1/offerings/9b2f0c57-3a4e-4f6e-9d57-1a1f3c1f0a11", "rest"],
     ["/api/v1/openapi.json", "rest"],
-    ["/api/v1/docs", "next"],
+    ["/api/v1/docs", "docs"],
+    ["/api/v1/docs/", "next"],
     ["/api/v1/offerings/", "next"],
     ["/api/v10/offerings", "next"],
     ["/api/trpc/offerings.list", "trpc"],
@@ -26,6 +28,9 @@ describe("mountFor: the one routing decision", () => {
     ["/api/webhooks", "next"],
     ["/api/auth/get-session", "auth"],
     ["/api/auth", "next"],
+    ["/api/dashboard/export", "export"],
+    ["/api/dashboard/export/more", "next"],
+    ["/api/dashboard", "next"],
     ["/", "next"],
     ["/dashboard", "next"],
     ["/_next/static/chunk.js", "next"],
@@ -128,7 +133,7 @@ describe("the lean front over real HTTP (needs `next build`)", () => {
     expect((await types.json()).result.data).toContain("booking.created");
   });
 
-  it("hands other paths to Next: the home page, the API reference page, Next's 404 and its trailing-slash redirect", async () => {
+  it("hands other paths to Next: the home page, Next's 404 and its trailing-slash redirect; answers the API reference page itself", async () => {
     const home = await get("/");
     expect(home.status).toBe(200);
     expect(home.headers.get("content-type")).toMatch(/^text\/html/);

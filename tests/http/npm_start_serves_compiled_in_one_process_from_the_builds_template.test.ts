@@ -5,7 +5,7 @@
 // short-lived child creates the database and seeds it before the server answers. A restart reuses
 // the database and prints no key. Needs a Next build (start.mjs would otherwise build one).
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";

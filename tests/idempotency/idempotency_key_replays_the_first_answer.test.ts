@@ -124,7 +124,7 @@ describe("Idempotency-Key on POST /api/v1", () => {
   it("a_booking_one_statement_write_is_replayed_too_and_books_once", async () => {
     const booking = {
       customer_name: "Replayed booking",
-      customer_phone: "+15550100003",
+      customer_phone: "+971501000003",
       scheduled_start: "2026-12-02T09:00:00.000Z",
       scheduled_end: "2026-12-02T10:00:00.000Z",
     };

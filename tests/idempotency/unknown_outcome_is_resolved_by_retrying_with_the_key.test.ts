@@ -5,12 +5,14 @@
 // committed create's answer (replayed), not a second create. And a repeat while the first is still
 // running is a 409 at once, with Retry-After. Real PostgreSQL: a deferred constraint trigger holds
 // the COMMIT of offerings titled "Slow commit <seconds>".
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
 import { OUTCOME_UNKNOWN_MESSAGE } from "../../server/lib/database-errors";
 import { tenantWithKey } from "../helpers/api";
 import { startMount } from "../helpers/http-mounts";
 import { appointmentIdsNamed, installSlowCommit, offeringIdsTitled } from "../helpers/slow-commit";
+import { eventually } from "../helpers/webhook-consumer";
 
 describe.skipIf(!process.env.DATABASE_URL)("a create whose outcome the client could not know (PostgreSQL)", () => {
   let server: Running;
@@ -39,7 +41,7 @@ describe.skipIf(!process.env.DATABASE_URL)("a create whose outcome the client co
   const book = (name: string, idempotencyKey: string) =>
     post(
       "/appointments",
-      { customer_name: name, customer_phone: "+15550100002", scheduled_start: "2026-12-01T09:00:00.000Z", scheduled_end: "2026-12-01T09:30:00.000Z" },
+      { customer_name: name, customer_phone: "+971501000002", scheduled_start: "2026-12-01T09:00:00.000Z", scheduled_end: "2026-12-01T09:30:00.000Z" },
       idempotencyKey,
     );
 
@@ -81,7 +83,19 @@ describe.skipIf(!process.env.DATABASE_URL)("a create whose outcome the client co
   it("a_repeat_while_the_first_is_still_running_is_409_with_retry_after_then_the_first_answer_is_replayed", async () => {
     const title = "Slow commit 0.8";
     const first = create(title, "concurrent");
-    await new Promise((r) => setTimeout(r, 300));
+    // The first is in its COMMIT's 0.8 s (its key claimed long before): seen in pg_stat_activity, not guessed.
+    await eventually(async () => {
+      const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+      await client.connect();
+      try {
+        const { rows } = await client.query(
+          "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND wait_event = 'PgSleep' AND query ILIKE 'COMMIT%'",
+        );
+        return rows.length > 0;
+      } finally {
+        await client.end();
+      }
+    }, 5_000);
     const during = await create(title, "concurrent");
     expect([during.status, JSON.parse(during.text), during.retryAfter]).toEqual([
       409,

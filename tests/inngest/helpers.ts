@@ -16,7 +16,7 @@ export const SIGNING_KEY = `signkey-test-${"ab12".repeat(16)}`;
 export const EVENT_KEY = "test-event-key";
 
 /** Short ladder, short timeout, no breaker: the same for both engines. */
-export const DELIVERY_ENV = {
+const DELIVERY_ENV = {
   WEBHOOK_ALLOW_LOOPBACK: "1",
   WEBHOOK_RETRY_DELAYS_MS: "0,100,100,100,100,100",
   WEBHOOK_ATTEMPT_TIMEOUT_MS: "3000",
@@ -33,13 +33,16 @@ export type Engine = "embedded" | "inngest";
  */
 export async function startApp(engine: Engine, env: Record<string, string | undefined> = {}, harness?: InngestServer, port?: number) {
   const inngest = engine === "inngest" ? (harness ?? (await startInngestServer({ signingKey: SIGNING_KEY, eventKey: EVENT_KEY }))) : undefined;
+  const listenPort = port ?? (await freePort());
   const app: Running = await spawnServer(`app-${engine}`, MOUNT_ARGS.lean, {
-    port: port ?? (await freePort()),
+    port: listenPort,
     cwd: ROOT,
     readyPath: "/api/v1",
     timeoutMs: 120_000,
     env: mountEnv({
       ...DELIVERY_ENV,
+      // Where Inngest calls the app back (required with Inngest configured): the address it listens on.
+      PUBLIC_BASE_URL: `http://127.0.0.1:${listenPort}`,
       ...(inngest?.env() ?? { INNGEST_BASE_URL: undefined, INNGEST_EVENT_KEY: undefined, INNGEST_SIGNING_KEY: undefined }),
       ...env,
     }),
@@ -95,7 +98,7 @@ export async function deliveryState(tenantId: string) {
   };
 }
 
-export const TERMINAL = ["delivered", "permanent_fail", "dead_letter"];
+const TERMINAL = ["delivered", "permanent_fail", "dead_letter"];
 
 /** Waits until every delivery of the tenant is delivered, failed for good or dead-lettered. */
 export async function settledDeliveries(tenantId: string, count = 1, timeoutMs = 30_000) {

@@ -3,7 +3,7 @@
 // secrets (a valid and an invalid API key, a webhook secret, a Twilio auth token, a CRM token) in
 // requests that fail in ways that log (unknown key, malformed key, no session, bad signature,
 // upstream CRM failure), and dashboard sign-in with a wrong password. Each answer carries its X-Request-Id (401s included), each of those ids
-// is on the request's log lines, and no secret is anywhere in the process's stderr.
+// is on the request's log lines, and no secret is anywhere in the process's output (its log lines on stdout).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
 import { getDb } from "../../server/db/client";
@@ -62,7 +62,7 @@ afterAll(async () => {
   await crm?.close();
 });
 
-/** The JSON lines the process has written so far (stdout's "Ready on" line is not JSON). */
+/** The JSON lines the process has written so far (its "Ready on" line on stdout is not JSON). */
 function logLines(): Line[] {
   return mount
     .output()

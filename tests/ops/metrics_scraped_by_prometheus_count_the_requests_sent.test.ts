@@ -162,13 +162,14 @@ describe("metrics scraped by Prometheus", () => {
       await new Promise((r) => setTimeout(r, 200));
     }
 
-    // Everything Prometheus stores from now on: scraped the moment counters move, so it sees them rise from 0.
-    for (const until = Date.now() + 10_000; Date.now() < until; ) {
-      const seen = await query('tdp_webhook_deliveries_total{outcome="dead_letter"}').catch(() => [] as Sample[]);
-      if (seen[0]?.value[1] === "1") break;
-      await new Promise((r) => setTimeout(r, 250));
+    // Every counter is final now: a scrape Prometheus began after this moment stored them all.
+    const final = Date.now() / 1000;
+    for (const until = Date.now() + 10_000; ; ) {
+      const scraped = await query('timestamp(up{job="tdp"})').catch(() => [] as Sample[]);
+      if (Number(scraped[0]?.value[1] ?? 0) > final) break;
+      if (Date.now() > until) throw new Error("Prometheus did not scrape the metrics listener again");
+      await new Promise((r) => setTimeout(r, 100));
     }
-    await new Promise((r) => setTimeout(r, 2_500)); // two more scrapes: every counter final
     const table = async (q: string, labels: string[]) =>
       Object.fromEntries((await query(q)).map((s) => [labels.map((l) => s.metric[l]).join(" "), Number(s.value[1])]));
 

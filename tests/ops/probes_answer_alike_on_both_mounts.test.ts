@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Running } from "../../scripts/bench/services";
 import { getOpenApiDocument } from "../../server/http/openapi";
 import { requireNextBuild, startMount, type MountKind } from "../helpers/http-mounts";
+import { eventually } from "../helpers/webhook-consumer";
 
 requireNextBuild();
 
@@ -74,7 +75,16 @@ describe.each(kinds)("probes on the %s mount", (kind) => {
     const api = [];
     for (let i = 0; i < 3; i++) api.push((await ask(`${server.url}/api/v1/offerings`, "GET", UNKNOWN_KEY)).status);
     expect(api).toEqual([401, 401, 429]);
-    await new Promise((r) => setTimeout(r, 200));
+    // The API's three refusals are logged after the probes were answered: a line per probe would be in by then.
+    await eventually(
+      async () =>
+        (server
+          .output()
+          .slice(before)
+          .match(/"msg":"api auth refused"/g)?.length ?? 0) >= 3,
+      5_000,
+      10,
+    );
     expect(server.output().slice(before)).not.toMatch(/healthz|readyz/);
   });
 });

@@ -74,10 +74,11 @@ describe("/readyz from SIGTERM on", () => {
     // Not ready at once (the signal is handled within moments), and never ready again.
     expect(readyz[firstNotReady]!.at - signalledAt).toBeLessThan(1_000);
     expect(readyz.slice(firstNotReady).map((s) => [s.status, s.body])).toEqual(readyz.slice(firstNotReady).map(() => [503, DRAINING]));
-    expect(readyz.slice(firstNotReady).length).toBeGreaterThan(5);
-    // Meanwhile the front served on: liveness and the API answered every request.
+    // Asked through the delay (a count of rounds would depend on the machine's load): one in its second half.
+    expect(readyz.at(-1)!.at - signalledAt).toBeGreaterThanOrEqual(DELAY_MS / 2);
+    // Meanwhile the front served on: liveness and the API answered every request, also late in the delay.
     expect(seen.filter((s) => s.what !== "readyz" && s.status !== 200)).toEqual([]);
-    expect(seen.filter((s) => s.what === "api").length).toBeGreaterThan(5);
+    expect(seen.filter((s) => s.what === "api").at(-1)!.at - signalledAt).toBeGreaterThanOrEqual(DELAY_MS / 2);
     // It stopped listening only after the delay.
     expect(refusedAt - signalledAt).toBeGreaterThanOrEqual(DELAY_MS);
     expect(refusedAt - signalledAt).toBeLessThan(DELAY_MS + 3_000);

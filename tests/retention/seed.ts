@@ -6,7 +6,7 @@ import { getDb } from "../../server/db/client";
 import { makeConversation } from "../helpers/conversations";
 
 const DAY = 86_400_000;
-export const daysAgo = (days: number) => new Date(Date.now() - days * DAY);
+const daysAgo = (days: number) => new Date(Date.now() - days * DAY);
 
 /** A webhook subscription row (never contacted: no worker runs where it is used). */
 export async function subscriptionRow(tenantId: string) {

@@ -20,6 +20,9 @@ function runLeanFront(env: Record<string, string>): Promise<{ code: number | nul
   return new Promise((resolve) => child.once("exit", (code) => resolve({ code, stderr, stdout })));
 }
 
+const INNGEST_WITHOUT_URL =
+  "PUBLIC_BASE_URL must be set when Inngest is configured (INNGEST_EVENT_KEY, INNGEST_SIGNING_KEY or INNGEST_BASE_URL): Inngest is registered at <PUBLIC_BASE_URL>/api/inngest (or set INNGEST_SERVE_ORIGIN)";
+
 describe("settings at startup", () => {
   it("exit_1_when_RATE_LIMIT_STORE_TIMEOUT_MS_is_not_a_number_and_stderr_names_it", async () => {
     const { code, stderr, stdout } = await runLeanFront({ RATE_LIMIT_STORE_TIMEOUT_MS: "abc" });
@@ -38,9 +41,37 @@ describe("settings at startup", () => {
     });
     expect(code).toBe(1);
     expect(stderr).toContain('PORT must be a port number, got "70000"');
-    expect(stderr).toContain('LOG_LEVEL must be one of info, warn, silent, got "loud"');
+    expect(stderr).toContain('LOG_LEVEL must be one of debug, info, warn, silent, got "loud"');
     expect(stderr).toContain('UPSTASH_REDIS_REST_URL must be an http(s) URL, got "ftp://x"');
     expect(stderr).toContain('CHANNEL_DRIVER must be one of record, http, got "smtp"');
+  });
+
+  it("exit_1_when_Inngest_is_configured_without_PUBLIC_BASE_URL_and_stderr_names_it", async () => {
+    // Inngest would otherwise be told to call back whatever Host a sync request carried (docs/inngest.md).
+    const { code, stderr, stdout } = await runLeanFront({ INNGEST_SIGNING_KEY: "signkey-prod-0123", INNGEST_EVENT_KEY: "event-key" });
+    expect(code).toBe(1);
+    expect(stderr).toContain(`${INNGEST_WITHOUT_URL}\n`);
+    expect(stderr).not.toContain("signkey-prod-0123");
+    expect(stdout).not.toContain("Ready on");
+  });
+
+  it("Inngest_needs_PUBLIC_BASE_URL_or_INNGEST_SERVE_ORIGIN_except_with_a_dev_server", () => {
+    for (const inngest of [
+      { INNGEST_SIGNING_KEY: "k" },
+      { INNGEST_EVENT_KEY: "k" },
+      { INNGEST_BASE_URL: "http://inngest.internal:8288" },
+      { INNGEST_SIGNING_KEY: "k", INNGEST_DEV: "0" },
+    ]) {
+      expect(() => checkSettings(inngest), JSON.stringify(inngest)).toThrow(INNGEST_WITHOUT_URL);
+      expect(() => checkSettings({ ...inngest, PUBLIC_BASE_URL: "https://api.example.com" })).not.toThrow();
+      expect(() => checkSettings({ ...inngest, INNGEST_SERVE_ORIGIN: "https://api.example.com" })).not.toThrow();
+    }
+    expect(() => checkSettings({ INNGEST_DEV: "1" })).not.toThrow();
+    expect(() => checkSettings({ INNGEST_DEV: "http://127.0.0.1:8288", INNGEST_EVENT_KEY: "k" })).not.toThrow();
+    // A malformed value is named as such, not as a missing one.
+    expect(() => checkSettings({ INNGEST_SIGNING_KEY: "k", PUBLIC_BASE_URL: "api.example.com" })).toThrow(
+      'invalid settings:\n  PUBLIC_BASE_URL must be an http(s) URL, got "api.example.com"',
+    );
   });
 
   it("a_read_of_a_malformed_setting_throws_naming_it", () => {

@@ -1,5 +1,6 @@
-// The operator CLI as a real process: a `tenant delete --now` killed (SIGKILL) halfway leaves whole
-// batches deleted and the tenant due, and running it again deletes the rest; a retention period past
+// The operator CLI as a real process: a `tenant delete --now` killed (SIGKILL) halfway leaves the
+// tenant due, and running it again deletes exactly the rest (batches shrink below
+// RETENTION_PURGE_BATCH on a busy machine, so what is left is no multiple of it); a retention period past
 // the operator's bound exits 2 naming the flag. PostgreSQL only (two processes on one database).
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
@@ -47,7 +48,6 @@ describe.skipIf(!process.env.DATABASE_URL)("tenant delete in a real process", ()
     expect((await first.done).signal).toBe("SIGKILL");
     const left = await count();
     expect(left).toBeGreaterThan(0);
-    expect(left % 100).toBe(0); // whole batches only
     expect(await db.tenant.findUnique({ where: { id: tenant.id }, select: { deleteAfter: true } })).toEqual({ deleteAfter: expect.any(Date) });
 
     const second = await cli(["tenant", "delete", tenant.id, "--now"]).done;

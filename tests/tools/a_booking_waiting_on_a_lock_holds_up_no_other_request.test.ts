@@ -6,6 +6,7 @@ import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { tenantWithKey } from "../helpers/api";
 import { callTool } from "../helpers/agent";
+import { eventually } from "../helpers/webhook-consumer";
 
 const HOUR = 3_600_000;
 
@@ -34,7 +35,17 @@ describe.runIf(process.env.DATABASE_URL)("a booking waiting on a lock", () => {
       scheduled_end: new Date(start + HOUR).toISOString(),
       tool_call_id: "held-by-another-transaction",
     });
-    await new Promise((r) => setTimeout(r, 300));
+    // The booking has reached the lock: a backend waits on the holder's transaction. Asked on another
+    // connection: inside the holder's transaction pg_stat_activity would stay as it first read it.
+    const watcher = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    clients.push(watcher);
+    await watcher.connect();
+    const holderPid = (await holder.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0].pid;
+    await eventually(
+      async () =>
+        (await watcher.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", [holderPid])).rows[0].n >
+        0,
+    );
     let bookingSettled = false;
     void booking.then(() => (bookingSettled = true));
 

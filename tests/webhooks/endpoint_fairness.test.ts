@@ -10,7 +10,7 @@ import { getDb } from "../../server/db/client";
 import { startEmbeddedWorker, stopEmbeddedWorker } from "../../server/webhooks/embedded-worker";
 import { tenantWithKey, call } from "../helpers/api";
 import { startConsumer, eventually, type Consumer } from "../helpers/webhook-consumer";
-import { dashboardCaller, deliveriesOf, emitInOrder, killWorkerProcess, startWorkerProcess } from "../helpers/webhooks";
+import { aClaimHasPassed, dashboardCaller, deliveriesOf, emitInOrder, killWorkerProcess, startWorkerProcess } from "../helpers/webhooks";
 
 process.env.WEBHOOK_ALLOW_LOOPBACK = "1";
 // A failed delivery's next rung is a minute away: within a test, every later request is a new delivery or a probe.
@@ -189,8 +189,11 @@ describe("one endpoint's failures cost only that endpoint", () => {
     expect(listed.status).toBe(200);
     const listedIds = (listed.body as { data: { id: string }[] }).data.map((e) => e.id);
     for (const id of whileDisabled) expect(listedIds).toContain(id);
-    await new Promise((r) => setTimeout(r, 1000));
+    // Once a later claim has run, one that ignored the disabling would have leased these (and sent them).
+    await aClaimHasPassed(await consumer(200));
     expect(failing.received.length).toBe(sentBeforeDisable);
+    const heldRows = await db.webhookDelivery.findMany({ where: { eventId: { in: whileDisabled.map((id) => id.slice("evt_".length)) } } });
+    expect(heldRows.map((d) => [d.status, d.attemptCount, d.lockedUntil])).toEqual(whileDisabled.map(() => ["pending", 0, null]));
     const waiting = (await deliveriesOf(tenantId)).filter((d) => d.status === "pending" && d.attempt_count === 0);
     expect(waiting.length).toBe(30 + 3 - sentBeforeDisable);
     // Re-enabled: breaker closed, streak forgotten, and the waiting deliveries go in creation order.

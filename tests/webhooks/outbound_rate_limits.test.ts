@@ -44,8 +44,15 @@ afterAll(async () => {
   for (const c of consumers) await c.close();
 });
 
-/** Scheduling jitter allowed per arrival (timers, the loopback, a loaded machine). */
-const JITTER_MS = 100;
+/**
+ * Scheduling jitter allowed per arrival (timers, the loopback, a loaded machine). A CI run on a loaded
+ * 2-core runner once put a sixth arrival inside 900 ms at 5 a second (slots 220 ms apart: over 200 ms
+ * of one send's delay), so 200. It still fails a limiter 40% over its rate (6 arrivals inside 800 ms),
+ * and the span check below fails one that does not pace at all.
+ */
+const JITTER_MS = 200;
+/** Across processes each keeps its own clock and scheduler: more room (see the test). */
+const ACROSS_PROCESSES_JITTER_MS = 300;
 
 /** The most arrivals in any window of one second less the jitter allowance. */
 function mostInOneSecond(received: Arrival[], jitterMs = JITTER_MS): number {
@@ -238,13 +245,13 @@ describe.skipIf(!process.env.DATABASE_URL)("outbound rate limits across processe
     const ids = await emitInOrder(tenantId, 14);
     const received = await c.waitFor(14, 30_000);
     // Across processes the slots are shared, but each process keeps its own clock and scheduler:
-    // three times the jitter allowance (one process's timer late by 200 ms under a loaded suite
+    // more jitter allowance (one process's timer late by 200 ms under a loaded suite
     // once put a fifth arrival inside 800 ms), and the order only as far as that jitter lets it.
     // A limit per process would still show: two processes at 4 a second put 5 arrivals in 700 ms.
     expect(received.map((r) => r.id).sort()).toEqual([...ids].sort());
-    expect(mostInOneSecond(received, 3 * JITTER_MS)).toBeLessThanOrEqual(4);
+    expect(mostInOneSecond(received, ACROSS_PROCESSES_JITTER_MS)).toBeLessThanOrEqual(4);
     // One limit for all three: a limit per process would have sent them three times as fast.
-    expect(received.at(-1)!.at - received[0].at).toBeGreaterThanOrEqual((13 / 4) * 1000 - 2 * JITTER_MS);
+    expect(received.at(-1)!.at - received[0].at).toBeGreaterThanOrEqual((13 / 4) * 1000 - 200);
     const deliveries = await eventually(async () => {
       const list = await deliveriesOf(tenantId);
       return list.length === 14 && list.every((d) => d.status === "delivered") ? list : null;

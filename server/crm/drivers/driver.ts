@@ -1,11 +1,11 @@
 // The CRM driver interface: one call, "create this record", against a provider's HTTP API.
 import { guardedPost } from "../../lib/guarded-post";
 
-export { CRM_PROVIDERS, type CrmProvider } from "./providers";
+export type { CrmProvider } from "./providers";
 
 export type CrmFieldValue = string | number | boolean | null;
 
-export type CrmCreateRequest = {
+type CrmCreateRequest = {
   baseUrl: string;
   token: string;
   object: string;

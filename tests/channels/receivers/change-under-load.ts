@@ -23,7 +23,7 @@ export function twoReceiverFronts(publicBaseUrl: string): Running[] {
 export type Sent = { id: string; status: number; startedAt: number };
 
 /** Runs `send` with `workers` in flight until `stop()`; what each got. */
-export function stream(send: () => Promise<Sent>, workers: number) {
+function stream(send: () => Promise<Sent>, workers: number) {
   const sent: Sent[] = [];
   let running = true;
   const done = Promise.all(

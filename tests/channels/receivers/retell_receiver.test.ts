@@ -209,10 +209,16 @@ describe("Retell receiver (real HTTP, signed by retell-sdk)", () => {
         JSON.stringify({ event: "call_started", call: { ...retellCall("", "+971501234567"), call_id: undefined } }),
         "missing required field 'call.call_id'",
       ],
+      ["a blank customer number", JSON.stringify({ event: "call_started", call: retellCall("", " ") }), "invalid field 'call.from_number': must not be blank"],
       [
-        "a bad customer number",
-        JSON.stringify({ event: "call_started", call: retellCall("", "anonymous") }),
-        "invalid field 'call.from_number': not a phone number in E.164",
+        "an end before its start",
+        JSON.stringify({ event: "call_ended", call: ended(retellCall("", "+971501234567"), { end_timestamp: 0 }) }),
+        "invalid field 'call.end_timestamp': must not be before call.start_timestamp",
+      ],
+      [
+        "an end a millisecond before its start",
+        JSON.stringify({ event: "call_ended", call: ended(retellCall("", "+971501234567"), { end_timestamp: START - 1 }) }),
+        "invalid field 'call.end_timestamp': must not be before call.start_timestamp",
       ],
       [
         "a text start time",

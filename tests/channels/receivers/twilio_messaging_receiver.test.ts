@@ -175,7 +175,8 @@ describe("Twilio Messaging receiver (real HTTP, signed by the twilio library)", 
 
     it.each([
       ["MessageSid", { MessageSid: "" }, "invalid field 'MessageSid': must be a Twilio SID (2 letters and 32 hex characters)"],
-      ["From", { From: "not-a-number" }, "invalid field 'From': not a phone number in E.164"],
+      ["From", { From: "" }, "missing required field 'From'"],
+      ["From", { From: "x".repeat(321) }, "invalid field 'From': must be at most 320 characters"],
       ["To", { To: "" }, "missing required field 'To'"],
       ["Body", { Body: "x".repeat(16_385) }, "invalid field 'Body': must be at most 16384 characters"],
       ["Body", { Body: "nul \u0000 inside" }, "invalid field 'Body': must not contain NUL characters"],

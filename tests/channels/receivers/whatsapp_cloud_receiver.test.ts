@@ -203,12 +203,13 @@ describe("WhatsApp Cloud receiver (real HTTP, documented signature)", () => {
         "missing required field 'entry[0].changes[0].value.messages[0].id'",
       ],
       [
-        "a sender that is no number",
+        // Any other sender is stored (tests/channels/receivers/verified_senders_are_stored_whatever_their_format.test.ts).
+        "a blank sender",
         () =>
           JSON.stringify(
-            whatsAppNotification(a.phoneNumberId, { messages: [textMessage(uniquePhone(), "hi"), { ...textMessage(uniquePhone(), "x"), from: "1234567" }] }),
+            whatsAppNotification(a.phoneNumberId, { messages: [textMessage(uniquePhone(), "hi"), { ...textMessage(uniquePhone(), "x"), from: " " }] }),
           ),
-        "invalid field 'entry[0].changes[0].value.messages[1].from': not a phone number",
+        "invalid field 'entry[0].changes[0].value.messages[1].from': must not be blank",
       ],
       [
         "another number's change",

@@ -22,7 +22,7 @@ export type InngestEvent = { id: string; name: string; data: Record<string, unkn
 type StepError = { name: string; message: string; stack?: string };
 /** Memoized step state as sent in a call request (SPEC#L903-L925; a finished sleep is `null`, SPEC#L1319). */
 type Memo = { data: unknown } | { error: StepError } | null;
-export type Op = { id: string; op: string; displayName?: string; name?: string; data?: unknown; error?: StepError; opts?: Record<string, unknown> };
+type Op = { id: string; op: string; displayName?: string; name?: string; data?: unknown; error?: StepError; opts?: Record<string, unknown> };
 
 export type FunctionConfig = {
   id: string;
@@ -35,7 +35,7 @@ export type FunctionConfig = {
 };
 
 /** One HTTP call request the executor made, and what came back. */
-export type CallRecord = {
+type CallRecord = {
   runId: string;
   stepId: string;
   attempt: number;
@@ -64,9 +64,6 @@ export type Run = {
   /** Async checkpoints received for this run. */
   checkpoints?: number;
 };
-
-/** A step id as the SDK hashes it: SHA-1 of the name (`:n` appended for the n-th repeat) (SPEC#L1172-L1180). */
-export const hashStepId = (name: string) => createHash("sha1").update(name).digest("hex");
 
 /** The signing key's hashed form, sent as the SDK's bearer token (SPEC#L337-L352). */
 export function hashSigningKey(key: string): string {
@@ -97,7 +94,7 @@ export function signBody(body: string, signingKey: string, at = Math.floor(Date.
  * GUESS (SPEC#L329): the SDK parses the body and signs its canonical form, so the harness sends
  * canonical bytes and signs exactly those — then raw-body and canonical verification agree.
  */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
   if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
   const entries = Object.entries(value as Record<string, unknown>)
@@ -107,7 +104,7 @@ export function canonicalJson(value: unknown): string {
 }
 
 /** A Time String (SPEC#L137-L141) or an ISO 8601 date (SPEC#L1304) in milliseconds from now. */
-export function durationMs(duration: string): number {
+function durationMs(duration: string): number {
   const units: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1e3, m: 6e4, h: 3.6e6, d: 8.64e7, w: 6.048e8 };
   const parts = [...duration.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d|w)/g)];
   if (parts.length && parts.map((p) => p[0]).join("") === duration) return parts.reduce((ms, [, n, u]) => ms + Number(n) * units[u], 0);
@@ -128,7 +125,7 @@ function retryAfterMs(value: string): number {
  * is final (SPEC#L1016-L1024; pkg/execution/driver/httpdriver/util.go ShouldRetry). No answer at
  * all (a refused or cut connection) is retried.
  */
-export const shouldRetry = (status: number | null, noRetry: string | null) =>
+const shouldRetry = (status: number | null, noRetry: string | null) =>
   noRetry !== null && noRetry !== "" ? noRetry !== "true" : status === null || status < 400 || status > 499;
 
 /**
