@@ -33,18 +33,24 @@ describe("npm start, idle", () => {
     const port = await freePort();
     const preload = pathToFileURL(path.join(ROOT, "tests/helpers/heap-and-modules-preload.mjs")).href;
     const script = args.pop();
-    proc = spawn(process.execPath, [...args, "--import", preload, script], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, HOST: "127.0.0.1", PORT: String(port), HEAP_PROBE_OUT: probeOut },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const env: NodeJS.ProcessEnv = {
+      NODE_ENV: "production",
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATA_DIR: dataDir,
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      HEAP_PROBE_OUT: probeOut,
+    };
+    const child = spawn(process.execPath, [...args, "--import", preload, script], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+    proc = child;
     let out = "";
-    proc.stdout!.on("data", (d) => (out += d));
-    proc.stderr!.on("data", (d) => (out += d));
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (out += d));
     // Ready, and the demo tenant seeded behind it (its key printed): the start-up's allocations are done.
     await eventually(
       async () => {
-        if (proc!.exitCode !== null) throw new Error(`npm start exited: ${out}`);
+        if (child.exitCode !== null) throw new Error(`npm start exited: ${out}`);
         const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
           (r) => r.status === 200,
           () => false,
@@ -54,7 +60,7 @@ describe("npm start, idle", () => {
       120_000,
       100,
     );
-    proc.kill("SIGUSR2");
+    child.kill("SIGUSR2");
     await eventually(async () => out.includes("heap probe written"), 10_000, 20);
     const probe = JSON.parse(readFileSync(probeOut, "utf8")) as { loaded: string[]; spacesMb: Record<string, number> };
 
