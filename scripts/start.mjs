@@ -2,7 +2,9 @@
 // (`next build`, about a minute, once) and the compiled server (dist/server/, a second; rebuilt when
 // a file under server/ is newer), then runs the lean front (server/http/main.ts) compiled, on HOST
 // (default 127.0.0.1) and PORT (default 3000). A fresh clone needs nothing else: without
-// DATABASE_URL the embedded PGlite under .data/ is used.
+// DATABASE_URL the embedded PGlite under .data/ is used. package.json's `start` runs it with
+// `--max-semi-space-size=16`: with Node 24's default V8 grew the young generation to 128 MB during
+// start-up and kept it idle (docs/perf/2026-12-08-footprint.md); a flag a running process cannot set.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";

@@ -19,6 +19,8 @@ const autocannon = createRequire(import.meta.url)("autocannon") as (
 const LIST_PATH = "/api/v1/offerings?limit=20";
 const LOAD_SECONDS = Number(process.env.BENCH_FOOTPRINT_LOAD_SECONDS ?? 5);
 const SETTLE_MS = 3_000;
+/** Node's flags from package.json's `start` (`node <flags> scripts/start.mjs`): the bench runs what `npm start` runs. */
+const START_NODE_FLAGS = (JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")).scripts.start as string).split(" ").slice(1, -1);
 const log = (msg: string) => console.error(`[bench:footprint] ${msg}`);
 
 /** Resident memory of a process, MB (Linux /proc). */
@@ -34,7 +36,7 @@ async function startServer(env: Record<string, string | undefined>): Promise<Sta
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [path.join(root, "scripts/start.mjs")], {
+  const proc = spawn(process.execPath, [...START_NODE_FLAGS, path.join(root, "scripts/start.mjs")], {
     cwd: root,
     env: {
       ...process.env,

@@ -18,9 +18,8 @@
 // build with metrics and tracing on, measured in the same rounds: an A/B of a change to the tracing
 // cost (`comparedBuild` in the result, its ratios over this build's off).
 // BENCH_METRICS_WARMUP=<seconds> (default 6) is the load each fresh server gets before its measured
-// slices, BENCH_METRICS_SLICE (default 6) their sum. After 2 s of warm-up and 3-s slices, V8 was
-// still compiling in the measured slices, more of it in the servers with more code on the path, and
-// metrics on read 0.86 to 0.88 of off where the same builds, longer warm, read 1.0 (docs/perf/2026-11-metrics-and-tracing-cost.md).
+// slices (a shorter one measures V8 still compiling: docs/perf/2026-11-metrics-and-tracing-cost.md),
+// BENCH_METRICS_SLICE (default 6) their sum.
 // BENCH_METRICS_TRACE_GC=1 runs every server under `node --trace-gc` and reports, per configuration,
 // the scavenges and mark-compacts of the measured slices and their pauses per request (`gc`).
 // BENCH_METRICS_PROFILE=<dir> runs the off and traced servers under `node --cpu-prof` (profiles into

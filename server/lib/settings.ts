@@ -377,7 +377,7 @@ export const SETTINGS = {
   OTEL_EXPORTER_OTLP_PROTOCOL: declare(
     OPS,
     oneOf(["http/protobuf", "http/json"]).default("http/protobuf"),
-    "the encoding of trace exports: protobuf (the OTLP default; a third of JSON's bytes and of its encoding CPU) or JSON",
+    "the encoding of trace exports: protobuf (the OTLP default; about a third of JSON's bytes) or `http/json`",
   ),
   OTEL_EXPORTER_OTLP_HEADERS: declare(OPS, text().optional(), "headers sent with each export, as `name=value,name2=value2` (a collector's API key)", {
     secret: true,

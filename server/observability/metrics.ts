@@ -8,7 +8,6 @@
 // (`setScrapeSources`), so this folder imports nothing above lib/.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { toAppError } from "../lib/errors";
-import { type CounterSeries, type HistogramSeries, HotCounter, HotHistogram } from "./hot-series";
 
 export const registry = new Registry();
 let enabled = false;
@@ -31,9 +30,6 @@ export function enableMetrics(): void {
   for (const outcome of ["delivered", "retry", "permanent_fail"]) webhookAttempts.inc({ outcome }, 0);
   for (const outcome of ["delivered", "permanent_fail", "dead_letter"]) webhookDeliveries.inc({ outcome }, 0);
 }
-
-/** The exposition text of every metric (runs the scrape-time sources first). */
-export const renderMetrics = () => registry.metrics();
 
 // ---------- outcomes ----------
 
@@ -60,14 +56,15 @@ export function outcomeOfStatus(status: number): string {
 
 // ---------- HTTP ----------
 
-const httpDuration = new HotHistogram<"route" | "method" | "status">(
-  "tdp_http_request_duration_seconds",
-  "Time to answer an HTTP request on the lean front, by route template (never a raw path), method and status",
-  [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-  registry,
-);
-/** route -> method -> status -> its series: a request after the first of its kind builds no label object. */
-const httpSeries = new Map<string, Map<string, Map<number, HistogramSeries>>>();
+const httpDuration = new Histogram({
+  name: "tdp_http_request_duration_seconds",
+  help: "Time to answer an HTTP request on the lean front, by route template (never a raw path), method and status",
+  labelNames: ["route", "method", "status"] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
+});
+/** route -> method -> status -> its child (`labels()`), kept: a request after the first of its kind builds no label object. */
+const httpSeries = new Map<string, Map<string, Map<number, Histogram.Internal<"route" | "method" | "status">>>>();
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
 /** One answered request: `route` is a template (`/api/v1/offerings/{id}`), `startedAt` a `performance.now()` reading. */
@@ -85,25 +82,32 @@ export function observeHttpRequest(route: string, method: string | undefined, st
 
 // ---------- rate limits ----------
 
-const limitDecisions = new HotCounter<"layer" | "outcome">(
-  "tdp_ratelimit_decisions_total",
-  "Rate-limit decisions per layer (key, tenant, user, tool, ip, failed-auth-ip): allowed or limited",
-  registry,
-);
-/** A layer's two series, both begun (at 0) by its first decision: its first refusal then shows in increase(). */
-const decisionSeries = new Map<string, { allowed: CounterSeries; limited: CounterSeries }>();
+const limitDecisions = new Counter({
+  name: "tdp_ratelimit_decisions_total",
+  help: "Rate-limit decisions per layer (key, tenant, user, tool, ip, failed-auth-ip): allowed or limited",
+  labelNames: ["layer", "outcome"] as const,
+  registers: [registry],
+});
+type DecisionSeries = { allowed: Counter.Internal; limited: Counter.Internal };
+/** A layer's two children, kept; both series begin (at 0) with its first decision: its first refusal then shows in increase(). */
+const decisionSeries = new Map<string, DecisionSeries>();
+
+function decisionSeriesOf(layer: string): DecisionSeries {
+  let series = decisionSeries.get(layer);
+  if (!series) {
+    series = { allowed: limitDecisions.labels({ layer, outcome: "allowed" }), limited: limitDecisions.labels({ layer, outcome: "limited" }) };
+    series.allowed.inc(0);
+    series.limited.inc(0);
+    decisionSeries.set(layer, series);
+  }
+  return series;
+}
 
 /** One check's layers (`active[i].layer.name`) and each layer's store answer (`results[i].success`). */
 export function countRateLimitDecisions(active: readonly { layer: { name: string } }[], results: readonly { success: boolean }[]): void {
   if (!enabled) return;
   for (let i = 0; i < active.length; i++) {
-    const layer = active[i]!.layer.name;
-    let series = decisionSeries.get(layer);
-    if (!series)
-      decisionSeries.set(
-        layer,
-        (series = { allowed: limitDecisions.labels({ layer, outcome: "allowed" }), limited: limitDecisions.labels({ layer, outcome: "limited" }) }),
-      );
+    const series = decisionSeriesOf(active[i]!.layer.name);
     (results[i]?.success ? series.allowed : series.limited).inc();
   }
 }

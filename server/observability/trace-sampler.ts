@@ -2,8 +2,7 @@
 // process has begun TRACES_PER_SECOND new traces in the last second (a token bucket holding one
 // second's worth), and requests beyond that are not (Datadog's tracers and AWS X-Ray's reservoir
 // bound tracing the same way). A quiet service is traced in full, and a busy one pays for a bounded
-// number of traces per second whatever its traffic: tracing every request of the offerings list
-// cost 15 to 30% of its req/s (docs/perf/2026-11-metrics-and-tracing-cost.md). It decides only for new traces: wrapped
+// number of traces per second whatever its traffic (history: docs/perf/2026-11-metrics-and-tracing-cost.md). It decides only for new traces: wrapped
 // in the SDK's ParentBasedSampler, a request continuing a caller's `traceparent` follows the
 // caller's sampled flag, and a statement or webhook attempt follows its request.
 // A request asks it before making any span (`admit`, server/observability/tracing.ts): one it leaves

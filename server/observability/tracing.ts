@@ -14,7 +14,6 @@ import { randomBytes } from "node:crypto";
 import {
   type Attributes,
   type Context,
-  type ContextManager,
   context,
   defaultTextMapGetter,
   defaultTextMapSetter,
@@ -45,14 +44,10 @@ import {
 } from "@opentelemetry/semantic-conventions";
 import { currentRequestId, setTraceFieldsSource } from "../lib/log";
 import { setting } from "../lib/settings";
+import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { ADMITTED_BY_HEAD_SAMPLER, TracesPerSecondSampler } from "./trace-sampler";
 
 let tracer: Tracer | undefined;
-/**
- * The context manager and propagator the SDK registered, called directly on the hot paths: the
- * API's `context.active()`/`context.with()` look the global up (and check its version) each call.
- */
-let contexts: Pick<ContextManager, "active" | "with"> = { active: () => ROOT_CONTEXT, with: (_ctx, fn, thisArg, ...args) => fn.call(thisArg, ...args) };
 let propagator: TextMapPropagator | undefined;
 /** The default sampler (OTEL_TRACES_SAMPLER unset), asked before a request begins a new trace (see traceRequest). */
 let headSampler: TracesPerSecondSampler | undefined;
@@ -70,7 +65,6 @@ export function startTracing(): Promise<void> {
 }
 
 async function register(): Promise<void> {
-  const json = setting("OTEL_EXPORTER_OTLP_PROTOCOL") === "http/json";
   const [
     { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler },
     exporter,
@@ -79,11 +73,7 @@ async function register(): Promise<void> {
     { AsyncLocalStorageContextManager },
   ] = await Promise.all([
     import("@opentelemetry/sdk-trace-base"),
-    // Protobuf by default: per span, a third of the bytes of JSON, and written by our own encoder
-    // (./otlp-protobuf) at a fraction of the SDK's encoding CPU.
-    json
-      ? import("@opentelemetry/exporter-trace-otlp-http").then(({ OTLPTraceExporter }) => new OTLPTraceExporter())
-      : import("./otlp-protobuf").then(({ otlpProtobufTraceExporter }) => otlpProtobufTraceExporter()),
+    sdkTraceExporter(),
     import("@opentelemetry/resources"),
     import("@opentelemetry/core"),
     import("@opentelemetry/context-async-hooks"),
@@ -97,21 +87,39 @@ async function register(): Promise<void> {
       ? { sampler: new ParentBasedSampler({ root: (headSampler = new TracesPerSecondSampler(setting("TRACES_PER_SECOND"))) }) }
       : {}),
   });
-  const manager = new AsyncLocalStorageContextManager().enable();
-  context.setGlobalContextManager(manager);
-  contexts = manager;
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagator = new W3CTraceContextPropagator();
   propagation.setGlobalPropagator(propagator);
   trace.setGlobalTracerProvider(sdk);
   provider = sdk;
   tracer = trace.getTracer("tenant-data-platform");
   setTraceFieldsSource((into) => {
-    const span = trace.getSpan(manager.active());
+    const span = trace.getSpan(context.active());
     if (!span) return;
     const { traceId, spanId } = span.spanContext();
     into.trace_id = traceId;
     into.span_id = spanId;
   });
+}
+
+/**
+ * The SDK's OTLP/HTTP trace exporter: JSON with OTEL_EXPORTER_OTLP_PROTOCOL=http/json, else protobuf,
+ * built as @opentelemetry/exporter-trace-otlp-proto builds its exporter (the same export delegate
+ * with the SDK's protobuf serializer), from packages already here.
+ */
+async function sdkTraceExporter(): Promise<SpanExporter> {
+  if (setting("OTEL_EXPORTER_OTLP_PROTOCOL") === "http/json") {
+    const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-http");
+    return new OTLPTraceExporter();
+  }
+  const [{ OTLPExporterBase }, { convertLegacyHttpOptions, createOtlpHttpExportDelegate }, { ProtobufTraceSerializer, TraceExporterMetricsHelper }] =
+    await Promise.all([
+      import("@opentelemetry/otlp-exporter-base"),
+      import("@opentelemetry/otlp-exporter-base/node-http"),
+      import("@opentelemetry/otlp-transformer"),
+    ]);
+  const options = convertLegacyHttpOptions({}, "TRACES", "v1/traces", { "Content-Type": "application/x-protobuf" });
+  return new OTLPExporterBase(createOtlpHttpExportDelegate(options, ProtobufTraceSerializer, "otlp_http_span_exporter", TraceExporterMetricsHelper, undefined));
 }
 
 /** Graceful stop: the spans still batched are exported (bounded by the exporter's timeout). */
@@ -120,11 +128,17 @@ export async function stopTracing(): Promise<void> {
   tracer = undefined;
   provider = undefined;
   starting = undefined;
-  contexts = { active: () => ROOT_CONTEXT, with: (_ctx, fn, thisArg, ...args) => fn.call(thisArg, ...args) };
   propagator = undefined;
   headSampler = undefined;
   setTraceFieldsSource(undefined);
-  await stopping?.shutdown();
+  try {
+    await stopping?.shutdown();
+  } finally {
+    // The API's globals are released, so that a later startTracing registers afresh.
+    trace.disable();
+    context.disable();
+    propagation.disable();
+  }
 }
 
 // ---------- inbound requests ----------
@@ -171,7 +185,7 @@ export function traceRequest<T>(
 ): Promise<T> {
   if (!tracer) return run();
   // Most requests send no `traceparent`: then there is nothing to extract.
-  const active = contexts.active();
+  const active = context.active();
   let parent: Context;
   if (req.headers.get("traceparent") !== null) parent = propagator!.extract(active, req.headers, headerGetter);
   else if (!headSampler) parent = active;
@@ -202,7 +216,7 @@ async function traceInSpan<T>(
     });
   }
   try {
-    const answer = await contexts.with(trace.setSpan(parent, span), run);
+    const answer = await context.with(trace.setSpan(parent, span), run);
     if (!span.isRecording()) return answer;
     const { status, route } = readAnswer(answer);
     span.updateName(`${method} ${route}`);
@@ -221,7 +235,7 @@ async function traceInSpan<T>(
 
 /** The request's span learns its tenant once the caller is authenticated. */
 export function noteSpanTenant(tenantId: string): void {
-  if (tracer) trace.getSpan(contexts.active())?.setAttribute("tenant.id", tenantId);
+  if (tracer) trace.getSpan(context.active())?.setAttribute("tenant.id", tenantId);
 }
 
 /**
@@ -230,7 +244,7 @@ export function noteSpanTenant(tenantId: string): void {
  */
 export function traceParentNow(): string | null {
   if (!tracer) return null;
-  const span = trace.getSpan(contexts.active());
+  const span = trace.getSpan(context.active());
   // In a request the sampler left out (see traceRequest): its deliveries are left out too.
   if (!span) return currentRequestId() === null ? null : unsampledTraceParent();
   const carrier: Record<string, string> = {};
@@ -270,11 +284,11 @@ export async function traceClientCall<T>(
   // Caused by a request the default sampler left out (see traceParentNow): no span, as for that request.
   if (headSampler && opts.parentTraceParent && leftOut(opts.parentTraceParent)) return run();
   const parent = opts.parentTraceParent
-    ? propagator!.extract(contexts.active(), { traceparent: opts.parentTraceParent }, defaultTextMapGetter)
-    : contexts.active();
+    ? propagator!.extract(context.active(), { traceparent: opts.parentTraceParent }, defaultTextMapGetter)
+    : context.active();
   const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parent);
   try {
-    const result = await contexts.with(trace.setSpan(parent, span), run);
+    const result = await context.with(trace.setSpan(parent, span), run);
     opts.finish?.(result, span);
     return result;
   } catch (err) {
@@ -298,10 +312,9 @@ const COLLECTION = /\b(?:FROM|INTO|UPDATE|JOIN)\s+((?:"[^"]+"|[A-Za-z_][\w$]*)(?
 /**
  * A statement's span name and attributes: its summary (`SELECT offerings`: the operation and first
  * table, semconv's `db.query.summary`) names the span and is an attribute with the operation. The SQL text
- * itself is attached only to a failed statement's span: on every span it was most of the export's
- * bytes and about 40% of its encoding CPU (two 400-character statements per list request), and
- * the summary names the statement well enough until something goes wrong. Prepared statements have
- * a fixed text, so the shape is worked out once per text (bounded: ad-hoc texts beyond it are worked out each time).
+ * is attached only to a failed statement's span: on every span it was most of the export's bytes,
+ * and the summary names the statement well enough until something goes wrong. Worked out once per
+ * statement text (bounded: ad-hoc texts beyond it are worked out each time).
  */
 function dbSpanShape(sql: string): DbSpanShape {
   const known = dbShapes.get(sql);
@@ -324,7 +337,7 @@ function dbSpanShape(sql: string): DbSpanShape {
  */
 export function traceDbCall<T>(call: { sql: string } | { model?: string; operation: string; args?: unknown }, run: () => Promise<T>): Promise<T> {
   if (!tracer) return run();
-  const parent = contexts.active();
+  const parent = context.active();
   // Outside a trace, or in a request the sampler left out (its statements would be left out too).
   if (!trace.getSpan(parent)?.isRecording()) return run();
   // Prisma's `$queryRawUnsafe(text, ...values)` is a statement like any other.

@@ -1,18 +1,14 @@
-// The metrics listener's HTTP server runs in a worker thread (server/http/metrics-listener.ts): a
-// scrape is rendered by the server's thread, which holds the registry, but the server's thread
-// handles no HTTP request of the listener's, which would share Node's http internals with the
-// requests it serves (docs/perf/2026-11-metrics-and-tracing-cost.md). The listener keeps its contract: the token, 404
-// elsewhere, 405 for other methods, the exposition's content type, and it closes with the process.
-import { subscribe, unsubscribe } from "node:diagnostics_channel";
+// The metrics listener (server/http/metrics-listener.ts) serves what this process recorded, rendered by
+// prom-client's registry, and keeps its contract: the token, 404 elsewhere, 405 for other methods, the
+// exposition's content type, a rate-limit layer's two series begun at 0 by its first decision, and
+// it closes its port when stopped.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../scripts/bench/services";
 import { startMetricsListener, stopMetricsListener } from "../../server/http/metrics-listener";
 import { resetSettings } from "../../server/lib/settings";
-import { observeHttpRequest } from "../../server/observability/metrics";
+import { countRateLimitDecisions, observeHttpRequest } from "../../server/observability/metrics";
 
-const TOKEN = "metrics-token-for-the-worker-test";
-const requestsInThisThread: unknown[] = [];
-const onServerRequest = (message: unknown) => requestsInThisThread.push(message);
+const TOKEN = "metrics-token-for-the-listener-test";
 let url: string;
 
 beforeAll(async () => {
@@ -21,12 +17,10 @@ beforeAll(async () => {
   process.env.METRICS_PORT = String(port);
   process.env.METRICS_TOKEN = TOKEN;
   resetSettings();
-  subscribe("http.server.request.start", onServerRequest);
   await startMetricsListener();
 });
 
 afterAll(async () => {
-  unsubscribe("http.server.request.start", onServerRequest);
   await stopMetricsListener();
   delete process.env.METRICS_PORT;
   delete process.env.METRICS_TOKEN;
@@ -34,13 +28,19 @@ afterAll(async () => {
 });
 
 describe("the metrics listener", () => {
-  it("answers_scrapes_from_a_worker_thread_with_what_this_thread_recorded_and_keeps_its_contract", async () => {
-    observeHttpRequest("/api/v1/worker-test", "GET", 200, performance.now());
+  it("answers_scrapes_with_what_the_process_recorded_and_keeps_its_contract", async () => {
+    observeHttpRequest("/api/v1/listener-test", "GET", 200, performance.now());
+    observeHttpRequest("/api/v1/listener-test", "GET", 200, performance.now());
+    countRateLimitDecisions([{ layer: { name: "key" } }], [{ success: true }]);
     const auth = { authorization: `Bearer ${TOKEN}` };
 
     const ok = await fetch(`${url}/metrics`, { headers: auth });
     expect([ok.status, ok.headers.get("content-type")]).toEqual([200, "text/plain; version=0.0.4; charset=utf-8"]);
-    expect(await ok.text()).toContain('tdp_http_request_duration_seconds_count{route="/api/v1/worker-test",method="GET",status="200"} 1');
+    const text = await ok.text();
+    expect(text).toContain('tdp_http_request_duration_seconds_count{route="/api/v1/listener-test",method="GET",status="200"} 2\n');
+    expect(text).toContain('tdp_http_request_duration_seconds_bucket{le="10",route="/api/v1/listener-test",method="GET",status="200"} 2\n');
+    // The layer's refusals series exists (at 0) from its first decision, so its first refusal shows in increase().
+    expect(text).toContain('tdp_ratelimit_decisions_total{layer="key",outcome="allowed"} 1\ntdp_ratelimit_decisions_total{layer="key",outcome="limited"} 0\n');
 
     const head = await fetch(`${url}/metrics`, { method: "HEAD", headers: auth });
     expect(head.status).toBe(200);
@@ -55,9 +55,6 @@ describe("the metrics listener", () => {
     expect([post.status, post.headers.get("allow"), await post.text()]).toEqual([405, "GET, HEAD", "use GET\n"]);
     const elsewhere = await fetch(`${url}/other`, { headers: auth });
     expect([elsewhere.status, await elsewhere.text()]).toEqual([404, "not found: metrics are at /metrics\n"]);
-
-    // Six requests answered, not one of them by an HTTP server of this thread.
-    expect(requestsInThisThread).toEqual([]);
   });
 
   it("closes_its_port_when_stopped", async () => {
