@@ -11,26 +11,42 @@ export { createLayeredLimiter } from "./layered-limiter";
 export type { LimitStore, StoreResult } from "./store";
 export { keyPrefix } from "./store";
 export { createMemoryStore } from "./memory-store";
-export { createRedisStore, createLimiterRedisClient } from "./redis-store";
-export { createUpstashStore } from "./upstash-store";
 export { rateLimitConfigFromEnv } from "./config";
 export { createSurfaceLimiters } from "./limiters";
 export { withMemoryFallback } from "./fallback-store";
 
-let current: { store: LimitStore; limiters: SurfaceLimiters } | null = null;
+type Current = { store: LimitStore; limiters: SurfaceLimiters };
+let current: Current | null = null;
+let opening: Promise<Current> | null = null;
 
-function limiters(): SurfaceLimiters {
-  if (!current) {
+/** Opens the process's store and limiters once (a failed open is tried again at the next call). */
+function openLimiters(): Promise<Current> {
+  if (!opening) {
     const config: RateLimitConfig = rateLimitConfigFromEnv();
-    const store = createStore(config);
-    current = { store, limiters: createSurfaceLimiters(store, config) };
+    const made: Promise<Current> = createStore(config).then(
+      (store) => {
+        const opened = { store, limiters: createSurfaceLimiters(store, config) };
+        if (opening === made) current = opened;
+        return opened;
+      },
+      (err) => {
+        if (opening === made) opening = null;
+        throw err;
+      },
+    );
+    opening = made;
   }
-  return current.limiters;
+  return opening;
+}
+
+/** `check` with the limiters: at once once they are open (every request after the start), else after opening them. */
+function withLimiters(check: (limiters: SurfaceLimiters) => Promise<LimitDecision>): Promise<LimitDecision> {
+  return current ? check(current.limiters) : openLimiters().then((opened) => check(opened.limiters));
 }
 
 /** /api/v1: per key and per tenant; success headers are the per-key layer's. */
 export function limitApiRequest(input: { keyId: string; tenantId: string }): Promise<LimitDecision> {
-  return limiters().api.check({ key: input.keyId, tenant: input.tenantId });
+  return withLimiters((l) => l.api.check({ key: input.keyId, tenant: input.tenantId }));
 }
 
 /**
@@ -39,12 +55,12 @@ export function limitApiRequest(input: { keyId: string; tenantId: string }): Pro
  * or none. Success headers are the per-key layer's.
  */
 export function limitMcpMessages(input: { keyId: string; tenantId: string; messages: number }): Promise<LimitDecision> {
-  return limiters().api.check({ key: input.keyId, tenant: input.tenantId }, input.messages);
+  return withLimiters((l) => l.api.check({ key: input.keyId, tenant: input.tenantId }, input.messages));
 }
 
 /** /api/trpc: per dashboard user and (when the user acts in a tenant) the shared per-tenant bucket. */
 export function limitDashboardRequest(input: { userId: string; tenantId: string | null }): Promise<LimitDecision> {
-  return limiters().dashboard.check({ user: input.userId, tenant: input.tenantId });
+  return withLimiters((l) => l.dashboard.check({ user: input.userId, tenant: input.tenantId }));
 }
 
 /**
@@ -53,12 +69,12 @@ export function limitDashboardRequest(input: { userId: string; tenantId: string 
  * tool layer's.
  */
 export function limitAgentToolRequest(input: { keyId: string; tenantId: string; tool: string }): Promise<LimitDecision> {
-  return limiters().agentTool.check({ tool: `${input.tenantId}:${input.tool}`, key: input.keyId, tenant: input.tenantId });
+  return withLimiters((l) => l.agentTool.check({ tool: `${input.tenantId}:${input.tool}`, key: input.keyId, tenant: input.tenantId }));
 }
 
 /** Inbound /api/webhooks/* receivers: per client IP. */
 export function limitInboundRequest(input: { ip: string }): Promise<LimitDecision> {
-  return limiters().inbound.check({ ip: input.ip });
+  return withLimiters((l) => l.inbound.check({ ip: input.ip }));
 }
 
 /**
@@ -66,7 +82,7 @@ export function limitInboundRequest(input: { ip: string }): Promise<LimitDecisio
  * Used through `refusalOfFailedAuth` (failed-auth.ts).
  */
 export function limitFailedAuthentication(input: { ip: string }): Promise<LimitDecision> {
-  return limiters().failedAuth.check({ "failed-auth-ip": input.ip });
+  return withLimiters((l) => l.failedAuth.check({ "failed-auth-ip": input.ip }));
 }
 
 /**
@@ -75,21 +91,23 @@ export function limitFailedAuthentication(input: { ip: string }): Promise<LimitD
  */
 export async function warmUpRateLimiter(timeoutMs = 2000): Promise<void> {
   trustedProxiesFromEnv(); // the per-IP limits key on the client address: a malformed TRUSTED_PROXIES stops the start
-  limiters();
-  await current?.store.ready?.(timeoutMs);
+  const { store } = await openLimiters();
+  await store.ready?.(timeoutMs);
 }
 
 /** Releases the process store's connections (graceful shutdown); the next call re-reads the env. */
 export async function closeRateLimitStore(): Promise<void> {
-  const c = current;
+  const c = current ?? (await opening?.catch(() => null));
   current = null;
+  opening = null;
   await c?.store.close();
 }
 
 /** Clears every counter of the process store and drops it, so the next call re-reads the env. */
 export async function resetRateLimitStoreForTests(): Promise<void> {
-  const store = current?.store ?? createStore(rateLimitConfigFromEnv());
+  const store = current?.store ?? (await createStore(rateLimitConfigFromEnv()));
   current = null;
+  opening = null;
   try {
     await store.clear();
   } finally {

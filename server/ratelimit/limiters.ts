@@ -4,9 +4,7 @@ import type { RateLimitConfig } from "./config";
 import { withMemoryFallback } from "./fallback-store";
 import { createLayeredLimiter, type LayerConfig, type LayeredLimiter } from "./layered-limiter";
 import { createMemoryStore } from "./memory-store";
-import { createLimiterRedisClient, createRedisStore } from "./redis-store";
 import type { LimitStore } from "./store";
-import { createUpstashStore } from "./upstash-store";
 
 export type SurfaceLimiters = {
   api: LayeredLimiter; // key, tenant
@@ -16,12 +14,19 @@ export type SurfaceLimiters = {
   failedAuth: LayeredLimiter; // failed-auth-ip (requests whose credentials were refused)
 };
 
-/** The configured store; a shared one falls back to this process's memory while it is down. */
-export function createStore(config: RateLimitConfig): LimitStore {
+/**
+ * The configured store; a shared one falls back to this process's memory while it is down. A shared
+ * store's client library (ioredis, @upstash/redis and @upstash/ratelimit, about 25 MB of an idle
+ * process) is loaded only when one is configured.
+ */
+export async function createStore(config: RateLimitConfig): Promise<LimitStore> {
   const s = config.store;
-  if (s.kind === "upstash")
+  if (s.kind === "upstash") {
+    const { createUpstashStore } = await import("./upstash-store");
     return withMemoryFallback(createUpstashStore({ url: s.url, token: s.token, requestTimeoutMs: config.storeTimeoutMs, prefix: config.keyPrefix }));
+  }
   if (s.kind === "redis") {
+    const { createLimiterRedisClient, createRedisStore } = await import("./redis-store");
     const client = createLimiterRedisClient(s.url, { commandTimeoutMs: config.storeTimeoutMs });
     return withMemoryFallback(createRedisStore(client, { ownsClient: true, prefix: config.keyPrefix }));
   }

@@ -6,9 +6,8 @@
 // through the limiter and through /api/v1.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { captureLogLines, type LogLines, releaseLogLines } from "../helpers/log-lines";
+import { createLimiterRedisClient, createRedisStore } from "../../server/ratelimit/redis-store";
 import {
-  createLimiterRedisClient,
-  createRedisStore,
   createSurfaceLimiters,
   keyPrefix,
   limitApiRequest,

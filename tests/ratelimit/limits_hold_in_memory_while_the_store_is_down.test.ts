@@ -8,16 +8,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { captureLogLines, type LogLines, releaseLogLines } from "../helpers/log-lines";
-import {
-  createLimiterRedisClient,
-  createMemoryStore,
-  createRedisStore,
-  createSurfaceLimiters,
-  createUpstashStore,
-  keyPrefix,
-  withMemoryFallback,
-  type LimitStore,
-} from "../../server/ratelimit";
+import { createMemoryStore, createSurfaceLimiters, keyPrefix, withMemoryFallback, type LimitStore } from "../../server/ratelimit";
+import { createLimiterRedisClient, createRedisStore } from "../../server/ratelimit/redis-store";
+import { createUpstashStore } from "../../server/ratelimit/upstash-store";
 import { eventually } from "../helpers/webhook-consumer";
 import { startOfNextWindow } from "../helpers/rate-limit-clock";
 import { RedisServer } from "../helpers/redis-server";

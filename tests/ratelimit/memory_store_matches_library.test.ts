@@ -2,7 +2,8 @@
 // for weighted counts, like library-store.ts's all-or-nothing script).
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryStore, createRedisStore, type StoreResult } from "../../server/ratelimit";
+import { createMemoryStore, type StoreResult } from "../../server/ratelimit";
+import { createRedisStore } from "../../server/ratelimit/redis-store";
 import { RedisServer } from "../helpers/redis-server";
 import { freezeDateAt, readyClient, restoreDateAfterEach } from "./store-fixtures";
 

@@ -2,7 +2,8 @@
 // ioredis store) and against the in-process store.
 import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, beforeEach, vi } from "vitest";
-import { createLimiterRedisClient, createMemoryStore, createRedisStore, type LimitStore } from "../../server/ratelimit";
+import { createMemoryStore, type LimitStore } from "../../server/ratelimit";
+import { createLimiterRedisClient, createRedisStore } from "../../server/ratelimit/redis-store";
 import { RedisServer } from "../helpers/redis-server";
 
 export const STORE_KINDS = ["redis", "memory"] as const;
