@@ -9,7 +9,8 @@ import { databaseKnownDown } from "../db/availability";
 import { databaseIfOpen } from "../db/database";
 import { log } from "../lib/log";
 import { setting } from "../lib/settings";
-import { enableMetrics, registry, setScrapeSources } from "../observability/metrics";
+import type { Registry } from "prom-client";
+import { enableMetrics, setScrapeSources } from "../observability/metrics";
 import { readDeliveryBacklog } from "../webhooks/delivery-backlog";
 import { readiness, sharedLimitStoreKind, within } from "./probes";
 
@@ -36,7 +37,7 @@ function send(res: ServerResponse, status: number, body: string, headers: Record
 }
 
 /** `/metrics` (GET or HEAD, with the token when one is set); 404 elsewhere, 405 for other methods. */
-function answer(req: IncomingMessage, res: ServerResponse, token: string | undefined): void {
+function answer(req: IncomingMessage, res: ServerResponse, token: string | undefined, registry: Registry): void {
   const path = (req.url ?? "/").split("?")[0];
   if (path !== "/metrics") send(res, 404, "not found: metrics are at /metrics\n");
   else if (req.method !== "GET" && req.method !== "HEAD") send(res, 405, "use GET\n", { allow: "GET, HEAD" });
@@ -58,8 +59,8 @@ export async function startMetricsListener(): Promise<void> {
   const host = setting("METRICS_HOST");
   const token = setting("METRICS_TOKEN");
   setScrapeSources({ sharedLimitStore: sharedLimitStoreKind, webhookBacklog, readiness });
-  enableMetrics();
-  const server = createServer((req, res) => answer(req, res, token));
+  const registry = await enableMetrics();
+  const server = createServer((req, res) => answer(req, res, token, registry));
   await new Promise<void>((resolve, reject) => server.once("error", reject).listen(port, host, resolve));
   // Idle, it keeps no process alive: the front's own listener does.
   server.unref();

@@ -2,7 +2,7 @@
 // becomes `{id}`, an unknown path `{unmatched}`, an unknown method `other`, a status its outcome
 // word. (The scrape test proves the same end to end over HTTP.)
 import { describe, expect, it } from "vitest";
-import { enableMetrics, observeHttpRequest, outcomeOfStatus, registry } from "../../server/observability/metrics";
+import { enableMetrics, observeHttpRequest, outcomeOfStatus } from "../../server/observability/metrics";
 import { receiverRouteOf } from "../../server/receivers";
 
 describe("metric labels", () => {
@@ -52,7 +52,7 @@ describe("metric labels", () => {
   });
 
   it("a_method_outside_the_http_set_is_other_and_each_kind_of_request_is_one_series", async () => {
-    enableMetrics();
+    const registry = await enableMetrics();
     const t = performance.now();
     observeHttpRequest("/api/v1/offerings", "GET", 200, t);
     observeHttpRequest("/api/v1/offerings", "GET", 200, t);
