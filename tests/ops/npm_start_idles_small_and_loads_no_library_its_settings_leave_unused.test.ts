@@ -2,7 +2,9 @@
 // tracing and metrics off, idle after its first start's seeding: V8's young generation stays at the
 // 16-MB semi-spaces the start command sets (Node 24's default let it grow to 64 MB each during
 // start-up and keep them, about 100 MB of the idle process's RSS: docs/perf/2026-12-08-footprint.md),
-// and the OpenTelemetry SDK and its exporter were never loaded (only the API, whose calls are no-ops).
+// and no library its settings leave unused was loaded: not the OpenTelemetry SDK (only the API, whose
+// calls are no-ops), not a PostgreSQL driver (server/db/postgres.ts, with DATABASE_URL), not a shared
+// rate-limit store's client (REDIS_URL or Upstash's settings), not prom-client (METRICS_PORT).
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,7 +27,7 @@ afterAll(async () => {
 });
 
 describe("npm start, idle", () => {
-  it("young_generation_within_32_mb_and_no_tracing_sdk_loaded", async () => {
+  it("young_generation_within_32_mb_and_no_tracing_sdk_postgresql_driver_redis_client_or_prom_client_loaded", async () => {
     const [command, ...args] = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).scripts.start.split(" ");
     expect(command).toBe("node");
     const dataDir = mkdtempSync(path.join(tmpdir(), "tdp-idle-"));
@@ -69,5 +71,8 @@ describe("npm start, idle", () => {
     expect([...packages].filter((p) => p!.startsWith("@opentelemetry/") && p !== "@opentelemetry/api" && p !== "@opentelemetry/semantic-conventions")).toEqual(
       [],
     );
+    // Nor a PostgreSQL driver (no DATABASE_URL), a shared rate-limit store's client (no REDIS_URL) or prom-client (no METRICS_PORT).
+    const unneeded = ["pg", "postgres", "@prisma/adapter-pg", "ioredis", "@upstash/redis", "@upstash/ratelimit", "prom-client"];
+    expect([...packages].filter((p) => unneeded.includes(p!))).toEqual([]);
   }, 180_000);
 });
