@@ -11,7 +11,6 @@ import { createOffering } from "../offerings/offerings.service";
 import { createOfferingInput } from "../offerings/offerings.types";
 import { createAppointment } from "../appointments/appointments.service";
 import { seedConversations } from "./seed-conversations";
-import { createDemoOwner } from "../dashboard/users";
 import { connectDemoChannels, dateConversationsByTheirTraffic } from "./demo-traffic";
 import { driveReceptionistWeek } from "./demo-week";
 
@@ -52,6 +51,8 @@ export async function seedDemoTenant(): Promise<{ tenantId: string; apiKey: stri
   await driveReceptionistWeek(scoped, channels);
   await dateConversationsByTheirTraffic(scoped);
   const { plaintext } = await issueApiKey(scoped, { name: "Demo key", scopes: [...SCOPES] }, OPERATOR);
+  // Loaded here, not at import: a restart (the tenant exists) never loads better-auth's password hashing.
+  const { createDemoOwner } = await import("../dashboard/users");
   const owner = await createDemoOwner(tenant.id);
   return { tenantId: tenant.id, apiKey: plaintext, owner };
 }
