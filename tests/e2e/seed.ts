@@ -2,7 +2,7 @@
 // tenants, an owner and a member in A, an owner in B. Writes the logins to E2E_DATA_DIR/fixtures.json.
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { closeDatabase } from "../../server/db/database";
+import { closeDatabase, openDatabase } from "../../server/db/database";
 import { createTenant } from "../../server/tenants/tenants";
 import { addMember, createDashboardUser } from "../../server/dashboard/users";
 
@@ -12,6 +12,7 @@ async function main() {
   const dir = process.env.E2E_DATA_DIR;
   if (!dir) throw new Error("E2E_DATA_DIR is not set");
   const run = Date.now().toString(36);
+  await openDatabase();
   const tenantA = await createTenant({ name: "Acme Realty" });
   const tenantB = await createTenant({ name: "Bravo Spa" });
   const logins = {
