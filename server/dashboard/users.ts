@@ -7,8 +7,14 @@ import { scopeToTenant } from "../db/tenant-scope";
 import { OPERATOR, recordAudit, type AuditActor } from "../audit/record-audit";
 import { conflict, notFound } from "../lib/errors";
 import type { Role } from "../auth/principal";
-export { hashPassword } from "better-auth/crypto";
-import { hashPassword } from "better-auth/crypto";
+
+/**
+ * better-auth's password hash (scrypt, its default), loaded at the first hash: the API's router
+ * reaches this module, and a process that creates no account never loads better-auth (about 30 MB).
+ */
+export async function hashPassword(password: string): Promise<string> {
+  return (await import("better-auth/crypto")).hashPassword(password);
+}
 
 export async function createDashboardUser(input: { email: string; password: string; name: string }) {
   const email = input.email.trim().toLowerCase();
