@@ -2,7 +2,9 @@
 // that serves no metrics never loads prom-client (about 20 MB of an idle process). The recorders
 // that feed these, and their fixed label sets, are in metrics.ts.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { Readiness } from "./metrics";
+
+/** One readiness evaluation: each check's answer (`ok` or why not) and whether it fails readiness. */
+export type Readiness = { ready: boolean; checks: Record<string, { value: string; failing: boolean }> };
 
 /** Due deliveries (capped, see the source) and the age of the oldest; null when the database did not answer. */
 export type DeliveryBacklog = { due: number; oldestDueAgeSeconds: number };

@@ -9,7 +9,9 @@
 // (`setScrapeSources`), so this folder imports nothing above lib/.
 import type { Counter, Histogram, Registry } from "prom-client";
 import { toAppError } from "../lib/errors";
-import type { DeliveryBacklog, Instruments } from "./metric-instruments";
+import type { DeliveryBacklog, Instruments, Readiness } from "./metric-instruments";
+
+export type { Readiness };
 
 let instruments: Instruments | null = null;
 
@@ -139,11 +141,6 @@ export async function countToolCall<R extends { ok: boolean; error?: unknown }>(
   instruments?.toolCalls.inc({ tool, outcome: r.ok ? "ok" : outcomeOfStatus(toAppError(r.error).status) });
   return r;
 }
-
-// ---------- readiness ----------
-
-/** One readiness evaluation: each check's answer (`ok` or why not) and whether it fails readiness. */
-export type Readiness = { ready: boolean; checks: Record<string, { value: string; failing: boolean }> };
 
 // ---------- scrape-time sources ----------
 
