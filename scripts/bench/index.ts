@@ -178,6 +178,7 @@ async function seed(databaseUrl: string): Promise<Seed> {
   const { OPERATOR } = await import("../../server/audit/record-audit");
   const { SCOPES } = await import("../../server/auth/principal");
 
+  await openDatabase();
   const tenant = await createTenant({ name: `Bench tenant ${Date.now()}` });
   const db = scopeToTenant((await openDatabase()).prisma, tenant.id);
   const keys: string[] = [];

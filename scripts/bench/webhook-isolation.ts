@@ -71,6 +71,7 @@ export async function benchWebhookIsolation(opts: { bEvents?: number; backlog?: 
   const tenants: string[] = [];
   const consumers: { close(): void }[] = [];
   const newTenant = async (label: string, url: string) => {
+    await openDatabase();
     const tenant = await createTenant({ name: `bench isolation ${label} ${randomUUID().slice(0, 8)}` });
     tenants.push(tenant.id);
     const db = scopeToTenant((await openDatabase()).prisma, tenant.id);

@@ -85,6 +85,7 @@ export async function benchWebhookThroughput(opts: { events?: number; rounds?: n
     // place, each round's tenant, subscriptions and rows stay (the claim looks at every subscription),
     // and a later round measured against more leftovers than an earlier one.
     for (const id of tenants.splice(0)) await (await openDatabase()).prisma.tenant.delete({ where: { id } });
+    await openDatabase();
     const tenant = await createTenant({ name: `bench throughput ${randomUUID().slice(0, 8)}` });
     tenants.push(tenant.id);
     const db = scopeToTenant((await openDatabase()).prisma, tenant.id);

@@ -52,6 +52,7 @@ export async function benchWebhooks(opts: { latencyEvents?: number; throughputEv
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
 
+  await openDatabase();
   const tenant = await createTenant({ name: `bench webhooks ${randomUUID().slice(0, 8)}` });
   const db = scopeToTenant((await openDatabase()).prisma, tenant.id);
   // The highest rate limit: the bench measures the engine, not the per-subscription limit (default 50/s).
